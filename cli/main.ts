@@ -1,0 +1,16 @@
+// The `p2ptel` command: one CLI for the whole system (`npm run cli -- <command> --help`).
+import { Command } from 'commander';
+import { registerGenerate } from './commands/generate.ts';
+import { registerPipeline } from './commands/pipeline.ts';
+import { registerStart } from './commands/start.ts';
+
+const program = new Command('p2ptel')
+  .description('Telemetry and pilot reports of peer-assisted video delivery')
+  .showHelpAfterError('(run with --help for usage)')
+  .configureOutput({ outputError: (str, write) => write(str) });
+
+registerStart(program);
+registerGenerate(program);
+registerPipeline(program);
+
+await program.parseAsync(process.argv);

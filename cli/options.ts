@@ -1,0 +1,21 @@
+// Option types shared by CLI commands, as zod schemas over the strings commander hands over.
+import type { Command } from 'commander';
+import { z } from 'zod';
+
+const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** An ISO 8601 date-time with a zone (Z or ±hh:mm), as a Date. */
+export const isoDate = z
+  .string()
+  .regex(ISO_WITH_ZONE, 'an ISO 8601 date-time with a zone, e.g. 2026-11-20T21:00:00Z')
+  .transform((s) => new Date(s))
+  .refine((d) => Number.isFinite(d.getTime()), 'not a real date');
+
+export const positiveInt = z.coerce.number().int('a whole number').positive('greater than 0');
+export const nonNegativeInt = z.coerce.number().int('a whole number').nonnegative('0 or more');
+export const positiveNumber = z.coerce.number().positive('greater than 0');
+
+/** Every command takes --warehouse (env WAREHOUSE_DIR, default ./data). */
+export function withWarehouse(cmd: Command): Command {
+  return cmd.option('--warehouse <dir>', 'warehouse folder (env WAREHOUSE_DIR, default ./data)');
+}

@@ -1,0 +1,81 @@
+// Shared plumbing of CLI commands: config from flags and env, the logger, job dependencies,
+// progress bars (only on a terminal), and turning failures into one clear line and an exit code.
+import { SingleBar, Presets } from 'cli-progress';
+import { ZodError } from 'zod';
+import { ConfigError, loadConfig, type AppConfig } from '../lib/config.ts';
+import { createLogger, type Logger } from '../lib/log.ts';
+import { describeZodError, UserError } from '../lib/errors.ts';
+import { openJobDeps, type JobDeps } from '../jobs/deps.ts';
+
+export interface GlobalOptions {
+  warehouse?: string;
+}
+
+export interface Runtime {
+  config: AppConfig;
+  log: Logger;
+}
+
+export function runtime(opts: GlobalOptions): Runtime {
+  const config = loadConfig({ warehouseDir: opts.warehouse });
+  return { config, log: createLogger(config.logLevel) };
+}
+
+/** Run `fn` with job dependencies opened for the command and closed after. */
+export async function withJobDeps<T>(rt: Runtime, fn: (deps: JobDeps) => Promise<T>): Promise<T> {
+  const deps = await openJobDeps(rt.config, rt.log);
+  try {
+    return await fn(deps);
+  } finally {
+    await deps.close();
+  }
+}
+
+/** A progress bar on stderr when it is a terminal; silent otherwise (logs and pipes stay clean). */
+export function progressBar(label: string): { update(percent: number, step?: string): void; stop(): void } {
+  if (!process.stderr.isTTY) return { update() {}, stop() {} };
+  const bar = new SingleBar(
+    { format: `${label} [{bar}] {percentage}% {step}`, stream: process.stderr, hideCursor: true, clearOnComplete: true },
+    Presets.shades_classic,
+  );
+  bar.start(100, 0, { step: '' });
+  return {
+    update(percent, step = '') {
+      bar.update(Math.min(100, Math.max(0, Math.round(percent))), { step });
+    },
+    stop() {
+      bar.stop();
+    },
+  };
+}
+
+/** Wrap a command action: user errors print one line and exit 2, other failures exit 1. */
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      process.exitCode = reportError(err);
+    }
+  };
+}
+
+export function reportError(err: unknown): number {
+  if (err instanceof UserError || err instanceof ConfigError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return 2;
+  }
+  if (err instanceof ZodError) {
+    process.stderr.write(`error: ${describeZodError(err)}\n`);
+    return 2;
+  }
+  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  return 1;
+}
+
+/** Parse an option with a zod schema, turning a failure into a UserError naming the option. */
+export function parseOption<T>(name: string, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: ZodError } }, value: unknown): T {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new UserError(`--${name}: ${describeZodError(r.error)}`);
+  return r.data;
+}

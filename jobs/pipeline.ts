@@ -1,0 +1,56 @@
+// The inline rollup run (cli pipeline, npm start): plan, every customer partition, publish —
+// the same job functions that the BullMQ flow runs on workers, called in one process.
+import fs from 'node:fs/promises';
+import pLimit from 'p-limit';
+import { planRollup } from './rollup/plan.ts';
+import { rollupPartition } from './rollup/partition.ts';
+import { publishRollup, type PublishResult } from './rollup/publish.ts';
+import { buildDir, newSnapshotId } from '../warehouse/snapshots.ts';
+import type { JobDeps } from './deps.ts';
+
+export interface PipelineProgress {
+  done: number;
+  total: number;
+  step: string;
+}
+
+export interface PipelineResult extends PublishResult {
+  runId: string;
+}
+
+export async function runPipeline(
+  deps: JobDeps,
+  opts: { asOf: Date },
+  onProgress: (p: PipelineProgress) => void = () => {},
+): Promise<PipelineResult> {
+  const startedAt = Date.now();
+  const runId = newSnapshotId(opts.asOf);
+  const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid });
+  const total = plan.customers.length + 1;
+  let done = 0;
+  onProgress({ done, total, step: 'planned' });
+  try {
+    const limit = pLimit(deps.config.partitionConcurrency);
+    await Promise.all(
+      plan.customers.map((customerId) =>
+        limit(async () => {
+          await rollupPartition(deps, { runId, asOf: opts.asOf, customerId });
+          onProgress({ done: ++done, total, step: `customer ${customerId}` });
+        }),
+      ),
+    );
+    const result = await publishRollup(deps, {
+      runId,
+      asOf: opts.asOf,
+      customers: plan.customers,
+      misplaced: plan.misplaced,
+      startedAt,
+    });
+    onProgress({ done: ++done, total, step: 'published' });
+    return { ...result, runId };
+  } catch (err) {
+    // Our own build folder is debris now; a run killed outright leaves it to the next run.
+    await fs.rm(buildDir(deps.layout, runId), { recursive: true, force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,134 @@
+// Last step of a rollup run: once every customer partition is done, add up the platform-wide rows
+// from the partitions' stream summaries, write the manifest, publish the snapshot with its
+// analyst catalog, and prune old snapshots.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
+import { fileList, fillSql, sqlFile, type DbSession } from '../../warehouse/duckdb.ts';
+import { buildCatalog, installCatalog } from '../../warehouse/catalog.ts';
+import { readPartitionManifest, type PartitionManifest, type SnapshotManifest } from '../../warehouse/manifest.ts';
+import { copyToParquet, summaryParams, timestampParam } from '../../warehouse/partition-rollup.ts';
+import { projectionSql, ROLLUP_COLUMNS } from '../../warehouse/report-columns.ts';
+import { buildDir, newSnapshotId, pruneSnapshots, publishBuild, snapshotFiles } from '../../warehouse/snapshots.ts';
+import { STANDARD_BUCKET_SECONDS, WINDOW_NAMES } from '../../warehouse/windows.ts';
+import type { QuarantinedFile } from '../../warehouse/landing.ts';
+import { writeJsonDurable } from '../../lib/fsx.ts';
+import { codeVersion } from '../../lib/version.ts';
+import type { JobDeps } from '../deps.ts';
+
+export interface PublishInput {
+  runId: string;
+  asOf: Date;
+  customers: string[];
+  misplaced: QuarantinedFile[];
+  /** When the run started (ms since epoch), for the manifest's duration. */
+  startedAt: number;
+}
+
+export interface PublishResult {
+  manifest: SnapshotManifest;
+  published: boolean;
+  dir: string;
+  pruned: string[];
+}
+
+export async function publishRollup(deps: JobDeps, input: PublishInput): Promise<PublishResult> {
+  const { db, layout, config } = deps;
+  const log = deps.log.child({ runId: input.runId });
+  const build = snapshotFiles(buildDir(layout, input.runId));
+  const partitions: PartitionManifest[] = [];
+  for (const c of input.customers) partitions.push(await readPartitionManifest(build.partitionManifest(c)));
+  await removeStrayPartitions(build.dir, new Set(input.customers));
+
+  const platformRows = await db.withSession(async (s) => {
+    await loadAllSummaries(s, input.customers.map(build.summaries), input.asOf, config.activityHorizonSeconds);
+    const rows = await copyToParquet(
+      s,
+      fillSql(sqlFile('platform_summaries'), { summaries: 'all_summaries' }),
+      build.platform,
+      { window_names: listValue([...WINDOW_NAMES]) },
+      { window_names: LIST(VARCHAR) },
+    );
+    await s.run(`DROP TABLE all_summaries`);
+    return rows;
+  });
+
+  const sum = (f: (p: PartitionManifest) => number) => partitions.reduce((a, p) => a + f(p), 0);
+  const snapshot = newSnapshotId(input.asOf);
+  const manifest: SnapshotManifest = {
+    formatVersion: 1,
+    snapshot,
+    runId: input.runId,
+    asOf: input.asOf.toISOString(),
+    createdAt: new Date().toISOString(),
+    codeVersion: codeVersion(),
+    durationMs: Date.now() - input.startedAt,
+    settings: {
+      activityHorizonSeconds: config.activityHorizonSeconds,
+      windows: [...WINDOW_NAMES],
+      bucketSeconds: [...STANDARD_BUCKET_SECONDS],
+    },
+    inputs: { files: sum((p) => p.files.length), bytes: sum((p) => p.files.reduce((a, f) => a + f.size, 0)) },
+    rows: {
+      reportsRead: sum((p) => p.figures.rowsRead),
+      afterAsOf: sum((p) => p.figures.afterAsOf),
+      duplicatesDropped: sum((p) => p.figures.duplicatesDropped),
+      reports: sum((p) => p.figures.reports),
+      streams: sum((p) => p.figures.streams),
+      streamSummaries: sum((p) => p.figures.summaryRows),
+      streamTimeseries: sum((p) => p.figures.seriesRows),
+      platformSummaries: platformRows,
+    },
+    partitions,
+    quarantined: [
+      ...input.misplaced.map((q) => ({ ...q, customerId: null })),
+      ...partitions.flatMap((p) => p.quarantined.map((q) => ({ ...q, customerId: p.customerId }))),
+    ],
+  };
+  await writeJsonDurable(build.manifest, manifest);
+
+  let catalogTmp: string | null = null;
+  const outcome = await publishBuild(layout, input.runId, snapshot, input.asOf, {
+    beforeSwap: async (dir) => {
+      catalogTmp = await buildCatalog(db, layout, dir, manifest);
+    },
+    afterSwap: async () => {
+      if (catalogTmp) await installCatalog(layout, catalogTmp);
+    },
+  }).catch(async (err: unknown) => {
+    if (catalogTmp) await fs.rm(catalogTmp, { force: true });
+    throw err;
+  });
+  if (!outcome.published) log.warn({ snapshot }, 'a snapshot with a later asOf is published; this one stays unpublished');
+  const pruned = await pruneSnapshots(layout, config.snapshots.keep, log);
+  log.info({ snapshot, published: outcome.published, reports: manifest.rows.reports }, 'snapshot published');
+  return { manifest, published: outcome.published, dir: outcome.dir, pruned };
+}
+
+/** Every partition's stream summaries in one temp table (typed, even when there are none). */
+async function loadAllSummaries(s: DbSession, files: string[], asOf: Date, horizonSeconds: number): Promise<void> {
+  if (files.length > 0) {
+    await s.run(`CREATE OR REPLACE TEMP TABLE all_summaries AS SELECT * FROM read_parquet(${fileList(files)})`);
+    return;
+  }
+  await s.run(
+    `CREATE OR REPLACE TEMP TABLE raw_reports AS SELECT NULL::VARCHAR AS filename, ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0`,
+  );
+  await s.run(sqlFile('dedup_reports'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
+  const { params, types } = summaryParams(asOf, horizonSeconds);
+  await s.run(`CREATE OR REPLACE TEMP TABLE all_summaries AS ${sqlFile('stream_summaries')}`, params, types);
+}
+
+/** Outputs of customers that are not in this run's plan (left by an earlier attempt) go. */
+async function removeStrayPartitions(dir: string, customers: Set<string>): Promise<void> {
+  for (const table of ['stream_summaries', 'stream_timeseries']) {
+    const entries = await fs.readdir(path.join(dir, table)).catch(() => [] as string[]);
+    for (const e of entries) {
+      if (!customers.has(e.replace(/^customer=/, ''))) await fs.rm(path.join(dir, table, e), { recursive: true, force: true });
+    }
+  }
+  const manifests = await fs.readdir(path.join(dir, 'partitions')).catch(() => [] as string[]);
+  for (const m of manifests) {
+    if (!customers.has(m.replace(/\.json$/, ''))) await fs.rm(path.join(dir, 'partitions', m), { force: true });
+  }
+}

@@ -1,0 +1,82 @@
+// The one place that reads the environment: validates it once and hands out a typed config.
+// Command-line flags override environment values; nothing else in the project reads process.env.
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+const positiveInt = z.coerce.number().int().positive();
+
+const EnvSchema = z.object({
+  WAREHOUSE_DIR: z.string().min(1).default('./data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DUCKDB_THREADS: positiveInt.optional(),
+  DUCKDB_MEMORY_LIMIT: z
+    .string()
+    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'a size such as 4GB or 512MiB')
+    .optional(),
+  DUCKDB_MAX_CONCURRENT: positiveInt.default(2),
+  SNAPSHOT_KEEP: positiveInt.default(5),
+  SNAPSHOT_DEBRIS_GRACE_SECONDS: z.coerce.number().int().nonnegative().default(3600),
+  ACTIVITY_HORIZON_SECONDS: positiveInt.default(120),
+  ROLLUP_PARTITION_CONCURRENCY: positiveInt.default(1),
+});
+
+export interface DuckDbConfig {
+  /** DuckDB worker threads per process. */
+  threads: number;
+  /** DuckDB memory limit, e.g. "4GB". */
+  memoryLimit: string;
+  /** Cap on DuckDB calls running at once in one process (they use libuv's pool). */
+  maxConcurrent: number;
+}
+
+export interface AppConfig {
+  warehouseDir: string;
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  duckdb: DuckDbConfig;
+  snapshots: {
+    /** Published snapshots kept, the current one included. */
+    keep: number;
+    /** Unpublished build folders older than this are debris, whoever made them. */
+    debrisGraceMs: number;
+  };
+  /** A session is active when its latest report is at most this old at asOf. */
+  activityHorizonSeconds: number;
+  /** Customer partitions a single inline run computes at once. */
+  partitionConcurrency: number;
+}
+
+export interface ConfigOverrides {
+  warehouseDir?: string | undefined;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function defaultMemoryLimit(): string {
+  // Half the machine, capped: DuckDB's own default (80 %) is too greedy for a shared host.
+  const gib = Math.max(1, Math.min(8, Math.floor(os.totalmem() / 2 ** 30 / 2)));
+  return `${gib}GiB`;
+}
+
+export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid environment: ${issues}`);
+  }
+  const e = parsed.data;
+  return {
+    warehouseDir: path.resolve(overrides.warehouseDir ?? e.WAREHOUSE_DIR),
+    logLevel: e.LOG_LEVEL,
+    duckdb: {
+      threads: e.DUCKDB_THREADS ?? Math.max(1, os.availableParallelism()),
+      memoryLimit: e.DUCKDB_MEMORY_LIMIT ?? defaultMemoryLimit(),
+      maxConcurrent: e.DUCKDB_MAX_CONCURRENT,
+    },
+    snapshots: { keep: e.SNAPSHOT_KEEP, debrisGraceMs: e.SNAPSHOT_DEBRIS_GRACE_SECONDS * 1000 },
+    activityHorizonSeconds: e.ACTIVITY_HORIZON_SECONDS,
+    partitionConcurrency: e.ROLLUP_PARTITION_CONCURRENCY,
+  };
+}

@@ -1,0 +1,70 @@
+// Durable file operations: atomic replace (temp file, fsync, rename, fsync of the folder) and moves.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+
+/** fsync a directory so that a rename inside it survives a crash. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const handle = await fs.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Replace `file` with `data` atomically and durably: readers see the old or the new content, never a mix. */
+export async function writeFileDurable(
+  file: string,
+  data: string | Buffer,
+  options: { mode?: number } = {},
+): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await writeFileAtomic(file, data, { fsync: true, ...(options.mode === undefined ? {} : { mode: options.mode }) });
+  await fsyncDir(path.dirname(file));
+}
+
+export async function writeJsonDurable(file: string, value: unknown, options: { mode?: number } = {}): Promise<void> {
+  await writeFileDurable(file, `${JSON.stringify(value, null, 2)}\n`, options);
+}
+
+export async function exists(p: string): Promise<boolean> {
+  try {
+    await fs.access(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Rename, creating the target folder; the source and target must be on one file system. */
+export async function moveFile(from: string, to: string): Promise<void> {
+  await fs.mkdir(path.dirname(to), { recursive: true });
+  await fs.rename(from, to);
+}
+
+/** A path that does not exist yet: `to`, or `to` with `.1`, `.2`... before its extension. */
+export async function freePath(to: string): Promise<string> {
+  if (!(await exists(to))) return to;
+  const ext = path.extname(to);
+  const base = to.slice(0, to.length - ext.length);
+  for (let i = 1; ; i++) {
+    const candidate = `${base}.${i}${ext}`;
+    if (!(await exists(candidate))) return candidate;
+  }
+}
+
+/** Every file below `dir` whose name ends with `suffix`, as absolute paths, sorted. */
+export async function listFiles(dir: string, suffix: string): Promise<string[]> {
+  let entries: string[];
+  try {
+    entries = await fs.readdir(dir, { recursive: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return entries
+    .filter((e) => e.endsWith(suffix))
+    .map((e) => path.join(dir, e))
+    .sort();
+}

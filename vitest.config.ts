@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // DuckDB is a native addon: separate processes, not worker threads.
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Two cores here: a couple of files at a time keeps timings sane.
+    maxWorkers: 2,
+  },
+});

@@ -1,0 +1,67 @@
+// The analyst catalog: a small DuckDB database of views over the published snapshot and the
+// deduplicated raw reports, with absolute paths so it works from any working directory.
+// It is built under a temporary name by this process's own DuckDB and renamed into place.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileList, fillSql, quotedString, sqlFile, type Db } from './duckdb.ts';
+import { TIMESTAMP } from '@duckdb/node-api';
+import { projectionSql, REPORT_COLUMNS, ROLLUP_COLUMNS } from './report-columns.ts';
+import { summaryParams, timestampParam } from './partition-rollup.ts';
+import { fsyncDir } from '../lib/fsx.ts';
+import type { WarehouseLayout } from './layout.ts';
+import type { SnapshotManifest } from './manifest.ts';
+import { snapshotFiles } from './snapshots.ts';
+
+const ALL_COLUMNS = REPORT_COLUMNS.map((c) => c.name);
+
+/** Build the catalog for a snapshot folder under a temporary name; returns that name. */
+export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string, manifest: SnapshotManifest): Promise<string> {
+  const tmp = `${layout.catalog}.tmp-${randomBytes(4).toString('hex')}`;
+  const files = snapshotFiles(dir);
+  const customers = manifest.partitions.map((p) => p.customerId);
+  const rawFiles = manifest.partitions.flatMap((p) => p.files.map((f) => path.join(layout.rawReports, f.path)));
+  const present = new Set(manifest.partitions.flatMap((p) => p.presentColumns));
+  const alias = `catalog_${randomBytes(4).toString('hex')}`;
+  await db.withSession(async (s) => {
+    await s.run(`ATTACH ${quotedString(tmp)} AS ${alias}`);
+    try {
+      if (customers.length > 0) {
+        const hive = (list: string[]) => `SELECT * FROM read_parquet(${fileList(list)}, hive_partitioning = true)`;
+        await s.run(`CREATE VIEW ${alias}.stream_summaries AS ${hive(customers.map(files.summaries))}`);
+        await s.run(`CREATE VIEW ${alias}.stream_timeseries AS ${hive(customers.map(files.series))}`);
+      } else {
+        // No customer partition: empty tables of the right shape, from the rollup SQL itself.
+        await s.run(`CREATE OR REPLACE TEMP TABLE raw_reports AS SELECT NULL::VARCHAR AS filename, ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0`);
+        const asOf = new Date(manifest.asOf);
+        await s.run(sqlFile('dedup_reports'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
+        const { params, types } = summaryParams(asOf, manifest.settings.activityHorizonSeconds);
+        await s.run(`CREATE TABLE ${alias}.stream_summaries AS SELECT *, NULL::VARCHAR AS customer FROM (${sqlFile('stream_summaries')}) LIMIT 0`, params, types);
+        await s.run(`CREATE TABLE ${alias}.stream_timeseries AS SELECT *, NULL::VARCHAR AS customer FROM (${sqlFile('bucket_series')}) LIMIT 0`, { bucket_seconds: 60 });
+      }
+      await s.run(`USE ${alias}`);
+      await s.run(
+        fillSql(sqlFile('catalog_views'), {
+          platform: `read_parquet(${quotedString(files.platform)})`,
+          raw:
+            rawFiles.length > 0
+              ? `SELECT filename, ${projectionSql(ALL_COLUMNS, present)} FROM read_parquet(${fileList(rawFiles)}, union_by_name = true, filename = true, hive_partitioning = false)`
+              : `SELECT NULL::VARCHAR AS filename, ${projectionSql(ALL_COLUMNS, new Set())} LIMIT 0`,
+          as_of: `TIMESTAMP ${quotedString(manifest.asOf.replace('T', ' ').replace('Z', ''))}`,
+          snapshot: quotedString(manifest.snapshot),
+          snapshot_dir: quotedString(dir),
+        }),
+      );
+    } finally {
+      await s.run(`USE memory`);
+      await s.run(`DETACH ${alias}`);
+    }
+  });
+  return tmp;
+}
+
+/** Put a built catalog in place of the old one (readers keep the file they opened). */
+export async function installCatalog(layout: WarehouseLayout, tmp: string): Promise<void> {
+  await fs.rename(tmp, layout.catalog);
+  await fsyncDir(path.dirname(layout.catalog));
+}

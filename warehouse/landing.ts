@@ -1,0 +1,146 @@
+// The landing area of session reports: which files belong to which partition, whose schema is
+// usable, and moving the bad ones to quarantine with a reason (session-report.md, "Where the files land").
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { quotedString, type DbSession } from './duckdb.ts';
+import { familyAccepts, familyOf, REPORT_COLUMNS, type Family } from './report-columns.ts';
+import { CUSTOMER_ID_PATTERN } from './ids.ts';
+import { freePath, listFiles, moveFile, writeJsonDurable } from '../lib/fsx.ts';
+import type { WarehouseLayout } from './layout.ts';
+
+export interface LandedFile {
+  /** Absolute path. */
+  path: string;
+  /** Path relative to the landing root, e.g. customer=acme/date=2026-11-20/x.parquet */
+  relPath: string;
+  customerId: string;
+  /** UTC date of the partition, YYYY-MM-DD. */
+  date: string;
+  size: number;
+}
+
+export interface Misplaced {
+  path: string;
+  relPath: string;
+  reason: string;
+}
+
+export interface QuarantinedFile {
+  relPath: string;
+  reason: string;
+  detail: string;
+}
+
+const PARTITION_RE = /^customer=([^/]+)\/date=(\d{4}-\d{2}-\d{2})\/[^/]+\.parquet$/;
+
+function validDate(d: string): boolean {
+  const t = Date.parse(`${d}T00:00:00Z`);
+  return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === d;
+}
+
+/** Every `.parquet` file of the landing area, split into partition files and misplaced ones. */
+export async function discoverLanding(
+  layout: WarehouseLayout,
+): Promise<{ files: LandedFile[]; misplaced: Misplaced[] }> {
+  const all = await listFiles(layout.rawReports, '.parquet');
+  const files: LandedFile[] = [];
+  const misplaced: Misplaced[] = [];
+  for (const abs of all) {
+    const relPath = path.relative(layout.rawReports, abs).split(path.sep).join('/');
+    const m = PARTITION_RE.exec(relPath);
+    if (!m || !CUSTOMER_ID_PATTERN.test(m[1]!) || !validDate(m[2]!)) {
+      misplaced.push({
+        path: abs,
+        relPath,
+        reason: 'not in a customer=<customerId>/date=<YYYY-MM-DD>/ partition folder',
+      });
+      continue;
+    }
+    let size: number;
+    try {
+      size = (await fs.stat(abs)).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // quarantined meanwhile
+      throw err;
+    }
+    files.push({ path: abs, relPath, customerId: m[1]!, date: m[2]!, size });
+  }
+  return { files, misplaced };
+}
+
+/** The landed files of one customer's partition. */
+export async function customerFiles(layout: WarehouseLayout, customerId: string): Promise<LandedFile[]> {
+  const { files } = await discoverLanding(layout);
+  return files.filter((f) => f.customerId === customerId);
+}
+
+export interface FileSchema {
+  /** Column name → DuckDB type, for the columns of session-report.md present in the file. */
+  columns: Map<string, string>;
+}
+
+export type SchemaVerdict = { ok: true; schema: FileSchema } | { ok: false; reason: string; detail: string };
+
+/** DuckDB's message without file paths, which must not leak into reasons shown to users. */
+export function cleanDuckDbMessage(message: string, file: string): string {
+  return message.split(file).join('<file>').split('\n')[0]!.slice(0, 500);
+}
+
+/** Read a file's schema (footer only) and check it against session-report.md. */
+export async function checkSchema(s: DbSession, file: string): Promise<SchemaVerdict> {
+  let described: { column_name: string; column_type: string }[];
+  try {
+    described = await s.all(`DESCRIBE SELECT * FROM read_parquet(${quotedString(file)})`);
+  } catch (err) {
+    return { ok: false, reason: 'not a readable Parquet file', detail: cleanDuckDbMessage((err as Error).message, file) };
+  }
+  const present = new Map(described.map((d) => [d.column_name, d.column_type]));
+  const columns = new Map<string, string>();
+  const problems: string[] = [];
+  for (const col of REPORT_COLUMNS) {
+    const type = present.get(col.name);
+    if (type === undefined) {
+      if (col.required) problems.push(`missing required column ${col.name}`);
+      continue;
+    }
+    const family: Family | null = familyOf(type);
+    if (family === null || !familyAccepts(col.family, family)) {
+      problems.push(`column ${col.name} is ${type}, expected ${col.type}`);
+      continue;
+    }
+    columns.set(col.name, type);
+  }
+  if (problems.length > 0) {
+    const missing = problems.some((p) => p.startsWith('missing'));
+    return { ok: false, reason: missing ? 'lacks a required column' : 'a column has the wrong type', detail: problems.join('; ') };
+  }
+  return { ok: true, schema: { columns } };
+}
+
+/**
+ * Move a bad file out of the landing area, with a `.reason.json` beside it. A file already gone
+ * (another run quarantined it first) is not an error.
+ */
+export async function quarantineFile(
+  layout: WarehouseLayout,
+  file: { path: string; relPath: string },
+  reason: string,
+  detail: string,
+  runId: string,
+): Promise<QuarantinedFile | null> {
+  const target = await freePath(path.join(layout.quarantine, file.relPath));
+  try {
+    await moveFile(file.path, target);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  await writeJsonDurable(`${target}.reason.json`, {
+    file: `raw/session_reports/${file.relPath}`,
+    reason,
+    detail,
+    runId,
+    quarantinedAt: new Date().toISOString(),
+  });
+  return { relPath: file.relPath, reason, detail };
+}

@@ -1,0 +1,39 @@
+// Where everything lives inside a warehouse folder (see docs/analysts.md for the picture).
+import path from 'node:path';
+
+export interface WarehouseLayout {
+  root: string;
+  /** Landing area of session reports: customer=<id>/date=<YYYY-MM-DD>/<file>.parquet */
+  rawReports: string;
+  /** Files that failed validation, with a `.reason.json` beside each. */
+  quarantine: string;
+  /** Published snapshots, one folder each, and the CURRENT pointer. */
+  snapshots: string;
+  currentPointer: string;
+  /** Small control documents: tenants, keys, origins. */
+  control: string;
+  /** Scratch space: DuckDB spill files, writers' temporary files. */
+  tmp: string;
+  /** DuckDB database with views over the published snapshot, for analysts. */
+  catalog: string;
+}
+
+export function warehouseLayout(root: string): WarehouseLayout {
+  const abs = path.resolve(root);
+  const snapshots = path.join(abs, 'snapshots');
+  return {
+    root: abs,
+    rawReports: path.join(abs, 'raw', 'session_reports'),
+    quarantine: path.join(abs, 'quarantine'),
+    snapshots,
+    currentPointer: path.join(snapshots, 'CURRENT'),
+    control: path.join(abs, 'control'),
+    tmp: path.join(abs, 'tmp'),
+    catalog: path.join(abs, 'catalog.duckdb'),
+  };
+}
+
+/** The landing folder of one customer's partition. */
+export function customerRawDir(layout: WarehouseLayout, customerId: string): string {
+  return path.join(layout.rawReports, `customer=${customerId}`);
+}

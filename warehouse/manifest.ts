@@ -1,0 +1,70 @@
+// The manifest of a snapshot (manifest.json) and of each customer partition of a run: what was
+// read, what came out, with which code, and how long it took. Validated when read back.
+import fs from 'node:fs/promises';
+import { z } from 'zod';
+
+export const InputFileSchema = z.object({
+  /** Relative to the landing root (raw/session_reports). */
+  path: z.string(),
+  size: z.number().int().nonnegative(),
+});
+
+export const QuarantinedSchema = z.object({ relPath: z.string(), reason: z.string(), detail: z.string() });
+
+export const PartitionManifestSchema = z.object({
+  customerId: z.string(),
+  runId: z.string(),
+  asOf: z.string(),
+  files: z.array(InputFileSchema),
+  /** Columns of session-report.md present in at least one file. */
+  presentColumns: z.array(z.string()),
+  quarantined: z.array(QuarantinedSchema),
+  figures: z.object({
+    rowsRead: z.number(),
+    afterAsOf: z.number(),
+    duplicatesDropped: z.number(),
+    reports: z.number(),
+    streams: z.number(),
+    summaryRows: z.number(),
+    seriesRows: z.number(),
+  }),
+  durationMs: z.number(),
+});
+export type PartitionManifest = z.infer<typeof PartitionManifestSchema>;
+
+export const SnapshotManifestSchema = z.object({
+  formatVersion: z.literal(1),
+  snapshot: z.string(),
+  runId: z.string(),
+  asOf: z.string(),
+  createdAt: z.string(),
+  codeVersion: z.string(),
+  durationMs: z.number(),
+  settings: z.object({
+    activityHorizonSeconds: z.number(),
+    windows: z.array(z.string()),
+    bucketSeconds: z.array(z.number()),
+  }),
+  inputs: z.object({ files: z.number(), bytes: z.number() }),
+  rows: z.object({
+    reportsRead: z.number(),
+    afterAsOf: z.number(),
+    duplicatesDropped: z.number(),
+    reports: z.number(),
+    streams: z.number(),
+    streamSummaries: z.number(),
+    streamTimeseries: z.number(),
+    platformSummaries: z.number(),
+  }),
+  partitions: z.array(PartitionManifestSchema),
+  quarantined: z.array(QuarantinedSchema.extend({ customerId: z.string().nullable() })),
+});
+export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
+
+export async function readSnapshotManifest(file: string): Promise<SnapshotManifest> {
+  return SnapshotManifestSchema.parse(JSON.parse(await fs.readFile(file, 'utf8')));
+}
+
+export async function readPartitionManifest(file: string): Promise<PartitionManifest> {
+  return PartitionManifestSchema.parse(JSON.parse(await fs.readFile(file, 'utf8')));
+}

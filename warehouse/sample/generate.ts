@@ -1,0 +1,134 @@
+// Synthetic session reports (cli generate): DuckDB computes them column-wise from hashes of the
+// seed and writes Parquet straight into a scratch folder, then the files land by rename.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { LIST, VARCHAR, listValue } from '@duckdb/node-api';
+import { z } from 'zod';
+import { fillSql, quotedString, sqlFile, type Db } from '../duckdb.ts';
+import { exists, fsyncDir, listFiles, moveFile } from '../../lib/fsx.ts';
+import type { WarehouseLayout } from '../layout.ts';
+import { CUSTOMER_ID_PATTERN } from '../ids.ts';
+
+export const GenerateOptionsSchema = z
+  .object({
+    customers: z
+      .array(z.string().regex(CUSTOMER_ID_PATTERN, 'a customer id is 1–64 characters of a-z, 0-9, _ and -'))
+      .min(1, 'at least one customer')
+      .refine((list) => new Set(list).size === list.length, 'customer ids must be distinct'),
+    streams: z.number().int().min(1).max(1000),
+    sessions: z.number().int().min(1).max(1_000_000),
+    start: z.date(),
+    hours: z.number().positive().max(24 * 400),
+    seed: z.number().int().min(0).max(2 ** 31 - 1),
+  })
+  .refine((o) => o.streams * o.sessions * o.customers.length <= 50_000_000, 'at most 50 million sessions in one run');
+
+export type GenerateOptions = z.infer<typeof GenerateOptionsSchema>;
+
+export interface GenerateResult {
+  files: string[];
+  reports: number;
+  duplicates: number;
+  streams: number;
+  /** Sessions drawn; the few that would start after the period ends send nothing. */
+  sessionsPlanned: number;
+  from: Date;
+  to: Date;
+}
+
+export class GenerateError extends Error {
+  override name = 'GenerateError';
+}
+
+function compactIso(d: Date): string {
+  return d.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * Write synthetic reports into the landing area. `onProgress` gets 0–100 while DuckDB works.
+ * Files are named by seed and start, so running the same generation twice is refused rather than
+ * landing the same reports twice.
+ */
+export async function generateReports(
+  db: Db,
+  layout: WarehouseLayout,
+  options: GenerateOptions,
+  onProgress: (percent: number, phase: string) => void = () => {},
+): Promise<GenerateResult> {
+  const opts = GenerateOptionsSchema.parse(options);
+  const startMs = opts.start.getTime();
+  const endMs = startMs + Math.round(opts.hours * 3_600_000);
+  const stem = `gen-${opts.seed}-${compactIso(opts.start)}`;
+  const scratch = path.join(layout.tmp, `generate-${process.pid}-${randomBytes(4).toString('hex')}`);
+  await fs.mkdir(scratch, { recursive: true });
+  try {
+    const { reports, duplicates } = await db.withSession(async (s) => {
+      await s.run(sqlFile('random_macros'));
+      const query = sqlFile('generate_reports');
+      const mainDir = path.join(scratch, 'main');
+      const reports = await s.runWithProgress(
+        fillSql(
+          `COPY ({{query}}) TO {{dir}} (FORMAT parquet, PARTITION_BY (customer, date), FILENAME_PATTERN {{pattern}})`,
+          { query, dir: quotedString(mainDir), pattern: quotedString(`${stem}-{i}`) },
+        ),
+        {
+          seed: BigInt(opts.seed),
+          start_ms: BigInt(startMs),
+          end_ms: BigInt(endMs),
+          customers: listValue(opts.customers),
+          streams: opts.streams,
+          sessions: opts.sessions,
+        },
+        { customers: LIST(VARCHAR) },
+        (p) => onProgress(p * 0.9, 'generating'),
+      );
+      // About 1 % of reports are delivered twice: the SDK retried, and the copy landed in
+      // another file of the same partition.
+      const duplicates = reports === 0 ? 0 : await s.run(
+        fillSql(
+          `COPY (SELECT * FROM read_parquet({{glob}}, hive_partitioning = true) WHERE hash(reportId) % 100 = 0)
+           TO {{dir}} (FORMAT parquet, PARTITION_BY (customer, date), FILENAME_PATTERN {{pattern}})`,
+          {
+            glob: quotedString(path.join(mainDir, '*', '*', '*.parquet')),
+            dir: quotedString(path.join(scratch, 'retries')),
+            pattern: quotedString(`${stem}-retry-{i}`),
+          },
+        ),
+      );
+      return { reports, duplicates };
+    });
+    onProgress(95, 'landing');
+    const written = await listFiles(scratch, '.parquet');
+    const moves = written.map((file) => {
+      const rel = path.relative(scratch, file).split(path.sep).slice(1); // drop main/ or retries/
+      return { from: file, to: path.join(layout.rawReports, ...rel) };
+    });
+    for (const m of moves) {
+      if (await exists(m.to)) {
+        throw new GenerateError(
+          `${path.relative(layout.root, m.to)} already exists: this seed and start were generated before (nothing written)`,
+        );
+      }
+    }
+    // Land every file by rename; each is complete before it appears (session-report.md).
+    const dirs = new Set<string>();
+    for (const m of moves) {
+      await moveFile(m.from, m.to);
+      dirs.add(path.dirname(m.to));
+    }
+    for (const d of dirs) await fsyncDir(d);
+    onProgress(100, 'done');
+    return {
+      files: moves.map((m) => m.to),
+      reports: reports + duplicates,
+      duplicates,
+      streams: opts.customers.length * opts.streams,
+      sessionsPlanned: opts.customers.length * opts.streams * opts.sessions,
+      from: new Date(startMs),
+      to: new Date(endMs),
+    };
+  } finally {
+    await fs.rm(scratch, { recursive: true, force: true });
+  }
+}

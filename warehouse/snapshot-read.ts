@@ -1,0 +1,61 @@
+// Reading a published snapshot back: its manifest and its stream summaries as typed rows.
+import { fileList, toNumber, type Db } from './duckdb.ts';
+import { readSnapshotManifest, type SnapshotManifest } from './manifest.ts';
+import { publishedDir, readCurrent, snapshotFiles } from './snapshots.ts';
+import type { WarehouseLayout } from './layout.ts';
+
+export interface StreamSummary {
+  windowName: string;
+  streamId: string;
+  totalSessions: number;
+  totalBytesOffloaded: number;
+  totalBytesFallback: number;
+  avgOffloadRatio: number;
+  avgPeerCount: number;
+  avgBufferHealth: number;
+  activePeers: number;
+  live: boolean;
+  lastSeenAt: Date | null;
+}
+
+export interface LoadedSnapshot {
+  dir: string;
+  manifest: SnapshotManifest;
+}
+
+/** The published snapshot's folder and manifest, or null when none is published. */
+export async function currentSnapshot(layout: WarehouseLayout): Promise<LoadedSnapshot | null> {
+  const pointer = await readCurrent(layout);
+  if (!pointer) return null;
+  const dir = publishedDir(layout, pointer.snapshot);
+  return { dir, manifest: await readSnapshotManifest(snapshotFiles(dir).manifest) };
+}
+
+/** Stream summaries of a snapshot for every window (or one), ordered by window and stream. */
+export async function readStreamSummaries(db: Db, snap: LoadedSnapshot, window?: string): Promise<StreamSummary[]> {
+  const files = snap.manifest.partitions.map((p) => snapshotFiles(snap.dir).summaries(p.customerId));
+  if (files.length === 0) return [];
+  const rows = await db.withSession((s) =>
+    s.all<Record<string, unknown>>(
+      `SELECT windowName, streamId, totalSessions, totalBytesOffloaded, totalBytesFallback, avgOffloadRatio,
+              avgPeerCount, avgBufferHealth, activePeers, live, lastSeenAt
+       FROM read_parquet(${fileList(files)})
+       WHERE $window IS NULL OR windowName = $window
+       ORDER BY windowName, streamId`,
+      { window: window ?? null },
+    ),
+  );
+  return rows.map((r) => ({
+    windowName: String(r['windowName']),
+    streamId: String(r['streamId']),
+    totalSessions: toNumber(r['totalSessions']),
+    totalBytesOffloaded: toNumber(r['totalBytesOffloaded']),
+    totalBytesFallback: toNumber(r['totalBytesFallback']),
+    avgOffloadRatio: Number(r['avgOffloadRatio']),
+    avgPeerCount: Number(r['avgPeerCount']),
+    avgBufferHealth: Number(r['avgBufferHealth']),
+    activePeers: toNumber(r['activePeers']),
+    live: Boolean(r['live']),
+    lastSeenAt: r['lastSeenAt'] instanceof Date ? r['lastSeenAt'] : null,
+  }));
+}

@@ -1,0 +1,211 @@
+// Immutable snapshots: a run builds its outputs in a hidden folder, publishes them by renaming it
+// into place and atomically replacing the CURRENT pointer, then prunes old snapshots. A reader
+// follows CURRENT and sees the previous snapshot or the new one, never a mix.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import lockfile from 'proper-lockfile';
+import { z } from 'zod';
+import { fsyncDir, writeJsonDurable } from '../lib/fsx.ts';
+import type { WarehouseLayout } from './layout.ts';
+import type { Logger } from '../lib/log.ts';
+
+const BUILD_PREFIX = '.build-';
+
+export function compactIso(d: Date): string {
+  return d.toISOString().replace(/[-:.]/g, '');
+}
+
+/** A fresh id (for an inline run or a snapshot): the asOf, readable and sortable, and a nonce. */
+export function newSnapshotId(asOf: Date): string {
+  return `${compactIso(asOf)}-${randomBytes(4).toString('hex')}`;
+}
+
+/** Where each output of a snapshot sits, relative to its folder (the same while building). */
+export function snapshotFiles(dir: string) {
+  return {
+    dir,
+    manifest: path.join(dir, 'manifest.json'),
+    owner: path.join(dir, 'owner.json'),
+    partitionManifest: (customerId: string) => path.join(dir, 'partitions', `${customerId}.json`),
+    summaries: (customerId: string) => path.join(dir, 'stream_summaries', `customer=${customerId}`, 'part-0.parquet'),
+    series: (customerId: string) => path.join(dir, 'stream_timeseries', `customer=${customerId}`, 'part-0.parquet'),
+    summariesGlob: path.join(dir, 'stream_summaries', '*', '*.parquet'),
+    seriesGlob: path.join(dir, 'stream_timeseries', '*', '*.parquet'),
+    platform: path.join(dir, 'platform_summaries.parquet'),
+  };
+}
+
+export type SnapshotFiles = ReturnType<typeof snapshotFiles>;
+
+export function buildDir(layout: WarehouseLayout, runId: string): string {
+  return path.join(layout.snapshots, `${BUILD_PREFIX}${runId}`);
+}
+
+const OwnerSchema = z.object({
+  host: z.string(),
+  pid: z.number().int().nullable(),
+  startedAt: z.string(),
+});
+
+/**
+ * Create (or reopen, for a retried flow) the build folder of a run. `pid` null means the folder
+ * belongs to a distributed run, not to this process, and only its age makes it debris.
+ */
+export async function beginBuild(layout: WarehouseLayout, runId: string, pid: number | null): Promise<SnapshotFiles> {
+  const files = snapshotFiles(buildDir(layout, runId));
+  await fs.mkdir(files.dir, { recursive: true });
+  await writeJsonDurable(files.owner, { host: os.hostname(), pid, startedAt: new Date().toISOString() });
+  return files;
+}
+
+export const CurrentPointerSchema = z.object({
+  snapshot: z.string().regex(/^[A-Za-z0-9TZ_-]+$/),
+  asOf: z.string(),
+  publishedAt: z.string(),
+});
+export type CurrentPointer = z.infer<typeof CurrentPointerSchema>;
+
+/** The published snapshot, or null when nothing was published yet. */
+export async function readCurrent(layout: WarehouseLayout): Promise<CurrentPointer | null> {
+  let text: string;
+  try {
+    text = await fs.readFile(layout.currentPointer, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  return CurrentPointerSchema.parse(JSON.parse(text));
+}
+
+export function publishedDir(layout: WarehouseLayout, snapshot: string): string {
+  return path.join(layout.snapshots, snapshot);
+}
+
+export interface PublishOutcome {
+  snapshot: string;
+  /** False when a snapshot with a later asOf was published meanwhile; this one is kept unpublished. */
+  published: boolean;
+  dir: string;
+}
+
+/**
+ * Publish a finished build: rename its folder into place, let `beforeSwap` prepare what must
+ * follow the pointer (the analyst catalog), replace CURRENT, then `afterSwap`. Serialised by a
+ * lock, so concurrent publishers never interleave, and an older asOf never replaces a newer one.
+ */
+export async function publishBuild(
+  layout: WarehouseLayout,
+  runId: string,
+  snapshot: string,
+  asOf: Date,
+  hooks: {
+    beforeSwap?: (dir: string) => Promise<void>;
+    afterSwap?: (dir: string) => Promise<void>;
+  } = {},
+): Promise<PublishOutcome> {
+  await fs.mkdir(layout.snapshots, { recursive: true });
+  const release = await lockfile.lock(path.join(layout.snapshots, 'publish'), {
+    realpath: false,
+    stale: 30_000,
+    retries: { retries: 120, minTimeout: 100, maxTimeout: 1000 },
+  });
+  try {
+    const dir = publishedDir(layout, snapshot);
+    const from = buildDir(layout, runId);
+    await fs.rm(path.join(from, 'owner.json'), { force: true });
+    await fs.rename(from, dir);
+    await fsyncDir(layout.snapshots);
+
+    const current = await readCurrent(layout).catch(() => null);
+    if (current && Date.parse(current.asOf) > asOf.getTime()) {
+      return { snapshot, published: false, dir };
+    }
+    await hooks.beforeSwap?.(dir);
+    const pointer: CurrentPointer = { snapshot, asOf: asOf.toISOString(), publishedAt: new Date().toISOString() };
+    await writeJsonDurable(layout.currentPointer, pointer);
+    await hooks.afterSwap?.(dir);
+    return { snapshot, published: true, dir };
+  } finally {
+    await release();
+  }
+}
+
+/** Published snapshot folders, oldest asOf first. */
+export async function listSnapshots(layout: WarehouseLayout): Promise<string[]> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await fs.readdir(layout.snapshots, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return entries
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.') && !e.name.endsWith('.lock'))
+    .map((e) => e.name)
+    .sort();
+}
+
+/** Remove all but the `keep` latest snapshots; the current one is always kept. */
+export async function pruneSnapshots(layout: WarehouseLayout, keep: number, log: Logger): Promise<string[]> {
+  const current = await readCurrent(layout);
+  const all = await listSnapshots(layout);
+  const doomed = all.slice(0, Math.max(0, all.length - keep)).filter((s) => s !== current?.snapshot);
+  for (const s of doomed) {
+    await fs.rm(publishedDir(layout, s), { recursive: true, force: true });
+    log.info({ snapshot: s }, 'removed old snapshot');
+  }
+  return doomed;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Remove what dead runs left behind: build folders whose process on this host is gone, or that are
+ * older than `graceMs` whoever owns them, and writers' scratch folders (`tmp/<kind>-<pid>-…`) of
+ * dead processes.
+ */
+export async function cleanDebris(layout: WarehouseLayout, graceMs: number, log: Logger): Promise<string[]> {
+  const removed: string[] = [];
+  const host = os.hostname();
+  const now = Date.now();
+
+  const builds = await fs.readdir(layout.snapshots).catch(() => [] as string[]);
+  for (const name of builds.filter((n) => n.startsWith(BUILD_PREFIX))) {
+    const dir = path.join(layout.snapshots, name);
+    let dead: boolean;
+    try {
+      const owner = OwnerSchema.parse(JSON.parse(await fs.readFile(path.join(dir, 'owner.json'), 'utf8')));
+      const age = now - Date.parse(owner.startedAt);
+      const orphaned = owner.host === host && owner.pid !== null && !processAlive(owner.pid);
+      dead = orphaned || age > graceMs;
+    } catch {
+      // No readable owner: a folder whose creation was cut short; judge it by its age.
+      const stat = await fs.stat(dir).catch(() => null);
+      dead = stat === null || now - stat.mtimeMs > graceMs;
+    }
+    if (dead) {
+      await fs.rm(dir, { recursive: true, force: true });
+      removed.push(path.relative(layout.root, dir));
+    }
+  }
+
+  const scratch = await fs.readdir(layout.tmp).catch(() => [] as string[]);
+  for (const name of scratch) {
+    const m = /^[a-z]+-(\d+)-[0-9a-f]+$/.exec(name) ?? /^duckdb-(\d+)$/.exec(name);
+    if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) {
+      await fs.rm(path.join(layout.tmp, name), { recursive: true, force: true });
+      removed.push(path.relative(layout.root, path.join(layout.tmp, name)));
+    }
+  }
+  for (const r of removed) log.info({ path: r }, 'removed debris of a dead run');
+  return removed;
+}

@@ -1,0 +1,23 @@
+-- Views of the analyst catalog (catalog.duckdb), over one published snapshot. Placeholders are
+-- filled by catalog.ts with quoted absolute paths and the snapshot's own constants.
+
+-- Which snapshot these views show.
+CREATE VIEW snapshot_info AS
+SELECT {{snapshot}} AS snapshot, {{as_of}} AS asOf, {{snapshot_dir}} AS folder;
+
+-- Deduplicated session reports with ts <= asOf: every column of session-report.md, one row per
+-- reportId (the copy from the first file by name), read from the snapshot's input files.
+CREATE VIEW session_reports AS
+SELECT * EXCLUDE (filename)
+FROM ({{raw}})
+WHERE ts <= {{as_of}}
+QUALIFY row_number() OVER (PARTITION BY reportId ORDER BY filename) = 1;
+
+-- The stream metrics of the API: the summary fields that describe delivery, per window.
+CREATE VIEW stream_metrics AS
+SELECT windowName, customer, streamId, totalSessions, totalBytesOffloaded, totalBytesFallback,
+       avgOffloadRatio, avgPeerCount, avgBufferHealth
+FROM stream_summaries;
+
+CREATE VIEW platform_summaries AS
+SELECT * FROM {{platform}};
