@@ -60,7 +60,8 @@ export async function loadCustomerReports(
     files.push(file);
     columnsOf.set(file.path, [...verdict.schema.columns.keys()]);
   }
-  const present = new Set(files.flatMap((f) => columnsOf.get(f.path)!));
+  // Columns that at least one of the files still in play has (recomputed as files drop out).
+  const presentIn = (list: readonly LandedFile[]) => new Set(list.flatMap((f) => columnsOf.get(f.path)!));
 
   // 2. One scan of every good file. A file whose data pages are broken only shows when read, so
   //    a failed bulk read is followed by a read of each file alone to find the culprits.
@@ -70,7 +71,7 @@ export async function loadCustomerReports(
       break;
     }
     try {
-      await ctx.s.run(loadSql(files, present));
+      await ctx.s.run(loadSql(files, presentIn(files)));
       break;
     } catch (err) {
       ctx.log.warn({ err: (err as Error).message.split('\n')[0] }, 'bulk read failed; reading files one by one');
@@ -78,7 +79,7 @@ export async function loadCustomerReports(
       const broken: LandedFile[] = [];
       for (const file of files) {
         try {
-          await ctx.s.run(loadSql([file], present));
+          await ctx.s.run(loadSql([file], presentIn([file])));
         } catch (fileErr) {
           if (!isFileError(fileErr)) throw fileErr;
           broken.push(file);
@@ -123,7 +124,7 @@ export async function loadCustomerReports(
   }
 
   const { rows } = await ctx.s.one<{ rows: bigint }>(`SELECT count(*) AS rows FROM raw_reports`);
-  const presentColumns = [...new Set(files.flatMap((f) => columnsOf.get(f.path)!))].sort();
+  const presentColumns = [...presentIn(files)].sort();
   return { files, quarantined, presentColumns, rows: toNumber(rows) };
 }
 
