@@ -16,8 +16,9 @@ export interface Runtime {
   log: Logger;
 }
 
-export function runtime(opts: GlobalOptions): Runtime {
-  const config = loadConfig({ warehouseDir: opts.warehouse });
+/** Config and logger of a command; `service` commands (long-running) log at info by default. */
+export function runtime(opts: GlobalOptions, kind: 'command' | 'service' = 'command'): Runtime {
+  const config = loadConfig({ warehouseDir: opts.warehouse, defaultLogLevel: kind === 'service' ? 'info' : 'warn' });
   return { config, log: createLogger(config.logLevel) };
 }
 

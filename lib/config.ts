@@ -8,7 +8,7 @@ const positiveInt = z.coerce.number().int().positive();
 
 const EnvSchema = z.object({
   WAREHOUSE_DIR: z.string().min(1).default('./data'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   DUCKDB_THREADS: positiveInt.optional(),
   DUCKDB_MEMORY_LIMIT: z
     .string()
@@ -17,6 +17,7 @@ const EnvSchema = z.object({
   DUCKDB_MAX_CONCURRENT: positiveInt.default(2),
   SNAPSHOT_KEEP: positiveInt.default(5),
   SNAPSHOT_DEBRIS_GRACE_SECONDS: z.coerce.number().int().nonnegative().default(3600),
+  PUBLISH_LOCK_STALE_SECONDS: z.coerce.number().int().min(2).default(10),
   ACTIVITY_HORIZON_SECONDS: positiveInt.default(120),
   ROLLUP_PARTITION_CONCURRENCY: positiveInt.default(1),
 });
@@ -32,13 +33,15 @@ export interface DuckDbConfig {
 
 export interface AppConfig {
   warehouseDir: string;
-  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  logLevel: LogLevel;
   duckdb: DuckDbConfig;
   snapshots: {
     /** Published snapshots kept, the current one included. */
     keep: number;
     /** Unpublished build folders older than this are debris, whoever made them. */
     debrisGraceMs: number;
+    /** The publish lock of a publisher that stopped refreshing it for this long is taken over. */
+    lockStaleMs: number;
   };
   /** A session is active when its latest report is at most this old at asOf. */
   activityHorizonSeconds: number;
@@ -46,8 +49,12 @@ export interface AppConfig {
   partitionConcurrency: number;
 }
 
+export type LogLevel = NonNullable<z.infer<typeof EnvSchema>['LOG_LEVEL']>;
+
 export interface ConfigOverrides {
   warehouseDir?: string | undefined;
+  /** Log level when LOG_LEVEL is not set: short commands only say what went wrong. */
+  defaultLogLevel?: LogLevel;
 }
 
 export class ConfigError extends Error {
@@ -69,13 +76,17 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const e = parsed.data;
   return {
     warehouseDir: path.resolve(overrides.warehouseDir ?? e.WAREHOUSE_DIR),
-    logLevel: e.LOG_LEVEL,
+    logLevel: e.LOG_LEVEL ?? overrides.defaultLogLevel ?? 'info',
     duckdb: {
       threads: e.DUCKDB_THREADS ?? Math.max(1, os.availableParallelism()),
       memoryLimit: e.DUCKDB_MEMORY_LIMIT ?? defaultMemoryLimit(),
       maxConcurrent: e.DUCKDB_MAX_CONCURRENT,
     },
-    snapshots: { keep: e.SNAPSHOT_KEEP, debrisGraceMs: e.SNAPSHOT_DEBRIS_GRACE_SECONDS * 1000 },
+    snapshots: {
+      keep: e.SNAPSHOT_KEEP,
+      debrisGraceMs: e.SNAPSHOT_DEBRIS_GRACE_SECONDS * 1000,
+      lockStaleMs: e.PUBLISH_LOCK_STALE_SECONDS * 1000,
+    },
     activityHorizonSeconds: e.ACTIVITY_HORIZON_SECONDS,
     partitionConcurrency: e.ROLLUP_PARTITION_CONCURRENCY,
   };

@@ -85,31 +85,53 @@ export function publishedDir(layout: WarehouseLayout, snapshot: string): string 
 
 export interface PublishOutcome {
   snapshot: string;
-  /** False when a snapshot with a later asOf was published meanwhile; this one is kept unpublished. */
+  /** False when a snapshot with a later asOf was published meanwhile; this one is then discarded. */
   published: boolean;
   dir: string;
+  /** Snapshot folders removed by retention (and leftovers of runs that died while publishing). */
+  pruned: string[];
+}
+
+const HistorySchema = z.array(z.string());
+
+function historyFile(layout: WarehouseLayout): string {
+  return path.join(layout.snapshots, 'PUBLISHED');
+}
+
+/** Ids of published snapshots, oldest first. */
+export async function readHistory(layout: WarehouseLayout): Promise<string[]> {
+  try {
+    return HistorySchema.parse(JSON.parse(await fs.readFile(historyFile(layout), 'utf8')));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
 }
 
 /**
  * Publish a finished build: rename its folder into place, let `beforeSwap` prepare what must
- * follow the pointer (the analyst catalog), replace CURRENT, then `afterSwap`. Serialised by a
- * lock, so concurrent publishers never interleave, and an older asOf never replaces a newer one.
+ * follow the pointer (the analyst catalog), replace CURRENT, then `afterSwap`, record the
+ * publication and apply retention. All under one lock, so concurrent publishers never
+ * interleave and an older asOf never replaces a newer one.
  */
 export async function publishBuild(
   layout: WarehouseLayout,
   runId: string,
   snapshot: string,
   asOf: Date,
-  hooks: {
+  opts: {
+    keep: number;
+    /** A lock not refreshed for this long belongs to a dead publisher and is taken over. */
+    lockStaleMs: number;
     beforeSwap?: (dir: string) => Promise<void>;
     afterSwap?: (dir: string) => Promise<void>;
-  } = {},
+  },
 ): Promise<PublishOutcome> {
   await fs.mkdir(layout.snapshots, { recursive: true });
   const release = await lockfile.lock(path.join(layout.snapshots, 'publish'), {
     realpath: false,
-    stale: 30_000,
-    retries: { retries: 120, minTimeout: 100, maxTimeout: 1000 },
+    stale: opts.lockStaleMs,
+    retries: { retries: Math.ceil((2 * opts.lockStaleMs) / 500) + 20, minTimeout: 100, maxTimeout: 500 },
   });
   try {
     const dir = publishedDir(layout, snapshot);
@@ -119,20 +141,23 @@ export async function publishBuild(
     await fsyncDir(layout.snapshots);
 
     const current = await readCurrent(layout).catch(() => null);
-    if (current && Date.parse(current.asOf) > asOf.getTime()) {
-      return { snapshot, published: false, dir };
+    let published = false;
+    if (!current || Date.parse(current.asOf) <= asOf.getTime()) {
+      await opts.beforeSwap?.(dir);
+      const pointer: CurrentPointer = { snapshot, asOf: asOf.toISOString(), publishedAt: new Date().toISOString() };
+      await writeJsonDurable(layout.currentPointer, pointer);
+      await opts.afterSwap?.(dir);
+      await writeJsonDurable(historyFile(layout), [...(await readHistory(layout)).filter((s) => s !== snapshot), snapshot]);
+      published = true;
     }
-    await hooks.beforeSwap?.(dir);
-    const pointer: CurrentPointer = { snapshot, asOf: asOf.toISOString(), publishedAt: new Date().toISOString() };
-    await writeJsonDurable(layout.currentPointer, pointer);
-    await hooks.afterSwap?.(dir);
-    return { snapshot, published: true, dir };
+    const pruned = await prune(layout, opts.keep);
+    return { snapshot, published, dir, pruned };
   } finally {
     await release();
   }
 }
 
-/** Published snapshot folders, oldest asOf first. */
+/** Snapshot folders present (published or not), by name. */
 export async function listSnapshots(layout: WarehouseLayout): Promise<string[]> {
   let entries: import('node:fs').Dirent[];
   try {
@@ -147,14 +172,24 @@ export async function listSnapshots(layout: WarehouseLayout): Promise<string[]> 
     .sort();
 }
 
-/** Remove all but the `keep` latest snapshots; the current one is always kept. */
-export async function pruneSnapshots(layout: WarehouseLayout, keep: number, log: Logger): Promise<string[]> {
+/**
+ * Keep the `keep` latest published snapshots (the current one always) and remove every other
+ * snapshot folder: older ones, superseded ones, and leftovers of publishers that died between
+ * renaming their folder and swapping the pointer. Runs under the publish lock.
+ */
+async function prune(layout: WarehouseLayout, keep: number): Promise<string[]> {
   const current = await readCurrent(layout);
-  const all = await listSnapshots(layout);
-  const doomed = all.slice(0, Math.max(0, all.length - keep)).filter((s) => s !== current?.snapshot);
-  for (const s of doomed) {
-    await fs.rm(publishedDir(layout, s), { recursive: true, force: true });
-    log.info({ snapshot: s }, 'removed old snapshot');
+  const history = await readHistory(layout);
+  const kept = new Set(history.slice(-keep));
+  if (current) kept.add(current.snapshot);
+  const doomed = (await listSnapshots(layout)).filter((s) => !kept.has(s));
+  for (const s of doomed) await fs.rm(publishedDir(layout, s), { recursive: true, force: true });
+  // Catalogs built by a publisher that died before installing theirs.
+  for (const f of await fs.readdir(layout.root).catch(() => [] as string[])) {
+    if (f.startsWith(`${path.basename(layout.catalog)}.tmp-`)) await fs.rm(path.join(layout.root, f), { force: true });
+  }
+  if (history.some((s) => !kept.has(s))) {
+    await writeJsonDurable(historyFile(layout), history.filter((s) => kept.has(s)));
   }
   return doomed;
 }

@@ -9,7 +9,7 @@ import { buildCatalog, installCatalog } from '../../warehouse/catalog.ts';
 import { readPartitionManifest, type PartitionManifest, type SnapshotManifest } from '../../warehouse/manifest.ts';
 import { copyToParquet, summaryParams, timestampParam } from '../../warehouse/partition-rollup.ts';
 import { projectionSql, ROLLUP_COLUMNS } from '../../warehouse/report-columns.ts';
-import { buildDir, newSnapshotId, pruneSnapshots, publishBuild, snapshotFiles } from '../../warehouse/snapshots.ts';
+import { buildDir, newSnapshotId, publishBuild, snapshotFiles } from '../../warehouse/snapshots.ts';
 import { STANDARD_BUCKET_SECONDS, WINDOW_NAMES } from '../../warehouse/windows.ts';
 import type { QuarantinedFile } from '../../warehouse/landing.ts';
 import { writeJsonDurable } from '../../lib/fsx.ts';
@@ -89,6 +89,8 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
 
   let catalogTmp: string | null = null;
   const outcome = await publishBuild(layout, input.runId, snapshot, input.asOf, {
+    keep: config.snapshots.keep,
+    lockStaleMs: config.snapshots.lockStaleMs,
     beforeSwap: async (dir) => {
       catalogTmp = await buildCatalog(db, layout, dir, manifest);
     },
@@ -99,10 +101,10 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
     if (catalogTmp) await fs.rm(catalogTmp, { force: true });
     throw err;
   });
-  if (!outcome.published) log.warn({ snapshot }, 'a snapshot with a later asOf is published; this one stays unpublished');
-  const pruned = await pruneSnapshots(layout, config.snapshots.keep, log);
+  if (!outcome.published) log.warn({ snapshot }, 'a snapshot with a later asOf is published; this one is discarded');
+  for (const p of outcome.pruned) log.info({ snapshot: p }, 'removed old snapshot');
   log.info({ snapshot, published: outcome.published, reports: manifest.rows.reports }, 'snapshot published');
-  return { manifest, published: outcome.published, dir: outcome.dir, pruned };
+  return { manifest, published: outcome.published, dir: outcome.dir, pruned: outcome.pruned };
 }
 
 /** Every partition's stream summaries in one temp table (typed, even when there are none). */

@@ -1,0 +1,106 @@
+// Snapshot publication: a run killed while writing or while publishing leaves the last snapshot
+// intact and readable, the next run clears its debris; retention; an older asOf never wins.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import { generateReports } from '../../warehouse/sample/generate.ts';
+import { runPipeline } from '../../jobs/pipeline.ts';
+import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
+import { listSnapshots, readCurrent, readHistory } from '../../warehouse/snapshots.ts';
+import { PROJECT_ROOT } from '../../lib/version.ts';
+
+const START = new Date('2026-11-20T00:00:00Z');
+const at = (h: number) => new Date(START.getTime() + h * 3_600_000);
+
+let wh: TestWarehouse;
+
+/** Start the crash fixture, wait for READY, SIGKILL it; resolves once it is dead. */
+async function killAt(stage: 'partitions' | 'swap', asOf: Date): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    [path.join(PROJECT_ROOT, 'bin/run-ts.js'), path.join(PROJECT_ROOT, 'test/fixtures/rollup-then-hang.ts'), wh.root, asOf.toISOString(), stage],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('READY')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`fixture exited (${code}) before READY: ${stderr}`)));
+  });
+  const exited = new Promise((r) => child.on('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+beforeAll(async () => {
+  wh = await openTestWarehouse({ SNAPSHOT_KEEP: '3', PUBLISH_LOCK_STALE_SECONDS: '2' });
+  await generateReports(wh.db, wh.layout, { customers: ['acme', 'globex'], streams: 2, sessions: 60, start: START, hours: 6, seed: 3 });
+});
+
+afterAll(async () => {
+  await wh?.close();
+});
+
+describe('snapshot publication', () => {
+  it('a run killed after writing its partitions leaves the last snapshot intact, and the next run clears the debris', async () => {
+    const first = await runPipeline(wh, { asOf: at(3) });
+    const before = await readStreamSummaries(wh.db, (await currentSnapshot(wh.layout))!);
+
+    await killAt('partitions', at(4));
+    const debris = (await fs.readdir(wh.layout.snapshots)).filter((n) => n.startsWith('.build-'));
+    expect(debris).toHaveLength(1);
+    expect((await readCurrent(wh.layout))!.snapshot).toBe(first.manifest.snapshot);
+    expect(await readStreamSummaries(wh.db, (await currentSnapshot(wh.layout))!)).toEqual(before);
+
+    const next = await runPipeline(wh, { asOf: at(5) });
+    expect((await fs.readdir(wh.layout.snapshots)).filter((n) => n.startsWith('.build-'))).toEqual([]);
+    expect((await readCurrent(wh.layout))!.snapshot).toBe(next.manifest.snapshot);
+  });
+
+  it('a run killed inside publication, before the pointer moved, changes nothing a reader sees', async () => {
+    const current = (await readCurrent(wh.layout))!;
+    const before = await readStreamSummaries(wh.db, (await currentSnapshot(wh.layout))!);
+    await killAt('swap', at(6));
+    // Its folder was renamed into place, but CURRENT still names the old snapshot.
+    expect((await listSnapshots(wh.layout)).length).toBeGreaterThan((await readHistory(wh.layout)).length);
+    expect(await readCurrent(wh.layout)).toEqual(current);
+    expect(await readStreamSummaries(wh.db, (await currentSnapshot(wh.layout))!)).toEqual(before);
+    await fs.access(wh.layout.catalog);
+
+    // The next publisher takes over the dead one's lock and removes its unpublished folder.
+    const next = await runPipeline(wh, { asOf: at(6) });
+    expect(next.published).toBe(true);
+    const history = await readHistory(wh.layout);
+    expect(await listSnapshots(wh.layout)).toEqual([...history].sort());
+  });
+
+  it('keeps the configured number of snapshots, the current one included', async () => {
+    await runPipeline(wh, { asOf: at(6) });
+    await runPipeline(wh, { asOf: at(6) });
+    const history = await readHistory(wh.layout);
+    expect(history).toHaveLength(3);
+    expect(await listSnapshots(wh.layout)).toEqual([...history].sort());
+    expect(history.at(-1)).toBe((await readCurrent(wh.layout))!.snapshot);
+  });
+
+  it('re-running the same asOf gives identical figures', async () => {
+    const a = await runPipeline(wh, { asOf: at(6) });
+    const sa = await readStreamSummaries(wh.db, (await currentSnapshot(wh.layout))!);
+    const b = await runPipeline(wh, { asOf: at(6) });
+    const sb = await readStreamSummaries(wh.db, (await currentSnapshot(wh.layout))!);
+    expect(b.manifest.snapshot).not.toBe(a.manifest.snapshot);
+    expect(sb).toEqual(sa);
+  });
+
+  it('a run with an older asOf than the current snapshot does not replace it', async () => {
+    const current = (await readCurrent(wh.layout))!;
+    const old = await runPipeline(wh, { asOf: at(2) });
+    expect(old.published).toBe(false);
+    expect(await readCurrent(wh.layout)).toEqual(current);
+    expect(await listSnapshots(wh.layout)).not.toContain(old.manifest.snapshot);
+  });
+});
