@@ -3,7 +3,7 @@
 
 -- Which snapshot these views show.
 CREATE VIEW snapshot_info AS
-SELECT {{snapshot}} AS snapshot, {{as_of}} AS asOf, {{snapshot_dir}} AS folder;
+SELECT {{snapshot}} AS snapshot, {{as_of}} AS snapshotAsOf, {{snapshot_dir}} AS folder;
 
 -- Deduplicated session reports with ts <= asOf: every column of session-report.md, one row per
 -- reportId (the copy from the first file by name), read from the snapshot's input files.
