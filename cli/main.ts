@@ -2,7 +2,10 @@
 import { Command } from 'commander';
 import { registerGenerate } from './commands/generate.ts';
 import { registerPipeline } from './commands/pipeline.ts';
+import { registerServe } from './commands/serve.ts';
 import { registerStart } from './commands/start.ts';
+import { registerTenants } from './commands/tenants.ts';
+import { registerToken } from './commands/token.ts';
 
 const program = new Command('p2ptel')
   .description('Telemetry and pilot reports of peer-assisted video delivery')
@@ -12,5 +15,8 @@ const program = new Command('p2ptel')
 registerStart(program);
 registerGenerate(program);
 registerPipeline(program);
+registerServe(program);
+registerTenants(program);
+registerToken(program);
 
 await program.parseAsync(process.argv);

@@ -3,6 +3,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_PLATFORM_CONFIG_FILE } from '../config/platform.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -20,6 +21,13 @@ const EnvSchema = z.object({
   PUBLISH_LOCK_STALE_SECONDS: z.coerce.number().int().min(2).default(10),
   ACTIVITY_HORIZON_SECONDS: positiveInt.default(120),
   ROLLUP_PARTITION_CONCURRENCY: positiveInt.default(1),
+  PLATFORM_CONFIG: z.string().min(1).optional(),
+  TOKEN_SECRET: z.string().min(1).optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  API_QUERY_TIMEOUT_SECONDS: z.coerce.number().positive().default(15),
+  API_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
+  SNAPSHOT_POLL_SECONDS: z.coerce.number().positive().default(2),
 });
 
 export interface DuckDbConfig {
@@ -47,12 +55,28 @@ export interface AppConfig {
   activityHorizonSeconds: number;
   /** Customer partitions a single inline run computes at once. */
   partitionConcurrency: number;
+  /** The platform configuration document (config/platform.json unless PLATFORM_CONFIG says). */
+  platformConfigFile: string;
+  /** Signing secret of API tokens, when given by the environment (else kept in the control area). */
+  tokenSecret: string | null;
+  api: {
+    port: number;
+    host: string;
+    /** Work that touches DuckDB on a request (on-demand series) is cancelled after this. */
+    queryTimeoutMs: number;
+    /** A request not answered (or, for exports, not started) within this gets 503. */
+    requestTimeoutMs: number;
+    /** How often the server checks CURRENT besides watching it. */
+    snapshotPollMs: number;
+  };
 }
 
 export type LogLevel = NonNullable<z.infer<typeof EnvSchema>['LOG_LEVEL']>;
 
 export interface ConfigOverrides {
   warehouseDir?: string | undefined;
+  port?: number | undefined;
+  host?: string | undefined;
   /** Log level when LOG_LEVEL is not set: short commands only say what went wrong. */
   defaultLogLevel?: LogLevel;
 }
@@ -89,5 +113,14 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     },
     activityHorizonSeconds: e.ACTIVITY_HORIZON_SECONDS,
     partitionConcurrency: e.ROLLUP_PARTITION_CONCURRENCY,
+    platformConfigFile: e.PLATFORM_CONFIG ? path.resolve(e.PLATFORM_CONFIG) : DEFAULT_PLATFORM_CONFIG_FILE,
+    tokenSecret: e.TOKEN_SECRET ?? null,
+    api: {
+      port: overrides.port ?? e.PORT,
+      host: overrides.host ?? e.HOST,
+      queryTimeoutMs: e.API_QUERY_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: e.API_REQUEST_TIMEOUT_SECONDS * 1000,
+      snapshotPollMs: e.SNAPSHOT_POLL_SECONDS * 1000,
+    },
   };
 }

@@ -7,6 +7,7 @@ import {
   DuckDBInstance,
   quotedString,
   type DuckDBConnection,
+  type DuckDBResult,
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
@@ -92,6 +93,11 @@ export class DbSession {
     }
   }
 
+  /** A streaming result: chunks are fetched as the caller iterates, so memory stays flat. */
+  async stream(sql: string, params?: SqlParams, types?: SqlTypes): Promise<DuckDBResult> {
+    return this.limit(() => this.conn.stream(sql, params, types));
+  }
+
   /** All rows as plain JS objects (BIGINT as bigint, timestamps as Date). */
   async all<T extends Row = Row>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T[]> {
     const reader = await this.limit(() => this.conn.runAndReadAll(sql, params, types));
@@ -105,7 +111,12 @@ export class DbSession {
     return row;
   }
 
+  private closed = false;
+
+  /** Close the connection (once; later calls do nothing). */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.conn.closeSync();
   }
 }

@@ -1,0 +1,19 @@
+// What the API's routes share: the process's DuckDB, the warehouse, config, the snapshot store
+// and the on-demand series cache.
+import type { AppConfig } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Db } from '../warehouse/duckdb.ts';
+import type { WarehouseLayout } from '../warehouse/layout.ts';
+import type { OnDemandSeries } from './ondemand-series.ts';
+import type { SnapshotStore } from './snapshot-store.ts';
+
+export interface ApiDeps {
+  db: Db;
+  layout: WarehouseLayout;
+  config: AppConfig;
+  log: Logger;
+  store: SnapshotStore;
+  onDemand: OnDemandSeries;
+  /** Signing secret of API tokens. */
+  secret: Uint8Array;
+}

@@ -1,0 +1,109 @@
+// The API's typed errors and the one middleware that turns any of them into an RFC 9457
+// problem+json body with a stable `code` (api-decisions.md, "Errors"). No route writes its own
+// error body; nothing internal (stack, SQL, path) ever reaches one.
+import type { Context, Next } from 'koa';
+import type { Logger } from '../lib/log.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  [extra: string]: unknown;
+}
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly title: string,
+    detail: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+
+  toProblem(): Problem {
+    return { type: `urn:p2ptel:problem:${this.code}`, title: this.title, status: this.status, detail: this.message, code: this.code, ...this.extra };
+  }
+}
+
+const BEARER = 'Bearer realm="p2ptel"';
+
+/** The catalogue of problems the API answers with, by stable code. */
+export const problems = {
+  missingToken: () =>
+    new ApiError(401, 'missing_token', 'Authentication required', 'Send a token as "Authorization: Bearer <token>".', {}, { 'WWW-Authenticate': BEARER }),
+  invalidToken: (detail: string) =>
+    new ApiError(401, 'invalid_token', 'Invalid token', detail, {}, {
+      'WWW-Authenticate': `${BEARER}, error="invalid_token", error_description="${detail.replace(/"/g, "'")}"`,
+    }),
+  forbiddenStream: () =>
+    new ApiError(403, 'forbidden_stream', 'Stream not accessible', 'This stream is not attributed to your account.'),
+  streamIdRequired: (what: string) =>
+    new ApiError(403, 'stream_id_required', 'Stream id required', `A tenant token must name one of its streams with streamId; ${what} across the platform is not available to tenants.`),
+  operatorOnly: () =>
+    new ApiError(403, 'operator_only', 'Operators only', 'This route is reserved for the platform operators.'),
+  missingCapability: (cap: string) =>
+    new ApiError(403, 'missing_capability', 'Missing capability', `This route needs the ${cap} capability.`),
+  invalidQuery: (code: string, detail: string, extra: Record<string, unknown> = {}) =>
+    new ApiError(400, code, 'Invalid request', detail, extra),
+  streamNotFound: () => new ApiError(404, 'stream_not_found', 'Stream not found', 'This stream has never reported.'),
+  notFound: () => new ApiError(404, 'not_found', 'Not found', 'There is no such route.'),
+  methodNotAllowed: (allowed: string[]) =>
+    new ApiError(405, 'method_not_allowed', 'Method not allowed', `Allowed: ${allowed.join(', ')}.`, {}, { Allow: allowed.join(', ') }),
+  payloadTooLarge: (limit: number) =>
+    new ApiError(413, 'payload_too_large', 'Payload too large', `The body is larger than ${limit} bytes.`),
+  unsupportedMediaType: () =>
+    new ApiError(415, 'unsupported_media_type', 'Unsupported media type', 'Send the body as Content-Type: application/json.'),
+  notImplemented: () =>
+    new ApiError(501, 'not_implemented', 'Not implemented yet', 'This operator route is not implemented yet.'),
+  snapshotUnavailable: () =>
+    new ApiError(503, 'snapshot_unavailable', 'No data yet', 'No rollup snapshot has been published yet.', {}, { 'Retry-After': '10' }),
+  timeout: () => new ApiError(503, 'timeout', 'Request timed out', 'The request took too long; try again.', {}, { 'Retry-After': '5' }),
+  internal: () => new ApiError(500, 'internal', 'Internal error', 'Something went wrong on our side.'),
+};
+
+export function sendProblem(ctx: Context, err: ApiError): void {
+  ctx.status = err.status;
+  for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+  ctx.set('Cache-Control', 'no-store');
+  ctx.type = PROBLEM_CONTENT_TYPE;
+  ctx.body = JSON.stringify(err.toProblem());
+}
+
+/** Map whatever a handler throws to a problem; unexpected errors are logged and answered 500. */
+export function errorMiddleware(log: Logger) {
+  return async function problemsMiddleware(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw problems.notFound();
+    } catch (err) {
+      let apiError: ApiError;
+      if (err instanceof ApiError) {
+        apiError = err;
+      } else {
+        const status = (err as { status?: number; expose?: boolean }).status;
+        if (status === 413) apiError = problems.payloadTooLarge(64 * 1024);
+        else if (status === 415) apiError = problems.unsupportedMediaType();
+        else if (status === 400 && (err as { expose?: boolean }).expose) apiError = problems.invalidQuery('invalid_request', 'The request is malformed.');
+        else {
+          log.error({ err, reqId: ctx.state['reqId'] }, 'unhandled error');
+          apiError = problems.internal();
+        }
+      }
+      if (ctx.headerSent || !ctx.writable) {
+        // A streamed response already started: nothing can be sent but an end to it.
+        log.warn({ reqId: ctx.state['reqId'], code: apiError.code }, 'error after the response started');
+        ctx.res.destroy();
+        return;
+      }
+      sendProblem(ctx, apiError);
+    }
+  };
+}

@@ -1,0 +1,48 @@
+// Conditional GETs of snapshot data: every body is serialised once per snapshot with a strong
+// ETag (design.md: no hashing or serialising per request), and Last-Modified is the asOf.
+import { createHash } from 'node:crypto';
+import type { Context } from 'koa';
+import type { CachedBody, ServedSnapshot } from './snapshot-store.ts';
+
+function etagFor(snapshotId: string, key: string): string {
+  return `"${createHash('sha1').update(snapshotId).update('\0').update(key).digest('base64url').slice(0, 22)}"`;
+}
+
+/** Whether an If-None-Match header matches an ETag (weak comparison, RFC 9110 §13.1.2). */
+export function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const bare = etag.replace(/^W\//, '');
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === bare);
+}
+
+/** Set the freshness headers of snapshot data: ETag, Last-Modified (= asOf), private caching. */
+export function setSnapshotHeaders(ctx: Context, snap: ServedSnapshot, etag: string): void {
+  ctx.set('ETag', etag);
+  ctx.set('Last-Modified', snap.lastModified);
+  ctx.set('Cache-Control', 'private, no-cache');
+}
+
+/**
+ * Answer with the JSON body cached under `key` for this snapshot (built by `build` the first
+ * time), or 304 when the client already has it.
+ */
+export function sendSnapshotJson(ctx: Context, snap: ServedSnapshot, key: string, build: () => unknown): void {
+  let cached: CachedBody | undefined = snap.responses.get(key);
+  if (!cached) {
+    cached = { body: Buffer.from(JSON.stringify(build())), etag: etagFor(snap.id, key) };
+    snap.responses.set(key, cached);
+  }
+  setSnapshotHeaders(ctx, snap, cached.etag);
+  if (etagMatches(ctx.get('If-None-Match') || undefined, cached.etag)) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  ctx.body = cached.body;
+}
+
+export function snapshotEtag(snap: ServedSnapshot, key: string): string {
+  return etagFor(snap.id, key);
+}

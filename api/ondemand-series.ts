@@ -1,0 +1,67 @@
+// Series of bucket sizes that no rollup precomputed (any size from 60 to 86400 s): computed with
+// the shared bucket_series.sql over the stream's raw files, cached per snapshot, and cancelled
+// when they take longer than the query timeout.
+import { LRUCache } from 'lru-cache';
+import { sqlFile, toNumber, type Db } from '../warehouse/duckdb.ts';
+import { loadStreamReports } from '../warehouse/stream-reports.ts';
+import type { WarehouseLayout } from '../warehouse/layout.ts';
+import { parseStreamId } from '../warehouse/ids.ts';
+import { problems } from './errors.ts';
+import type { BucketRow, ServedSnapshot } from './snapshot-store.ts';
+
+export class OnDemandSeries {
+  private readonly cache = new LRUCache<string, Promise<BucketRow[]>>({ max: 2000 });
+
+  constructor(
+    private readonly db: Db,
+    private readonly layout: WarehouseLayout,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Every non-empty bucket of the stream up to asOf, in time order. */
+  series(snap: ServedSnapshot, streamId: string, bucketSeconds: number): Promise<BucketRow[]> {
+    const key = `${snap.id}|${streamId}|${bucketSeconds}`;
+    let p = this.cache.get(key);
+    if (!p) {
+      p = this.compute(snap, streamId, bucketSeconds);
+      // A failure (a timeout) is not remembered: the next request tries again.
+      p.catch(() => this.cache.delete(key));
+      this.cache.set(key, p);
+    }
+    return p;
+  }
+
+  private async compute(snap: ServedSnapshot, streamId: string, bucketSeconds: number): Promise<BucketRow[]> {
+    const customerId = parseStreamId(streamId)?.customerId;
+    const inputs = customerId ? snap.customerInputs(this.layout, customerId) : null;
+    if (!inputs) return [];
+    return this.db.withSession(async (s) => {
+      const timer = setTimeout(() => s.conn.interrupt(), this.timeoutMs);
+      try {
+        await loadStreamReports(s, inputs, streamId, new Date(snap.asOfMs));
+        const rows = await s.all<Record<string, unknown>>(
+          `SELECT epoch_ms(bucketStart) AS startMs, sessions, bytesOffloaded, bytesFallback, offloadRatio,
+                  avgPeerCount, avgBufferHealth, rebufferEvents
+           FROM (${sqlFile('bucket_series')}) ORDER BY bucketStart`,
+          { bucket_seconds: bucketSeconds },
+        );
+        return rows.map((b) => ({
+          startMs: toNumber(b['startMs']),
+          sessions: toNumber(b['sessions']),
+          bytesOffloaded: toNumber(b['bytesOffloaded']),
+          bytesFallback: toNumber(b['bytesFallback']),
+          offloadRatio: Number(b['offloadRatio']),
+          avgPeerCount: Number(b['avgPeerCount']),
+          avgBufferHealth: Number(b['avgBufferHealth']),
+          rebufferEvents: toNumber(b['rebufferEvents']),
+        }));
+      } catch (err) {
+        if (/INTERRUPT/i.test((err as Error).message)) throw problems.timeout();
+        throw err;
+      } finally {
+        clearTimeout(timer);
+        await s.run('DROP TABLE IF EXISTS raw_reports; DROP TABLE IF EXISTS reports').catch(() => {});
+      }
+    });
+  }
+}

@@ -1,0 +1,338 @@
+// The OpenAPI 3.1 document of the API, served at GET /openapi.json. Written by hand to match the
+// routes; a test validates real responses of every route against it.
+import { EXPORT_FORMATS, EXPORT_MEDIA } from './export/export.ts';
+import { OPERATOR_ONLY_ROUTES } from './routes/operator.ts';
+import { MAX_BUCKETS } from './timeseries.ts';
+import { DEFAULT_BUCKET_SECONDS, MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES } from '../warehouse/windows.ts';
+
+type Json = Record<string, unknown>;
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const problem = (description: string): Json => ({
+  description,
+  content: { 'application/problem+json': { schema: ref('Problem') } },
+});
+const json = (schema: Json, description = 'OK'): Json => ({
+  description,
+  headers: {
+    ETag: { $ref: '#/components/headers/ETag' },
+    'Last-Modified': { $ref: '#/components/headers/LastModified' },
+    'X-Request-Id': { $ref: '#/components/headers/RequestId' },
+  },
+  content: { 'application/json': { schema } },
+});
+
+const nonNegInt = { type: 'integer', minimum: 0 };
+const nonNeg = { type: 'number', minimum: 0 };
+const ratio = { type: 'number', minimum: 0, maximum: 1 };
+const isoMs = { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds' };
+
+const SUMMARY_PROPS = {
+  streamId: { type: 'string', description: '`<customerId>:<name>`' },
+  totalSessions: { ...nonNegInt, description: 'distinct sessions with a report in the window' },
+  totalBytesOffloaded: { ...nonNegInt, description: 'bytes delivered by peers' },
+  totalBytesFallback: { ...nonNegInt, description: 'bytes delivered by the CDN' },
+  avgOffloadRatio: { ...ratio, description: 'peer bytes / all bytes, byte-weighted; 0 when nothing was delivered' },
+  avgPeerCount: { ...nonNeg, description: "mean over sessions of each session's mean peer count" },
+  avgBufferHealth: { ...nonNeg, description: 'mean buffer health over reports, seconds' },
+};
+
+const commonErrors = {
+  '401': problem('Missing, malformed, badly signed or expired token (with WWW-Authenticate)'),
+  '503': problem('No snapshot published yet, or the request timed out'),
+};
+
+const windowParam = { $ref: '#/components/parameters/window' };
+
+function operatorOnly(path: string, capability: string): Json {
+  const params = [...path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  return {
+    get: {
+      tags: ['operators'],
+      summary: `Operators only (capability ${capability}); 403 for every tenant token`,
+      ...(params.length > 0 ? { parameters: params } : {}),
+      responses: {
+        '401': commonErrors['401'],
+        '403': problem('A tenant token, whatever customer it names (operator_only), or a missing capability'),
+        '501': problem('Not implemented yet'),
+      },
+    },
+  };
+}
+
+export const OPENAPI = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Stream Telemetry, Content Origins and Pilot Report API',
+    version: '0.1.0',
+    description:
+      'Figures of peer-assisted delivery, computed from the session reports of the client SDK and served from the published rollup snapshot. Every read is scoped to the caller\'s customerId. Errors are RFC 9457 problem+json with a stable `code`.',
+  },
+  servers: [{ url: '/' }],
+  security: [{ bearerAuth: [] }],
+  tags: [{ name: 'telemetry' }, { name: 'operators' }, { name: 'service' }],
+  paths: {
+    '/healthz': {
+      get: {
+        tags: ['service'],
+        summary: 'Liveness',
+        security: [],
+        responses: { '200': { description: 'Alive', content: { 'application/json': { schema: ref('Health') } } } },
+      },
+    },
+    '/readyz': {
+      get: {
+        tags: ['service'],
+        summary: 'Readiness: a snapshot is loaded',
+        security: [],
+        responses: {
+          '200': { description: 'Ready', content: { 'application/json': { schema: ref('Ready') } } },
+          '503': problem('No snapshot loaded yet (snapshot_unavailable)'),
+        },
+      },
+    },
+    '/openapi.json': {
+      get: {
+        tags: ['service'],
+        summary: 'This document',
+        security: [],
+        responses: { '200': { description: 'The OpenAPI document', content: { 'application/json': { schema: { type: 'object' } } } } },
+      },
+    },
+    '/telemetry/streams': {
+      get: {
+        tags: ['telemetry'],
+        summary: "The caller's streams with at least one report in the window, sorted by id",
+        parameters: [windowParam, { $ref: '#/components/parameters/detail' }],
+        responses: {
+          '200': json(ref('StreamList')),
+          '304': { $ref: '#/components/responses/NotModified' },
+          '400': problem('Bad window or detail (invalid_window, invalid_detail)'),
+          '403': problem('Missing capability'),
+          ...commonErrors,
+        },
+      },
+    },
+    '/telemetry/metrics': {
+      get: {
+        tags: ['telemetry', 'operators'],
+        summary: 'Platform-wide metrics for a window (operators only; 403 for tenants)',
+        parameters: [windowParam],
+        responses: {
+          '200': json(ref('PlatformMetrics')),
+          '304': { $ref: '#/components/responses/NotModified' },
+          '400': problem('Bad window'),
+          '403': problem('A tenant token (operator_only)'),
+          ...commonErrors,
+        },
+      },
+    },
+    '/telemetry/metrics/{streamId}': {
+      get: {
+        tags: ['telemetry'],
+        summary: 'Metrics of one stream over a window (zeros when it has reports, but none in the window)',
+        parameters: [{ $ref: '#/components/parameters/streamIdPath' }, windowParam],
+        responses: {
+          '200': json(ref('StreamMetrics')),
+          '304': { $ref: '#/components/responses/NotModified' },
+          '400': problem('Bad window'),
+          '403': problem('The stream is not attributed to the caller (forbidden_stream)'),
+          '404': problem('A stream of the caller that has never reported (stream_not_found)'),
+          ...commonErrors,
+        },
+      },
+    },
+    '/telemetry/timeseries': {
+      get: {
+        tags: ['telemetry'],
+        summary: 'Bucketed series of one stream: whole aligned buckets, empty ones with zeros',
+        parameters: [
+          { $ref: '#/components/parameters/streamIdQuery' },
+          {
+            name: 'bucketSeconds',
+            in: 'query',
+            description: `Seconds per bucket; ${MIN_BUCKET_SECONDS}–${MAX_BUCKET_SECONDS}. 60, 300, 600, 3600, 21600 and 86400 are precomputed; others are computed on demand.`,
+            schema: { type: 'integer', minimum: MIN_BUCKET_SECONDS, maximum: MAX_BUCKET_SECONDS, default: DEFAULT_BUCKET_SECONDS },
+          },
+          windowParam,
+        ],
+        responses: {
+          '200': json(ref('Timeseries')),
+          '304': { $ref: '#/components/responses/NotModified' },
+          '400': problem(`Bad bucketSeconds or window, or more than ${MAX_BUCKETS} buckets (too_many_buckets)`),
+          '403': problem('No streamId (stream_id_required), or a stream not attributed to the caller (forbidden_stream)'),
+          '404': problem('A stream of the caller that has never reported'),
+          ...commonErrors,
+        },
+      },
+    },
+    '/telemetry/export': {
+      get: {
+        tags: ['telemetry'],
+        summary: 'Download the deduplicated session reports of one stream in a window (streamed)',
+        parameters: [
+          { $ref: '#/components/parameters/streamIdQuery' },
+          windowParam,
+          { name: 'format', in: 'query', schema: { type: 'string', enum: [...EXPORT_FORMATS], default: 'csv' } },
+        ],
+        responses: {
+          '200': {
+            description:
+              'The records, with the columns of the session report contract (maps as JSON text in CSV), as an attachment: Content-Disposition: attachment; filename="<customer>_<stream>_<window>.<ext>"',
+            headers: {
+              'Content-Disposition': { schema: { type: 'string' } },
+              ETag: { $ref: '#/components/headers/ETag' },
+              'Last-Modified': { $ref: '#/components/headers/LastModified' },
+            },
+            content: Object.fromEntries(
+              EXPORT_FORMATS.map((f) => [EXPORT_MEDIA[f].type.split(';')[0], { schema: { type: 'string', format: f === 'csv' || f === 'ndjson' ? undefined : 'binary' } }]),
+            ),
+          },
+          '304': { $ref: '#/components/responses/NotModified' },
+          '400': problem('Bad window or format (invalid_window, invalid_format)'),
+          '403': problem('No streamId (stream_id_required), or a stream not attributed to the caller'),
+          '404': problem('A stream of the caller that has never reported'),
+          ...commonErrors,
+        },
+      },
+    },
+    ...Object.fromEntries(OPERATOR_ONLY_ROUTES.map((r) => [r.path.replace(/:(\w+)/g, '{$1}'), operatorOnly(r.path, r.capability)])),
+  },
+  components: {
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'A tenant token (`cli token --customer ID`) or an operator token (`cli token --role operator`).',
+      },
+    },
+    headers: {
+      ETag: { description: 'Strong validator of this representation in this snapshot', schema: { type: 'string' } },
+      LastModified: { description: 'The snapshot asOf (HTTP date)', schema: { type: 'string' } },
+      RequestId: { description: 'Request id, also in the server logs', schema: { type: 'string' } },
+    },
+    responses: {
+      NotModified: { description: 'The representation matching If-None-Match is still current' },
+    },
+    parameters: {
+      window: {
+        name: 'window',
+        in: 'query',
+        description: 'A window counts the reports with asOf − window < ts ≤ asOf (asOf: the snapshot time).',
+        schema: { type: 'string', enum: [...WINDOW_NAMES], default: '24h' },
+      },
+      detail: { name: 'detail', in: 'query', description: '1 or true for stream summaries', schema: { type: 'string', enum: ['1', 'true', '0', 'false'] } },
+      streamIdPath: {
+        name: 'streamId',
+        in: 'path',
+        required: true,
+        description: '`<customerId>:<name>`; the colon raw or percent-encoded (%3A)',
+        schema: { type: 'string' },
+      },
+      streamIdQuery: {
+        name: 'streamId',
+        in: 'query',
+        description: 'One of the caller\'s streams (required: without it the request is refused with 403)',
+        schema: { type: 'string' },
+      },
+    },
+    schemas: {
+      Problem: {
+        type: 'object',
+        required: ['type', 'title', 'status', 'detail', 'code'],
+        properties: {
+          type: { type: 'string', format: 'uri-reference' },
+          title: { type: 'string' },
+          status: { type: 'integer', minimum: 400, maximum: 599 },
+          detail: { type: 'string' },
+          code: { type: 'string', pattern: '^[a-z_]+$' },
+        },
+      },
+      Health: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } }, additionalProperties: false },
+      Ready: {
+        type: 'object',
+        required: ['status', 'snapshot', 'asOf'],
+        properties: { status: { const: 'ready' }, snapshot: { type: 'string' }, asOf: isoMs },
+        additionalProperties: false,
+      },
+      StreamSummary: {
+        type: 'object',
+        required: [...Object.keys(SUMMARY_PROPS), 'activePeers', 'live', 'lastSeenAt'],
+        properties: {
+          ...SUMMARY_PROPS,
+          activePeers: { ...nonNegInt, description: 'sessions whose latest report is at most 120 s old at asOf and not final' },
+          live: { type: 'boolean', description: 'activePeers > 0' },
+          lastSeenAt: { oneOf: [isoMs, { type: 'null' }], description: 'time of the latest report' },
+        },
+        additionalProperties: false,
+      },
+      StreamList: {
+        type: 'object',
+        required: ['streams'],
+        properties: {
+          window: { type: 'string', enum: [...WINDOW_NAMES] },
+          asOf: isoMs,
+          streams: {
+            anyOf: [
+              { type: 'array', items: { type: 'string' }, description: 'without detail: stream ids' },
+              { type: 'array', items: ref('StreamSummary'), description: 'with detail: stream summaries' },
+            ],
+          },
+        },
+        additionalProperties: false,
+      },
+      StreamMetrics: {
+        type: 'object',
+        required: Object.keys(SUMMARY_PROPS),
+        properties: { ...SUMMARY_PROPS, window: { type: 'string', enum: [...WINDOW_NAMES] }, asOf: isoMs },
+        additionalProperties: false,
+      },
+      PlatformMetrics: {
+        type: 'object',
+        required: ['window', 'asOf', 'streams', 'totalSessions', 'totalBytesOffloaded', 'totalBytesFallback', 'avgOffloadRatio', 'avgPeerCount', 'avgBufferHealth', 'activePeers', 'live', 'lastSeenAt'],
+        properties: {
+          window: { type: 'string', enum: [...WINDOW_NAMES] },
+          asOf: isoMs,
+          streams: { ...nonNegInt, description: 'streams with a report in the window' },
+          ...Object.fromEntries(Object.entries(SUMMARY_PROPS).filter(([k]) => k !== 'streamId')),
+          activePeers: nonNegInt,
+          live: { type: 'boolean' },
+          lastSeenAt: { oneOf: [isoMs, { type: 'null' }] },
+        },
+        additionalProperties: false,
+      },
+      Bucket: {
+        type: 'object',
+        required: ['start', 'sessions', 'bytesOffloaded', 'bytesFallback', 'offloadRatio', 'avgPeerCount', 'avgBufferHealth', 'rebufferEvents'],
+        properties: {
+          start: isoMs,
+          sessions: { ...nonNegInt, description: 'distinct sessions that reported in the bucket' },
+          bytesOffloaded: nonNegInt,
+          bytesFallback: nonNegInt,
+          offloadRatio: ratio,
+          avgPeerCount: nonNeg,
+          avgBufferHealth: nonNeg,
+          rebufferEvents: { ...nonNegInt, description: 'sum of stallCount' },
+        },
+        additionalProperties: false,
+      },
+      Timeseries: {
+        type: 'object',
+        required: ['streamId', 'window', 'bucketSeconds', 'from', 'to', 'buckets'],
+        properties: {
+          streamId: { type: 'string' },
+          window: { type: 'string', enum: [...WINDOW_NAMES] },
+          bucketSeconds: { type: 'integer', minimum: MIN_BUCKET_SECONDS, maximum: MAX_BUCKET_SECONDS },
+          from: { ...isoMs, description: 'start of the bucket holding asOf − window (for all: of the first report)' },
+          to: { ...isoMs, description: 'start of the bucket holding asOf' },
+          buckets: { type: 'array', maxItems: MAX_BUCKETS, items: ref('Bucket') },
+        },
+        additionalProperties: false,
+      },
+    },
+  },
+} as const;
+
+/** Serialised once. */
+export const OPENAPI_JSON = Buffer.from(JSON.stringify(OPENAPI));

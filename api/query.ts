@@ -1,0 +1,70 @@
+// Query parameters of the API, validated at the edge (api-decisions.md: a bad window,
+// bucketSeconds, format or detail is a 400 naming the parameter).
+import type { ParsedUrlQuery } from 'node:querystring';
+import { problems } from './errors.ts';
+import {
+  DEFAULT_BUCKET_SECONDS,
+  DEFAULT_WINDOW,
+  isWindowName,
+  MAX_BUCKET_SECONDS,
+  MIN_BUCKET_SECONDS,
+  WINDOW_NAMES,
+  type WindowName,
+} from '../warehouse/windows.ts';
+
+/** One value of a query parameter: repeated parameters are refused rather than guessed at. */
+function single(query: ParsedUrlQuery, name: string): string | undefined {
+  const v = query[name];
+  if (Array.isArray(v)) throw problems.invalidQuery(`invalid_${snake(name)}`, `${name} is given more than once.`, { parameter: name });
+  return v;
+}
+
+const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+export function windowParam(query: ParsedUrlQuery): WindowName {
+  const v = single(query, 'window');
+  if (v === undefined) return DEFAULT_WINDOW;
+  if (!isWindowName(v)) {
+    throw problems.invalidQuery('invalid_window', `window must be one of ${WINDOW_NAMES.join(', ')}.`, { parameter: 'window', allowed: WINDOW_NAMES });
+  }
+  return v;
+}
+
+export function detailParam(query: ParsedUrlQuery): boolean {
+  const v = single(query, 'detail');
+  if (v === undefined || v === '0' || v === 'false') return false;
+  if (v === '1' || v === 'true') return true;
+  throw problems.invalidQuery('invalid_detail', 'detail must be 1 or true (or 0 or false).', { parameter: 'detail' });
+}
+
+export function bucketSecondsParam(query: ParsedUrlQuery, max = MAX_BUCKET_SECONDS, fallback = DEFAULT_BUCKET_SECONDS): number {
+  const v = single(query, 'bucketSeconds');
+  if (v === undefined) return fallback;
+  const n = /^\d{1,6}$/.test(v) ? Number(v) : NaN;
+  if (!Number.isInteger(n) || n < MIN_BUCKET_SECONDS || n > max) {
+    throw problems.invalidQuery('invalid_bucket_seconds', `bucketSeconds must be an integer from ${MIN_BUCKET_SECONDS} to ${max}.`, {
+      parameter: 'bucketSeconds',
+      minimum: MIN_BUCKET_SECONDS,
+      maximum: max,
+    });
+  }
+  return n;
+}
+
+export function enumParam<T extends string>(query: ParsedUrlQuery, name: string, allowed: readonly T[], fallback: T, aliases: Record<string, T> = {}): T {
+  const v = single(query, name);
+  if (v === undefined) return fallback;
+  if ((allowed as readonly string[]).includes(v)) return v as T;
+  const alias = aliases[v];
+  if (alias) return alias;
+  throw problems.invalidQuery(`invalid_${snake(name)}`, `${name} must be one of ${[...allowed, ...Object.keys(aliases)].join(', ')}.`, {
+    parameter: name,
+    allowed: [...allowed, ...Object.keys(aliases)],
+  });
+}
+
+/** The streamId query parameter, if given (its ownership is checked by the caller). */
+export function streamIdParam(query: ParsedUrlQuery): string | undefined {
+  const v = single(query, 'streamId');
+  return v === '' ? undefined : v;
+}

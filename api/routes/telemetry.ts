@@ -1,0 +1,115 @@
+// The telemetry routes of telemetry-api.md: stream list and summaries, stream metrics,
+// platform-wide metrics (operators), bucketed series and exports. Every read is scoped to the
+// caller's customerId (stream id prefix); figures come from the loaded snapshot.
+import type { Router, RouterMiddleware } from '@koa/router';
+import type { Context } from 'koa';
+import { assertStreamAccess, callerOf, canSee, requireCapability, requireOperator } from '../auth.ts';
+import { problems } from '../errors.ts';
+import { sendSnapshotJson, setSnapshotHeaders, snapshotEtag, etagMatches } from '../http-cache.ts';
+import { bucketSecondsParam, detailParam, enumParam, streamIdParam, windowParam } from '../query.ts';
+import { bucketRange, windowSeries } from '../timeseries.ts';
+import { EXPORT_FORMATS, EXPORT_MEDIA, exportFileName, startExport } from '../export/export.ts';
+import type { ServedSnapshot, SummaryJson } from '../snapshot-store.ts';
+import type { ApiDeps } from '../deps.ts';
+import { STANDARD_BUCKET_SECONDS } from '../../warehouse/windows.ts';
+
+/** The snapshot this request is served from (captured once, when the request started). */
+export function snapshotOf(ctx: Context): ServedSnapshot {
+  const snap = ctx.state['snapshot'] as ServedSnapshot | null | undefined;
+  if (!snap) throw problems.snapshotUnavailable();
+  return snap;
+}
+
+const METRIC_FIELDS = ['totalSessions', 'totalBytesOffloaded', 'totalBytesFallback', 'avgOffloadRatio', 'avgPeerCount', 'avgBufferHealth'] as const;
+
+function metricsOf(streamId: string, s: SummaryJson | undefined) {
+  const out: Record<string, unknown> = { streamId };
+  for (const f of METRIC_FIELDS) out[f] = s ? s[f] : 0;
+  return out;
+}
+
+function streamParam(ctx: Context): string {
+  return String((ctx.params as Record<string, string>)['streamId']);
+}
+
+export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddleware): void {
+  router.get('/telemetry/streams', auth, (ctx) => {
+    const caller = callerOf(ctx);
+    requireCapability(caller, 'telemetry:read');
+    const window = windowParam(ctx.query);
+    const detail = detailParam(ctx.query);
+    const snap = snapshotOf(ctx);
+    const scope = caller.role === 'tenant' ? caller.customerId : '*';
+    sendSnapshotJson(ctx, snap, `streams|${scope}|${window}|${detail ? 1 : 0}`, () => {
+      const list = [...snap.summaries.get(window)!.values()].filter((s) => canSee(caller, s.streamId));
+      return { window, asOf: snap.manifest.asOf, streams: detail ? list : list.map((s) => s.streamId) };
+    });
+  });
+
+  router.get('/telemetry/metrics', auth, (ctx) => {
+    const caller = callerOf(ctx);
+    requireOperator(caller);
+    requireCapability(caller, 'telemetry:read');
+    const window = windowParam(ctx.query);
+    const snap = snapshotOf(ctx);
+    sendSnapshotJson(ctx, snap, `platform|${window}`, () => ({ window, asOf: snap.manifest.asOf, ...snap.platform.get(window)! }));
+  });
+
+  router.get('/telemetry/metrics/:streamId', auth, (ctx) => {
+    const caller = callerOf(ctx);
+    requireCapability(caller, 'telemetry:read');
+    const streamId = streamParam(ctx);
+    assertStreamAccess(caller, streamId);
+    const window = windowParam(ctx.query);
+    const snap = snapshotOf(ctx);
+    if (!snap.knows(streamId)) throw problems.streamNotFound();
+    sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => ({
+      ...metricsOf(streamId, snap.summaries.get(window)!.get(streamId)),
+      window,
+      asOf: snap.manifest.asOf,
+    }));
+  });
+
+  router.get('/telemetry/timeseries', auth, async (ctx) => {
+    const caller = callerOf(ctx);
+    requireCapability(caller, 'telemetry:read');
+    const streamId = streamIdParam(ctx.query);
+    if (streamId === undefined) throw problems.streamIdRequired('a series');
+    assertStreamAccess(caller, streamId);
+    const bucketSeconds = bucketSecondsParam(ctx.query);
+    const window = windowParam(ctx.query);
+    const snap = snapshotOf(ctx);
+    if (!snap.knows(streamId)) throw problems.streamNotFound();
+    const key = `series|${streamId}|${window}|${bucketSeconds}`;
+    const standard = (STANDARD_BUCKET_SECONDS as readonly number[]).includes(bucketSeconds);
+    let rows = standard ? snap.series.get(streamId)?.get(bucketSeconds) ?? [] : null;
+    if (rows === null && !snap.responses.has(key)) {
+      // Refuse an oversized range before computing anything (the minute series locates `all`).
+      bucketRange(snap.series.get(streamId)?.get(60) ?? [], snap.asOfMs, window, bucketSeconds);
+      rows = await deps.onDemand.series(snap, streamId, bucketSeconds);
+    }
+    sendSnapshotJson(ctx, snap, key, () => windowSeries(streamId, rows ?? [], snap.asOfMs, window, bucketSeconds));
+  });
+
+  router.get('/telemetry/export', auth, async (ctx) => {
+    const caller = callerOf(ctx);
+    requireCapability(caller, 'telemetry:read');
+    const streamId = streamIdParam(ctx.query);
+    if (streamId === undefined) throw problems.streamIdRequired('an export');
+    assertStreamAccess(caller, streamId);
+    const window = windowParam(ctx.query);
+    const format = enumParam(ctx.query, 'format', EXPORT_FORMATS, 'csv');
+    const snap = snapshotOf(ctx);
+    if (!snap.knows(streamId)) throw problems.streamNotFound();
+    const etag = snapshotEtag(snap, `export|${streamId}|${window}|${format}`);
+    setSnapshotHeaders(ctx, snap, etag);
+    if (etagMatches(ctx.get('If-None-Match') || undefined, etag)) {
+      ctx.status = 304;
+      return;
+    }
+    const body = await startExport(deps.db, deps.layout, snap, streamId, window, format);
+    ctx.set('Content-Disposition', `attachment; filename="${exportFileName(streamId, window, format)}"`);
+    ctx.type = EXPORT_MEDIA[format].type;
+    ctx.body = body;
+  });
+}

@@ -1,0 +1,69 @@
+// Starting and stopping the API server: its own DuckDB, the snapshot store following CURRENT, the
+// signing secret, Node's HTTP timeouts, and a graceful close.
+import http from 'node:http';
+import path from 'node:path';
+import fs from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import type { AppConfig } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import { Db } from '../warehouse/duckdb.ts';
+import { warehouseLayout } from '../warehouse/layout.ts';
+import { createApp } from './app.ts';
+import { OnDemandSeries } from './ondemand-series.ts';
+import { SnapshotStore } from './snapshot-store.ts';
+import { tokenSecret } from './tokens.ts';
+import type { ApiDeps } from './deps.ts';
+
+export interface RunningApi {
+  url: string;
+  server: http.Server;
+  deps: ApiDeps;
+  close(): Promise<void>;
+}
+
+export async function startApi(config: AppConfig, log: Logger): Promise<RunningApi> {
+  const layout = warehouseLayout(config.warehouseDir);
+  const spill = path.join(layout.tmp, `duckdb-${process.pid}`);
+  const db = await Db.open(config.duckdb, spill);
+  const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs);
+  await store.start();
+  const deps: ApiDeps = {
+    db,
+    layout,
+    config,
+    log,
+    store,
+    onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs),
+    secret: await tokenSecret(layout, config.tokenSecret),
+  };
+  const app = createApp(deps);
+  const server = http.createServer(app.callback());
+  // Slow or stalled clients do not hold the server: receiving a request has a deadline, and an
+  // idle keep-alive connection is closed.
+  server.requestTimeout = config.api.requestTimeoutMs;
+  server.headersTimeout = Math.min(config.api.requestTimeoutMs, 20_000);
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.api.port, config.api.host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `http://${host}:${addr.port}`;
+  log.info({ url, snapshot: store.current()?.id ?? null }, 'API listening');
+  return {
+    url,
+    server,
+    deps,
+    async close() {
+      store.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 5_000).unref();
+      });
+      db.close();
+      await fs.rm(spill, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,230 @@
+// The published snapshot as the API serves it: loaded once into memory when CURRENT moves, and
+// swapped in one assignment, so a request that started on the old snapshot finishes on it and no
+// request ever sees a mix. A newer snapshot that cannot be read is logged and skipped.
+import fs from 'node:fs';
+import path from 'node:path';
+import { LRUCache } from 'lru-cache';
+import { fileList, toNumber, type Db } from '../warehouse/duckdb.ts';
+import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
+import { publishedDir, readCurrent, snapshotFiles } from '../warehouse/snapshots.ts';
+import { WINDOW_NAMES, type WindowName } from '../warehouse/windows.ts';
+import type { WarehouseLayout } from '../warehouse/layout.ts';
+import type { Logger } from '../lib/log.ts';
+
+export interface SummaryJson {
+  streamId: string;
+  totalSessions: number;
+  totalBytesOffloaded: number;
+  totalBytesFallback: number;
+  avgOffloadRatio: number;
+  avgPeerCount: number;
+  avgBufferHealth: number;
+  activePeers: number;
+  live: boolean;
+  lastSeenAt: string | null;
+}
+
+export interface PlatformJson extends Omit<SummaryJson, 'streamId'> {
+  streams: number;
+}
+
+/** One non-empty bucket of a stream's series (start in ms since the epoch). */
+export interface BucketRow {
+  startMs: number;
+  sessions: number;
+  bytesOffloaded: number;
+  bytesFallback: number;
+  offloadRatio: number;
+  avgPeerCount: number;
+  avgBufferHealth: number;
+  rebufferEvents: number;
+}
+
+/** A response body serialised once for this snapshot, with its ETag. */
+export interface CachedBody {
+  body: Buffer;
+  etag: string;
+}
+
+export class ServedSnapshot {
+  readonly asOfMs: number;
+  /** HTTP date of asOf, for Last-Modified. */
+  readonly lastModified: string;
+  /** Serialised responses, built on first request. */
+  readonly responses = new LRUCache<string, CachedBody>({ maxSize: 64 * 1024 * 1024, sizeCalculation: (v) => v.body.length + 64 });
+
+  constructor(
+    readonly id: string,
+    readonly dir: string,
+    readonly manifest: SnapshotManifest,
+    readonly summaries: ReadonlyMap<WindowName, ReadonlyMap<string, SummaryJson>>,
+    readonly platform: ReadonlyMap<WindowName, PlatformJson>,
+    readonly series: ReadonlyMap<string, ReadonlyMap<number, readonly BucketRow[]>>,
+  ) {
+    this.asOfMs = Date.parse(manifest.asOf);
+    this.lastModified = new Date(this.asOfMs).toUTCString();
+  }
+
+  /** Whether a stream has any report up to asOf. */
+  knows(streamId: string): boolean {
+    return this.summaries.get('all')?.has(streamId) ?? false;
+  }
+
+  /** The landed files (absolute) and present columns of one customer's partition in this snapshot. */
+  customerInputs(layout: WarehouseLayout, customerId: string): { files: string[]; presentColumns: string[] } | null {
+    const p = this.manifest.partitions.find((x) => x.customerId === customerId);
+    if (!p) return null;
+    return { files: p.files.map((f) => path.join(layout.rawReports, f.path)), presentColumns: p.presentColumns };
+  }
+}
+
+const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : null);
+
+export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: string): Promise<ServedSnapshot> {
+  const dir = publishedDir(layout, snapshot);
+  const files = snapshotFiles(dir);
+  const manifest = await readSnapshotManifest(files.manifest);
+  const customers = manifest.partitions.map((p) => p.customerId);
+
+  const summaries = new Map<WindowName, Map<string, SummaryJson>>(WINDOW_NAMES.map((w) => [w, new Map()]));
+  const platform = new Map<WindowName, PlatformJson>();
+  const series = new Map<string, Map<number, BucketRow[]>>();
+
+  await db.withSession(async (s) => {
+    if (customers.length > 0) {
+      const rows = await s.all<Record<string, unknown>>(
+        `SELECT windowName, streamId, totalSessions, totalBytesOffloaded, totalBytesFallback, avgOffloadRatio,
+                avgPeerCount, avgBufferHealth, activePeers, live, lastSeenAt
+         FROM read_parquet(${fileList(customers.map(files.summaries))}) ORDER BY streamId`,
+      );
+      for (const r of rows) {
+        const byStream = summaries.get(r['windowName'] as WindowName);
+        if (!byStream) continue;
+        const streamId = String(r['streamId']);
+        byStream.set(streamId, {
+          streamId,
+          totalSessions: toNumber(r['totalSessions']),
+          totalBytesOffloaded: toNumber(r['totalBytesOffloaded']),
+          totalBytesFallback: toNumber(r['totalBytesFallback']),
+          avgOffloadRatio: Number(r['avgOffloadRatio']),
+          avgPeerCount: Number(r['avgPeerCount']),
+          avgBufferHealth: Number(r['avgBufferHealth']),
+          activePeers: toNumber(r['activePeers']),
+          live: Boolean(r['live']),
+          lastSeenAt: iso(r['lastSeenAt']),
+        });
+      }
+      const buckets = await s.all<Record<string, unknown>>(
+        `SELECT streamId, bucketSeconds, epoch_ms(bucketStart) AS startMs, sessions, bytesOffloaded, bytesFallback,
+                offloadRatio, avgPeerCount, avgBufferHealth, rebufferEvents
+         FROM read_parquet(${fileList(customers.map(files.series))}) ORDER BY streamId, bucketSeconds, bucketStart`,
+      );
+      for (const b of buckets) {
+        const streamId = String(b['streamId']);
+        const size = Number(b['bucketSeconds']);
+        let bySize = series.get(streamId);
+        if (!bySize) series.set(streamId, (bySize = new Map()));
+        let list = bySize.get(size);
+        if (!list) bySize.set(size, (list = []));
+        list.push({
+          startMs: toNumber(b['startMs']),
+          sessions: toNumber(b['sessions']),
+          bytesOffloaded: toNumber(b['bytesOffloaded']),
+          bytesFallback: toNumber(b['bytesFallback']),
+          offloadRatio: Number(b['offloadRatio']),
+          avgPeerCount: Number(b['avgPeerCount']),
+          avgBufferHealth: Number(b['avgBufferHealth']),
+          rebufferEvents: toNumber(b['rebufferEvents']),
+        });
+      }
+    }
+    const rows = await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${fileList([files.platform])})`);
+    for (const r of rows) {
+      platform.set(r['windowName'] as WindowName, {
+        streams: toNumber(r['streams']),
+        totalSessions: toNumber(r['totalSessions']),
+        totalBytesOffloaded: toNumber(r['totalBytesOffloaded']),
+        totalBytesFallback: toNumber(r['totalBytesFallback']),
+        avgOffloadRatio: Number(r['avgOffloadRatio']),
+        avgPeerCount: Number(r['avgPeerCount']),
+        avgBufferHealth: Number(r['avgBufferHealth']),
+        activePeers: toNumber(r['activePeers']),
+        live: Boolean(r['live']),
+        lastSeenAt: iso(r['lastSeenAt']),
+      });
+    }
+  });
+  return new ServedSnapshot(snapshot, dir, manifest, summaries, platform, series);
+}
+
+/** Follows CURRENT (watching the folder, and polling as a fallback) and holds the loaded snapshot. */
+export class SnapshotStore {
+  private snapshot: ServedSnapshot | null = null;
+  private watcher: fs.FSWatcher | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private inFlight: Promise<void> | null = null;
+  /** The last snapshot that failed to load, retried only after a while rather than on every tick. */
+  private failed: { id: string; at: number } | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly layout: WarehouseLayout,
+    private readonly log: Logger,
+    private readonly pollMs: number,
+  ) {}
+
+  current(): ServedSnapshot | null {
+    return this.snapshot;
+  }
+
+  async start(): Promise<void> {
+    await this.refresh();
+    fs.mkdirSync(this.layout.snapshots, { recursive: true });
+    try {
+      this.watcher = fs.watch(this.layout.snapshots, () => void this.refresh());
+      this.watcher.on('error', (err) => this.log.warn({ err: err.message }, 'watching snapshots failed; polling only'));
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'cannot watch snapshots; polling only');
+    }
+    this.timer = setInterval(() => void this.refresh(), this.pollMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.watcher?.close();
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Load the snapshot CURRENT names if it is new; one load at a time. */
+  refresh(): Promise<void> {
+    this.inFlight ??= this.load().finally(() => {
+      this.inFlight = null;
+    });
+    return this.inFlight;
+  }
+
+  private async load(): Promise<void> {
+    let pointer;
+    try {
+      pointer = await readCurrent(this.layout);
+    } catch (err) {
+      this.log.error({ err: (err as Error).message }, 'CURRENT is unreadable; keeping the loaded snapshot');
+      return;
+    }
+    if (!pointer || pointer.snapshot === this.snapshot?.id) return;
+    if (this.failed?.id === pointer.snapshot && Date.now() - this.failed.at < 30_000) return;
+    const started = Date.now();
+    try {
+      const next = await loadSnapshot(this.db, this.layout, pointer.snapshot);
+      this.snapshot = next; // the swap: one assignment
+      this.failed = null;
+      this.log.info({ snapshot: next.id, asOf: next.manifest.asOf, ms: Date.now() - started }, 'serving snapshot');
+    } catch (err) {
+      this.failed = { id: pointer.snapshot, at: Date.now() };
+      this.log.error(
+        { snapshot: pointer.snapshot, err: (err as Error).message, serving: this.snapshot?.id ?? null },
+        'cannot load the published snapshot; keeping the last good one',
+      );
+    }
+  }
+}

@@ -1,0 +1,61 @@
+// Small control documents (tenants, origins...): JSON files in the warehouse's control area,
+// validated by a schema on read and on write, replaced atomically, and updated under a lock so
+// that concurrent writers in any process never lose each other's changes.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import type { z } from 'zod';
+import { writeJsonDurable } from '../../lib/fsx.ts';
+import { describeZodError } from '../../lib/errors.ts';
+
+export class ControlDocumentError extends Error {
+  override name = 'ControlDocumentError';
+}
+
+/** Read a document; `empty` when it does not exist yet. */
+export async function readDocument<S extends z.ZodType>(file: string, schema: S, empty: z.infer<S>): Promise<z.infer<S>> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return empty;
+    throw err;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ControlDocumentError(`${path.basename(file)} is not valid JSON`);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new ControlDocumentError(`${path.basename(file)} is invalid: ${describeZodError(parsed.error)}`);
+  return parsed.data;
+}
+
+/**
+ * Read-modify-write a document under its lock. `change` gets the current value and returns the
+ * new one (validated before it is written) and a result for the caller.
+ */
+export async function updateDocument<S extends z.ZodType, R>(
+  file: string,
+  schema: S,
+  empty: z.infer<S>,
+  change: (current: z.infer<S>) => { next: z.infer<S>; result: R } | Promise<{ next: z.infer<S>; result: R }>,
+): Promise<R> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const release = await lockfile.lock(file, {
+    realpath: false,
+    stale: 10_000,
+    retries: { retries: 100, minTimeout: 20, maxTimeout: 200 },
+  });
+  try {
+    const current = await readDocument(file, schema, empty);
+    const { next, result } = await change(current);
+    const checked = schema.safeParse(next);
+    if (!checked.success) throw new ControlDocumentError(`refusing to write an invalid ${path.basename(file)}: ${describeZodError(checked.error)}`);
+    await writeJsonDurable(file, checked.data);
+    return result;
+  } finally {
+    await release();
+  }
+}

@@ -1,0 +1,32 @@
+// Loading one stream's deduplicated reports (up to a snapshot's asOf) into a session's `reports`
+// table, from the raw files the snapshot was computed from: the base of every on-demand figure.
+import { TIMESTAMP } from '@duckdb/node-api';
+import { fileList, fillSql, sqlFile, type DbSession } from './duckdb.ts';
+import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
+import { timestampParam } from './partition-rollup.ts';
+
+export interface StreamInputs {
+  files: string[];
+  presentColumns: string[];
+}
+
+export async function loadStreamReports(
+  s: DbSession,
+  inputs: StreamInputs,
+  streamId: string,
+  asOf: Date,
+  columns: readonly string[] = ROLLUP_COLUMNS,
+): Promise<void> {
+  if (inputs.files.length === 0) {
+    await s.run(`CREATE OR REPLACE TEMP TABLE raw_reports AS SELECT NULL::VARCHAR AS filename, ${projectionSql(columns, new Set())} LIMIT 0`);
+  } else {
+    await s.run(
+      fillSql(sqlFile('stream_reports'), {
+        files: fileList(inputs.files),
+        projection: projectionSql(columns, new Set(inputs.presentColumns)),
+      }),
+      { stream_id: streamId },
+    );
+  }
+  await s.run(sqlFile('dedup_reports'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
+}
