@@ -1,0 +1,103 @@
+// The OpenAPI 3.1 document: valid as a document, served as written, and every route's real
+// responses (successes and errors) validate against it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { OpenApiChecker } from '../helpers/openapi.ts';
+
+let t: TestApi;
+let doc: Record<string, unknown>;
+let checker: OpenApiChecker;
+
+beforeAll(async () => {
+  t = await startTestApi();
+  doc = (await t.get('/openapi.json')).json as Record<string, unknown>;
+  checker = new OpenApiChecker(doc);
+}, 240_000);
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(doc as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc['openapi']).toBe('3.1.0');
+  });
+
+  it('describes every real response of every route', async () => {
+    const a = t.tokens.acme;
+    const op = t.tokens.operator;
+    const requests: [string, string | null, Record<string, string>?][] = [
+      ['/healthz', null],
+      ['/readyz', null],
+      ['/openapi.json', null],
+      ['/telemetry/streams', a],
+      ['/telemetry/streams?detail=1&window=all', a],
+      ['/telemetry/streams?detail=true&window=1h', op],
+      ['/telemetry/streams?window=nope', a],
+      ['/telemetry/streams', null],
+      ['/telemetry/streams', t.tokens.expired],
+      ['/telemetry/metrics', op],
+      ['/telemetry/metrics?window=all', op],
+      ['/telemetry/metrics', a],
+      ['/telemetry/metrics?window=x', op],
+      ['/telemetry/metrics', null],
+      ['/telemetry/metrics/acme:live-main', a],
+      ['/telemetry/metrics/acme:live-sports?window=1h', a],
+      ['/telemetry/metrics/globex:live-main', a],
+      ['/telemetry/metrics/acme:nope', a],
+      ['/telemetry/metrics/acme:live-main?window=x', a],
+      ['/telemetry/metrics/acme:live-main', t.tokens.forged],
+      ['/telemetry/timeseries?streamId=acme:live-main', a],
+      ['/telemetry/timeseries?streamId=acme:live-main&bucketSeconds=900&window=7d', a],
+      ['/telemetry/timeseries?streamId=acme:live-main&bucketSeconds=60&window=30d', a],
+      ['/telemetry/timeseries?streamId=acme:live-main&bucketSeconds=5', a],
+      ['/telemetry/timeseries', a],
+      ['/telemetry/timeseries?streamId=acme:nope', a],
+      ['/telemetry/timeseries?streamId=acme:live-main', null],
+      ['/telemetry/export?streamId=acme:live-main&window=1h', a],
+      ['/telemetry/export?streamId=acme:live-main&window=1h&format=ndjson', a],
+      ['/telemetry/export?streamId=acme:live-main&window=1h&format=parquet', a],
+      ['/telemetry/export?streamId=acme:live-main&window=1h&format=arrow', a],
+      ['/telemetry/export?streamId=acme:live-main&format=pdf', a],
+      ['/telemetry/export', a],
+      ['/telemetry/export?streamId=acme:nope', a],
+      ['/telemetry/export?streamId=acme:live-main', null],
+      ['/billing/summary', a],
+      ['/billing/summary', op],
+      ['/billing/summary', null],
+      ['/billing/invoices', a],
+      ['/billing/invoices', op],
+      ['/billing/invoices', null],
+      ['/billing/invoices/inv_1', a],
+      ['/billing/invoices/inv_1', op],
+      ['/billing/invoices/inv_1', null],
+      ['/billing/customers/acme', a],
+      ['/billing/customers/acme', op],
+      ['/billing/customers/acme', null],
+      ['/billing/usage/acme', a],
+      ['/billing/usage/acme', op],
+      ['/billing/usage/acme', null],
+      ['/control/tenants', a],
+      ['/control/tenants', op],
+      ['/control/tenants', null],
+      ['/control/tenants/acme', a],
+      ['/control/tenants/acme', op],
+      ['/control/tenants/acme', null],
+    ];
+    for (const [path, token] of requests) {
+      const res = await t.get(path, token);
+      checker.check('GET', path, res);
+      const etag = res.headers.get('etag');
+      if (res.status === 200 && etag) {
+        const again = await t.get(path, token, { 'If-None-Match': etag });
+        expect(again.status).toBe(304);
+        checker.check('GET', path, again);
+      }
+    }
+    expect(checker.missing()).toEqual([]);
+  });
+});

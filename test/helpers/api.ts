@@ -1,0 +1,88 @@
+// A real API server on a loopback port over a real snapshot of generated data, with tokens of
+// every kind the tests need (tenants, operator, expired, forged, malformed).
+import { loadConfig, type AppConfig } from '../../lib/config.ts';
+import { silentLogger, type Logger } from '../../lib/log.ts';
+import { startApi, type RunningApi } from '../../api/server.ts';
+import { issueToken, tokenSecret } from '../../api/tokens.ts';
+import { addTenant, type Tenant } from '../../warehouse/control/tenants.ts';
+import { runPipeline } from '../../jobs/pipeline.ts';
+import { openTestWarehouse, type TestWarehouse } from './warehouse.ts';
+import { generateHistory } from './data.ts';
+import { Independent } from './independent.ts';
+
+export const RECENT_END = new Date('2026-11-20T12:00:00Z');
+export const AS_OF = new Date(RECENT_END.getTime() - 5 * 60_000);
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: unknown;
+}
+
+export interface TestApi {
+  wh: TestWarehouse;
+  api: RunningApi;
+  url: string;
+  tenants: Record<string, Tenant>;
+  tokens: { acme: string; globex: string; operator: string; expired: string; forged: string; malformed: string };
+  ind: Independent;
+  get(path: string, token?: string | null, headers?: Record<string, string>): Promise<TestResponse>;
+  request(method: string, path: string, init?: { token?: string | null; headers?: Record<string, string>; body?: string }): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export function apiConfig(root: string, env: Record<string, string> = {}): AppConfig {
+  return loadConfig({ warehouseDir: root, port: 0, host: '127.0.0.1' }, { DUCKDB_THREADS: '2', DUCKDB_MEMORY_LIMIT: '1GB', ...env });
+}
+
+export async function startTestApi(opts: { log?: Logger; env?: Record<string, string> } = {}): Promise<TestApi> {
+  const wh = await openTestWarehouse();
+  await generateHistory(wh, ['acme', 'globex'], 21, RECENT_END);
+  await runPipeline(wh, { asOf: AS_OF });
+  const tenants: Record<string, Tenant> = {};
+  for (const customerId of ['acme', 'globex']) {
+    tenants[customerId] = await addTenant(wh.layout, { customerId, name: customerId.toUpperCase(), cdnPricePerGb: null, savingsSharePct: 25 });
+  }
+  const secret = await tokenSecret(wh.layout, null);
+  const now = Math.floor(Date.now() / 1000);
+  const tokens = {
+    acme: await issueToken(secret, { role: 'tenant', tenant: tenants['acme']! }, 3600),
+    globex: await issueToken(secret, { role: 'tenant', tenant: tenants['globex']! }, 3600),
+    operator: await issueToken(secret, { role: 'operator' }, 3600),
+    expired: await issueToken(secret, { role: 'tenant', tenant: tenants['acme']! }, 60, now - 7200),
+    forged: await issueToken(new TextEncoder().encode('another secret of 32 bytes or more!!'), { role: 'tenant', tenant: tenants['acme']! }, 3600),
+    malformed: 'not-a.jwt',
+  };
+  const api = await startApi(apiConfig(wh.root, opts.env), opts.log ?? silentLogger);
+  const ind = await Independent.create(wh.db, wh.layout.rawReports, AS_OF);
+
+  async function request(method: string, path: string, init: { token?: string | null; headers?: Record<string, string>; body?: string } = {}): Promise<TestResponse> {
+    const headers: Record<string, string> = { ...(init.headers ?? {}) };
+    if (init.token) headers['Authorization'] = `Bearer ${init.token}`;
+    const res = await fetch(`${api.url}${path}`, { method, headers, ...(init.body === undefined ? {} : { body: init.body }) });
+    const text = await res.text();
+    let json: unknown = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = null;
+    }
+    return { status: res.status, headers: res.headers, text, json };
+  }
+
+  return {
+    wh,
+    api,
+    url: api.url,
+    tenants,
+    tokens,
+    ind,
+    get: (path, token = null, headers = {}) => request('GET', path, { token, headers }),
+    request,
+    async close() {
+      await api.close();
+      await wh.close();
+    },
+  };
+}
