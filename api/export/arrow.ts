@@ -1,99 +1,58 @@
 // Arrow IPC stream export: DuckDB result chunks become Arrow record batches with the types of
 // session-report.md (maps as Arrow maps, ts as microsecond timestamps in UTC), written batch by
 // batch so that memory stays flat whatever the export's size.
-import {
-  AsyncByteQueue,
-  Bool,
-  Field,
-  Float64,
-  Int32,
-  Int64,
-  Map_,
-  RecordBatchStreamWriter,
-  Struct,
-  Table,
-  TimestampMicrosecond,
-  Utf8,
-  makeData,
-  makeVector,
-  vectorFromArray,
-  type DataType,
-  type Vector,
-} from 'apache-arrow';
-import { DuckDBMapValue, DuckDBTimestampValue, type DuckDBDataChunk, type DuckDBValue } from '@duckdb/node-api';
-import { REPORT_COLUMNS, type ReportColumn } from '../../warehouse/report-columns.ts';
+import { AsyncByteQueue, Field, RecordBatch, RecordBatchStreamWriter, Schema, Struct, makeData } from 'apache-arrow';
+import type { DuckDBDataChunk, DuckDBValue } from '@duckdb/node-api';
+import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
+import { arrowData, arrowTypeOf } from './arrow-columns.ts';
 
-function arrowType(c: ReportColumn): DataType {
-  const mapOf = <V extends Int32 | Int64>(value: V) =>
-    new Map_<Utf8, V>(new Field('entries', new Struct<{ key: Utf8; value: V }>([new Field('key', new Utf8(), false), new Field('value', value, true)])), false);
-  switch (c.type) {
-    case 'VARCHAR':
-      return new Utf8();
-    case 'INTEGER':
-      return new Int32();
-    case 'BIGINT':
-      return new Int64();
-    case 'DOUBLE':
-      return new Float64();
-    case 'BOOLEAN':
-      return new Bool();
-    case 'TIMESTAMP':
-      return new TimestampMicrosecond('UTC');
-    case 'MAP(VARCHAR, INTEGER)':
-      return mapOf(new Int32());
-    case 'MAP(VARCHAR, BIGINT)':
-      return mapOf(new Int64());
-    default:
-      throw new Error(`no Arrow type for ${c.type}`);
-  }
-}
+const SCHEMA = new Schema(REPORT_COLUMNS.map((c) => new Field(c.name, arrowTypeOf(c), !c.required)));
 
-const TYPES = REPORT_COLUMNS.map(arrowType);
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
-function toJs(v: DuckDBValue): unknown {
-  if (v instanceof DuckDBMapValue) return new Map(v.entries.map((e) => [String(e.key), toJs(e.value)]));
-  return v;
-}
+/**
+ * The SELECT list an Arrow export reads its rows with: strings as their UTF-8 bytes and
+ * timestamps as microseconds, the forms Arrow stores, with no conversion through JS values.
+ */
+export const ARROW_COLUMNS_SQL = REPORT_COLUMNS.map((c) => {
+  const id = ident(c.name);
+  if (c.type === 'VARCHAR') return `encode(${id}) AS ${id}`;
+  if (c.type === 'TIMESTAMP') return `epoch_us(${id}) AS ${id}`;
+  return id;
+}).join(', ');
 
-function column(i: number, values: DuckDBValue[]): Vector {
-  const c = REPORT_COLUMNS[i]!;
-  const type = TYPES[i]!;
-  if (c.family === 'timestamp') {
-    // Microseconds as they are: the builder's path goes through milliseconds as doubles.
-    const micros = BigInt64Array.from(values, (v) => (v instanceof DuckDBTimestampValue ? v.micros : 0n));
-    return makeVector(makeData({ type: type as TimestampMicrosecond, data: micros, length: micros.length, nullCount: 0 }));
-  }
-  return vectorFromArray(values.map(toJs), type);
+function batchOf(columns: DuckDBValue[][], rows: number): RecordBatch {
+  const children = REPORT_COLUMNS.map((c, i) => arrowData(c, columns[i]!));
+  return new RecordBatch(SCHEMA, makeData({ type: new Struct(SCHEMA.fields), length: rows, nullCount: 0, children }));
 }
 
 /** Bytes of an Arrow IPC stream made from `chunks` (DuckDB chunks of the export query, in column order). */
 export async function* arrowStream(chunks: AsyncIterable<DuckDBDataChunk>, rowsPerBatch = 16_384): AsyncGenerator<Buffer> {
   const pending: Buffer[] = [];
+  // The writer's byte queue, drained after each batch: the IPC bytes leave as they are made.
   class Collect extends AsyncByteQueue {
     override write(chunk: Uint8Array | ArrayBufferView | ArrayBuffer) {
       pending.push(Buffer.from(chunk instanceof Uint8Array ? chunk : new Uint8Array(chunk as ArrayBuffer)));
     }
   }
   const writer = new RecordBatchStreamWriter();
-  writer.reset(new Collect() as unknown as AsyncByteQueue);
+  writer.reset(new Collect() as unknown as AsyncByteQueue, SCHEMA);
   let columns: DuckDBValue[][] = REPORT_COLUMNS.map(() => []);
   let rows = 0;
-  let wrote = false;
-  const flush = function* (): Generator<Buffer> {
-    const table = new Table(Object.fromEntries(REPORT_COLUMNS.map((c, i) => [c.name, column(i, columns[i]!)])));
-    for (const batch of table.batches) writer.write(batch);
-    wrote = true;
-    columns = REPORT_COLUMNS.map(() => []);
-    rows = 0;
-    if (pending.length > 0) yield Buffer.concat(pending.splice(0));
-  };
   for await (const chunk of chunks) {
-    const cols = chunk.getColumns();
-    cols.forEach((values, i) => columns[i]!.push(...values));
+    chunk.getColumns().forEach((values, i) => {
+      const col = columns[i]!;
+      for (const v of values) col.push(v);
+    });
     rows += chunk.rowCount;
-    if (rows >= rowsPerBatch) yield* flush();
+    if (rows >= rowsPerBatch) {
+      writer.write(batchOf(columns, rows));
+      columns = REPORT_COLUMNS.map(() => []);
+      rows = 0;
+      yield Buffer.concat(pending.splice(0));
+    }
   }
-  if (rows > 0 || !wrote) yield* flush();
+  if (rows > 0) writer.write(batchOf(columns, rows));
   writer.finish();
   if (pending.length > 0) yield Buffer.concat(pending.splice(0));
 }

@@ -1,0 +1,111 @@
+// Exports stream with bounded memory: a server in its own process exports a large stream while
+// its resident memory is sampled from /proc; a 20-day export must not cost much more than a
+// one-day export, nor anywhere near the bytes it sends.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import { generateReports } from '../../warehouse/sample/generate.ts';
+import { runPipeline } from '../../jobs/pipeline.ts';
+import { addTenant } from '../../warehouse/control/tenants.ts';
+import { issueToken, tokenSecret } from '../../api/tokens.ts';
+import { PROJECT_ROOT } from '../../lib/version.ts';
+import { quotedString } from '../../warehouse/duckdb.ts';
+import { snapshotFiles } from '../../warehouse/snapshots.ts';
+
+let wh: TestWarehouse;
+let server: ChildProcess;
+let url: string;
+let token: string;
+let reports: number;
+
+async function rssKb(pid: number): Promise<number> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]);
+}
+
+/** Download an export (reading as fast as possible) while sampling the server's RSS. */
+async function exportWithPeak(window: string, format: string): Promise<{ bytes: number; lines: number; growthMb: number }> {
+  const pid = server.pid!;
+  const base = await rssKb(pid);
+  let peak = base;
+  const timer = setInterval(() => void rssKb(pid).then((r) => (peak = Math.max(peak, r))).catch(() => {}), 25);
+  const res = await fetch(`${url}/telemetry/export?streamId=big:live-main&window=${window}&format=${format}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  expect(res.status).toBe(200);
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of res.body!) {
+    const c = chunk as Uint8Array;
+    bytes += c.length;
+    for (let i = 0; i < c.length; i++) if (c[i] === 10) lines++;
+  }
+  clearInterval(timer);
+  return { bytes, lines, growthMb: Math.round((peak - base) / 1024) };
+}
+
+beforeAll(async () => {
+  wh = await openTestWarehouse();
+  await generateReports(wh.db, wh.layout, {
+    customers: ['big'],
+    streams: 2,
+    sessions: 24_000,
+    start: new Date('2026-11-01T00:00:00Z'),
+    hours: 20 * 24,
+    seed: 8,
+  });
+  const run = await runPipeline(wh, { asOf: new Date('2026-11-21T00:00:00Z') });
+  const [row] = await wh.db.withSession((s) =>
+    s.all<{ reports: bigint }>(
+      `SELECT reports FROM read_parquet(${quotedString(snapshotFiles(run.dir).summaries('big'))}) WHERE windowName = 'all' AND streamId = 'big:live-main'`,
+    ),
+  );
+  reports = Number(row!.reports);
+  const tenant = await addTenant(wh.layout, { customerId: 'big', name: 'Big', cdnPricePerGb: null, savingsSharePct: 25 });
+  token = await issueToken(await tokenSecret(wh.layout, null), { role: 'tenant', tenant }, 3600);
+  server = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin/p2ptel.js'), 'serve', '--warehouse', wh.root, '--port', '0'], {
+    env: { ...process.env, DUCKDB_MEMORY_LIMIT: '128MB', DUCKDB_THREADS: '2', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  url = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    server.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /API listening on (http:\/\/\S+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    server.on('exit', (code) => reject(new Error(`server exited (${code}): ${err}`)));
+  });
+}, 240_000);
+
+afterAll(async () => {
+  server?.kill('SIGTERM');
+  await new Promise((r) => server?.once('exit', r));
+  await wh?.close();
+});
+
+describe('export memory', () => {
+  it('stays bounded: twenty days cost about what one day costs, far below the bytes sent', async () => {
+    const oneDay = await exportWithPeak('24h', 'ndjson');
+    const all = await exportWithPeak('all', 'ndjson');
+    // Every deduplicated report of the stream went out, one line each.
+    expect(all.lines).toBe(reports);
+    expect(all.bytes).toBeGreaterThan(15 * oneDay.bytes);
+    expect(all.bytes).toBeGreaterThan(500 * 2 ** 20);
+    expect(all.growthMb).toBeLessThan(450);
+    expect(all.growthMb).toBeLessThan(oneDay.growthMb + 250);
+    expect(all.growthMb * 2 ** 20).toBeLessThan(all.bytes / 2);
+    console.log(`export memory: 24h ${oneDay.bytes} bytes +${oneDay.growthMb} MB; all ${all.bytes} bytes +${all.growthMb} MB`);
+  });
+
+  it('streams CSV and Arrow the same way', async () => {
+    const csv = await exportWithPeak('all', 'csv');
+    expect(csv.lines).toBe(reports + 1); // and a header
+    expect(csv.growthMb).toBeLessThan(450);
+    const arrow = await exportWithPeak('7d', 'arrow');
+    expect(arrow.bytes).toBeGreaterThan(50 * 2 ** 20);
+    expect(arrow.growthMb).toBeLessThan(450);
+  });
+});
