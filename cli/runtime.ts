@@ -5,7 +5,7 @@ import { ZodError } from 'zod';
 import { ConfigError, loadConfig, type AppConfig } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { describeZodError, UserError } from '../lib/errors.ts';
-import { openJobDeps, type JobDeps } from '../jobs/deps.ts';
+import type { JobDeps } from '../jobs/deps.ts';
 
 export interface GlobalOptions {
   warehouse?: string;
@@ -24,6 +24,8 @@ export function runtime(opts: GlobalOptions, kind: 'command' | 'service' = 'comm
 
 /** Run `fn` with job dependencies opened for the command and closed after. */
 export async function withJobDeps<T>(rt: Runtime, fn: (deps: JobDeps) => Promise<T>): Promise<T> {
+  // Loaded here, not at the top: `--help` and light commands need no DuckDB.
+  const { openJobDeps } = await import('../jobs/deps.ts');
   const deps = await openJobDeps(rt.config, rt.log);
   try {
     return await fn(deps);

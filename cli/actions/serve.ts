@@ -1,0 +1,39 @@
+// The `serve` command's work: start the API and stop it cleanly on SIGINT or SIGTERM.
+import { z } from 'zod';
+import { parseOption } from '../runtime.ts';
+import { loadConfig, type AppConfig } from '../../lib/config.ts';
+import { createLogger, type Logger } from '../../lib/log.ts';
+import { startApi, type RunningApi } from '../../api/server.ts';
+import type { ServeFlags } from '../commands/serve.ts';
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+/** Config of an API process: flags over env, logging at info unless LOG_LEVEL says otherwise. */
+export function serveConfig(flags: ServeFlags, defaultLogLevel: 'info' | 'warn' = 'info'): AppConfig {
+  return loadConfig({
+    warehouseDir: flags.warehouse,
+    port: flags.port === undefined ? undefined : parseOption('port', port, flags.port),
+    host: flags.host,
+    defaultLogLevel,
+  });
+}
+
+/** Stop the server on SIGINT/SIGTERM, once. */
+export function closeOnSignals(api: RunningApi, log: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      log.info({ signal }, 'shutting down');
+      void api.close().then(resolve);
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+}
+
+export async function runServe(flags: ServeFlags): Promise<void> {
+  const config = serveConfig(flags);
+  const log = createLogger(config.logLevel, 'p2ptel-api');
+  const api = await startApi(config, log);
+  process.stderr.write(`API listening on ${api.url} (warehouse ${config.warehouseDir})\n`);
+  await closeOnSignals(api, log);
+}

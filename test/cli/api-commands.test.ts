@@ -1,0 +1,130 @@
+// The CLI around the API: tenants, tokens (printed alone on stdout, verifiable), `serve` with a
+// clean SIGTERM, and `start` serving what it printed.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { cli } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/warehouse.ts';
+import { PROJECT_ROOT } from '../../lib/version.ts';
+import { tokenSecret, verifyToken } from '../../api/tokens.ts';
+import { warehouseLayout } from '../../warehouse/layout.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await tempDir();
+});
+afterAll(async () => {
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** Start a long-running command, wait for `ready` on its stdout or stderr; returns the child and output. */
+async function startLong(args: string[], ready: RegExp, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin/p2ptel.js'), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const onData = (d: Buffer) => (out += d.toString());
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (ready.test(out)) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 50);
+    child.on('exit', (code) => {
+      clearInterval(timer);
+      reject(new Error(`exited ${code}: ${out}`));
+    });
+  });
+  return { child, output: () => out };
+}
+
+describe('tenants and tokens', () => {
+  it('adds a tenant (printing only its id), refuses a second one for the same customer, lists them', async () => {
+    const add = await cli(['tenants', 'add', '--warehouse', dir, '--customer', 'acme', '--name', 'Acme Corp', '--cdn-price-per-gb', '0.035', '--savings-share-pct', '20']);
+    expect(add.code, add.stderr).toBe(0);
+    expect(add.stdout).toMatch(/^t_[0-9A-Z]{26}\n$/);
+    const again = await cli(['tenants', 'add', '--warehouse', dir, '--customer', 'acme', '--name', 'Other']);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toBe('error: a tenant for customer acme exists already\n');
+    const defaults = await cli(['tenants', 'add', '--warehouse', dir, '--customer', 'globex', '--name', 'Globex']);
+    expect(defaults.code).toBe(0);
+    const bad = await cli(['tenants', 'add', '--warehouse', dir, '--customer', 'Bad Id', '--name', 'x']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^error: --customer: /);
+    const list = await cli(['tenants', 'list', '--warehouse', dir]);
+    expect(list.stdout).toMatch(/acme\s+Acme Corp\s+0\.035\s+20/);
+    expect(list.stdout).toMatch(/globex\s+Globex\s+0\.02 \(assumed\)\s+25/);
+    const mode = (await fs.stat(path.join(dir, 'control', 'tenants.json'))).mode & 0o777;
+    expect(mode & 0o022).toBe(0);
+  });
+
+  it('prints a token and nothing else, which the API secret verifies', async () => {
+    const tenant = await cli(['token', '--warehouse', dir, '--customer', 'acme', '--ttl', '2h']);
+    expect(tenant.code, tenant.stderr).toBe(0);
+    expect(tenant.stdout).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$/);
+    const secret = await tokenSecret(warehouseLayout(dir), null);
+    const caller = await verifyToken(secret, tenant.stdout.trim());
+    expect(caller).toMatchObject({ role: 'tenant', customerId: 'acme' });
+    expect(caller.expiresAt - Date.now() / 1000).toBeGreaterThan(7190);
+    expect(caller.expiresAt - Date.now() / 1000).toBeLessThan(7210);
+    const operator = await cli(['token', '--warehouse', dir, '--role', 'operator']);
+    expect(await verifyToken(secret, operator.stdout.trim())).toMatchObject({ role: 'operator' });
+    const mode = (await fs.stat(path.join(dir, 'control', 'token-secret'))).mode & 0o777;
+    expect(mode).toBe(0o600);
+  });
+
+  it('says clearly what is wrong with a token request', async () => {
+    const cases: [string[], RegExp][] = [
+      [['token', '--warehouse', dir, '--customer', 'nobody'], /no tenant for nobody/],
+      [['token', '--warehouse', dir], /--customer is required/],
+      [['token', '--warehouse', dir, '--customer', 'acme', '--ttl', 'forever'], /--ttl: a lifetime is a number and a unit/],
+      [['token', '--warehouse', dir, '--role', 'admin'], /--role: tenant or operator/],
+      [['token', '--warehouse', dir, '--role', 'operator', '--customer', 'acme'], /not tied to a customer/],
+    ];
+    for (const [args, msg] of cases) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(msg);
+    }
+  });
+});
+
+describe('serve and start', () => {
+  it('serve answers on loopback and exits 0 on SIGTERM', async () => {
+    const { child, output } = await startLong(['serve', '--warehouse', dir, '--port', '0'], /API listening on http:\/\/127\.0\.0\.1:\d+/);
+    const url = /API listening on (\S+)/.exec(output())![1]!;
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${url}/readyz`)).status).toBe(503); // nothing published in this warehouse
+    const exited = new Promise<number | null>((r) => child.on('exit', r));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('start generates, rolls up, prints a token and curl commands that work, and stops on Ctrl-C', async () => {
+    const wh = await tempDir();
+    try {
+      const { child, output } = await startLong(['start', '--warehouse', wh, '--port', '0'], /timeseries\?streamId=/);
+      const text = output();
+      expect(text).toMatch(/generated [\d,]+ reports/);
+      expect(text).toMatch(/snapshot \S+ published/);
+      const curls = text.split('\n').filter((l) => l.trim().startsWith('curl -s -H'));
+      expect(curls).toHaveLength(3);
+      for (const line of curls) {
+        const m = /-H "Authorization: Bearer (\S+)" "(\S+)"/.exec(line)!;
+        const res = await fetch(m[2]!, { headers: { Authorization: `Bearer ${m[1]}` } });
+        expect(res.status, line).toBe(200);
+      }
+      const exited = new Promise<number | null>((r) => child.on('exit', r));
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      await fs.rm(wh, { recursive: true, force: true });
+    }
+  });
+});
