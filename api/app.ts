@@ -1,9 +1,8 @@
-// The Koa application: request ids and logs, problem+json errors, the snapshot captured per
-// request, then the routes.
+// The Koa application: the request frame (ids, logs, problem+json errors, the snapshot the
+// request reads), then the routes.
 import Koa from 'koa';
 import { Router } from '@koa/router';
-import { errorMiddleware, problems } from './errors.ts';
-import { requestContext } from './request-context.ts';
+import { requestFrame } from './request-context.ts';
 import { authenticate } from './auth.ts';
 import { healthRoutes } from './routes/health.ts';
 import { telemetryRoutes } from './routes/telemetry.ts';
@@ -20,15 +19,7 @@ export function createApp(deps: ApiDeps): Koa {
   telemetryRoutes(router, deps, auth);
   operatorRoutes(router, auth);
 
-  app.use(requestContext(deps.log));
-  app.use(errorMiddleware(deps.log));
-  app.use(async (ctx, next) => {
-    // One snapshot per request: a swap during the request does not change what it reads.
-    ctx.state['snapshot'] = deps.store.current();
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    await next();
-    if (ctx.status === 405 && ctx.body === undefined) throw problems.methodNotAllowed((ctx.response.get('Allow') || 'GET').split(/,\s*/));
-  });
+  app.use(requestFrame(deps.log, deps.store));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -1,7 +1,7 @@
 // The API's typed errors and the one middleware that turns any of them into an RFC 9457
 // problem+json body with a stable `code` (api-decisions.md, "Errors"). No route writes its own
 // error body; nothing internal (stack, SQL, path) ever reaches one.
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import type { Logger } from '../lib/log.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -77,33 +77,26 @@ export function sendProblem(ctx: Context, err: ApiError): void {
   ctx.body = JSON.stringify(err.toProblem());
 }
 
-/** Map whatever a handler throws to a problem; unexpected errors are logged and answered 500. */
-export function errorMiddleware(log: Logger) {
-  return async function problemsMiddleware(ctx: Context, next: Next): Promise<void> {
-    try {
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw problems.notFound();
-    } catch (err) {
-      let apiError: ApiError;
-      if (err instanceof ApiError) {
-        apiError = err;
-      } else {
-        const status = (err as { status?: number; expose?: boolean }).status;
-        if (status === 413) apiError = problems.payloadTooLarge(64 * 1024);
-        else if (status === 415) apiError = problems.unsupportedMediaType();
-        else if (status === 400 && (err as { expose?: boolean }).expose) apiError = problems.invalidQuery('invalid_request', 'The request is malformed.');
-        else {
-          log.error({ err, reqId: ctx.state['reqId'] }, 'unhandled error');
-          apiError = problems.internal();
-        }
-      }
-      if (ctx.headerSent || !ctx.writable) {
-        // A streamed response already started: nothing can be sent but an end to it.
-        log.warn({ reqId: ctx.state['reqId'], code: apiError.code }, 'error after the response started');
-        ctx.res.destroy();
-        return;
-      }
-      sendProblem(ctx, apiError);
+/** Answer whatever a handler threw as a problem; unexpected errors are logged and answered 500. */
+export function handleError(ctx: Context, err: unknown, log: Logger): void {
+  let apiError: ApiError;
+  if (err instanceof ApiError) {
+    apiError = err;
+  } else {
+    const status = (err as { status?: number }).status;
+    if (status === 413) apiError = problems.payloadTooLarge(64 * 1024);
+    else if (status === 415) apiError = problems.unsupportedMediaType();
+    else if (status === 400 && (err as { expose?: boolean }).expose) apiError = problems.invalidQuery('invalid_request', 'The request is malformed.');
+    else {
+      log.error({ err, reqId: ctx.state['reqId'] }, 'unhandled error');
+      apiError = problems.internal();
     }
-  };
+  }
+  if (ctx.headerSent || !ctx.writable) {
+    // A streamed response already started: nothing can be sent but an end to it.
+    log.warn({ reqId: ctx.state['reqId'], code: apiError.code }, 'error after the response started');
+    ctx.res.destroy();
+    return;
+  }
+  sendProblem(ctx, apiError);
 }

@@ -1,6 +1,7 @@
 // Query parameters of the API, validated at the edge (api-decisions.md: a bad window,
 // bucketSeconds, format or detail is a 400 naming the parameter).
-import type { ParsedUrlQuery } from 'node:querystring';
+import querystring, { type ParsedUrlQuery } from 'node:querystring';
+import type { Context } from 'koa';
 import { problems } from './errors.ts';
 import {
   DEFAULT_BUCKET_SECONDS,
@@ -11,6 +12,16 @@ import {
   WINDOW_NAMES,
   type WindowName,
 } from '../warehouse/windows.ts';
+
+/** The request's query parameters, parsed once (node:querystring is several times faster than Koa's getter). */
+export function queryOf(ctx: Context): ParsedUrlQuery {
+  let q = ctx.state['query'] as ParsedUrlQuery | undefined;
+  if (!q) {
+    q = querystring.parse(ctx.querystring);
+    ctx.state['query'] = q;
+  }
+  return q;
+}
 
 /** One value of a query parameter: repeated parameters are refused rather than guessed at. */
 function single(query: ParsedUrlQuery, name: string): string | undefined {

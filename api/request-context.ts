@@ -1,38 +1,49 @@
-// Request ids (X-Request-Id, taken from the client when sane, else generated) and one pino JSON
-// line per request with its outcome and timing. Tokens and bodies are never logged.
+// The frame of every request, in one middleware: a request id (X-Request-Id, taken from the
+// client when sane, else generated), the snapshot the request reads (captured once, so a swap
+// during the request changes nothing it sees), problem+json for whatever a handler throws, and one
+// pino JSON line with the outcome and timing. Tokens and bodies are never logged.
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../lib/log.ts';
 import type { Caller } from './tokens.ts';
+import type { SnapshotStore } from './snapshot-store.ts';
+import { handleError, problems } from './errors.ts';
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestContext(log: Logger) {
-  return async function requestContextMiddleware(ctx: Context, next: Next): Promise<void> {
+export function requestFrame(log: Logger, store: SnapshotStore) {
+  return async function requestFrameMiddleware(ctx: Context, next: Next): Promise<void> {
     const started = performance.now();
     const incoming = ctx.get('X-Request-Id');
     const reqId = SANE_ID.test(incoming) ? incoming : randomUUID();
     ctx.state['reqId'] = reqId;
+    ctx.state['snapshot'] = store.current();
     ctx.set('X-Request-Id', reqId);
+    ctx.set('X-Content-Type-Options', 'nosniff');
     try {
       await next();
-    } finally {
-      const caller = ctx.state['caller'] as Caller | undefined;
-      const line = {
-        reqId,
-        method: ctx.method,
-        path: ctx.path,
-        status: ctx.status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-        role: caller?.role,
-        customerId: caller?.role === 'tenant' ? caller.customerId : undefined,
-      };
-      // Streams log when they end, not when their headers go out.
-      if (ctx.body && typeof (ctx.body as NodeJS.ReadableStream).pipe === 'function') {
-        ctx.res.once('close', () => log.info({ ...line, ms: Math.round(performance.now() - started) }, 'request'));
-      } else {
-        log.info(line, 'request');
+      if (ctx.body === undefined || ctx.body === null) {
+        if (ctx.status === 404) throw problems.notFound();
+        if (ctx.status === 405) throw problems.methodNotAllowed((ctx.response.get('Allow') || 'GET').split(/,\s*/));
       }
+    } catch (err) {
+      handleError(ctx, err, log);
+    }
+    const caller = ctx.state['caller'] as Caller | undefined;
+    const line = () => ({
+      reqId,
+      method: ctx.method,
+      path: ctx.path,
+      status: ctx.status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+      role: caller?.role,
+      customerId: caller?.role === 'tenant' ? caller.customerId : undefined,
+    });
+    // A streamed body logs when it has been sent, not when its headers go out.
+    if (ctx.body && typeof (ctx.body as NodeJS.ReadableStream).pipe === 'function') {
+      ctx.res.once('close', () => log.info(line(), 'request'));
+    } else {
+      log.info(line(), 'request');
     }
   };
 }

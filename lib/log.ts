@@ -3,8 +3,20 @@ import { pino, type Logger } from 'pino';
 
 export type { Logger };
 
-export function createLogger(level: string, name = 'p2ptel'): Logger {
-  return pino({ name, level, base: { pid: process.pid } }, pino.destination({ fd: 2, sync: true }));
+/**
+ * A logger on stderr. Commands write each line at once (`sync`); services (API, workers) buffer
+ * lines and write them in batches, flushed on exit, so a request does not cost a write of its own.
+ */
+export function createLogger(level: string, name = 'p2ptel', mode: 'sync' | 'buffered' = 'sync'): Logger {
+  const destination =
+    mode === 'sync' ? pino.destination({ fd: 2, sync: true }) : pino.destination({ fd: 2, sync: false, minLength: 4096 });
+  if (mode === 'buffered') process.once('exit', () => destination.flushSync());
+  return pino({ name, level, base: { pid: process.pid } }, destination);
+}
+
+/** Write out what a buffered logger holds (before a deliberate exit). */
+export function flushLogger(log: Logger): void {
+  log.flush();
 }
 
 /** A logger that drops everything: for library calls made from tests and tools. */

@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import { assertStreamAccess, callerOf, canSee, requireCapability, requireOperator } from '../auth.ts';
 import { problems } from '../errors.ts';
 import { sendSnapshotJson, setSnapshotHeaders, snapshotEtag, etagMatches } from '../http-cache.ts';
-import { bucketSecondsParam, detailParam, enumParam, streamIdParam, windowParam } from '../query.ts';
+import { bucketSecondsParam, detailParam, enumParam, queryOf, streamIdParam, windowParam } from '../query.ts';
 import { bucketRange, windowSeries } from '../timeseries.ts';
 import { EXPORT_FORMATS, EXPORT_MEDIA, exportFileName, startExport } from '../export/export.ts';
 import type { ServedSnapshot, SummaryJson } from '../snapshot-store.ts';
@@ -36,8 +36,8 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
   router.get('/telemetry/streams', auth, (ctx) => {
     const caller = callerOf(ctx);
     requireCapability(caller, 'telemetry:read');
-    const window = windowParam(ctx.query);
-    const detail = detailParam(ctx.query);
+    const window = windowParam(queryOf(ctx));
+    const detail = detailParam(queryOf(ctx));
     const snap = snapshotOf(ctx);
     const scope = caller.role === 'tenant' ? caller.customerId : '*';
     sendSnapshotJson(ctx, snap, `streams|${scope}|${window}|${detail ? 1 : 0}`, () => {
@@ -50,7 +50,7 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     const caller = callerOf(ctx);
     requireOperator(caller);
     requireCapability(caller, 'telemetry:read');
-    const window = windowParam(ctx.query);
+    const window = windowParam(queryOf(ctx));
     const snap = snapshotOf(ctx);
     sendSnapshotJson(ctx, snap, `platform|${window}`, () => ({ window, asOf: snap.manifest.asOf, ...snap.platform.get(window)! }));
   });
@@ -60,7 +60,7 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     requireCapability(caller, 'telemetry:read');
     const streamId = streamParam(ctx);
     assertStreamAccess(caller, streamId);
-    const window = windowParam(ctx.query);
+    const window = windowParam(queryOf(ctx));
     const snap = snapshotOf(ctx);
     if (!snap.knows(streamId)) throw problems.streamNotFound();
     sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => ({
@@ -73,11 +73,11 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
   router.get('/telemetry/timeseries', auth, async (ctx) => {
     const caller = callerOf(ctx);
     requireCapability(caller, 'telemetry:read');
-    const streamId = streamIdParam(ctx.query);
+    const streamId = streamIdParam(queryOf(ctx));
     if (streamId === undefined) throw problems.streamIdRequired('a series');
     assertStreamAccess(caller, streamId);
-    const bucketSeconds = bucketSecondsParam(ctx.query);
-    const window = windowParam(ctx.query);
+    const bucketSeconds = bucketSecondsParam(queryOf(ctx));
+    const window = windowParam(queryOf(ctx));
     const snap = snapshotOf(ctx);
     if (!snap.knows(streamId)) throw problems.streamNotFound();
     const key = `series|${streamId}|${window}|${bucketSeconds}`;
@@ -94,11 +94,11 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
   router.get('/telemetry/export', auth, async (ctx) => {
     const caller = callerOf(ctx);
     requireCapability(caller, 'telemetry:read');
-    const streamId = streamIdParam(ctx.query);
+    const streamId = streamIdParam(queryOf(ctx));
     if (streamId === undefined) throw problems.streamIdRequired('an export');
     assertStreamAccess(caller, streamId);
-    const window = windowParam(ctx.query);
-    const format = enumParam(ctx.query, 'format', EXPORT_FORMATS, 'csv');
+    const window = windowParam(queryOf(ctx));
+    const format = enumParam(queryOf(ctx), 'format', EXPORT_FORMATS, 'csv');
     const snap = snapshotOf(ctx);
     if (!snap.knows(streamId)) throw problems.streamNotFound();
     const etag = snapshotEtag(snap, `export|${streamId}|${window}|${format}`);

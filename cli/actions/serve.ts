@@ -32,7 +32,7 @@ export function closeOnSignals(api: RunningApi, log: Logger): Promise<void> {
 
 export async function runServe(flags: ServeFlags): Promise<void> {
   const config = serveConfig(flags);
-  const log = createLogger(config.logLevel, 'p2ptel-api');
+  const log = createLogger(config.logLevel, 'p2ptel-api', 'buffered');
   const api = await startApi(config, log);
   process.stderr.write(`API listening on ${api.url} (warehouse ${config.warehouseDir})\n`);
   await closeOnSignals(api, log);
