@@ -7,6 +7,8 @@ import { authenticate } from './auth.ts';
 import { healthRoutes } from './routes/health.ts';
 import { telemetryRoutes } from './routes/telemetry.ts';
 import { operatorRoutes } from './routes/operator.ts';
+import { originsRoutes } from './routes/origins.ts';
+import { manifestRoutes } from './routes/manifest.ts';
 import type { ApiDeps } from './deps.ts';
 
 export function createApp(deps: ApiDeps): Koa {
@@ -17,6 +19,8 @@ export function createApp(deps: ApiDeps): Koa {
   const auth = authenticate(deps.secret);
   healthRoutes(router, deps);
   telemetryRoutes(router, deps, auth);
+  originsRoutes(router, deps, auth);
+  manifestRoutes(router, deps, auth);
   operatorRoutes(router, auth);
 
   app.use(requestFrame(deps.log, deps.store));

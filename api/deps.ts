@@ -6,6 +6,8 @@ import type { Db } from '../warehouse/duckdb.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { OnDemandSeries } from './ondemand-series.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
+import type { SigningKey } from '../warehouse/control/signing-key.ts';
+import type { PlatformConfig } from '../config/platform.ts';
 
 export interface ApiDeps {
   db: Db;
@@ -16,4 +18,8 @@ export interface ApiDeps {
   onDemand: OnDemandSeries;
   /** Signing secret of API tokens. */
   secret: Uint8Array;
+  /** The manifest signing key; its public half is served at /manifest/public-key. */
+  signingKey: SigningKey;
+  /** The platform configuration document. */
+  platform: PlatformConfig;
 }

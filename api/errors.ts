@@ -54,6 +54,17 @@ export const problems = {
   invalidQuery: (code: string, detail: string, extra: Record<string, unknown> = {}) =>
     new ApiError(400, code, 'Invalid request', detail, extra),
   streamNotFound: () => new ApiError(404, 'stream_not_found', 'Stream not found', 'This stream has never reported.'),
+  forbiddenTenant: () =>
+    new ApiError(403, 'forbidden_tenant', 'Tenant not accessible', 'A tenant token may only manage its own tenant.'),
+  tenantNotFound: () => new ApiError(404, 'tenant_not_found', 'Tenant not found', 'There is no tenant with this id or customerId.'),
+  tenantOnly: () => new ApiError(403, 'tenant_only', 'Tenants only', 'Only a tenant token can sign manifests of its own origins.'),
+  invalidOrigins: (errors: { index: number | null; value: unknown; reason: string }[]) =>
+    new ApiError(400, 'invalid_origins', 'Invalid origins', `${errors.length} problem${errors.length === 1 ? '' : 's'} in the list; nothing was stored.`, { errors }),
+  invalidUrl: (detail: string) => new ApiError(400, 'invalid_url', 'Invalid URL', detail),
+  originNotAllowed: () =>
+    new ApiError(403, 'origin_not_allowed', 'Origin not allowed', "The URL is outside the tenant's allowlist of content origins."),
+  preconditionFailed: (etag: string) =>
+    new ApiError(412, 'precondition_failed', 'Precondition failed', 'The list changed since you read it: read it again, then replace it.', { currentETag: etag }, { ETag: etag }),
   notFound: () => new ApiError(404, 'not_found', 'Not found', 'There is no such route.'),
   methodNotAllowed: (allowed: string[]) =>
     new ApiError(405, 'method_not_allowed', 'Method not allowed', `Allowed: ${allowed.join(', ')}.`, {}, { Allow: allowed.join(', ') }),

@@ -70,7 +70,7 @@ export const OPENAPI = {
   },
   servers: [{ url: '/' }],
   security: [{ bearerAuth: [] }],
-  tags: [{ name: 'telemetry' }, { name: 'operators' }, { name: 'service' }],
+  tags: [{ name: 'telemetry' }, { name: 'origins' }, { name: 'manifest' }, { name: 'operators' }, { name: 'service' }],
   paths: {
     '/healthz': {
       get: {
@@ -196,6 +196,79 @@ export const OPENAPI = {
         },
       },
     },
+    '/control/tenants/{id}/origins': {
+      parameters: [
+        { name: 'id', in: 'path', required: true, description: 'tenant id (t_…) or customerId', schema: { type: 'string' } },
+      ],
+      get: {
+        tags: ['origins'],
+        summary: "A tenant's allowlist of content origins (a tenant token: its own only; an operator: any)",
+        responses: {
+          '200': {
+            description: 'The stored list, normalised',
+            headers: { ETag: { description: 'Version of the list, for If-Match', schema: { type: 'string' } } },
+            content: { 'application/json': { schema: ref('Origins') } },
+          },
+          '304': { $ref: '#/components/responses/NotModified' },
+          '401': commonErrors['401'],
+          '403': problem("Another tenant's id, whether or not it exists (forbidden_tenant)"),
+          '404': problem('No tenant with this id (tenant_not_found)'),
+        },
+      },
+      put: {
+        tags: ['origins'],
+        summary: 'Replace the whole list atomically; the empty array clears it (the platform default list then applies)',
+        parameters: [{ name: 'If-Match', in: 'header', required: false, description: 'the ETag of the list read before (optional)', schema: { type: 'string' } }],
+        requestBody: { required: true, content: { 'application/json': { schema: ref('OriginsPut') } } },
+        responses: {
+          '200': {
+            description: 'The stored list',
+            headers: { ETag: { description: 'Version of the new list', schema: { type: 'string' } } },
+            content: { 'application/json': { schema: ref('Origins') } },
+          },
+          '400': {
+            description: 'Invalid JSON (invalid_json) or invalid entries (invalid_origins, each listed with index, value and reason); nothing stored',
+            content: { 'application/problem+json': { schema: ref('InvalidOriginsProblem') } },
+          },
+          '401': commonErrors['401'],
+          '403': problem("Another tenant's id (forbidden_tenant)"),
+          '404': problem('No tenant with this id (tenant_not_found)'),
+          '412': problem('If-Match names another version of the list (precondition_failed)'),
+          '413': problem('A body over 64 KiB (payload_too_large)'),
+          '415': problem('A body that is not application/json (unsupported_media_type)'),
+        },
+      },
+    },
+    '/manifest/public-key': {
+      get: {
+        tags: ['manifest'],
+        summary: 'The public key that verifies manifest signatures (JWK)',
+        security: [],
+        responses: {
+          '200': {
+            description: 'Exactly { kty, crv, x, y, use, alg }',
+            headers: { 'Cache-Control': { schema: { type: 'string' } }, ETag: { schema: { type: 'string' } } },
+            content: { 'application/json': { schema: ref('PublicKey') } },
+          },
+          '304': { $ref: '#/components/responses/NotModified' },
+        },
+      },
+    },
+    '/manifest/sign': {
+      post: {
+        tags: ['manifest'],
+        summary: "Sign a manifest URL inside the tenant's effective allowlist (tenant tokens only)",
+        requestBody: { required: true, content: { 'application/json': { schema: ref('SignRequest') } } },
+        responses: {
+          '200': { description: 'A compact JWS (ES256) and its claims', content: { 'application/json': { schema: ref('SignResponse') } } },
+          '400': problem('Not an http(s) URL, a URL with credentials (invalid_url), bad JSON (invalid_json)'),
+          '401': commonErrors['401'],
+          '403': problem('The URL is outside the allowlist (origin_not_allowed), a foreign streamId (forbidden_stream), an operator token (tenant_only)'),
+          '413': problem('A body over 64 KiB'),
+          '415': problem('A body that is not application/json'),
+        },
+      },
+    },
     ...Object.fromEntries(OPERATOR_ONLY_ROUTES.map((r) => [r.path.replace(/:(\w+)/g, '{$1}'), operatorOnly(r.path, r.capability)])),
   },
   components: {
@@ -248,6 +321,77 @@ export const OPENAPI = {
           detail: { type: 'string' },
           code: { type: 'string', pattern: '^[a-z_]+$' },
         },
+      },
+      InvalidOriginsProblem: {
+        allOf: [ref('Problem')],
+        properties: {
+          errors: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['index', 'value', 'reason'],
+              properties: { index: { type: ['integer', 'null'] }, value: {}, reason: { type: 'string' } },
+            },
+          },
+        },
+      },
+      Origins: {
+        type: 'object',
+        required: ['origins'],
+        properties: {
+          origins: { type: 'array', maxItems: 500, items: { type: 'string', format: 'uri', maxLength: 2048 } },
+          tenantId: { type: 'string' },
+          customerId: { type: 'string' },
+          updatedAt: { oneOf: [isoMs, { type: 'null' }] },
+          platformDefaultApplies: { type: 'boolean', description: 'the list is empty: signing enforces the platform default list' },
+          platformDefault: { type: 'array', items: { type: 'string', format: 'uri' } },
+        },
+        additionalProperties: false,
+      },
+      OriginsPut: {
+        type: 'object',
+        required: ['origins'],
+        properties: {
+          origins: {
+            type: 'array',
+            maxItems: 500,
+            description: 'absolute http(s) URLs with a host, optional port and path; no credentials, query or fragment; stored normalised and de-duplicated',
+            items: { type: 'string', maxLength: 2048 },
+          },
+        },
+      },
+      PublicKey: {
+        type: 'object',
+        required: ['kty', 'crv', 'x', 'y', 'use', 'alg'],
+        properties: {
+          kty: { const: 'EC' },
+          crv: { const: 'P-256' },
+          x: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+          y: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+          use: { const: 'sig' },
+          alg: { const: 'ES256' },
+        },
+        additionalProperties: false,
+      },
+      SignRequest: {
+        type: 'object',
+        required: ['url'],
+        properties: { url: { type: 'string', format: 'uri' }, streamId: { type: 'string', description: 'optional: one of the caller\'s streams, carried in the payload' } },
+      },
+      SignResponse: {
+        type: 'object',
+        required: ['jws', 'url', 'customerId', 'iat', 'exp', 'issuedAt', 'expiresAt'],
+        properties: {
+          jws: { type: 'string', pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$', description: 'compact JWS, ES256, over { url, customerId, streamId?, iat, exp }' },
+          url: { type: 'string' },
+          customerId: { type: 'string' },
+          streamId: { type: 'string' },
+          iat: { type: 'integer' },
+          exp: { type: 'integer' },
+          issuedAt: isoMs,
+          expiresAt: isoMs,
+        },
+        additionalProperties: false,
       },
       Health: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } }, additionalProperties: false },
       Ready: {

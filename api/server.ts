@@ -13,6 +13,8 @@ import { OnDemandSeries } from './ondemand-series.ts';
 import { SnapshotStore } from './snapshot-store.ts';
 import { tokenSecret } from './tokens.ts';
 import type { ApiDeps } from './deps.ts';
+import { loadSigningKey } from '../warehouse/control/signing-key.ts';
+import { loadPlatformConfig } from '../config/platform.ts';
 
 export interface RunningApi {
   url: string;
@@ -35,6 +37,8 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     store,
     onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs),
     secret: await tokenSecret(layout, config.tokenSecret),
+    signingKey: await loadSigningKey(layout, config.manifestSigningKey),
+    platform: loadPlatformConfig(config.platformConfigFile),
   };
   const app = createApp(deps);
   const server = http.createServer(app.callback());

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { describeZodError } from '../lib/errors.ts';
+import { validateOrigins } from '../warehouse/control/origin-rules.ts';
 
 export const PlatformConfigSchema = z.object({
   billing: z.object({
@@ -13,6 +14,19 @@ export const PlatformConfigSchema = z.object({
     defaultCdnPricePerGb: z.number().nonnegative(),
     /** Share of the avoided CDN cost charged as the service fee, in percent (default 25). */
     defaultSavingsSharePct: z.number().min(0).max(100),
+  }),
+  manifests: z.object({
+    /** What /manifest/sign enforces for a tenant whose own allowlist is empty (normalised on load). */
+    defaultOrigins: z.array(z.string()).transform((list, ctx) => {
+      const r = validateOrigins(list);
+      if (!r.ok) {
+        for (const p of r.problems) ctx.addIssue({ code: 'custom', message: `entry ${p.index ?? ''} ${p.reason}`.replace('  ', ' ') });
+        return z.NEVER;
+      }
+      return r.origins;
+    }),
+    /** Lifetime of a manifest signature. */
+    signatureTtlSeconds: z.number().int().positive().max(7 * 86_400),
   }),
 });
 

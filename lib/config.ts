@@ -23,6 +23,7 @@ const EnvSchema = z.object({
   ROLLUP_PARTITION_CONCURRENCY: positiveInt.default(1),
   PLATFORM_CONFIG: z.string().min(1).optional(),
   TOKEN_SECRET: z.string().min(1).optional(),
+  MANIFEST_SIGNING_KEY: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   API_QUERY_TIMEOUT_SECONDS: z.coerce.number().positive().default(15),
@@ -59,6 +60,8 @@ export interface AppConfig {
   platformConfigFile: string;
   /** Signing secret of API tokens, when given by the environment (else kept in the control area). */
   tokenSecret: string | null;
+  /** The manifest signing key (PEM or JWK), when given by the environment (else kept in the control area). */
+  manifestSigningKey: string | null;
   api: {
     port: number;
     host: string;
@@ -115,6 +118,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     partitionConcurrency: e.ROLLUP_PARTITION_CONCURRENCY,
     platformConfigFile: e.PLATFORM_CONFIG ? path.resolve(e.PLATFORM_CONFIG) : DEFAULT_PLATFORM_CONFIG_FILE,
     tokenSecret: e.TOKEN_SECRET ?? null,
+    manifestSigningKey: e.MANIFEST_SIGNING_KEY ?? null,
     api: {
       port: overrides.port ?? e.PORT,
       host: overrides.host ?? e.HOST,

@@ -98,6 +98,36 @@ describe('OpenAPI document', () => {
         checker.check('GET', path, again);
       }
     }
+
+    const acmeId = t.tenants['acme']!.id;
+    const json = { 'Content-Type': 'application/json' };
+    const writes: [string, string, { token?: string | null; headers?: Record<string, string>; body?: string }][] = [
+      ['GET', `/control/tenants/${acmeId}/origins`, { token: a }],
+      ['GET', '/control/tenants/acme/origins', { token: op }],
+      ['GET', '/control/tenants/globex/origins', { token: a }],
+      ['GET', '/control/tenants/nobody/origins', { token: op }],
+      ['GET', '/control/tenants/acme/origins', { token: null }],
+      ['PUT', '/control/tenants/acme/origins', { token: a, headers: json, body: '{"origins":["https://cdn.acme.test/live"]}' }],
+      ['PUT', '/control/tenants/acme/origins', { token: a, headers: json, body: '{"origins":["ftp://x", 3]}' }],
+      ['PUT', '/control/tenants/acme/origins', { token: a, headers: json, body: '{"origins":' }],
+      ['PUT', '/control/tenants/acme/origins', { token: a, headers: { 'Content-Type': 'text/plain' }, body: '{}' }],
+      ['PUT', '/control/tenants/acme/origins', { token: a, headers: json, body: JSON.stringify({ origins: ['x'.repeat(70_000)] }) }],
+      ['PUT', '/control/tenants/acme/origins', { token: a, headers: { ...json, 'If-Match': '"t_0.0"' }, body: '{"origins":[]}' }],
+      ['PUT', '/control/tenants/globex/origins', { token: a, headers: json, body: '{"origins":[]}' }],
+      ['PUT', '/control/tenants/nobody/origins', { token: op, headers: json, body: '{"origins":[]}' }],
+      ['PUT', '/control/tenants/acme/origins', { token: null, headers: json, body: '{"origins":[]}' }],
+      ['GET', '/manifest/public-key', { token: null }],
+      ['POST', '/manifest/sign', { token: a, headers: json, body: '{"url":"https://cdn.acme.test/live/a.m3u8"}' }],
+      ['POST', '/manifest/sign', { token: a, headers: json, body: '{"url":"https://elsewhere.test/a.m3u8"}' }],
+      ['POST', '/manifest/sign', { token: a, headers: json, body: '{"url":"ftp://x"}' }],
+      ['POST', '/manifest/sign', { token: a, headers: { 'Content-Type': 'text/plain' }, body: '{}' }],
+      ['POST', '/manifest/sign', { token: a, headers: json, body: JSON.stringify({ url: `https://cdn.acme.test/${'x'.repeat(70_000)}` }) }],
+      ['POST', '/manifest/sign', { token: null, headers: json, body: '{}' }],
+    ];
+    for (const [method, path, init] of writes) {
+      const res = await t.request(method, path, init);
+      checker.check(method, path, res);
+    }
     expect(checker.missing()).toEqual([]);
   });
 });

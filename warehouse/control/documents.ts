@@ -32,11 +32,34 @@ export async function readDocument<S extends z.ZodType>(file: string, schema: S,
   return parsed.data;
 }
 
+/** Writers of this process, one queue per document: the file lock then only sees other processes. */
+const queues = new Map<string, Promise<unknown>>();
+
+function inProcessQueue<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  const previous = queues.get(file) ?? Promise.resolve();
+  const run = previous.then(fn, fn);
+  const tail = run.catch(() => {});
+  queues.set(file, tail);
+  void tail.then(() => {
+    if (queues.get(file) === tail) queues.delete(file);
+  });
+  return run;
+}
+
 /**
  * Read-modify-write a document under its lock. `change` gets the current value and returns the
- * new one (validated before it is written) and a result for the caller.
+ * new one (validated before it is written) and a result for the caller, or throws to write nothing.
  */
-export async function updateDocument<S extends z.ZodType, R>(
+export function updateDocument<S extends z.ZodType, R>(
+  file: string,
+  schema: S,
+  empty: z.infer<S>,
+  change: (current: z.infer<S>) => { next: z.infer<S>; result: R } | Promise<{ next: z.infer<S>; result: R }>,
+): Promise<R> {
+  return inProcessQueue(file, () => lockedUpdate(file, schema, empty, change));
+}
+
+async function lockedUpdate<S extends z.ZodType, R>(
   file: string,
   schema: S,
   empty: z.infer<S>,
@@ -46,7 +69,7 @@ export async function updateDocument<S extends z.ZodType, R>(
   const release = await lockfile.lock(file, {
     realpath: false,
     stale: 10_000,
-    retries: { retries: 100, minTimeout: 20, maxTimeout: 200 },
+    retries: { retries: 200, minTimeout: 10, maxTimeout: 200 },
   });
   try {
     const current = await readDocument(file, schema, empty);
