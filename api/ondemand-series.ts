@@ -2,12 +2,13 @@
 // the shared bucket_series.sql over the stream's raw files, cached per snapshot, and cancelled
 // when they take longer than the query timeout.
 import { LRUCache } from 'lru-cache';
-import { sqlFile, toNumber, type Db } from '../warehouse/duckdb.ts';
+import type { Db } from '../warehouse/duckdb.ts';
+import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
 import { loadStreamReports } from '../warehouse/stream-reports.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
 import { problems } from './errors.ts';
-import type { BucketRow, ServedSnapshot } from './snapshot-store.ts';
+import type { ServedSnapshot } from './snapshot-store.ts';
 
 export class OnDemandSeries {
   private readonly cache = new LRUCache<string, Promise<BucketRow[]>>({ max: 2000 });
@@ -39,22 +40,7 @@ export class OnDemandSeries {
       const timer = setTimeout(() => s.conn.interrupt(), this.timeoutMs);
       try {
         await loadStreamReports(s, inputs, streamId, new Date(snap.asOfMs));
-        const rows = await s.all<Record<string, unknown>>(
-          `SELECT epoch_ms(bucketStart) AS startMs, sessions, bytesOffloaded, bytesFallback, offloadRatio,
-                  avgPeerCount, avgBufferHealth, rebufferEvents
-           FROM (${sqlFile('bucket_series')}) ORDER BY bucketStart`,
-          { bucket_seconds: bucketSeconds },
-        );
-        return rows.map((b) => ({
-          startMs: toNumber(b['startMs']),
-          sessions: toNumber(b['sessions']),
-          bytesOffloaded: toNumber(b['bytesOffloaded']),
-          bytesFallback: toNumber(b['bytesFallback']),
-          offloadRatio: Number(b['offloadRatio']),
-          avgPeerCount: Number(b['avgPeerCount']),
-          avgBufferHealth: Number(b['avgBufferHealth']),
-          rebufferEvents: toNumber(b['rebufferEvents']),
-        }));
+        return (await querySeries(s, bucketSeconds)).get(streamId) ?? [];
       } catch (err) {
         if (/INTERRUPT/i.test((err as Error).message)) throw problems.timeout();
         throw err;

@@ -5,6 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { fileList, toNumber, type Db } from '../warehouse/duckdb.ts';
+import { toBucketRow, type BucketRow } from '../warehouse/bucket-series.ts';
+
+export type { BucketRow };
 import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
 import { publishedDir, readCurrent, snapshotFiles } from '../warehouse/snapshots.ts';
 import { WINDOW_NAMES, type WindowName } from '../warehouse/windows.ts';
@@ -26,18 +29,6 @@ export interface SummaryJson {
 
 export interface PlatformJson extends Omit<SummaryJson, 'streamId'> {
   streams: number;
-}
-
-/** One non-empty bucket of a stream's series (start in ms since the epoch). */
-export interface BucketRow {
-  startMs: number;
-  sessions: number;
-  bytesOffloaded: number;
-  bytesFallback: number;
-  offloadRatio: number;
-  avgPeerCount: number;
-  avgBufferHealth: number;
-  rebufferEvents: number;
 }
 
 /** A response body serialised once for this snapshot, with its ETag. */
@@ -126,16 +117,7 @@ export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: st
         if (!bySize) series.set(streamId, (bySize = new Map()));
         let list = bySize.get(size);
         if (!list) bySize.set(size, (list = []));
-        list.push({
-          startMs: toNumber(b['startMs']),
-          sessions: toNumber(b['sessions']),
-          bytesOffloaded: toNumber(b['bytesOffloaded']),
-          bytesFallback: toNumber(b['bytesFallback']),
-          offloadRatio: Number(b['offloadRatio']),
-          avgPeerCount: Number(b['avgPeerCount']),
-          avgBufferHealth: Number(b['avgBufferHealth']),
-          rebufferEvents: toNumber(b['rebufferEvents']),
-        });
+        list.push(toBucketRow(b));
       }
     }
     const rows = await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${fileList([files.platform])})`);

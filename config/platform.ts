@@ -28,6 +28,42 @@ export const PlatformConfigSchema = z.object({
     /** Lifetime of a manifest signature. */
     signatureTtlSeconds: z.number().int().positive().max(7 * 86_400),
   }),
+  /** The platform's live configuration, as pilot reports describe it. */
+  live: z.object({
+    remoteConfigPolicy: z.string().min(1),
+    uploadCapsKbps: z.record(z.string(), z.number().int().positive()),
+    authMode: z.string().min(1),
+    telemetryRetentionDays: z.number().int().positive(),
+    dataRegion: z.string().min(1),
+    signalingDeployment: z.object({
+      regions: z.array(z.string().min(1)).min(1),
+      instancesPerRegion: z.number().int().positive(),
+      transport: z.string().min(1),
+    }),
+  }),
+  /** Pilot reports: pass criteria (api-decisions.md defaults), risk thresholds, forecasts. */
+  pilot: z.object({
+    criteria: z.object({
+      minSessions: z.number().int().nonnegative(),
+      minSteadyStateOffload: z.number().min(0).max(1),
+      minP2pConnectionSuccess: z.number().min(0).max(1),
+      maxValidationFailures: z.number().int().nonnegative(),
+      maxRebufferRatioVsControl: z.number().positive(),
+      maxRebufferRatioWithoutControl: z.number().min(0).max(1),
+      maxStartupP95IncreaseMsVsControl: z.number().nonnegative(),
+      maxStartupP95MsWithoutControl: z.number().positive(),
+    }),
+    risks: z.object({
+      /** Below this many sessions the sample is small (a risk, besides the minimum criterion). */
+      smallSampleSessions: z.number().int().positive(),
+      maxSignalingErrorsPerSession: z.number().nonnegative(),
+    }),
+    /** Length of the event that event economics forecast. */
+    eventDurationHours: z.number().positive().max(168),
+    /** A forecast cross-check off by more than this share is flagged. */
+    forecastTolerance: z.number().positive().max(1),
+    defaultBucketSeconds: z.number().int().min(60).max(21_600),
+  }),
 });
 
 export type PlatformConfig = z.infer<typeof PlatformConfigSchema>;

@@ -1,6 +1,7 @@
-// Loading one stream's deduplicated reports (up to a snapshot's asOf) into a session's `reports`
-// table, from the raw files the snapshot was computed from: the base of every on-demand figure.
-import { TIMESTAMP } from '@duckdb/node-api';
+// Loading one stream's (or every stream's) deduplicated reports up to a snapshot's asOf into a
+// session's `reports` table, from the raw files the snapshot was computed from: the base of every
+// figure computed after the rollup (on-demand series, pilot reports).
+import { TIMESTAMP, VARCHAR } from '@duckdb/node-api';
 import { fileList, fillSql, sqlFile, type DbSession } from './duckdb.ts';
 import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
 import { timestampParam } from './partition-rollup.ts';
@@ -13,7 +14,8 @@ export interface StreamInputs {
 export async function loadStreamReports(
   s: DbSession,
   inputs: StreamInputs,
-  streamId: string,
+  /** null: every stream of the files. */
+  streamId: string | null,
   asOf: Date,
   columns: readonly string[] = ROLLUP_COLUMNS,
 ): Promise<void> {
@@ -26,6 +28,7 @@ export async function loadStreamReports(
         projection: projectionSql(columns, new Set(inputs.presentColumns)),
       }),
       { stream_id: streamId },
+      { stream_id: VARCHAR },
     );
   }
   await s.run(sqlFile('dedup_reports'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });

@@ -1,0 +1,163 @@
+// The figures a pilot report is composed from, computed by the shared SQL (pilot_figures.sql,
+// pilot_breakdowns.sql, bucket_series.sql) over the deduplicated reports of one stream or of every
+// stream of a customer, up to the snapshot's asOf.
+import { sqlFile, toNumber, type DbSession } from '../warehouse/duckdb.ts';
+import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
+import { loadStreamReports, type StreamInputs } from '../warehouse/stream-reports.ts';
+import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
+
+export interface CohortFigures {
+  sessions: number;
+  reports: number;
+  viewers: number;
+  sessionsWithoutViewer: number;
+  bytesOffloaded: number;
+  bytesFallback: number;
+  offloadRatio: number;
+  avgPeerCount: number;
+  avgBufferHealth: number;
+  rebufferEvents: number;
+  stallMs: number;
+  watchMs: number;
+  rebufferRatio: number;
+  /** null when no session reported a startup time. */
+  startupP95Ms: number | null;
+  startupSamples: number;
+  p2pConnAttempts: number;
+  p2pConnSuccesses: number;
+  /** null when no peer connection was attempted. */
+  p2pConnectionSuccess: number | null;
+  signalingErrors: number;
+  validationFailures: number;
+  busyPeerEvents: number;
+  /** Σ intervalMs: the playback time the reports cover. */
+  intervalMs: number;
+  firstReportAt: Date;
+  lastReportAt: Date;
+}
+
+export interface Breakdown {
+  kind: 'device' | 'region' | 'sdkVersion' | 'signalingVersion' | 'deliveryMode' | 'path' | 'fallbackReason';
+  key: string;
+  sessions: number | null;
+  reports: number | null;
+  /** Bytes (delivery modes, paths) or segments (fallback reasons). */
+  amount: number | null;
+}
+
+export interface StreamPilotFigures {
+  streamId: string;
+  all: CohortFigures;
+  p2p: CohortFigures | null;
+  control: CohortFigures | null;
+  breakdowns: Breakdown[];
+  /** The report's buckets, every cohort. */
+  series: BucketRow[];
+  p2pSeries: BucketRow[];
+  controlSeries: BucketRow[];
+  /** One-minute buckets, every cohort: concurrency. */
+  minuteSeries: BucketRow[];
+}
+
+export const CONCURRENCY_BUCKET_SECONDS = 60;
+
+function cohortOf(r: Record<string, unknown>): CohortFigures {
+  const n = (k: string) => toNumber(r[k]);
+  const orNull = (k: string) => (r[k] === null || r[k] === undefined ? null : Number(r[k]));
+  return {
+    sessions: n('sessions'),
+    reports: n('reports'),
+    viewers: n('viewers'),
+    sessionsWithoutViewer: n('sessionsWithoutViewer'),
+    bytesOffloaded: n('bytesOffloaded'),
+    bytesFallback: n('bytesFallback'),
+    offloadRatio: Number(r['offloadRatio']),
+    avgPeerCount: Number(r['avgPeerCount']),
+    avgBufferHealth: Number(r['avgBufferHealth']),
+    rebufferEvents: n('rebufferEvents'),
+    stallMs: n('stallMs'),
+    watchMs: n('watchMs'),
+    rebufferRatio: Number(r['rebufferRatio']),
+    startupP95Ms: orNull('startupP95Ms'),
+    startupSamples: n('startupSamples'),
+    p2pConnAttempts: n('p2pConnAttempts'),
+    p2pConnSuccesses: n('p2pConnSuccesses'),
+    p2pConnectionSuccess: orNull('p2pConnectionSuccess'),
+    signalingErrors: n('signalingErrors'),
+    validationFailures: n('validationFailures'),
+    busyPeerEvents: n('busyPeerEvents'),
+    intervalMs: n('intervalMs'),
+    firstReportAt: r['firstReportAt'] as Date,
+    lastReportAt: r['lastReportAt'] as Date,
+  };
+}
+
+/** Series of one cohort: the shared SQL over a view of `reports` restricted to it. */
+async function cohortSeries(s: DbSession, cohort: 'p2p' | 'control', bucketSeconds: number): Promise<Map<string, BucketRow[]>> {
+  // The cohort is a code constant, and the view is renamed in and out around the shared SQL.
+  await s.run(`ALTER TABLE reports RENAME TO all_reports`);
+  try {
+    await s.run(`CREATE TEMP VIEW reports AS SELECT * FROM all_reports WHERE coalesce(cohort, 'p2p') = '${cohort}'`);
+    return await querySeries(s, bucketSeconds);
+  } finally {
+    await s.run(`DROP VIEW IF EXISTS reports`);
+    await s.run(`ALTER TABLE all_reports RENAME TO reports`);
+  }
+}
+
+/** Pilot figures of every stream in the session's `reports` table. */
+export async function computePilotFigures(s: DbSession, bucketSeconds: number): Promise<Map<string, StreamPilotFigures>> {
+  const figures = await s.all<Record<string, unknown>>(sqlFile('pilot_figures'));
+  const breakdowns = await s.all<Record<string, unknown>>(sqlFile('pilot_breakdowns'));
+  const series = await querySeries(s, bucketSeconds);
+  const minute = bucketSeconds === CONCURRENCY_BUCKET_SECONDS ? series : await querySeries(s, CONCURRENCY_BUCKET_SECONDS);
+  const p2p = await cohortSeries(s, 'p2p', bucketSeconds);
+  const control = await cohortSeries(s, 'control', bucketSeconds);
+
+  const out = new Map<string, StreamPilotFigures>();
+  for (const r of figures) {
+    const streamId = String(r['streamId']);
+    let f = out.get(streamId);
+    if (!f) {
+      f = {
+        streamId,
+        all: undefined as unknown as CohortFigures,
+        p2p: null,
+        control: null,
+        breakdowns: [],
+        series: series.get(streamId) ?? [],
+        p2pSeries: p2p.get(streamId) ?? [],
+        controlSeries: control.get(streamId) ?? [],
+        minuteSeries: minute.get(streamId) ?? [],
+      };
+      out.set(streamId, f);
+    }
+    const cohort = String(r['cohort']);
+    if (cohort === 'all') f.all = cohortOf(r);
+    else if (cohort === 'p2p') f.p2p = cohortOf(r);
+    else if (cohort === 'control') f.control = cohortOf(r);
+  }
+  for (const b of breakdowns) {
+    const f = out.get(String(b['streamId']));
+    if (!f) continue;
+    const num = (k: string) => (b[k] === null || b[k] === undefined ? null : toNumber(b[k]));
+    f.breakdowns.push({ kind: b['kind'] as Breakdown['kind'], key: String(b['key']), sessions: num('sessions'), reports: num('reports'), amount: num('amount') });
+  }
+  return out;
+}
+
+/** Load the deduplicated reports (every column) of one stream, or of every stream of the files, then compute. */
+export async function loadPilotFigures(
+  s: DbSession,
+  inputs: StreamInputs,
+  streamId: string | null,
+  asOf: Date,
+  bucketSeconds: number,
+): Promise<Map<string, StreamPilotFigures>> {
+  await loadStreamReports(s, inputs, streamId, asOf, REPORT_COLUMNS.map((c) => c.name));
+  try {
+    return await computePilotFigures(s, bucketSeconds);
+  } finally {
+    await s.run('DROP TABLE IF EXISTS raw_reports; DROP TABLE IF EXISTS reports');
+  }
+}

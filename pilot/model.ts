@@ -1,0 +1,429 @@
+// The pilot report (telemetry-api.md, "Pilot report"; api-decisions.md, "Pilot report JSON"),
+// composed from a stream's figures, the tenant's rates and the platform's live configuration.
+// Pure: the same inputs give the same report, whoever renders it and when.
+import type { PlatformConfig } from '../config/platform.ts';
+import { costOf, type Cost, type Rates } from '../billing/cost-rules.ts';
+import type { BucketRow } from '../warehouse/bucket-series.ts';
+import { CONCURRENCY_BUCKET_SECONDS, type Breakdown, type CohortFigures, type StreamPilotFigures } from './figures.ts';
+
+export const REPORT_VERSION = 1;
+
+export interface WindowFigures {
+  start: string;
+  end: string;
+  bytesOffloaded: number;
+  bytesFallback: number;
+  offloadRatio: number;
+}
+
+export interface SteadyState {
+  /** Byte-weighted over the buckets between the first and the last (over all when fewer than three). */
+  offloadRatio: number;
+  coldStart: WindowFigures | null;
+  final: WindowFigures | null;
+  /** Buckets from the first report's to the last's. */
+  buckets: number;
+  steadyBuckets: number;
+}
+
+export interface CohortResult {
+  sessions: number;
+  bytesOffloaded: number;
+  bytesFallback: number;
+  offloadRatio: number;
+  steadyStateOffloadRatio: number;
+  rebufferEvents: number;
+  rebufferRatio: number;
+  startupP95Ms: number | null;
+  avgPeerCount: number;
+  avgBufferHealth: number;
+  p2pConnectionSuccess: number | null;
+  signalingErrors: number;
+}
+
+export interface Criterion {
+  id: string;
+  description: string;
+  threshold: number;
+  actual: number | null;
+  passed: boolean;
+}
+
+export interface Conclusion {
+  assessment: 'pass' | 'review';
+  criteria: Criterion[];
+  risks: string[];
+  requiredFixes: string[];
+  operator: { approvedPublicClaims: null; finalSignOff: null };
+}
+
+export interface BucketJson {
+  start: string;
+  sessions: number;
+  bytesOffloaded: number;
+  bytesFallback: number;
+  offloadRatio: number;
+  avgPeerCount: number;
+  avgBufferHealth: number;
+  rebufferEvents: number;
+}
+
+export interface PilotReport {
+  reportVersion: number;
+  streamId: string;
+  customerId: string;
+  tenant: { id: string; name: string } | null;
+  /** The snapshot the report was computed from: a report is a function of it. */
+  snapshot: { id: string; asOf: string };
+  bucketSeconds: number;
+  metadata: {
+    dateRange: { from: string; to: string; hours: number };
+    streamsTested: string[];
+    sessions: number;
+    viewers: { count: number; sessionsWithoutViewerId: number };
+    deviceMix: { device: string; sessions: number; share: number }[];
+    regions: { region: string; sessions: number; share: number }[];
+    signalingDeployment: PlatformConfig['live']['signalingDeployment'];
+  };
+  configuration: {
+    sdkVersions: { version: string; sessions: number; share: number }[];
+    signalingVersions: { version: string; sessions: number; share: number }[];
+    remoteConfigPolicy: string;
+    uploadCapsKbps: Record<string, number>;
+    authMode: string;
+    telemetryRetentionDays: number;
+    dataRegion: string;
+  };
+  results: {
+    sessions: number;
+    bytesOffloaded: number;
+    bytesFallback: number;
+    bytesDelivered: number;
+    offloadRatio: number;
+    steadyState: SteadyState;
+    rebufferEvents: number;
+    rebufferRatio: number;
+    startupP95Ms: number | null;
+    avgPeerCount: number;
+    avgBufferHealth: number;
+    p2pConnectionSuccess: number | null;
+    signalingErrors: number;
+    cohorts: { p2p: CohortResult | null; control: CohortResult | null };
+    /** Peer-assisted minus control, when a control ran. */
+    controlDeltas: { offloadRatio: number; rebufferRatio: number; startupP95Ms: number | null; avgBufferHealth: number } | null;
+    series: BucketJson[];
+  };
+  routing: {
+    fallbackReasons: { reason: string; segments: number; share: number }[];
+    deliveryModes: { mode: string; reports: number; sessions: number; bytes: number; share: number }[];
+    paths: { path: string; bytes: number; share: number }[];
+    validationFailures: number;
+    busyPeerEvents: number;
+  };
+  cost: Cost;
+  eventEconomics: {
+    peakConcurrency: { sessions: number; at: string | null; bucketSeconds: number };
+    averageDeliveredBitrateKbps: number;
+    forecast: {
+      durationHours: number;
+      concurrentViewers: number;
+      deliveredGb: number;
+      offloadRatio: number;
+      offloadedGb: number;
+      cdnEgressGb: number;
+      cost: Cost;
+    };
+    crossCheck: {
+      averageConcurrency: number;
+      durationHours: number;
+      forecastDeliveredGb: number;
+      actualDeliveredGb: number;
+      ratio: number | null;
+      tolerance: number;
+      flagged: boolean;
+    };
+  };
+  conclusion: Conclusion;
+}
+
+export interface PilotInput {
+  streamId: string;
+  snapshot: { id: string; asOf: string };
+  bucketSeconds: number;
+  figures: StreamPilotFigures;
+  tenant: { id: string; name: string; cdnPricePerGb: number | null; savingsSharePct: number } | null;
+  platform: PlatformConfig;
+}
+
+const ratio = (part: number, whole: number) => (whole > 0 ? part / whole : 0);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Every bucket from the first non-empty one to the last, the empty ones with zeros. */
+export function filledSeries(rows: readonly BucketRow[], bucketSeconds: number): BucketRow[] {
+  if (rows.length === 0) return [];
+  const step = bucketSeconds * 1000;
+  const out: BucketRow[] = [];
+  let i = 0;
+  for (let start = rows[0]!.startMs; start <= rows[rows.length - 1]!.startMs; start += step) {
+    const row = rows[i];
+    if (row && row.startMs === start) {
+      out.push(row);
+      i++;
+    } else {
+      out.push({ startMs: start, sessions: 0, bytesOffloaded: 0, bytesFallback: 0, offloadRatio: 0, avgPeerCount: 0, avgBufferHealth: 0, rebufferEvents: 0 });
+    }
+  }
+  return out;
+}
+
+/**
+ * Steady state (api-decisions.md): the buckets from the first report to the last; the first is the
+ * cold-start window, the last the final one, and the steady-state offload ratio is byte-weighted
+ * over the buckets between them (over all buckets when there are fewer than three).
+ */
+export function steadyStateOf(rows: readonly BucketRow[], bucketSeconds: number): SteadyState {
+  const buckets = filledSeries(rows, bucketSeconds);
+  const windowOf = (b: BucketRow | undefined): WindowFigures | null =>
+    b
+      ? {
+          start: iso(b.startMs),
+          end: iso(b.startMs + bucketSeconds * 1000),
+          bytesOffloaded: b.bytesOffloaded,
+          bytesFallback: b.bytesFallback,
+          offloadRatio: ratio(b.bytesOffloaded, b.bytesOffloaded + b.bytesFallback),
+        }
+      : null;
+  const steady = buckets.length < 3 ? buckets : buckets.slice(1, -1);
+  const off = steady.reduce((a, b) => a + b.bytesOffloaded, 0);
+  const fb = steady.reduce((a, b) => a + b.bytesFallback, 0);
+  return {
+    offloadRatio: ratio(off, off + fb),
+    coldStart: windowOf(buckets[0]),
+    final: windowOf(buckets[buckets.length - 1]),
+    buckets: buckets.length,
+    steadyBuckets: steady.length,
+  };
+}
+
+function cohortResult(c: CohortFigures | null, series: readonly BucketRow[], bucketSeconds: number): CohortResult | null {
+  if (!c) return null;
+  return {
+    sessions: c.sessions,
+    bytesOffloaded: c.bytesOffloaded,
+    bytesFallback: c.bytesFallback,
+    offloadRatio: c.offloadRatio,
+    steadyStateOffloadRatio: steadyStateOf(series, bucketSeconds).offloadRatio,
+    rebufferEvents: c.rebufferEvents,
+    rebufferRatio: c.rebufferRatio,
+    startupP95Ms: c.startupP95Ms,
+    avgPeerCount: c.avgPeerCount,
+    avgBufferHealth: c.avgBufferHealth,
+    p2pConnectionSuccess: c.p2pConnectionSuccess,
+    signalingErrors: c.signalingErrors,
+  };
+}
+
+/** Sessions per key of a breakdown, with shares of the whole, largest first. */
+function sessionShares(breakdowns: readonly Breakdown[], kind: Breakdown['kind'], total: number) {
+  return breakdowns
+    .filter((b) => b.kind === kind)
+    .map((b) => ({ key: b.key, sessions: b.sessions ?? 0, share: ratio(b.sessions ?? 0, total) }))
+    .sort((a, b) => b.sessions - a.sessions || a.key.localeCompare(b.key));
+}
+
+function amounts(breakdowns: readonly Breakdown[], kind: Breakdown['kind']) {
+  const list = breakdowns.filter((b) => b.kind === kind);
+  const total = list.reduce((a, b) => a + (b.amount ?? 0), 0);
+  return list
+    .map((b) => ({ key: b.key, amount: b.amount ?? 0, reports: b.reports ?? 0, sessions: b.sessions ?? 0, share: ratio(b.amount ?? 0, total) }))
+    .sort((a, b) => b.amount - a.amount || a.key.localeCompare(b.key));
+}
+
+const fmt = (v: number | null, digits = 3) => (v === null ? 'no data' : Number(v.toFixed(digits)).toString());
+
+function conclusionOf(input: PilotInput, report: Omit<PilotReport, 'conclusion'>, assumedRate: boolean): Conclusion {
+  const c = input.platform.pilot.criteria;
+  const r = report.results;
+  const p2p = r.cohorts.p2p;
+  const control = r.cohorts.control;
+  const criteria: Criterion[] = [];
+  const add = (id: string, description: string, threshold: number, actual: number | null, passed: boolean) =>
+    criteria.push({ id, description, threshold, actual, passed });
+
+  add('min_sessions', `At least ${c.minSessions} sessions`, c.minSessions, r.sessions, r.sessions >= c.minSessions);
+  const steady = p2p ? p2p.steadyStateOffloadRatio : null;
+  add('steady_state_offload', `Steady-state offload of peer-assisted sessions at least ${c.minSteadyStateOffload}`, c.minSteadyStateOffload, steady, steady !== null && steady >= c.minSteadyStateOffload);
+  const conn = p2p?.p2pConnectionSuccess ?? null;
+  add('p2p_connection_success', `P2P connection success at least ${c.minP2pConnectionSuccess}`, c.minP2pConnectionSuccess, conn, conn !== null && conn >= c.minP2pConnectionSuccess);
+  add('validation_failures', `At most ${c.maxValidationFailures} segments failing validation`, c.maxValidationFailures, report.routing.validationFailures, report.routing.validationFailures <= c.maxValidationFailures);
+  const rebuffer = p2p ? p2p.rebufferRatio : null;
+  if (control) {
+    const threshold = control.rebufferRatio * c.maxRebufferRatioVsControl;
+    add('rebuffer_ratio', `Rebuffer ratio no worse than ${c.maxRebufferRatioVsControl} × the control cohort's`, threshold, rebuffer, rebuffer !== null && rebuffer <= threshold);
+  } else {
+    add('rebuffer_ratio', `Rebuffer ratio at most ${c.maxRebufferRatioWithoutControl} (no control cohort ran)`, c.maxRebufferRatioWithoutControl, rebuffer, rebuffer !== null && rebuffer <= c.maxRebufferRatioWithoutControl);
+  }
+  const startup = p2p ? p2p.startupP95Ms : null;
+  if (control && control.startupP95Ms !== null) {
+    const threshold = control.startupP95Ms + c.maxStartupP95IncreaseMsVsControl;
+    add('startup_p95', `Startup time p95 no more than ${c.maxStartupP95IncreaseMsVsControl} ms above the control cohort's`, threshold, startup, startup !== null && startup <= threshold);
+  } else {
+    add('startup_p95', `Startup time p95 at most ${c.maxStartupP95MsWithoutControl} ms (no control cohort to compare with)`, c.maxStartupP95MsWithoutControl, startup, startup !== null && startup <= c.maxStartupP95MsWithoutControl);
+  }
+
+  const risks: string[] = [];
+  if (!control) risks.push('No CDN-only control cohort ran: rebuffering and startup are judged against absolute thresholds, not against a control.');
+  if (assumedRate) risks.push(`No CDN rate is on file for the tenant: costs assume the platform default of ${report.cost.cdnPricePerGb} USD/GB.`);
+  if (r.sessions < input.platform.pilot.risks.smallSampleSessions) risks.push(`Small sample: ${r.sessions} sessions (fewer than ${input.platform.pilot.risks.smallSampleSessions}).`);
+  const errorsPerSession = ratio(r.signalingErrors, r.sessions);
+  if (errorsPerSession > input.platform.pilot.risks.maxSignalingErrorsPerSession) {
+    risks.push(`High signaling errors: ${fmt(errorsPerSession)} per session (more than ${input.platform.pilot.risks.maxSignalingErrorsPerSession}).`);
+  }
+  if (report.routing.validationFailures > 0) risks.push(`${report.routing.validationFailures} peer segments failed signature or hash validation.`);
+  if (report.eventEconomics.crossCheck.flagged) {
+    risks.push(`The event forecast method is off by more than ${input.platform.pilot.forecastTolerance * 100} % on the pilot itself (ratio ${fmt(report.eventEconomics.crossCheck.ratio)}): treat the forecast with care.`);
+  }
+  const requiredFixes = criteria
+    .filter((x) => !x.passed)
+    .map((x) => `${x.id}: ${x.description.charAt(0).toLowerCase()}${x.description.slice(1)}; actual ${fmt(x.actual)} against ${fmt(x.threshold)}.`);
+  return {
+    assessment: criteria.every((x) => x.passed) ? 'pass' : 'review',
+    criteria,
+    risks,
+    requiredFixes,
+    operator: { approvedPublicClaims: null, finalSignOff: null },
+  };
+}
+
+export function composePilotReport(input: PilotInput): PilotReport {
+  const { figures: f, platform, bucketSeconds } = input;
+  const all = f.all;
+  const customerId = input.streamId.slice(0, input.streamId.indexOf(':'));
+  const rates: Rates = input.tenant
+    ? { cdnPricePerGb: input.tenant.cdnPricePerGb, savingsSharePct: input.tenant.savingsSharePct }
+    : { cdnPricePerGb: null, savingsSharePct: platform.billing.defaultSavingsSharePct };
+  const defaultPrice = platform.billing.defaultCdnPricePerGb;
+  const delivered = all.bytesOffloaded + all.bytesFallback;
+
+  const p2p = cohortResult(f.p2p, f.p2pSeries, bucketSeconds);
+  const control = cohortResult(f.control, f.controlSeries, bucketSeconds);
+
+  // Event economics: the forecast method is concurrency × delivered bitrate × duration.
+  const minute = filledSeries(f.minuteSeries, CONCURRENCY_BUCKET_SECONDS);
+  const peak = minute.reduce<BucketRow | null>((best, b) => (best === null || b.sessions > best.sessions ? b : best), null);
+  const bitrateBps = all.intervalMs > 0 ? (8 * delivered) / (all.intervalMs / 1000) : 0;
+  const forecastOffloadRatio = p2p ? p2p.steadyStateOffloadRatio : steadyStateOf(f.series, bucketSeconds).offloadRatio;
+  const eventSeconds = platform.pilot.eventDurationHours * 3600;
+  const forecastBytes = (peak?.sessions ?? 0) * (bitrateBps / 8) * eventSeconds;
+  const forecastOffloaded = forecastBytes * forecastOffloadRatio;
+  const averageConcurrency = minute.length > 0 ? minute.reduce((a, b) => a + b.sessions, 0) / minute.length : 0;
+  const pilotSeconds = minute.length * CONCURRENCY_BUCKET_SECONDS;
+  const crossForecast = averageConcurrency * (bitrateBps / 8) * pilotSeconds;
+  const crossRatio = delivered > 0 ? crossForecast / delivered : null;
+
+  const devices = sessionShares(f.breakdowns, 'device', all.sessions);
+  const regions = sessionShares(f.breakdowns, 'region', all.sessions);
+  const sdk = sessionShares(f.breakdowns, 'sdkVersion', all.sessions);
+  const signaling = sessionShares(f.breakdowns, 'signalingVersion', all.sessions);
+  const reasons = amounts(f.breakdowns, 'fallbackReason');
+  const modes = amounts(f.breakdowns, 'deliveryMode');
+  const paths = amounts(f.breakdowns, 'path');
+  const cost = costOf(all.bytesOffloaded, rates, defaultPrice);
+
+  const report: Omit<PilotReport, 'conclusion'> = {
+    reportVersion: REPORT_VERSION,
+    streamId: input.streamId,
+    customerId,
+    tenant: input.tenant ? { id: input.tenant.id, name: input.tenant.name } : null,
+    snapshot: input.snapshot,
+    bucketSeconds,
+    metadata: {
+      dateRange: {
+        from: all.firstReportAt.toISOString(),
+        to: all.lastReportAt.toISOString(),
+        hours: (all.lastReportAt.getTime() - all.firstReportAt.getTime()) / 3_600_000,
+      },
+      streamsTested: [input.streamId],
+      sessions: all.sessions,
+      viewers: { count: all.viewers, sessionsWithoutViewerId: all.sessionsWithoutViewer },
+      deviceMix: devices.map((d) => ({ device: d.key, sessions: d.sessions, share: d.share })),
+      regions: regions.map((d) => ({ region: d.key, sessions: d.sessions, share: d.share })),
+      signalingDeployment: platform.live.signalingDeployment,
+    },
+    configuration: {
+      sdkVersions: sdk.map((d) => ({ version: d.key, sessions: d.sessions, share: d.share })),
+      signalingVersions: signaling.map((d) => ({ version: d.key, sessions: d.sessions, share: d.share })),
+      remoteConfigPolicy: platform.live.remoteConfigPolicy,
+      uploadCapsKbps: platform.live.uploadCapsKbps,
+      authMode: platform.live.authMode,
+      telemetryRetentionDays: platform.live.telemetryRetentionDays,
+      dataRegion: platform.live.dataRegion,
+    },
+    results: {
+      sessions: all.sessions,
+      bytesOffloaded: all.bytesOffloaded,
+      bytesFallback: all.bytesFallback,
+      bytesDelivered: delivered,
+      offloadRatio: all.offloadRatio,
+      steadyState: steadyStateOf(f.series, bucketSeconds),
+      rebufferEvents: all.rebufferEvents,
+      rebufferRatio: all.rebufferRatio,
+      startupP95Ms: all.startupP95Ms,
+      avgPeerCount: all.avgPeerCount,
+      avgBufferHealth: all.avgBufferHealth,
+      p2pConnectionSuccess: all.p2pConnectionSuccess,
+      signalingErrors: all.signalingErrors,
+      cohorts: { p2p, control },
+      controlDeltas:
+        p2p && control
+          ? {
+              offloadRatio: p2p.offloadRatio - control.offloadRatio,
+              rebufferRatio: p2p.rebufferRatio - control.rebufferRatio,
+              startupP95Ms: p2p.startupP95Ms !== null && control.startupP95Ms !== null ? p2p.startupP95Ms - control.startupP95Ms : null,
+              avgBufferHealth: p2p.avgBufferHealth - control.avgBufferHealth,
+            }
+          : null,
+      series: filledSeries(f.series, bucketSeconds).map((b) => ({
+        start: iso(b.startMs),
+        sessions: b.sessions,
+        bytesOffloaded: b.bytesOffloaded,
+        bytesFallback: b.bytesFallback,
+        offloadRatio: b.offloadRatio,
+        avgPeerCount: b.avgPeerCount,
+        avgBufferHealth: b.avgBufferHealth,
+        rebufferEvents: b.rebufferEvents,
+      })),
+    },
+    routing: {
+      fallbackReasons: reasons.map((r) => ({ reason: r.key, segments: r.amount, share: r.share })),
+      deliveryModes: modes.map((m) => ({ mode: m.key, reports: m.reports, sessions: m.sessions, bytes: m.amount, share: m.share })),
+      paths: paths.map((p) => ({ path: p.key, bytes: p.amount, share: p.share })),
+      validationFailures: all.validationFailures,
+      busyPeerEvents: all.busyPeerEvents,
+    },
+    cost,
+    eventEconomics: {
+      peakConcurrency: { sessions: peak?.sessions ?? 0, at: peak ? iso(peak.startMs) : null, bucketSeconds: CONCURRENCY_BUCKET_SECONDS },
+      averageDeliveredBitrateKbps: bitrateBps / 1000,
+      forecast: {
+        durationHours: platform.pilot.eventDurationHours,
+        concurrentViewers: peak?.sessions ?? 0,
+        deliveredGb: forecastBytes / 1e9,
+        offloadRatio: forecastOffloadRatio,
+        offloadedGb: forecastOffloaded / 1e9,
+        cdnEgressGb: (forecastBytes - forecastOffloaded) / 1e9,
+        cost: costOf(forecastOffloaded, rates, defaultPrice),
+      },
+      crossCheck: {
+        averageConcurrency,
+        durationHours: pilotSeconds / 3600,
+        forecastDeliveredGb: crossForecast / 1e9,
+        actualDeliveredGb: delivered / 1e9,
+        ratio: crossRatio,
+        tolerance: platform.pilot.forecastTolerance,
+        flagged: crossRatio === null || Math.abs(crossRatio - 1) > platform.pilot.forecastTolerance,
+      },
+    },
+  };
+  return { ...report, conclusion: conclusionOf(input, report, cost.assumedRate) };
+}
