@@ -3,6 +3,10 @@ import { Command } from 'commander';
 import { registerGenerate } from './commands/generate.ts';
 import { registerPipeline } from './commands/pipeline.ts';
 import { registerStart } from './commands/start.ts';
+import { registerWorker } from './commands/worker.ts';
+import { registerSchedule } from './commands/schedule.ts';
+import { registerEnqueue } from './commands/enqueue.ts';
+import { registerRuns } from './commands/runs.ts';
 
 const program = new Command('p2ptel')
   .description('Telemetry and pilot reports of peer-assisted video delivery')
@@ -12,5 +16,9 @@ const program = new Command('p2ptel')
 registerStart(program);
 registerGenerate(program);
 registerPipeline(program);
+registerWorker(program);
+registerSchedule(program);
+registerEnqueue(program);
+registerRuns(program);
 
 await program.parseAsync(process.argv);
