@@ -1,6 +1,6 @@
 // What happened to runs, read from the jobs BullMQ keeps: state, progress, duration, figures and
 // the reason of a failure (down to the partition that failed). Used by `cli runs` and `--wait`.
-import type { Job } from 'bullmq';
+import type { Job, JobState, Queue } from 'bullmq';
 import type { Queues } from './client.ts';
 import { JOBS, QUEUES, planJobId, reportsJobId, rollupJobId, type RunKind } from './names.ts';
 import { PartitionPayload, PlanPayload, Progress, PublishResult, ReportsPayload, ReportsResult, resultOf } from './payloads.ts';
@@ -64,19 +64,30 @@ function waitingState(job: Job, state: string): RunState {
   return 'queued';
 }
 
+/**
+ * A job and its state, the state read first: a job read before it finished but whose state is
+ * read after would look finished without its result.
+ */
+async function jobAndState(queue: Queue, id: string): Promise<{ job: Job; state: JobState | 'unknown' } | null> {
+  const state = await queue.getJobState(id);
+  if (state === 'unknown') return null;
+  const job = await queue.getJob(id);
+  return job ? { job, state } : null;
+}
+
 export async function describeRun(queues: Queues, kind: RunKind, asOf: Date): Promise<RunInfo | null> {
   return kind === 'rollup' ? describeRollup(queues, asOf) : describeReports(queues, asOf);
 }
 
 async function describeRollup(queues: Queues, asOf: Date): Promise<RunInfo | null> {
-  const [plan, run] = await Promise.all([queues.rollup.getJob(planJobId(asOf)), queues.rollup.getJob(rollupJobId(asOf))]);
-  if (!plan && !run) return null;
+  const [planned, flow] = await Promise.all([jobAndState(queues.rollup, planJobId(asOf)), jobAndState(queues.rollup, rollupJobId(asOf))]);
+  if (!planned && !flow) return null;
+  const plan = planned?.job;
   const info = blank('rollup', asOf.toISOString());
-  info.jobIds = [plan?.id, run?.id].filter((x): x is string => typeof x === 'string');
-  const startedAt = plan?.processedOn ?? run?.timestamp;
+  info.jobIds = [plan?.id, flow?.job.id].filter((x): x is string => typeof x === 'string');
 
-  if (!run) {
-    const state = await plan!.getState();
+  if (!flow) {
+    const state = planned!.state;
     timing(info, plan!.processedOn, plan!.finishedOn);
     if (state === 'active') Object.assign(info, { state: 'planning', percent: 2, progress: 'planning' });
     else if (state === 'failed') Object.assign(info, { state: 'failed', progress: 'planning failed', error: plan!.failedReason || 'failed' });
@@ -85,7 +96,8 @@ async function describeRollup(queues: Queues, asOf: Date): Promise<RunInfo | nul
     return info;
   }
 
-  const state = await run.getState();
+  const { job: run, state } = flow;
+  const startedAt = plan?.processedOn ?? run.timestamp;
   const counts = await run.getDependenciesCount();
   const done = counts.processed ?? 0;
   const failed = counts.failed ?? 0;
@@ -140,11 +152,11 @@ async function failureOf(queues: Queues, run: Job): Promise<string> {
 }
 
 async function describeReports(queues: Queues, asOf: Date): Promise<RunInfo | null> {
-  const job = await queues.reports.getJob(reportsJobId(asOf));
-  if (!job) return null;
+  const found = await jobAndState(queues.reports, reportsJobId(asOf));
+  if (!found) return null;
+  const { job, state } = found;
   const info = blank('reports', asOf.toISOString());
   info.jobIds = [job.id ?? ''];
-  const state = await job.getState();
   timing(info, job.processedOn, job.finishedOn);
   if (state === 'active') Object.assign(info, { state: 'running', percent: 50, progress: 'running' });
   else if (state === 'failed') Object.assign(info, { state: 'failed', error: job.failedReason || 'failed' });
