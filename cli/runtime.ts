@@ -44,9 +44,15 @@ export async function withJobDeps<T>(rt: Runtime, fn: (deps: JobDeps) => Promise
 export async function withQueues<T>(rt: Runtime, fn: (queues: Queues) => Promise<T>): Promise<T> {
   // Loaded on use: BullMQ and ioredis would add ~150 ms to the start of every command.
   const { openQueues } = await import('../jobs/queue/client.ts');
+  const { RedisUnavailableError, redactUrl } = await import('../jobs/queue/connection.ts');
   const queues = await openQueues(rt.config.redis, 'command', rt.log);
   try {
     return await fn(queues);
+  } catch (err) {
+    if (queues.client.status === 'end') {
+      throw new RedisUnavailableError(`lost the connection to Redis at ${redactUrl(rt.config.redis.url)} (${err instanceof Error ? err.message : String(err)})`);
+    }
+    throw err;
   } finally {
     await queues.close();
   }

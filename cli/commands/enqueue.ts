@@ -52,6 +52,7 @@ export function registerEnqueue(program: Command): void {
         let hinted = false;
         try {
           return await waitForRun(queues, kind.data, asOf, {
+            pollMs: 250,
             ...(timeoutMs === undefined ? {} : { timeoutMs }),
             onUpdate: (run) => {
               bar.update(run?.percent ?? 0, run ? `${run.state} ${run.progress}` : '');

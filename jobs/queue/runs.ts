@@ -89,7 +89,7 @@ async function describeRollup(queues: Queues, asOf: Date): Promise<RunInfo | nul
   if (!flow) {
     const state = planned!.state;
     timing(info, plan!.processedOn, plan!.finishedOn);
-    if (state === 'active') Object.assign(info, { state: 'planning', percent: 2, progress: 'planning' });
+    if (state === 'active') Object.assign(info, { state: 'planning', percent: 2, progress: resultOf(Progress, plan!.progress)?.step ?? 'planning' });
     else if (state === 'failed') Object.assign(info, { state: 'failed', progress: 'planning failed', error: plan!.failedReason || 'failed' });
     else if (state === 'completed') Object.assign(info, { state: 'unknown', note: 'the run finished and its records were removed' });
     else Object.assign(info, { state: waitingState(plan!, state), progress: 'waiting for a worker' });
@@ -158,7 +158,7 @@ async function describeReports(queues: Queues, asOf: Date): Promise<RunInfo | nu
   const info = blank('reports', asOf.toISOString());
   info.jobIds = [job.id ?? ''];
   timing(info, job.processedOn, job.finishedOn);
-  if (state === 'active') Object.assign(info, { state: 'running', percent: 50, progress: 'running' });
+  if (state === 'active') Object.assign(info, { state: 'running', percent: 50, progress: resultOf(Progress, job.progress)?.step ?? 'running' });
   else if (state === 'failed') Object.assign(info, { state: 'failed', error: job.failedReason || 'failed' });
   else if (state === 'completed') {
     const r = resultOf(ReportsResult, job.returnvalue);

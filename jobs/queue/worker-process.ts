@@ -48,7 +48,15 @@ export async function runWorker(opts: RunWorkerOptions): Promise<StopOutcome> {
   const ctx: WorkerContext = { deps, queues, config, log, workerName: workerName() };
   const defaults = defaultProcessors(ctx);
   const tier = startWorkers(ctx, opts.processors ? opts.processors(defaults, ctx) : defaults);
-  await Promise.race([tier.ready, stopSignal]);
+  try {
+    await Promise.race([tier.ready, stopSignal]);
+  } catch (err) {
+    // Half started: close what is open, or its reconnecting clients would keep the process alive.
+    await tier.stop(1000);
+    await queues.close();
+    await deps.close();
+    throw err;
+  }
   log.info(
     {
       worker: tier.name,

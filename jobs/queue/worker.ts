@@ -79,9 +79,17 @@ export function startWorkers(ctx: WorkerContext, processors: Processors): Worker
     { queue: QUEUES.partitions, concurrency: config.worker.concurrency },
     { queue: QUEUES.reports, concurrency: 1 },
   ];
+  // While Redis is away every worker reports each reconnect attempt: one line per error and
+  // queue every 10 s is enough to see it.
+  const lastLogged = new Map<string, number>();
   const workers = specs.map(({ queue, concurrency }) => {
     const w = new Worker(queue, processorFor(queue), { ...common, concurrency });
-    w.on('error', (err) => log.error({ queue, err: err.message }, 'worker error'));
+    w.on('error', (err) => {
+      const key = `${queue}\n${err.message}`;
+      if (Date.now() - (lastLogged.get(key) ?? 0) < 10_000) return;
+      lastLogged.set(key, Date.now());
+      log.error({ queue, err: err.message }, 'worker error');
+    });
     // Emitted by the worker whose stalled-job check found a job whose worker died.
     w.on('stalled', (jobId) => log.warn({ queue, jobId }, 'stalled job (its worker died) moved back to wait'));
     return w;
