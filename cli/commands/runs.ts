@@ -43,7 +43,7 @@ export function describeRuns(runs: RunInfo[], prefix: string): string {
       r.kind,
       r.asOf,
       r.state,
-      r.state === 'completed' ? r.progress : `${Math.round(r.percent)}% ${r.progress}`.trim(),
+      r.state === 'completed' || r.state === 'failed' ? r.progress : `${Math.round(r.percent)}% ${r.progress}`.trim(),
       r.durationMs === null ? '-' : duration(r.durationMs),
       dash(r.reports),
       dash(r.streams),
