@@ -4,6 +4,7 @@
 // own redis-server. Prints both times, their ratio, and whether the orchestrated run meets its
 // goal: at most the inline time × 1.1 + 1 s. Both sides must publish the same figures.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -50,6 +51,11 @@ if ((await discoverLanding(deps.layout)).files.length === 0) {
   const g = await generateReports(deps.db, deps.layout, { customers: CUSTOMERS, streams: STREAMS, sessions, start, hours: HOURS, seed: 2027 });
   process.stderr.write(`generated ${g.reports.toLocaleString('en-US')} reports\n`);
 }
+
+// Snapshots of an earlier benchmark run would be newer than this run's asOfs, which then would not
+// be published: this warehouse is the benchmark's own, start it afresh (the landed files stay).
+await fs.rm(deps.layout.snapshots, { recursive: true, force: true });
+await fs.rm(deps.layout.catalog, { force: true });
 
 const redis = await startRedisServer();
 const baseEnv: NodeJS.ProcessEnv = { ...process.env, WAREHOUSE_DIR: dir, REDIS_URL: redis.url, QUEUE_PREFIX: 'bench', LOG_LEVEL: 'warn' };
