@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // A private redis-server for the job tests (never the user's own Redis).
+    globalSetup: ['test/setup/redis.ts'],
     // DuckDB is a native addon: separate processes, not worker threads.
     pool: 'forks',
     testTimeout: 60_000,

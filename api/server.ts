@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { AppConfig } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import { Db } from '../warehouse/duckdb.ts';
-import { warehouseLayout } from '../warehouse/layout.ts';
+import { hostScratchDir, warehouseLayout } from '../warehouse/layout.ts';
 import { createApp } from './app.ts';
 import { OnDemandSeries } from './ondemand-series.ts';
 import { SnapshotStore } from './snapshot-store.ts';
@@ -25,7 +25,7 @@ export interface RunningApi {
 
 export async function startApi(config: AppConfig, log: Logger): Promise<RunningApi> {
   const layout = warehouseLayout(config.warehouseDir);
-  const spill = path.join(layout.tmp, `duckdb-${process.pid}`);
+  const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
   const db = await Db.open(config.duckdb, spill);
   const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs);
   await store.start();

@@ -6,6 +6,10 @@ import { registerServe } from './commands/serve.ts';
 import { registerStart } from './commands/start.ts';
 import { registerTenants } from './commands/tenants.ts';
 import { registerToken } from './commands/token.ts';
+import { registerWorker } from './commands/worker.ts';
+import { registerSchedule } from './commands/schedule.ts';
+import { registerEnqueue } from './commands/enqueue.ts';
+import { registerRuns } from './commands/runs.ts';
 
 const program = new Command('p2ptel')
   .description('Telemetry and pilot reports of peer-assisted video delivery')
@@ -18,5 +22,9 @@ registerPipeline(program);
 registerServe(program);
 registerTenants(program);
 registerToken(program);
+registerWorker(program);
+registerSchedule(program);
+registerEnqueue(program);
+registerRuns(program);
 
 await program.parseAsync(process.argv);

@@ -19,3 +19,10 @@ export const positiveNumber = z.coerce.number().positive('greater than 0');
 export function withWarehouse(cmd: Command): Command {
   return cmd.option('--warehouse <dir>', 'warehouse folder (env WAREHOUSE_DIR, default ./data)');
 }
+
+/** Commands that talk to the worker tier take --redis and --queue-prefix. */
+export function withRedis(cmd: Command): Command {
+  return cmd
+    .option('--redis <url>', 'Redis of the worker tier (env REDIS_URL, default redis://127.0.0.1:6379)')
+    .option('--queue-prefix <prefix>', 'prefix of every queue key, one per deployment sharing a Redis (env QUEUE_PREFIX, default p2ptel)');
+}

@@ -2,13 +2,16 @@
 // progress bars (only on a terminal), and turning failures into one clear line and an exit code.
 import { SingleBar, Presets } from 'cli-progress';
 import { ZodError } from 'zod';
-import { ConfigError, loadConfig, type AppConfig } from '../lib/config.ts';
+import { ConfigError, loadConfig, queuePrefixSchema, redisUrlSchema, type AppConfig } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { describeZodError, UserError } from '../lib/errors.ts';
 import type { JobDeps } from '../jobs/deps.ts';
+import type { Queues } from '../jobs/queue/client.ts';
 
 export interface GlobalOptions {
   warehouse?: string;
+  redis?: string;
+  queuePrefix?: string;
 }
 
 export interface Runtime {
@@ -18,7 +21,12 @@ export interface Runtime {
 
 /** Config and logger of a command; `service` commands (long-running) log at info by default. */
 export function runtime(opts: GlobalOptions, kind: 'command' | 'service' = 'command'): Runtime {
-  const config = loadConfig({ warehouseDir: opts.warehouse, defaultLogLevel: kind === 'service' ? 'info' : 'warn' });
+  const config = loadConfig({
+    warehouseDir: opts.warehouse,
+    redisUrl: opts.redis === undefined ? undefined : parseOption('redis', redisUrlSchema, opts.redis),
+    queuePrefix: opts.queuePrefix === undefined ? undefined : parseOption('queue-prefix', queuePrefixSchema, opts.queuePrefix),
+    defaultLogLevel: kind === 'service' ? 'info' : 'warn',
+  });
   return { config, log: createLogger(config.logLevel) };
 }
 
@@ -31,6 +39,24 @@ export async function withJobDeps<T>(rt: Runtime, fn: (deps: JobDeps) => Promise
     return await fn(deps);
   } finally {
     await deps.close();
+  }
+}
+
+/** Run `fn` with the worker tier's queues (Redis checked first: one line if it is not there). */
+export async function withQueues<T>(rt: Runtime, fn: (queues: Queues) => Promise<T>): Promise<T> {
+  // Loaded on use: BullMQ and ioredis would add ~150 ms to the start of every command.
+  const { openQueues } = await import('../jobs/queue/client.ts');
+  const { RedisUnavailableError, redactUrl } = await import('../jobs/queue/connection.ts');
+  const queues = await openQueues(rt.config.redis, 'command', rt.log);
+  try {
+    return await fn(queues);
+  } catch (err) {
+    if (queues.client.status === 'end') {
+      throw new RedisUnavailableError(`lost the connection to Redis at ${redactUrl(rt.config.redis.url)} (${err instanceof Error ? err.message : String(err)})`);
+    }
+    throw err;
+  } finally {
+    await queues.close();
   }
 }
 
@@ -72,7 +98,9 @@ export function reportError(err: unknown): number {
     process.stderr.write(`error: ${describeZodError(err)}\n`);
     return 2;
   }
-  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  // One line, whatever the library put in its message.
+  const message = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ');
+  process.stderr.write(`error: ${message}\n`);
   return 1;
 }
 

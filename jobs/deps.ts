@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import type { AppConfig } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import { Db } from '../warehouse/duckdb.ts';
-import { warehouseLayout, type WarehouseLayout } from '../warehouse/layout.ts';
+import { hostScratchDir, warehouseLayout, type WarehouseLayout } from '../warehouse/layout.ts';
 
 export interface JobDeps {
   db: Db;
@@ -17,7 +17,7 @@ export interface JobDeps {
 /** Open the process's DuckDB (spilling into the warehouse's tmp folder) for a config. */
 export async function openJobDeps(config: AppConfig, log: Logger): Promise<JobDeps & { close(): Promise<void> }> {
   const layout = warehouseLayout(config.warehouseDir);
-  const spill = path.join(layout.tmp, `duckdb-${process.pid}`);
+  const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
   const db = await Db.open(config.duckdb, spill);
   return {
     db,

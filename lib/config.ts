@@ -4,8 +4,29 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_PLATFORM_CONFIG_FILE } from '../config/platform.ts';
+import { CronExpressionParser } from 'cron-parser';
 
 const positiveInt = z.coerce.number().int().positive();
+
+/** A redis:// or rediss:// URL (BullMQ's connection). */
+export const redisUrlSchema = z
+  .string()
+  .refine((s) => URL.canParse(s) && /^rediss?:$/.test(new URL(s).protocol), 'a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379');
+
+/** Namespaces every queue key, so that several deployments can share one Redis. */
+export const queuePrefixSchema = z.string().regex(/^[A-Za-z0-9_.{}-]{1,64}$/, '1–64 characters of [A-Za-z0-9_.{}-]');
+
+/** A cron pattern (minute hour day month weekday, optionally seconds first), read in UTC. */
+export const cronSchema = z.string().refine((s) => {
+  const fields = s.trim().split(/\s+/).length;
+  if (fields !== 5 && fields !== 6) return false;
+  try {
+    CronExpressionParser.parse(s, { tz: 'UTC' });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'a cron pattern of five fields (minute hour day month weekday), e.g. "*/5 * * * *"');
 
 const EnvSchema = z.object({
   WAREHOUSE_DIR: z.string().min(1).default('./data'),
@@ -29,6 +50,19 @@ const EnvSchema = z.object({
   API_QUERY_TIMEOUT_SECONDS: z.coerce.number().positive().default(15),
   API_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
   SNAPSHOT_POLL_SECONDS: z.coerce.number().positive().default(2),
+  // The worker tier (BullMQ on Redis).
+  REDIS_URL: redisUrlSchema.default('redis://127.0.0.1:6379'),
+  QUEUE_PREFIX: queuePrefixSchema.default('p2ptel'),
+  REDIS_CONNECT_TIMEOUT_MS: positiveInt.default(5000),
+  WORKER_CONCURRENCY: positiveInt.default(1),
+  WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(30),
+  WORKER_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(30_000),
+  WORKER_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).default(30_000),
+  WORKER_MAX_STALLED_COUNT: z.coerce.number().int().nonnegative().default(1),
+  JOB_ATTEMPTS: positiveInt.default(3),
+  JOB_BACKOFF_MS: z.coerce.number().int().nonnegative().default(10_000),
+  ROLLUP_SCHEDULE: cronSchema.default('*/5 * * * *'),
+  REPORTS_SCHEDULE: cronSchema.default('0 2 * * *'),
 });
 
 export interface DuckDbConfig {
@@ -72,6 +106,33 @@ export interface AppConfig {
     /** How often the server checks CURRENT besides watching it. */
     snapshotPollMs: number;
   };
+  redis: RedisConfig;
+  worker: WorkerConfig;
+  /** Retries of every job: attempts in all, exponential backoff from `backoffMs`. */
+  jobs: { attempts: number; backoffMs: number };
+  /** Cron patterns (UTC) of the job schedulers installed by `cli schedule`. */
+  schedules: { rollup: string; reports: string };
+}
+
+export interface RedisConfig {
+  url: string;
+  /** Prefix of every queue key: deployments sharing one Redis use different prefixes. */
+  prefix: string;
+  /** How long a command waits for Redis before it gives up with a one-line error. */
+  connectTimeoutMs: number;
+}
+
+export interface WorkerConfig {
+  /** Customer partition jobs one worker process runs at once. */
+  concurrency: number;
+  /** After SIGTERM: time to finish current jobs before handing them back and exiting. */
+  shutdownGraceMs: number;
+  /** A job's lock lasts this long unless renewed; a dead worker's jobs are retaken after it. */
+  lockDurationMs: number;
+  /** How often workers look for jobs whose worker died (stalled jobs). */
+  stalledIntervalMs: number;
+  /** Stalls a job survives before it fails. */
+  maxStalledCount: number;
 }
 
 export type LogLevel = NonNullable<z.infer<typeof EnvSchema>['LOG_LEVEL']>;
@@ -80,6 +141,8 @@ export interface ConfigOverrides {
   warehouseDir?: string | undefined;
   port?: number | undefined;
   host?: string | undefined;
+  redisUrl?: string | undefined;
+  queuePrefix?: string | undefined;
   /** Log level when LOG_LEVEL is not set: short commands only say what went wrong. */
   defaultLogLevel?: LogLevel;
 }
@@ -126,5 +189,19 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       requestTimeoutMs: e.API_REQUEST_TIMEOUT_SECONDS * 1000,
       snapshotPollMs: e.SNAPSHOT_POLL_SECONDS * 1000,
     },
+    redis: {
+      url: overrides.redisUrl ?? e.REDIS_URL,
+      prefix: overrides.queuePrefix ?? e.QUEUE_PREFIX,
+      connectTimeoutMs: e.REDIS_CONNECT_TIMEOUT_MS,
+    },
+    worker: {
+      concurrency: e.WORKER_CONCURRENCY,
+      shutdownGraceMs: Math.round(e.WORKER_SHUTDOWN_GRACE_SECONDS * 1000),
+      lockDurationMs: e.WORKER_LOCK_DURATION_MS,
+      stalledIntervalMs: e.WORKER_STALLED_INTERVAL_MS,
+      maxStalledCount: e.WORKER_MAX_STALLED_COUNT,
+    },
+    jobs: { attempts: e.JOB_ATTEMPTS, backoffMs: e.JOB_BACKOFF_MS },
+    schedules: { rollup: e.ROLLUP_SCHEDULE, reports: e.REPORTS_SCHEDULE },
   };
 }

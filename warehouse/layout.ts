@@ -1,4 +1,5 @@
 // Where everything lives inside a warehouse folder (see docs/analysts.md for the picture).
+import os from 'node:os';
 import path from 'node:path';
 
 export interface WarehouseLayout {
@@ -31,6 +32,15 @@ export function warehouseLayout(root: string): WarehouseLayout {
     tmp: path.join(abs, 'tmp'),
     catalog: path.join(abs, 'catalog.duckdb'),
   };
+}
+
+/**
+ * This host's scratch folder under tmp/. Scratch folders are named by process id, and a process id
+ * means nothing on another machine sharing the warehouse: each host judges (and cleans up) only
+ * its own.
+ */
+export function hostScratchDir(layout: WarehouseLayout): string {
+  return path.join(layout.tmp, `host-${os.hostname().replace(/[^A-Za-z0-9._-]/g, '_')}`);
 }
 
 /** The landing folder of one customer's partition. */

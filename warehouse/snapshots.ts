@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import lockfile from 'proper-lockfile';
 import { z } from 'zod';
 import { fsyncDir, writeJsonDurable } from '../lib/fsx.ts';
-import type { WarehouseLayout } from './layout.ts';
+import { hostScratchDir, type WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 
 const BUILD_PREFIX = '.build-';
@@ -205,8 +205,8 @@ function processAlive(pid: number): boolean {
 
 /**
  * Remove what dead runs left behind: build folders whose process on this host is gone, or that are
- * older than `graceMs` whoever owns them, and writers' scratch folders (`tmp/<kind>-<pid>-…`) of
- * dead processes.
+ * older than `graceMs` whoever owns them, and scratch folders (`<kind>-<pid>-…`, `duckdb-<pid>`) of
+ * dead processes of this host. Other hosts' scratch is theirs to judge: their pids are not ours.
  */
 export async function cleanDebris(layout: WarehouseLayout, graceMs: number, log: Logger): Promise<string[]> {
   const removed: string[] = [];
@@ -233,12 +233,12 @@ export async function cleanDebris(layout: WarehouseLayout, graceMs: number, log:
     }
   }
 
-  const scratch = await fs.readdir(layout.tmp).catch(() => [] as string[]);
-  for (const name of scratch) {
+  const dir = hostScratchDir(layout);
+  for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
     const m = /^[a-z]+-(\d+)-[0-9a-f]+$/.exec(name) ?? /^duckdb-(\d+)$/.exec(name);
     if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) {
-      await fs.rm(path.join(layout.tmp, name), { recursive: true, force: true });
-      removed.push(path.relative(layout.root, path.join(layout.tmp, name)));
+      await fs.rm(path.join(dir, name), { recursive: true, force: true });
+      removed.push(path.relative(layout.root, path.join(dir, name)));
     }
   }
   for (const r of removed) log.info({ path: r }, 'removed debris of a dead run');

@@ -12,7 +12,7 @@ import { projectionSql, REPORT_COLUMNS } from '../../warehouse/report-columns.ts
 import { timestampParam } from '../../warehouse/partition-rollup.ts';
 import { parseStreamId } from '../../warehouse/ids.ts';
 import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
-import type { WarehouseLayout } from '../../warehouse/layout.ts';
+import { hostScratchDir, type WarehouseLayout } from '../../warehouse/layout.ts';
 import type { ServedSnapshot } from '../snapshot-store.ts';
 import { ARROW_COLUMNS_SQL, arrowStream } from './arrow.ts';
 import { CSV_COLUMNS_SQL, CSV_HEADER, NDJSON_COLUMNS_SQL } from './lines.ts';
@@ -96,8 +96,9 @@ class DayQueries {
 }
 
 async function scratchFile(layout: WarehouseLayout): Promise<string> {
-  await fs.promises.mkdir(layout.tmp, { recursive: true });
-  return path.join(layout.tmp, `export-${process.pid}-${randomBytes(6).toString('hex')}`);
+  const dir = hostScratchDir(layout);
+  await fs.promises.mkdir(dir, { recursive: true });
+  return path.join(dir, `export-${process.pid}-${randomBytes(6).toString('hex')}`);
 }
 
 /** Stream a file DuckDB wrote, then remove it. */

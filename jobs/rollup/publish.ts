@@ -121,12 +121,23 @@ async function loadAllSummaries(s: DbSession, files: string[], asOf: Date, horiz
   await s.run(`CREATE OR REPLACE TEMP TABLE all_summaries AS ${sqlFile('stream_summaries')}`, params, types);
 }
 
-/** Outputs of customers that are not in this run's plan (left by an earlier attempt) go. */
+/**
+ * Outputs of customers that are not in this run's plan (left by an earlier attempt) go, and so do
+ * half-written files of a partition attempt that was killed (`*.tmp-*`): a snapshot holds only
+ * finished outputs.
+ */
 async function removeStrayPartitions(dir: string, customers: Set<string>): Promise<void> {
   for (const table of ['stream_summaries', 'stream_timeseries']) {
     const entries = await fs.readdir(path.join(dir, table)).catch(() => [] as string[]);
     for (const e of entries) {
-      if (!customers.has(e.replace(/^customer=/, ''))) await fs.rm(path.join(dir, table, e), { recursive: true, force: true });
+      const folder = path.join(dir, table, e);
+      if (!customers.has(e.replace(/^customer=/, ''))) {
+        await fs.rm(folder, { recursive: true, force: true });
+        continue;
+      }
+      for (const f of await fs.readdir(folder).catch(() => [] as string[])) {
+        if (f.includes('.tmp-')) await fs.rm(path.join(folder, f), { force: true });
+      }
     }
   }
   const manifests = await fs.readdir(path.join(dir, 'partitions')).catch(() => [] as string[]);

@@ -2,11 +2,22 @@
 // generate → pipeline path printing what it did.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import { cli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/warehouse.ts';
 
-const COMMANDS = ['start', 'generate', 'pipeline', 'serve', 'token', 'tenants add', 'tenants list'];
+const COMMANDS = ['start', 'generate', 'pipeline', 'serve', 'token', 'tenants add', 'tenants list', 'worker', 'schedule', 'enqueue', 'runs'];
+const QUEUE_COMMANDS = ['worker', 'schedule', 'enqueue', 'runs'];
 let dir: string;
+
+/** A loopback port nobody listens on. */
+async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const addr = srv.address();
+  await new Promise((r) => srv.close(r));
+  return typeof addr === 'object' && addr ? addr.port : 1;
+}
 
 beforeAll(async () => {
   dir = await tempDir();
@@ -25,6 +36,10 @@ describe('cli', () => {
       expect(r.code, c).toBe(0);
       expect(r.stdout).toContain(`Usage: p2ptel ${c}`);
       expect(r.stdout).toContain('--warehouse <dir>');
+      if (QUEUE_COMMANDS.includes(c)) {
+        expect(r.stdout).toContain('--redis <url>');
+        expect(r.stdout).toContain('--queue-prefix <prefix>');
+      }
     }
   });
 
@@ -34,6 +49,12 @@ describe('cli', () => {
       [['generate', '--warehouse', dir, '--start', 'yesterday'], /--start: an ISO 8601 date-time with a zone/],
       [['generate', '--warehouse', dir, '--customers', 'Acme Corp'], /customer id is 1–64 characters/],
       [['pipeline', '--warehouse', dir, '--as-of', '2026-13-45T00:00:00Z'], /--as-of: not a real date/],
+      [['enqueue', 'rolup', '--warehouse', dir], /unknown run kind "rolup": rollup or reports/],
+      [['enqueue', 'rollup', '--warehouse', dir, '--as-of', 'now'], /--as-of: an ISO 8601 date-time with a zone/],
+      [['runs', '--warehouse', dir, '--redis', 'localhost:6379'], /--redis: a redis:\/\/ or rediss:\/\/ URL/],
+      [['schedule', '--warehouse', dir, '--rollup-cron', 'every 5 minutes'], /--rollup-cron: a cron pattern of five fields/],
+      [['worker', '--warehouse', dir, '--concurrency', '0'], /--concurrency: greater than 0/],
+      [['runs', '--warehouse', dir, '--queue-prefix', 'a:b'], /--queue-prefix: 1–64 characters/],
     ];
     for (const [args, message] of cases) {
       const r = await cli(args);
@@ -46,6 +67,27 @@ describe('cli', () => {
     const unknown = await cli(['frobnicate']);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain("unknown command 'frobnicate'");
+  });
+
+  it('says in one line, quickly, that Redis cannot be reached, and exits non-zero', async () => {
+    const port = await closedPort();
+    const url = `redis://127.0.0.1:${port}`;
+    const runs: [string[], Record<string, string>][] = [
+      [['enqueue', 'rollup', '--redis', url], {}],
+      [['enqueue', 'reports', '--wait'], { REDIS_URL: url }],
+      [['runs', '--redis', url], {}],
+      [['schedule'], { REDIS_URL: url }],
+      [['worker', '--redis', url], {}],
+    ];
+    for (const [args, env] of runs) {
+      const started = Date.now();
+      const r = await cli([...args, '--warehouse', dir], env);
+      const what = `${args.join(' ')} ${JSON.stringify(env)}`;
+      expect(r.code, what).toBe(1);
+      expect(r.stderr.trim().split('\n'), what).toHaveLength(1);
+      expect(r.stderr).toContain(`error: cannot reach Redis at ${url} (connect ECONNREFUSED 127.0.0.1:${port}); start Redis or point --redis / REDIS_URL at one`);
+      expect(Date.now() - started, what).toBeLessThan(10_000);
+    }
   });
 
   it('reads WAREHOUSE_DIR, generates and rolls up, saying what it did', async () => {

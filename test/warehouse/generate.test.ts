@@ -8,6 +8,7 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { GenerateError, generateReports, type GenerateOptions } from '../../warehouse/sample/generate.ts';
 import { quotedString, toNumber } from '../../warehouse/duckdb.ts';
 import { listFiles } from '../../lib/fsx.ts';
+import { hostScratchDir } from '../../warehouse/layout.ts';
 
 const OPTIONS: GenerateOptions = {
   customers: ['acme', 'globex', 'initech'],
@@ -177,7 +178,7 @@ describe('generate', () => {
     const before = await checksums(a.layout.rawReports);
     await expect(generateReports(a.db, a.layout, OPTIONS)).rejects.toThrow(GenerateError);
     expect(await checksums(a.layout.rawReports)).toEqual(before);
-    expect(await fs.readdir(a.layout.tmp)).not.toContainEqual(expect.stringMatching(/^generate-/));
+    expect(await fs.readdir(hostScratchDir(a.layout))).not.toContainEqual(expect.stringMatching(/^generate-/));
   });
 
   it('rejects bad options with a clear message', async () => {

@@ -1,14 +1,16 @@
 // Snapshot publication: a run killed while writing or while publishing leaves the last snapshot
 // intact and readable, the next run clears its debris; retention; an older asOf never wins.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
-import { listSnapshots, readCurrent, readHistory } from '../../warehouse/snapshots.ts';
+import { cleanDebris, listSnapshots, readCurrent, readHistory } from '../../warehouse/snapshots.ts';
+import { hostScratchDir } from '../../warehouse/layout.ts';
+import { silentLogger } from '../../lib/log.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 
 const START = new Date('2026-11-20T00:00:00Z');
@@ -76,6 +78,19 @@ describe('snapshot publication', () => {
     expect(next.published).toBe(true);
     const history = await readHistory(wh.layout);
     expect(await listSnapshots(wh.layout)).toEqual([...history].sort());
+  });
+
+  it("removes the scratch folders of this host's dead processes, never another host's", async () => {
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid; // exited: its pid is free
+    const ours = path.join(hostScratchDir(wh.layout), `duckdb-${dead}`);
+    // Another machine sharing the warehouse: a pid that is dead here may be alive there.
+    const theirs = path.join(wh.layout.tmp, 'host-another-machine', `duckdb-${dead}`);
+    const alive = path.join(hostScratchDir(wh.layout), `duckdb-${process.pid}`);
+    for (const d of [ours, theirs]) await fs.mkdir(d, { recursive: true });
+    await cleanDebris(wh.layout, 3_600_000, silentLogger);
+    await expect(fs.access(ours)).rejects.toThrow();
+    await fs.access(theirs);
+    await fs.access(alive); // this process's own DuckDB spill folder
   });
 
   it('keeps the configured number of snapshots, the current one included', async () => {

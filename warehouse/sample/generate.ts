@@ -7,7 +7,7 @@ import { LIST, VARCHAR, listValue } from '@duckdb/node-api';
 import { z } from 'zod';
 import { fillSql, quotedString, sqlFile, type Db } from '../duckdb.ts';
 import { exists, fsyncDir, listFiles, moveFile } from '../../lib/fsx.ts';
-import type { WarehouseLayout } from '../layout.ts';
+import { hostScratchDir, type WarehouseLayout } from '../layout.ts';
 import { CUSTOMER_ID_PATTERN } from '../ids.ts';
 
 export const GenerateOptionsSchema = z
@@ -60,7 +60,7 @@ export async function generateReports(
   const startMs = opts.start.getTime();
   const endMs = startMs + Math.round(opts.hours * 3_600_000);
   const stem = `gen-${opts.seed}-${compactIso(opts.start)}`;
-  const scratch = path.join(layout.tmp, `generate-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const scratch = path.join(hostScratchDir(layout), `generate-${process.pid}-${randomBytes(4).toString('hex')}`);
   await fs.mkdir(scratch, { recursive: true });
   try {
     const { reports, duplicates } = await db.withSession(async (s) => {

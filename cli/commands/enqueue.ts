@@ -1,0 +1,100 @@
+// `enqueue rollup|reports`: add a run now (named by its asOf: adding it twice runs it once; a run
+// that failed is started again), and with --wait follow it to its end and say how it ended.
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { action, parseOption, progressBar, runtime, withQueues } from '../runtime.ts';
+import { isoDate, positiveNumber, withRedis, withWarehouse } from '../options.ts';
+import { UserError } from '../../lib/errors.ts';
+import type { EnqueueOutcome } from '../../jobs/queue/enqueue.ts';
+import type { RunInfo } from '../../jobs/queue/runs.ts';
+import { duration, int } from '../format.ts';
+
+interface EnqueueFlags {
+  warehouse?: string;
+  redis?: string;
+  queuePrefix?: string;
+  asOf?: string;
+  wait?: boolean;
+  timeout?: string;
+}
+
+const kindSchema = z.enum(['rollup', 'reports']);
+/** Nobody took the run for this long: say what is probably missing. */
+const NO_WORKER_HINT_MS = 10_000;
+
+export function registerEnqueue(program: Command): void {
+  withRedis(
+    withWarehouse(
+      program
+        .command('enqueue')
+        .description('add a rollup or report run now; with --wait, wait for it and exit non-zero if it failed')
+        .argument('<kind>', 'rollup or reports')
+        .option('--as-of <iso>', 'the run\'s asOf (default: now, to the second); the same asOf is the same run')
+        .option('--wait', 'wait until the run has finished and print how it ended')
+        .option('--timeout <s>', 'with --wait: give up (exit 1) after this many seconds'),
+    ),
+  ).action(
+    action(async (kindArg: string, flags: EnqueueFlags) => {
+      const kind = kindSchema.safeParse(kindArg);
+      if (!kind.success) throw new UserError(`unknown run kind "${kindArg}": rollup or reports`);
+      const rt = runtime(flags);
+      const asOf = flags.asOf === undefined ? new Date(Math.floor(Date.now() / 1000) * 1000) : parseOption('as-of', isoDate, flags.asOf);
+      const timeoutMs = flags.timeout === undefined ? undefined : parseOption('timeout', positiveNumber, flags.timeout) * 1000;
+      const out = (s: string) => process.stdout.write(`${s}\n`);
+
+      const { enqueueRun, waitForRun } = await import('../../jobs/queue/enqueue.ts');
+      const finished = await withQueues(rt, async (queues) => {
+        const outcome = await enqueueRun(queues, rt.config.jobs, kind.data, asOf);
+        out(describeEnqueue(outcome));
+        if (!flags.wait) return null;
+        const bar = progressBar(`${kind.data} ${asOf.toISOString()}`);
+        const started = Date.now();
+        let hinted = false;
+        try {
+          return await waitForRun(queues, kind.data, asOf, {
+            pollMs: 250,
+            ...(timeoutMs === undefined ? {} : { timeoutMs }),
+            onUpdate: (run) => {
+              bar.update(run?.percent ?? 0, run ? `${run.state} ${run.progress}` : '');
+              if (!hinted && run?.state === 'queued' && Date.now() - started > NO_WORKER_HINT_MS) {
+                hinted = true;
+                process.stderr.write(`note: no worker has taken the run yet; is \`p2ptel worker\` running with this Redis and queue prefix (${rt.config.redis.prefix})?\n`);
+              }
+            },
+          });
+        } finally {
+          bar.stop();
+        }
+      });
+      if (!finished) return;
+      if (finished.state === 'failed') {
+        process.stderr.write(`error: ${kind.data} run ${finished.asOf} failed: ${finished.error ?? 'unknown reason'}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      out(describeOutcome(finished));
+    }),
+  );
+}
+
+export function describeEnqueue(o: EnqueueOutcome): string {
+  const run = `${o.kind} run ${o.asOf.toISOString()}`;
+  switch (o.status) {
+    case 'added':
+      return `enqueued ${run} (job ${o.jobId})`;
+    case 'retried':
+      return `${run} had failed (${o.before?.error ?? 'unknown reason'}); enqueued again (job ${o.jobId})`;
+    case 'exists':
+      return `${run} is already ${o.before?.state === 'completed' ? 'done' : `enqueued (${o.before?.state ?? 'unknown'})`}: not added again`;
+  }
+}
+
+export function describeOutcome(r: RunInfo): string {
+  const took = r.durationMs === null ? '' : ` in ${duration(r.durationMs)}`;
+  if (r.kind === 'reports') return `reports run ${r.asOf} completed${took}: ${r.note ?? 'done'}`;
+  const figures = [r.reports === null ? null : `${int(r.reports)} reports`, r.streams === null ? null : `${int(r.streams)} streams`]
+    .filter(Boolean)
+    .join(', ');
+  const snap = r.snapshot ? `snapshot ${r.snapshot} ${r.published ? 'published' : 'not published (a later asOf is current)'}` : 'completed';
+  return `rollup run ${r.asOf} completed${took}: ${snap}${figures ? `, ${figures}` : ''}`;
+}

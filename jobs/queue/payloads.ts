@@ -1,0 +1,104 @@
+// Job payloads and results as zod schemas: a worker validates what it takes off a queue (a job
+// may have been written by another version of the code, or by hand), and readers of results
+// (`cli runs`, `enqueue --wait`) validate what they read back.
+import { UnrecoverableError, type Job } from 'bullmq';
+import { z, type ZodType } from 'zod';
+import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
+import { QuarantinedSchema } from '../../warehouse/manifest.ts';
+import { describeZodError } from '../../lib/errors.ts';
+
+/** An instant as ISO 8601 UTC, e.g. 2026-11-20T02:00:00.000Z. */
+const isoInstant = z.iso.datetime();
+const customerId = z.string().regex(CUSTOMER_ID_PATTERN, 'a customer id');
+/** Runs name folders (`snapshots/.build-<runId>`): nothing that could leave the folder. */
+const runId = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'a run id');
+
+/** Added by a job scheduler: no data; its fire time is the run's asOf. */
+export const TickPayload = z.object({});
+
+export const PlanPayload = z.object({ asOf: isoInstant });
+export type PlanPayload = z.infer<typeof PlanPayload>;
+
+export const PartitionPayload = z.object({ runId, asOf: isoInstant, customerId });
+export type PartitionPayload = z.infer<typeof PartitionPayload>;
+
+export const PublishPayload = z.object({
+  runId,
+  asOf: isoInstant,
+  customers: z.array(customerId),
+  misplaced: z.array(QuarantinedSchema),
+  /** When planning started (ms since the epoch): the run's duration counts from it. */
+  startedAt: z.number().int().nonnegative(),
+});
+export type PublishPayload = z.infer<typeof PublishPayload>;
+
+export const ReportsPayload = z.object({ asOf: isoInstant });
+export type ReportsPayload = z.infer<typeof ReportsPayload>;
+
+export const TickResult = z.object({ kind: z.enum(['rollup', 'reports']), asOf: isoInstant, jobId: z.string() });
+export type TickResult = z.infer<typeof TickResult>;
+
+export const PlanResult = z.object({
+  runId,
+  asOf: isoInstant,
+  rollupJobId: z.string(),
+  /** False when the run's flow already existed (a retried plan, or a duplicate). */
+  created: z.boolean(),
+  customers: z.number().int().nonnegative(),
+});
+export type PlanResult = z.infer<typeof PlanResult>;
+
+export const PartitionResult = z.object({
+  customerId,
+  reports: z.number(),
+  streams: z.number(),
+  files: z.number(),
+  quarantined: z.number(),
+  durationMs: z.number(),
+  /** Worker (host#pid) that computed it. */
+  worker: z.string(),
+});
+export type PartitionResult = z.infer<typeof PartitionResult>;
+
+export const PublishResult = z.object({
+  runId,
+  asOf: isoInstant,
+  /** Null only when an earlier attempt's snapshot was discarded for a later asOf and is gone. */
+  snapshot: z.string().nullable(),
+  /** False when a snapshot with a later asOf was current; this one was then discarded. */
+  published: z.boolean(),
+  /** True when an earlier attempt of this job had already published (it died before saying so). */
+  alreadyPublished: z.boolean(),
+  reports: z.number().nullable(),
+  streams: z.number().nullable(),
+  files: z.number().nullable(),
+  quarantined: z.number().nullable(),
+});
+export type PublishResult = z.infer<typeof PublishResult>;
+
+/** What a job says about itself while it runs (`job.updateProgress`), shown by `cli runs`. */
+export const Progress = z.object({ percent: z.number().min(0).max(100), step: z.string() });
+export type Progress = z.infer<typeof Progress>;
+
+export const ReportsResult = z.object({
+  asOf: isoInstant,
+  implemented: z.literal(false),
+  message: z.string(),
+});
+export type ReportsResult = z.infer<typeof ReportsResult>;
+
+/**
+ * The validated data of a job a worker took. A payload that does not fit will not fit on a retry
+ * either: it fails the job at once (UnrecoverableError), with the offending fields named.
+ */
+export function payloadOf<T>(schema: ZodType<T>, job: Job): T {
+  const r = schema.safeParse(job.data);
+  if (!r.success) throw new UnrecoverableError(`invalid ${job.name} job data: ${describeZodError(r.error)}`);
+  return r.data;
+}
+
+/** A result read back from Redis, or null when it is absent or of another shape. */
+export function resultOf<T>(schema: ZodType<T>, value: unknown): T | null {
+  const r = schema.safeParse(value);
+  return r.success ? r.data : null;
+}

@@ -1,0 +1,161 @@
+// What a worker does with each kind of job: validate the payload, call the same job functions as
+// `cli pipeline` (plan, partition, publish), report progress, and return a small result.
+// Everything about figures lives in those functions; this is only the BullMQ adapter.
+import fs from 'node:fs/promises';
+import { UnrecoverableError, type Job } from 'bullmq';
+import type { AppConfig } from '../../lib/config.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { JobDeps } from '../deps.ts';
+import { planRollup } from '../rollup/plan.ts';
+import { rollupPartition } from '../rollup/partition.ts';
+import { BuildGoneError, publishRollupOnce } from '../rollup/publish-once.ts';
+import { runReports } from '../reports/run.ts';
+import { buildDir } from '../../warehouse/snapshots.ts';
+import type { Queues } from './client.ts';
+import { addRunJob } from './enqueue.ts';
+import { rollupFlow } from './flow.ts';
+import { QUEUES, rollupJobId, rollupRunId, type RunKind } from './names.ts';
+import {
+  PartitionPayload,
+  PlanPayload,
+  PublishPayload,
+  ReportsPayload,
+  TickPayload,
+  payloadOf,
+  resultOf,
+  type PartitionResult,
+  type PlanResult,
+  type Progress,
+  type PublishResult,
+  type ReportsResult,
+  type TickResult,
+} from './payloads.ts';
+
+export interface WorkerContext {
+  deps: JobDeps;
+  queues: Queues;
+  config: AppConfig;
+  log: Logger;
+  /** host#pid, recorded on every job this process takes (BullMQ's processedBy). */
+  workerName: string;
+}
+
+/** A handler gets the job and a logger that names it; what it returns is the job's result. */
+export type JobHandler = (job: Job, log: Logger) => Promise<unknown>;
+
+export interface Processors {
+  tick: JobHandler;
+  plan: JobHandler;
+  partition: JobHandler;
+  publish: JobHandler;
+  reports: JobHandler;
+}
+
+const progress = (job: Job, p: Progress) => job.updateProgress(p);
+
+/**
+ * The fire time of a job made by a job scheduler, which is the asOf of the run it starts: the
+ * same whichever worker takes it and however late, so a re-delivered tick names the same run.
+ */
+export function scheduledAsOf(job: Job): Date {
+  const at = job.opts.prevMillis;
+  return new Date(typeof at === 'number' && Number.isFinite(at) ? at : job.timestamp);
+}
+
+export function defaultProcessors(ctx: WorkerContext): Processors {
+  const depsFor = (log: Logger): JobDeps => ({ ...ctx.deps, log });
+
+  return {
+    async tick(job): Promise<TickResult> {
+      payloadOf(TickPayload, job);
+      const kind: RunKind = job.queueName === QUEUES.reports ? 'reports' : 'rollup';
+      const asOf = scheduledAsOf(job);
+      const { jobId } = await addRunJob(ctx.queues, ctx.config.jobs, kind, asOf);
+      return { kind, asOf: asOf.toISOString(), jobId };
+    },
+
+    async plan(job, log): Promise<PlanResult> {
+      const asOf = new Date(payloadOf(PlanPayload, job).asOf);
+      const runId = rollupRunId(asOf);
+      const rollupId = rollupJobId(asOf);
+      // Only this job (one id per asOf) adds the run's flow, so a check then an add cannot race
+      // with another plan of the same run; a retry after a crash finds the flow already there.
+      const existing = await ctx.queues.rollup.getJob(rollupId);
+      if (existing) {
+        log.info({ rollupJobId: rollupId }, 'the run already has its flow');
+        const customers = resultOf(PublishPayload, existing.data)?.customers.length ?? 0;
+        return { runId, asOf: asOf.toISOString(), rollupJobId: rollupId, created: false, customers };
+      }
+      await progress(job, { percent: 0, step: 'planning' });
+      const startedAt = Date.now();
+      // ownerPid null: the build folder belongs to the run, not to this process (other workers fill it).
+      const plan = await planRollup(depsFor(log), { runId, asOf, ownerPid: null });
+      await ctx.queues.flows.add(rollupFlow(plan, startedAt, ctx.config.jobs));
+      log.info({ rollupJobId: rollupId, customers: plan.customers.length }, 'run planned');
+      await progress(job, { percent: 100, step: `${plan.customers.length} partitions queued` });
+      return { runId, asOf: asOf.toISOString(), rollupJobId: rollupId, created: true, customers: plan.customers.length };
+    },
+
+    async partition(job, log): Promise<PartitionResult> {
+      const data = payloadOf(PartitionPayload, job);
+      // Without its build folder the run cannot publish whatever this writes (it was removed as
+      // debris after a very long stall): fail the run at once rather than write into nowhere.
+      const dir = buildDir(ctx.deps.layout, data.runId);
+      if (!(await fs.stat(dir).then((s) => s.isDirectory()).catch(() => false))) {
+        throw new UnrecoverableError(`the build folder of run ${data.runId} is gone; enqueue the run again`);
+      }
+      await progress(job, { percent: 0, step: `rolling up ${data.customerId}` });
+      const m = await rollupPartition(depsFor(log), { runId: data.runId, asOf: new Date(data.asOf), customerId: data.customerId });
+      await progress(job, { percent: 100, step: `rolled up ${data.customerId}` });
+      return {
+        customerId: data.customerId,
+        reports: m.figures.reports,
+        streams: m.figures.streams,
+        files: m.files.length,
+        quarantined: m.quarantined.length,
+        durationMs: m.durationMs,
+        worker: ctx.workerName,
+      };
+    },
+
+    async publish(job, log): Promise<PublishResult> {
+      const data = payloadOf(PublishPayload, job);
+      await progress(job, { percent: 0, step: 'publishing' });
+      let r;
+      try {
+        r = await publishRollupOnce(depsFor(log), {
+          runId: data.runId,
+          asOf: new Date(data.asOf),
+          customers: data.customers,
+          misplaced: data.misplaced,
+          startedAt: data.startedAt,
+        });
+      } catch (err) {
+        // Retrying cannot bring a vanished build folder back.
+        if (err instanceof BuildGoneError) throw new UnrecoverableError(err.message);
+        throw err;
+      }
+      await progress(job, { percent: 100, step: r.published ? 'published' : 'discarded (a later asOf is current)' });
+      const m = r.manifest;
+      return {
+        runId: data.runId,
+        asOf: data.asOf,
+        snapshot: m?.snapshot ?? null,
+        published: r.published,
+        alreadyPublished: r.alreadyPublished,
+        reports: m?.rows.reports ?? null,
+        streams: m?.rows.streams ?? null,
+        files: m?.inputs.files ?? null,
+        quarantined: m?.quarantined.length ?? null,
+      };
+    },
+
+    async reports(job, log): Promise<ReportsResult> {
+      const { asOf } = payloadOf(ReportsPayload, job);
+      await progress(job, { percent: 0, step: 'running' });
+      const r = await runReports(depsFor(log), { asOf: new Date(asOf) });
+      await progress(job, { percent: 100, step: 'done' });
+      return r;
+    },
+  };
+}

@@ -1,0 +1,197 @@
+// What happened to runs, read from the jobs BullMQ keeps: state, progress, duration, figures and
+// the reason of a failure (down to the partition that failed). Used by `cli runs` and `--wait`.
+import type { Job, JobState, Queue } from 'bullmq';
+import type { Queues } from './client.ts';
+import { JOBS, QUEUES, planJobId, reportsJobId, rollupJobId, type RunKind } from './names.ts';
+import { PartitionPayload, PlanPayload, Progress, PublishResult, ReportsPayload, ReportsResult, resultOf } from './payloads.ts';
+
+export type RunState = 'queued' | 'planning' | 'running' | 'publishing' | 'retrying' | 'completed' | 'failed' | 'unknown';
+
+export interface RunInfo {
+  kind: RunKind;
+  asOf: string;
+  state: RunState;
+  /** 0–100, for the run as a whole. */
+  percent: number;
+  /** What it is doing, e.g. "2/3 partitions". */
+  progress: string;
+  /** BullMQ ids of the run's jobs (plan and flow parent, or the report job). */
+  jobIds: string[];
+  startedAt: number | null;
+  finishedAt: number | null;
+  durationMs: number | null;
+  partitions: { done: number; failed: number; total: number } | null;
+  reports: number | null;
+  streams: number | null;
+  snapshot: string | null;
+  published: boolean | null;
+  error: string | null;
+  note: string | null;
+}
+
+export const FINISHED: ReadonlySet<RunState> = new Set(['completed', 'failed']);
+
+function blank(kind: RunKind, asOf: string): RunInfo {
+  return {
+    kind,
+    asOf,
+    state: 'unknown',
+    percent: 0,
+    progress: '',
+    jobIds: [],
+    startedAt: null,
+    finishedAt: null,
+    durationMs: null,
+    partitions: null,
+    reports: null,
+    streams: null,
+    snapshot: null,
+    published: null,
+    error: null,
+    note: null,
+  };
+}
+
+function timing(info: RunInfo, startedAt: number | undefined, finishedAt: number | undefined): void {
+  info.startedAt = startedAt ?? null;
+  info.finishedAt = finishedAt ?? null;
+  if (startedAt !== undefined) info.durationMs = (finishedAt ?? Date.now()) - startedAt;
+}
+
+/** A waiting or delayed job that already ran before is being retried, not queued. */
+function waitingState(job: Job, state: string): RunState {
+  if (state === 'delayed' || job.attemptsMade > 0) return 'retrying';
+  return 'queued';
+}
+
+/**
+ * A job and its state, the state read first: a job read before it finished but whose state is
+ * read after would look finished without its result.
+ */
+async function jobAndState(queue: Queue, id: string): Promise<{ job: Job; state: JobState | 'unknown' } | null> {
+  const state = await queue.getJobState(id);
+  if (state === 'unknown') return null;
+  const job = await queue.getJob(id);
+  return job ? { job, state } : null;
+}
+
+export async function describeRun(queues: Queues, kind: RunKind, asOf: Date): Promise<RunInfo | null> {
+  return kind === 'rollup' ? describeRollup(queues, asOf) : describeReports(queues, asOf);
+}
+
+async function describeRollup(queues: Queues, asOf: Date): Promise<RunInfo | null> {
+  const [planned, flow] = await Promise.all([jobAndState(queues.rollup, planJobId(asOf)), jobAndState(queues.rollup, rollupJobId(asOf))]);
+  if (!planned && !flow) return null;
+  const plan = planned?.job;
+  const info = blank('rollup', asOf.toISOString());
+  info.jobIds = [plan?.id, flow?.job.id].filter((x): x is string => typeof x === 'string');
+
+  if (!flow) {
+    const state = planned!.state;
+    timing(info, plan!.processedOn, plan!.finishedOn);
+    if (state === 'active') Object.assign(info, { state: 'planning', percent: 2, progress: resultOf(Progress, plan!.progress)?.step ?? 'planning' });
+    else if (state === 'failed') Object.assign(info, { state: 'failed', progress: 'planning failed', error: plan!.failedReason || 'failed' });
+    else if (state === 'completed') Object.assign(info, { state: 'unknown', note: 'the run finished and its records were removed' });
+    else Object.assign(info, { state: waitingState(plan!, state), progress: 'waiting for a worker' });
+    return info;
+  }
+
+  const { job: run, state } = flow;
+  const startedAt = plan?.processedOn ?? run.timestamp;
+  const counts = await run.getDependenciesCount();
+  const done = counts.processed ?? 0;
+  const failed = counts.failed ?? 0;
+  const total = done + failed + (counts.unprocessed ?? 0) + (counts.ignored ?? 0);
+  info.partitions = { done, failed, total };
+  const partitionsLine = `${done}/${total} partitions`;
+  timing(info, startedAt, run.finishedOn);
+
+  switch (state) {
+    case 'waiting-children':
+      Object.assign(info, { state: 'running', percent: 5 + (total > 0 ? (90 * done) / total : 0), progress: partitionsLine });
+      break;
+    case 'active': {
+      const p = resultOf(Progress, run.progress);
+      Object.assign(info, { state: 'publishing', percent: 95, progress: p?.step ?? 'publishing' });
+      break;
+    }
+    case 'completed': {
+      const r = resultOf(PublishResult, run.returnvalue);
+      Object.assign(info, {
+        state: 'completed',
+        percent: 100,
+        progress: partitionsLine,
+        reports: r?.reports ?? null,
+        streams: r?.streams ?? null,
+        snapshot: r?.snapshot ?? null,
+        published: r?.published ?? null,
+        note: r && !r.published ? 'not published: a snapshot with a later asOf is current' : null,
+      });
+      break;
+    }
+    case 'failed':
+      Object.assign(info, { state: 'failed', progress: partitionsLine, error: await failureOf(queues, run) });
+      break;
+    default:
+      Object.assign(info, { state: waitingState(run, state) === 'retrying' ? 'retrying' : 'publishing', percent: 95, progress: partitionsLine });
+  }
+  return info;
+}
+
+/** Why a run's parent failed: its own reason, or that of the partition that failed it. */
+async function failureOf(queues: Queues, run: Job): Promise<string> {
+  const deps = await run.getDependencies({ failed: { cursor: 0, count: 5 } });
+  for (const key of deps.failed ?? []) {
+    const id = key.slice(key.lastIndexOf(`:${QUEUES.partitions}:`) + QUEUES.partitions.length + 2);
+    const child = await queues.partitions.getJob(id);
+    if (!child) continue;
+    const customer = resultOf(PartitionPayload, child.data)?.customerId ?? id;
+    return `partition ${customer} failed after ${child.attemptsMade} attempt(s): ${child.failedReason}`;
+  }
+  return run.failedReason || 'failed';
+}
+
+async function describeReports(queues: Queues, asOf: Date): Promise<RunInfo | null> {
+  const found = await jobAndState(queues.reports, reportsJobId(asOf));
+  if (!found) return null;
+  const { job, state } = found;
+  const info = blank('reports', asOf.toISOString());
+  info.jobIds = [job.id ?? ''];
+  timing(info, job.processedOn, job.finishedOn);
+  if (state === 'active') Object.assign(info, { state: 'running', percent: 50, progress: resultOf(Progress, job.progress)?.step ?? 'running' });
+  else if (state === 'failed') Object.assign(info, { state: 'failed', error: job.failedReason || 'failed' });
+  else if (state === 'completed') {
+    const r = resultOf(ReportsResult, job.returnvalue);
+    Object.assign(info, { state: 'completed', percent: 100, progress: 'done', note: r?.message ?? null });
+  } else Object.assign(info, { state: waitingState(job, state), progress: 'waiting for a worker' });
+  return info;
+}
+
+const LISTED_STATES = ['active', 'waiting', 'waiting-children', 'delayed', 'prioritized', 'completed', 'failed'] as const;
+
+/** The latest runs of both kinds, newest asOf first. */
+export async function listRuns(queues: Queues, limit: number): Promise<RunInfo[]> {
+  const wanted: { kind: RunKind; asOf: string }[] = [];
+  const seen = new Set<string>();
+  const collect = async (queue: Queues['rollup'], kind: RunKind, names: Set<string>, asOfOf: (data: unknown) => string | null) => {
+    // A few more than asked: ticks share the queue, and a run has two run-level jobs.
+    const jobs = await queue.getJobs([...LISTED_STATES], 0, limit * 3);
+    for (const j of jobs) {
+      if (!j || !names.has(j.name)) continue;
+      const asOf = asOfOf(j.data);
+      if (asOf && !seen.has(`${kind}/${asOf}`)) {
+        seen.add(`${kind}/${asOf}`);
+        wanted.push({ kind, asOf });
+      }
+    }
+  };
+  await collect(queues.rollup, 'rollup', new Set([JOBS.plan, JOBS.publish]), (d) => resultOf(PlanPayload, d)?.asOf ?? null);
+  await collect(queues.reports, 'reports', new Set([JOBS.reports]), (d) => resultOf(ReportsPayload, d)?.asOf ?? null);
+  wanted.sort((a, b) => (a.asOf < b.asOf ? 1 : a.asOf > b.asOf ? -1 : a.kind.localeCompare(b.kind)));
+  const runs: RunInfo[] = [];
+  for (const w of wanted.slice(0, limit)) {
+    const info = await describeRun(queues, w.kind, new Date(w.asOf));
+    if (info) runs.push(info);
+  }
+  return runs;
+}

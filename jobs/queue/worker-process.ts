@@ -1,0 +1,88 @@
+// A worker process from start to exit (what `cli worker` runs): check Redis, open DuckDB and the
+// queues, work until SIGTERM or SIGINT, then stop within the grace time and close everything.
+import type { AppConfig } from '../../lib/config.ts';
+import type { Logger } from '../../lib/log.ts';
+import { openJobDeps } from '../deps.ts';
+import { openQueues } from './client.ts';
+import { redactUrl } from './connection.ts';
+import { QUEUES } from './names.ts';
+import { defaultProcessors, type Processors, type WorkerContext } from './processors.ts';
+import { startWorkers, workerName, type StopOutcome, type WorkerTier } from './worker.ts';
+
+export interface RunWorkerOptions {
+  config: AppConfig;
+  log: Logger;
+  /** Replace or wrap handlers (test fixtures use it to hold a job open). */
+  processors?: (defaults: Processors, ctx: WorkerContext) => Processors;
+  onReady?: (tier: WorkerTier) => void;
+  /** Resolves when the process should stop; default: the first SIGTERM or SIGINT. */
+  stopSignal?: Promise<string>;
+}
+
+/** The first SIGTERM or SIGINT; a second one exits at once (running jobs are retaken by others). */
+export function terminationSignal(log: Logger): Promise<string> {
+  return new Promise((resolve) => {
+    let received = false;
+    const on = (signal: NodeJS.Signals) => {
+      if (received) {
+        log.warn({ signal }, 'second signal: exiting now; running jobs are retaken once their locks expire');
+        process.exit(0);
+      }
+      received = true;
+      resolve(signal);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+}
+
+export async function runWorker(opts: RunWorkerOptions): Promise<StopOutcome> {
+  const { config, log } = opts;
+  // Listen before anything slow, so that a SIGTERM during startup still stops us cleanly.
+  const stopSignal = opts.stopSignal ?? terminationSignal(log);
+  const queues = await openQueues(config.redis, 'service', log);
+  const deps = await openJobDeps(config, log).catch(async (err: unknown) => {
+    await queues.close();
+    throw err;
+  });
+  const ctx: WorkerContext = { deps, queues, config, log, workerName: workerName() };
+  const defaults = defaultProcessors(ctx);
+  const tier = startWorkers(ctx, opts.processors ? opts.processors(defaults, ctx) : defaults);
+  try {
+    await Promise.race([tier.ready, stopSignal]);
+  } catch (err) {
+    // Half started: close what is open, or its reconnecting clients would keep the process alive.
+    await tier.stop(1000);
+    await queues.close();
+    await deps.close();
+    throw err;
+  }
+  log.info(
+    {
+      worker: tier.name,
+      redis: redactUrl(config.redis.url),
+      prefix: config.redis.prefix,
+      queues: Object.values(QUEUES),
+      concurrency: config.worker.concurrency,
+    },
+    'worker ready',
+  );
+  opts.onReady?.(tier);
+
+  const signal = await stopSignal;
+  const graceMs = config.worker.shutdownGraceMs;
+  log.info({ signal, graceMs }, 'shutting down');
+  // Whatever hangs (Redis gone mid-shutdown), the process is out within the grace time.
+  const hardStop = setTimeout(() => {
+    log.warn('grace time over: exiting now');
+    process.exit(0);
+  }, graceMs);
+  hardStop.unref();
+  const outcome = await tier.stop(graceMs);
+  await queues.close();
+  // DuckDB is still busy with a handed-back job: the process exit ends that work.
+  if (outcome.finished) await deps.close();
+  clearTimeout(hardStop);
+  log.info({ handedBack: outcome.handedBack }, 'worker stopped');
+  return outcome;
+}

@@ -1,0 +1,124 @@
+// A rollup run as a BullMQ flow over two worker processes (real Redis, real DuckDB in each, real
+// files): it publishes the same figures as the inline pipeline for the same asOf, both workers
+// take partitions, a second enqueue of the same run does nothing, and the report placeholder runs.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import { cli } from '../helpers/cli.ts';
+import { jobEnv, killAllWorkers, readyWorker, testQueues, uniquePrefix, type WorkerProcess } from '../helpers/jobs.ts';
+import { snapshotRows } from '../helpers/snapshot-rows.ts';
+import { generateReports } from '../../warehouse/sample/generate.ts';
+import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
+import { readHistory, readCurrent } from '../../warehouse/snapshots.ts';
+import { readSnapshotManifest } from '../../warehouse/manifest.ts';
+import { publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
+import type { Queues } from '../../jobs/queue/client.ts';
+import { PartitionPayload } from '../../jobs/queue/payloads.ts';
+import type { RunInfo } from '../../jobs/queue/runs.ts';
+
+const CUSTOMERS = ['acme', 'globex', 'initech', 'umbrella'];
+const START = new Date('2026-11-20T00:00:00Z');
+const AS_OF = '2026-11-20T02:55:00.000Z';
+
+let wh: TestWarehouse;
+let env: Record<string, string>;
+let queues: Queues;
+let workers: WorkerProcess[];
+let inline: PipelineResult;
+
+beforeAll(async () => {
+  wh = await openTestWarehouse();
+  env = jobEnv(wh.root, uniquePrefix('flow'));
+  await generateReports(wh.db, wh.layout, { customers: CUSTOMERS, streams: 2, sessions: 40, start: START, hours: 3, seed: 21 });
+  // The reference: the inline pipeline (whose figures the warehouse tests prove) for the same asOf.
+  inline = await runPipeline(wh, { asOf: new Date(AS_OF) });
+  queues = await testQueues(env);
+  // Both ready before the run is added, so that both are there to take partitions.
+  workers = await Promise.all([readyWorker(env), readyWorker(env)]);
+}, 120_000);
+
+afterAll(async () => {
+  await killAllWorkers();
+  await queues?.close();
+  await wh?.close();
+});
+
+describe('a rollup run on the worker tier', () => {
+  it('publishes, from partitions computed by both workers, the figures of the inline pipeline', async () => {
+    const run = await cli(['enqueue', 'rollup', '--as-of', AS_OF, '--wait'], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`enqueued rollup run ${AS_OF} (job plan-20261120T025500000Z)`);
+    expect(run.stdout).toMatch(/rollup run 2026-11-20T02:55:00.000Z completed in .*: snapshot \S+ published, [\d,]+ reports, 8 streams/);
+
+    const current = (await readCurrent(wh.layout))!;
+    expect(current.snapshot).not.toBe(inline.manifest.snapshot);
+    const flowManifest = await readSnapshotManifest(snapshotFiles(publishedDir(wh.layout, current.snapshot)).manifest);
+    expect(flowManifest.runId).toBe('20261120T025500000Z');
+    expect(flowManifest.rows).toEqual(inline.manifest.rows);
+    expect(flowManifest.partitions.map((p) => [p.customerId, p.figures])).toEqual(inline.manifest.partitions.map((p) => [p.customerId, p.figures]));
+
+    const ours = await snapshotRows(wh.db, wh.layout, current.snapshot);
+    const reference = await snapshotRows(wh.db, wh.layout, inline.manifest.snapshot);
+    expect(ours.summaries.length).toBeGreaterThan(0);
+    expect(ours.series.length).toBeGreaterThan(0);
+    expect(ours.summaries).toEqual(reference.summaries);
+    expect(ours.series).toEqual(reference.series);
+    expect(ours.platform).toEqual(reference.platform);
+
+    // Each partition job says which worker took it (BullMQ records the worker's name on the job).
+    const children = (await queues.partitions.getJobs(['completed'])).filter((j) => PartitionPayload.safeParse(j.data).data?.runId === flowManifest.runId);
+    expect(children.map((j) => (j.data as { customerId: string }).customerId).sort()).toEqual(CUSTOMERS);
+    const takers = [...new Set(children.map((j) => j.processedBy))].sort();
+    expect(takers).toEqual(workers.map((w) => `${os.hostname()}#${w.pid}`).sort());
+    // And their logs carry the job ids.
+    for (const w of workers) {
+      expect(w.logs.some((l) => l.msg === 'job done' && typeof l['jobId'] === 'string' && String(l['jobId']).startsWith('part-20261120T025500000Z-'))).toBe(true);
+    }
+  });
+
+  it('runs a run enqueued twice once', async () => {
+    const history = await readHistory(wh.layout);
+    const partitionJobs = (await queues.partitions.getJobs(['completed', 'failed', 'waiting', 'active'])).length;
+    const again = await cli(['enqueue', 'rollup', '--as-of', AS_OF, '--wait'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`rollup run ${AS_OF} is already done: not added again`);
+    expect(await readHistory(wh.layout)).toEqual(history);
+    expect((await queues.partitions.getJobs(['completed', 'failed', 'waiting', 'active'])).length).toBe(partitionJobs);
+    const plan = await queues.rollup.getJob('plan-20261120T025500000Z');
+    expect(plan?.attemptsMade).toBe(1);
+  });
+
+  it('lists the run with its figures in cli runs', async () => {
+    const r = await cli(['runs', '--json'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const runs = JSON.parse(r.stdout) as RunInfo[];
+    const run = runs.find((x) => x.kind === 'rollup' && x.asOf === AS_OF)!;
+    expect(run).toMatchObject({
+      state: 'completed',
+      percent: 100,
+      progress: '4/4 partitions',
+      partitions: { done: 4, failed: 0, total: 4 },
+      reports: inline.manifest.rows.reports,
+      streams: inline.manifest.rows.streams,
+      snapshot: (await readCurrent(wh.layout))!.snapshot,
+      published: true,
+      error: null,
+    });
+    expect(run.durationMs).toBeGreaterThan(0);
+    const table = await cli(['runs'], env);
+    expect(table.stdout).toMatch(/rollup\s+2026-11-20T02:55:00.000Z\s+completed\s+4\/4 partitions/);
+  });
+
+  it('runs the report placeholder, which says it is not implemented yet', async () => {
+    const r = await cli(['enqueue', 'reports', '--as-of', AS_OF, '--wait'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/reports run 2026-11-20T02:55:00.000Z completed in .*: pilot reports are not implemented yet/);
+    const job = await queues.reports.getJob('reports-20261120T025500000Z');
+    expect(job?.returnvalue).toMatchObject({ implemented: false });
+  });
+
+  it('leaves no build folder behind', async () => {
+    expect((await fs.readdir(wh.layout.snapshots)).filter((n) => n.startsWith('.build-'))).toEqual([]);
+  });
+});
