@@ -57,8 +57,37 @@ export class Db {
     }
   }
 
+  /**
+   * Like `withSession`, but the statement running when `ms` have passed is interrupted and the
+   * call fails with a QueryTimeout.
+   */
+  async withSessionTimeout<T>(ms: number, fn: (s: DbSession) => Promise<T>): Promise<T> {
+    return this.withSession(async (s) => {
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        s.conn.interrupt();
+      }, ms);
+      try {
+        return await fn(s);
+      } catch (err) {
+        if (timedOut) throw new QueryTimeout(ms);
+        throw err;
+      } finally {
+        clearTimeout(timer);
+      }
+    });
+  }
+
   close(): void {
     this.instance.closeSync();
+  }
+}
+
+export class QueryTimeout extends Error {
+  override name = 'QueryTimeout';
+  constructor(readonly ms: number) {
+    super(`query interrupted after ${ms} ms`);
   }
 }
 

@@ -17,6 +17,8 @@ export interface WarehouseLayout {
   tmp: string;
   /** DuckDB database with views over the published snapshot, for analysts. */
   catalog: string;
+  /** Pre-rendered pilot reports: reports/<snapshot>/<customerId>/, a static site per customer. */
+  reports: string;
 }
 
 export function warehouseLayout(root: string): WarehouseLayout {
@@ -31,6 +33,7 @@ export function warehouseLayout(root: string): WarehouseLayout {
     control: path.join(abs, 'control'),
     tmp: path.join(abs, 'tmp'),
     catalog: path.join(abs, 'catalog.duckdb'),
+    reports: path.join(abs, 'reports'),
   };
 }
 
