@@ -6,7 +6,8 @@ import { requestFrame } from './request-context.ts';
 import { authenticate } from './auth.ts';
 import { healthRoutes } from './routes/health.ts';
 import { telemetryRoutes } from './routes/telemetry.ts';
-import { operatorRoutes } from './routes/operator.ts';
+import { tenantsRoutes } from './routes/tenants.ts';
+import { billingRoutes } from './routes/billing.ts';
 import { originsRoutes } from './routes/origins.ts';
 import { manifestRoutes } from './routes/manifest.ts';
 import type { ApiDeps } from './deps.ts';
@@ -21,7 +22,8 @@ export function createApp(deps: ApiDeps): Koa {
   telemetryRoutes(router, deps, auth);
   originsRoutes(router, deps, auth);
   manifestRoutes(router, deps, auth);
-  operatorRoutes(router, auth);
+  tenantsRoutes(router, deps, auth);
+  billingRoutes(router, deps, auth);
 
   app.use(requestFrame(deps.log, deps.store));
   app.use(router.routes());

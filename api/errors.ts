@@ -57,6 +57,8 @@ export const problems = {
   forbiddenTenant: () =>
     new ApiError(403, 'forbidden_tenant', 'Tenant not accessible', 'A tenant token may only manage its own tenant.'),
   tenantNotFound: () => new ApiError(404, 'tenant_not_found', 'Tenant not found', 'There is no tenant with this id or customerId.'),
+  customerNotFound: () => new ApiError(404, 'customer_not_found', 'Customer not found', 'No tenant and no data for this customer.'),
+  invoiceNotFound: () => new ApiError(404, 'invoice_not_found', 'Invoice not found', 'No invoice has this id (one per customer and closed month with usage).'),
   tenantOnly: () => new ApiError(403, 'tenant_only', 'Tenants only', 'Only a tenant token can sign manifests of its own origins.'),
   invalidOrigins: (errors: { index: number | null; value: unknown; reason: string }[]) =>
     new ApiError(400, 'invalid_origins', 'Invalid origins', `${errors.length} problem${errors.length === 1 ? '' : 's'} in the list; nothing was stored.`, { errors }),
@@ -72,8 +74,6 @@ export const problems = {
     new ApiError(413, 'payload_too_large', 'Payload too large', `The body is larger than ${limit} bytes.`),
   unsupportedMediaType: () =>
     new ApiError(415, 'unsupported_media_type', 'Unsupported media type', 'Send the body as Content-Type: application/json.'),
-  notImplemented: () =>
-    new ApiError(501, 'not_implemented', 'Not implemented yet', 'This operator route is not implemented yet.'),
   snapshotUnavailable: () =>
     new ApiError(503, 'snapshot_unavailable', 'No data yet', 'No rollup snapshot has been published yet.', {}, { 'Retry-After': '10' }),
   timeout: () => new ApiError(503, 'timeout', 'Request timed out', 'The request took too long; try again.', {}, { 'Retry-After': '5' }),

@@ -1,7 +1,6 @@
 // The OpenAPI 3.1 document of the API, served at GET /openapi.json. Written by hand to match the
 // routes; a test validates real responses of every route against it.
 import { EXPORT_FORMATS, EXPORT_MEDIA } from './export/export.ts';
-import { OPERATOR_ONLY_ROUTES } from './routes/operator.ts';
 import { MAX_BUCKETS } from './timeseries.ts';
 import { DEFAULT_BUCKET_SECONDS, MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES } from '../warehouse/windows.ts';
 
@@ -44,21 +43,42 @@ const commonErrors = {
 
 const windowParam = { $ref: '#/components/parameters/window' };
 
-function operatorOnly(path: string, capability: string): Json {
-  const params = [...path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+/** An operator route: its responses besides 200, with the 403 of rule 6 for tenant tokens. */
+function operatorGet(summary: string, capability: string, schema: string, extra: Json = {}, params: Json[] = []): Json {
   return {
     get: {
       tags: ['operators'],
-      summary: `Operators only (capability ${capability}); 403 for every tenant token`,
+      summary: `${summary} (operators, ${capability}; 403 for every tenant token, whatever customer it names)`,
       ...(params.length > 0 ? { parameters: params } : {}),
       responses: {
+        '200': { description: 'OK', content: { 'application/json': { schema: ref(schema) } } },
         '401': commonErrors['401'],
-        '403': problem('A tenant token, whatever customer it names (operator_only), or a missing capability'),
-        '501': problem('Not implemented yet'),
+        '403': problem('A tenant token (operator_only), or a missing capability'),
+        '503': commonErrors['503'],
+        ...extra,
       },
     },
   };
 }
+
+const periodParams = [
+  { name: 'from', in: 'query', description: 'first day (UTC), YYYY-MM-DD; default the first of the month of `to`', schema: { type: 'string', format: 'date' } },
+  { name: 'to', in: 'query', description: "last day (UTC), YYYY-MM-DD, included; default the snapshot's day", schema: { type: 'string', format: 'date' } },
+];
+const pathParam = (name: string, description: string) => ({ name, in: 'path', required: true, description, schema: { type: 'string' } });
+const money = { type: 'number', minimum: 0, description: 'USD, to the micro-dollar' };
+const billingTotalsProps = {
+  currency: { const: 'USD' },
+  cdnPricePerGb: nonNeg,
+  savingsSharePct: { type: 'number', minimum: 0, maximum: 100 },
+  assumedRate: { type: 'boolean', description: 'no CDN rate on file: the platform default was used' },
+  bytesOffloaded: nonNegInt,
+  bytesFallback: nonNegInt,
+  offloadedGb: nonNeg,
+  avoidedCdnCost: money,
+  fee: money,
+  netSavings: money,
+};
 
 export const OPENAPI = {
   openapi: '3.1.0',
@@ -116,12 +136,12 @@ export const OPENAPI = {
     '/telemetry/metrics': {
       get: {
         tags: ['telemetry', 'operators'],
-        summary: 'Platform-wide metrics for a window (operators only; 403 for tenants)',
-        parameters: [windowParam],
+        summary: 'Platform-wide metrics for a window, and per customer with groupBy=customer (operators only; 403 for tenants)',
+        parameters: [windowParam, { name: 'groupBy', in: 'query', schema: { type: 'string', enum: ['customer'] } }],
         responses: {
           '200': json(ref('PlatformMetrics')),
           '304': { $ref: '#/components/responses/NotModified' },
-          '400': problem('Bad window'),
+          '400': problem('Bad window or groupBy'),
           '403': problem('A tenant token (operator_only)'),
           ...commonErrors,
         },
@@ -269,7 +289,24 @@ export const OPENAPI = {
         },
       },
     },
-    ...Object.fromEntries(OPERATOR_ONLY_ROUTES.map((r) => [r.path.replace(/:(\w+)/g, '{$1}'), operatorOnly(r.path, r.capability)])),
+    '/control/tenants': operatorGet('Every tenant: ids, name, rates, origins, streams, last report', 'tenants:read', 'TenantList'),
+    '/control/tenants/{id}': operatorGet('One tenant, by tenant id or customerId', 'tenants:read', 'TenantDetail', { '404': problem('Unknown tenant (tenant_not_found)') }, [
+      pathParam('id', 'tenant id (t_…) or customerId'),
+    ]),
+    '/billing/summary': operatorGet('Per customer for a period: offloaded GB, avoided CDN cost, fee, net savings', 'billing:read', 'BillingSummary', { '400': problem('A bad period (invalid_period)') }, periodParams),
+    '/billing/usage/{customerId}': operatorGet("A customer's daily usage for a period", 'billing:read', 'BillingUsage', { '400': problem('A bad period'), '404': problem('Unknown customer (customer_not_found)') }, [
+      pathParam('customerId', 'customer id'),
+      ...periodParams,
+    ]),
+    '/billing/invoices': operatorGet('Invoices: one per customer per closed month with usage', 'billing:read', 'InvoiceList', {}, [
+      { name: 'customerId', in: 'query', description: "only this customer's", schema: { type: 'string' } },
+    ]),
+    '/billing/invoices/{id}': operatorGet('One invoice, with a line per stream', 'billing:read', 'Invoice', { '404': problem('No such invoice (invoice_not_found)') }, [
+      pathParam('id', 'inv_<customerId>_<YYYY-MM>'),
+    ]),
+    '/billing/customers/{customerId}': operatorGet("A customer's rates and current-month figures", 'billing:read', 'CustomerBilling', { '404': problem('Unknown customer (customer_not_found)') }, [
+      pathParam('customerId', 'customer id'),
+    ]),
   },
   components: {
     securitySchemes: {
@@ -443,6 +480,154 @@ export const OPENAPI = {
           activePeers: nonNegInt,
           live: { type: 'boolean' },
           lastSeenAt: { oneOf: [isoMs, { type: 'null' }] },
+          customers: {
+            type: 'array',
+            description: 'with groupBy=customer: the same figures per customer that reported in the window',
+            items: {
+              type: 'object',
+              required: ['customerId', 'streams', 'totalSessions', 'totalBytesOffloaded', 'totalBytesFallback', 'avgOffloadRatio'],
+              properties: {
+                customerId: { type: 'string' },
+                streams: nonNegInt,
+                ...Object.fromEntries(Object.entries(SUMMARY_PROPS).filter(([k]) => k !== 'streamId')),
+                activePeers: nonNegInt,
+                live: { type: 'boolean' },
+                lastSeenAt: { oneOf: [isoMs, { type: 'null' }] },
+              },
+              additionalProperties: false,
+            },
+          },
+        },
+        additionalProperties: false,
+      },
+      TenantList: {
+        type: 'object',
+        required: ['asOf', 'tenants'],
+        properties: { asOf: { oneOf: [isoMs, { type: 'null' }] }, tenants: { type: 'array', items: ref('TenantInfo') } },
+        additionalProperties: false,
+      },
+      TenantInfo: {
+        type: 'object',
+        required: ['id', 'customerId', 'name', 'cdnPricePerGb', 'savingsSharePct', 'createdAt', 'originsCount', 'streams', 'lastReportAt'],
+        properties: {
+          id: { type: 'string' },
+          customerId: { type: 'string' },
+          name: { type: 'string' },
+          cdnPricePerGb: { oneOf: [nonNeg, { type: 'null' }], description: 'null: none on file, the platform default is assumed' },
+          savingsSharePct: { type: 'number', minimum: 0, maximum: 100 },
+          createdAt: isoMs,
+          originsCount: nonNegInt,
+          streams: { ...nonNegInt, description: 'streams that have reported' },
+          lastReportAt: { oneOf: [isoMs, { type: 'null' }] },
+        },
+      },
+      TenantDetail: {
+        allOf: [ref('TenantInfo')],
+        required: ['asOf', 'streamIds'],
+        properties: { asOf: { oneOf: [isoMs, { type: 'null' }] }, streamIds: { type: 'array', items: { type: 'string' } } },
+      },
+      BillingTotals: { type: 'object', required: Object.keys(billingTotalsProps), properties: billingTotalsProps },
+      LineItem: {
+        type: 'object',
+        required: ['streamId', 'bytesOffloaded', 'bytesFallback', 'offloadedGb', 'avoidedCdnCost', 'fee', 'netSavings'],
+        properties: { streamId: { type: 'string' }, bytesOffloaded: nonNegInt, bytesFallback: nonNegInt, offloadedGb: nonNeg, avoidedCdnCost: money, fee: money, netSavings: money },
+        additionalProperties: false,
+      },
+      BillingSummary: {
+        type: 'object',
+        required: ['from', 'to', 'asOf', 'currency', 'customers', 'totals'],
+        properties: {
+          from: { type: 'string', format: 'date' },
+          to: { type: 'string', format: 'date' },
+          asOf: isoMs,
+          currency: { const: 'USD' },
+          customers: {
+            type: 'array',
+            items: {
+              allOf: [ref('BillingTotals')],
+              required: ['customerId', 'tenantId', 'name'],
+              properties: { customerId: { type: 'string' }, tenantId: { type: ['string', 'null'] }, name: { type: ['string', 'null'] } },
+            },
+          },
+          totals: {
+            type: 'object',
+            required: ['bytesOffloaded', 'offloadedGb', 'avoidedCdnCost', 'fee', 'netSavings'],
+            properties: { bytesOffloaded: nonNegInt, offloadedGb: nonNeg, avoidedCdnCost: money, fee: money, netSavings: money },
+          },
+        },
+        additionalProperties: false,
+      },
+      BillingUsage: {
+        type: 'object',
+        required: ['customerId', 'from', 'to', 'asOf', 'days', 'totals'],
+        properties: {
+          customerId: { type: 'string' },
+          from: { type: 'string', format: 'date' },
+          to: { type: 'string', format: 'date' },
+          asOf: isoMs,
+          days: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['date', 'bytesOffloaded', 'bytesFallback', 'offloadedGb', 'avoidedCdnCost', 'fee', 'netSavings'],
+              properties: { date: { type: 'string', format: 'date' }, bytesOffloaded: nonNegInt, bytesFallback: nonNegInt, offloadedGb: nonNeg, avoidedCdnCost: money, fee: money, netSavings: money },
+              additionalProperties: false,
+            },
+          },
+          totals: ref('BillingTotals'),
+        },
+        additionalProperties: false,
+      },
+      InvoiceSummary: {
+        type: 'object',
+        required: ['id', 'customerId', 'tenantId', 'month', 'period', 'status', 'currency', 'amount', 'amountDueCents', 'offloadedGb', 'avoidedCdnCost', 'netSavings', 'assumedRate'],
+        properties: {
+          id: { type: 'string', pattern: '^inv_[a-z0-9_-]+_\\d{4}-\\d{2}$' },
+          customerId: { type: 'string' },
+          tenantId: { type: ['string', 'null'] },
+          month: { type: 'string', pattern: '^\\d{4}-\\d{2}$' },
+          period: { type: 'object', required: ['from', 'to'], properties: { from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } } },
+          status: { const: 'closed' },
+          currency: { const: 'USD' },
+          amount: { ...money, description: 'the fee' },
+          amountDueCents: { ...nonNegInt, description: 'the amount in whole cents, half up' },
+          offloadedGb: nonNeg,
+          avoidedCdnCost: money,
+          netSavings: money,
+          cdnPricePerGb: nonNeg,
+          savingsSharePct: { type: 'number' },
+          assumedRate: { type: 'boolean' },
+          lineItemCount: nonNegInt,
+        },
+      },
+      InvoiceList: {
+        type: 'object',
+        required: ['asOf', 'invoices'],
+        properties: { asOf: isoMs, invoices: { type: 'array', items: ref('InvoiceSummary') } },
+        additionalProperties: false,
+      },
+      Invoice: {
+        allOf: [ref('InvoiceSummary')],
+        required: ['lineItems', 'asOf'],
+        properties: { asOf: isoMs, lineItems: { type: 'array', items: ref('LineItem') } },
+      },
+      CustomerBilling: {
+        type: 'object',
+        required: ['customerId', 'tenant', 'rates', 'asOf', 'currentMonth'],
+        properties: {
+          customerId: { type: 'string' },
+          tenant: { oneOf: [{ type: 'object', required: ['id', 'name'], properties: { id: { type: 'string' }, name: { type: 'string' }, createdAt: isoMs } }, { type: 'null' }] },
+          rates: {
+            type: 'object',
+            required: ['cdnPricePerGb', 'cdnPricePerGbOnFile', 'savingsSharePct', 'assumedRate'],
+            properties: { cdnPricePerGb: nonNeg, cdnPricePerGbOnFile: { oneOf: [nonNeg, { type: 'null' }] }, savingsSharePct: { type: 'number' }, assumedRate: { type: 'boolean' } },
+          },
+          asOf: isoMs,
+          currentMonth: {
+            allOf: [ref('BillingTotals')],
+            required: ['from', 'to', 'lineItems'],
+            properties: { from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' }, lineItems: { type: 'array', items: ref('LineItem') } },
+          },
         },
         additionalProperties: false,
       },

@@ -62,7 +62,13 @@ export function bucketSecondsParam(query: ParsedUrlQuery, max = MAX_BUCKET_SECON
   return n;
 }
 
-export function enumParam<T extends string>(query: ParsedUrlQuery, name: string, allowed: readonly T[], fallback: T, aliases: Record<string, T> = {}): T {
+export function enumParam<T extends string, F extends T | null>(
+  query: ParsedUrlQuery,
+  name: string,
+  allowed: readonly T[],
+  fallback: F,
+  aliases: Record<string, T> = {},
+): T | F {
   const v = single(query, name);
   if (v === undefined) return fallback;
   if ((allowed as readonly string[]).includes(v)) return v as T;
@@ -74,8 +80,46 @@ export function enumParam<T extends string>(query: ParsedUrlQuery, name: string,
   });
 }
 
+/** A free-text query parameter (given once), if given and not empty. */
+export function textParam(query: ParsedUrlQuery, name: string): string | undefined {
+  const v = single(query, name);
+  return v === '' ? undefined : v;
+}
+
 /** The streamId query parameter, if given (its ownership is checked by the caller). */
 export function streamIdParam(query: ParsedUrlQuery): string | undefined {
   const v = single(query, 'streamId');
   return v === '' ? undefined : v;
+}
+
+export interface PeriodParams {
+  from: string;
+  to: string;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function dateParam(query: ParsedUrlQuery, name: string): string | undefined {
+  const v = single(query, name);
+  if (v === undefined) return undefined;
+  const ms = Date.parse(`${v}T00:00:00Z`);
+  if (!DATE.test(v) || !Number.isFinite(ms) || new Date(ms).toISOString().slice(0, 10) !== v) {
+    throw problems.invalidQuery('invalid_period', `${name} must be a date YYYY-MM-DD.`, { parameter: name });
+  }
+  return v;
+}
+
+/**
+ * A billing period `from`–`to` (UTC dates, both included). By default the calendar month of the
+ * snapshot's asOf, up to its day; with only `to`, the month of `to` up to it; with only `from`,
+ * from it to the asOf's day.
+ */
+export function periodParams(query: ParsedUrlQuery, asOfMs: number, maxDays = 366): PeriodParams {
+  const asOfDay = new Date(asOfMs).toISOString().slice(0, 10);
+  const to = dateParam(query, 'to') ?? asOfDay;
+  const from = dateParam(query, 'from') ?? `${to.slice(0, 7)}-01`;
+  if (from > to) throw problems.invalidQuery('invalid_period', 'from must not be after to.', { parameter: 'from' });
+  const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
+  if (days > maxDays) throw problems.invalidQuery('invalid_period', `A period is at most ${maxDays} days (this one is ${days}).`, { parameter: 'to', maximum: maxDays });
+  return { from, to };
 }

@@ -50,6 +50,8 @@ export class ServedSnapshot {
     readonly manifest: SnapshotManifest,
     readonly summaries: ReadonlyMap<WindowName, ReadonlyMap<string, SummaryJson>>,
     readonly platform: ReadonlyMap<WindowName, PlatformJson>,
+    /** Per-customer rows, by window then customer (windows where the customer reported). */
+    readonly customerRows: ReadonlyMap<WindowName, ReadonlyMap<string, PlatformJson>>,
     readonly series: ReadonlyMap<string, ReadonlyMap<number, readonly BucketRow[]>>,
   ) {
     this.asOfMs = Date.parse(manifest.asOf);
@@ -79,6 +81,7 @@ export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: st
 
   const summaries = new Map<WindowName, Map<string, SummaryJson>>(WINDOW_NAMES.map((w) => [w, new Map()]));
   const platform = new Map<WindowName, PlatformJson>();
+  const customerRows = new Map<WindowName, Map<string, PlatformJson>>(WINDOW_NAMES.map((w) => [w, new Map()]));
   const series = new Map<string, Map<number, BucketRow[]>>();
 
   await db.withSession(async (s) => {
@@ -121,22 +124,30 @@ export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: st
       }
     }
     const rows = await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${fileList([files.platform])})`);
-    for (const r of rows) {
-      platform.set(r['windowName'] as WindowName, {
-        streams: toNumber(r['streams']),
-        totalSessions: toNumber(r['totalSessions']),
-        totalBytesOffloaded: toNumber(r['totalBytesOffloaded']),
-        totalBytesFallback: toNumber(r['totalBytesFallback']),
-        avgOffloadRatio: Number(r['avgOffloadRatio']),
-        avgPeerCount: Number(r['avgPeerCount']),
-        avgBufferHealth: Number(r['avgBufferHealth']),
-        activePeers: toNumber(r['activePeers']),
-        live: Boolean(r['live']),
-        lastSeenAt: iso(r['lastSeenAt']),
-      });
+    for (const r of rows) platform.set(r['windowName'] as WindowName, addedUp(r));
+    if (fs.existsSync(files.customers)) {
+      for (const r of await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${fileList([files.customers])}) ORDER BY customer`)) {
+        customerRows.get(r['windowName'] as WindowName)?.set(String(r['customer']), addedUp(r));
+      }
     }
   });
-  return new ServedSnapshot(snapshot, dir, manifest, summaries, platform, series);
+  return new ServedSnapshot(snapshot, dir, manifest, summaries, platform, customerRows, series);
+}
+
+/** A platform-wide or per-customer row as the API serves it. */
+function addedUp(r: Record<string, unknown>): PlatformJson {
+  return {
+    streams: toNumber(r['streams']),
+    totalSessions: toNumber(r['totalSessions']),
+    totalBytesOffloaded: toNumber(r['totalBytesOffloaded']),
+    totalBytesFallback: toNumber(r['totalBytesFallback']),
+    avgOffloadRatio: Number(r['avgOffloadRatio']),
+    avgPeerCount: Number(r['avgPeerCount']),
+    avgBufferHealth: Number(r['avgBufferHealth']),
+    activePeers: toNumber(r['activePeers']),
+    live: Boolean(r['live']),
+    lastSeenAt: iso(r['lastSeenAt']),
+  };
 }
 
 /** Follows CURRENT (watching the folder, and polling as a fallback) and holds the loaded snapshot. */

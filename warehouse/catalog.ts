@@ -43,6 +43,7 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
       await s.run(
         fillSql(sqlFile('catalog_views'), {
           platform: `read_parquet(${quotedString(files.platform)})`,
+          customers: `read_parquet(${quotedString(files.customers)})`,
           raw:
             rawFiles.length > 0
               ? `SELECT filename, ${projectionSql(ALL_COLUMNS, present)} FROM read_parquet(${fileList(rawFiles)}, union_by_name = true, filename = true, hive_partitioning = false)`

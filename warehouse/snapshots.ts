@@ -34,6 +34,8 @@ export function snapshotFiles(dir: string) {
     summariesGlob: path.join(dir, 'stream_summaries', '*', '*.parquet'),
     seriesGlob: path.join(dir, 'stream_timeseries', '*', '*.parquet'),
     platform: path.join(dir, 'platform_summaries.parquet'),
+    /** Per-customer rows, added up like the platform's (telemetry metrics grouped by customer). */
+    customers: path.join(dir, 'customer_summaries.parquet'),
   };
 }
 

@@ -1,9 +1,7 @@
-// Routes that rule 6 of telemetry-api.md reserves for operators (billing, tenant list and detail):
-// 403 to every tenant token, whatever customer it names; their operator side comes with the
-// operator-reads work and answers 501 until then.
-import type { Router, RouterMiddleware } from '@koa/router';
+// The routes that rule 6 of telemetry-api.md reserves for operators (billing, tenant list and
+// detail), and their guard: 403 to every tenant token, whatever customer it names.
+import type { RouterMiddleware } from '@koa/router';
 import { callerOf, requireCapability, requireOperator } from '../auth.ts';
-import { problems } from '../errors.ts';
 import type { Capability } from '../tokens.ts';
 
 export const OPERATOR_ONLY_ROUTES: { path: string; capability: Capability }[] = [
@@ -15,14 +13,6 @@ export const OPERATOR_ONLY_ROUTES: { path: string; capability: Capability }[] = 
   { path: '/control/tenants', capability: 'tenants:read' },
   { path: '/control/tenants/:id', capability: 'tenants:read' },
 ];
-
-export function operatorRoutes(router: Router, auth: RouterMiddleware): void {
-  for (const route of OPERATOR_ONLY_ROUTES) {
-    router.get(route.path, auth, operatorGuard(route.capability), () => {
-      throw problems.notImplemented();
-    });
-  }
-}
 
 /** Guard of an operator-only route: 403 for tenants, then the capability. */
 export function operatorGuard(capability: Capability): RouterMiddleware {

@@ -51,8 +51,16 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     requireOperator(caller);
     requireCapability(caller, 'telemetry:read');
     const window = windowParam(queryOf(ctx));
+    const byCustomer = enumParam(queryOf(ctx), 'groupBy', ['customer'], null) === 'customer';
     const snap = snapshotOf(ctx);
-    sendSnapshotJson(ctx, snap, `platform|${window}`, () => ({ window, asOf: snap.manifest.asOf, ...snap.platform.get(window)! }));
+    sendSnapshotJson(ctx, snap, `platform|${window}|${byCustomer}`, () => ({
+      window,
+      asOf: snap.manifest.asOf,
+      ...snap.platform.get(window)!,
+      ...(byCustomer
+        ? { customers: [...snap.customerRows.get(window)!.entries()].map(([customerId, row]) => ({ customerId, ...row })) }
+        : {}),
+    }));
   });
 
   router.get('/telemetry/metrics/:streamId', auth, (ctx) => {

@@ -42,14 +42,15 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
 
   const platformRows = await db.withSession(async (s) => {
     await loadAllSummaries(s, input.customers.map(build.summaries), input.asOf, config.activityHorizonSeconds);
-    const rows = await copyToParquet(
-      s,
-      fillSql(sqlFile('platform_summaries'), { summaries: 'all_summaries' }),
-      build.platform,
+    // One query adds the platform rows and the per-customer rows up; each goes to its own file.
+    await s.run(
+      `CREATE OR REPLACE TEMP TABLE added_up AS ${fillSql(sqlFile('platform_summaries'), { summaries: 'all_summaries' })}`,
       { window_names: listValue([...WINDOW_NAMES]) },
       { window_names: LIST(VARCHAR) },
     );
-    await s.run(`DROP TABLE all_summaries`);
+    const rows = await copyToParquet(s, `SELECT * EXCLUDE (customer) FROM added_up WHERE customer IS NULL`, build.platform);
+    await copyToParquet(s, `SELECT * FROM added_up WHERE customer IS NOT NULL ORDER BY customer, windowName`, build.customers);
+    await s.run(`DROP TABLE all_summaries; DROP TABLE added_up`);
     return rows;
   });
 
@@ -110,7 +111,7 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
 /** Every partition's stream summaries in one temp table (typed, even when there are none). */
 async function loadAllSummaries(s: DbSession, files: string[], asOf: Date, horizonSeconds: number): Promise<void> {
   if (files.length > 0) {
-    await s.run(`CREATE OR REPLACE TEMP TABLE all_summaries AS SELECT * FROM read_parquet(${fileList(files)})`);
+    await s.run(`CREATE OR REPLACE TEMP TABLE all_summaries AS SELECT * FROM read_parquet(${fileList(files)}, hive_partitioning = true)`);
     return;
   }
   await s.run(
@@ -118,7 +119,7 @@ async function loadAllSummaries(s: DbSession, files: string[], asOf: Date, horiz
   );
   await s.run(sqlFile('dedup_reports'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
   const { params, types } = summaryParams(asOf, horizonSeconds);
-  await s.run(`CREATE OR REPLACE TEMP TABLE all_summaries AS ${sqlFile('stream_summaries')}`, params, types);
+  await s.run(`CREATE OR REPLACE TEMP TABLE all_summaries AS SELECT *, NULL::VARCHAR AS customer FROM (${sqlFile('stream_summaries')})`, params, types);
 }
 
 /**

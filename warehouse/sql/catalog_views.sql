@@ -21,3 +21,7 @@ FROM stream_summaries;
 
 CREATE VIEW platform_summaries AS
 SELECT * FROM {{platform}};
+
+-- Per-customer rows of every window, added up like the platform's.
+CREATE VIEW customer_summaries AS
+SELECT * FROM {{customers}};

@@ -1,0 +1,53 @@
+// GET /control/tenants and GET /control/tenants/:id (operators, tenants:read): every tenant with
+// its ids, name, rates, number of allowed origins, streams and last report time.
+import type { Router, RouterMiddleware } from '@koa/router';
+import type { Context } from 'koa';
+import { problems } from '../errors.ts';
+import { operatorGuard } from './operator.ts';
+import type { ApiDeps } from '../deps.ts';
+import type { ServedSnapshot } from '../snapshot-store.ts';
+import { findTenant, listTenants, type Tenant } from '../../warehouse/control/tenants.ts';
+import { readOrigins } from '../../warehouse/control/origins.ts';
+import { streamBelongsTo } from '../../warehouse/ids.ts';
+
+async function describeTenant(deps: ApiDeps, snap: ServedSnapshot | null, tenant: Tenant, withStreams: boolean) {
+  const streams = snap ? [...snap.summaries.get('all')!.values()].filter((s) => streamBelongsTo(s.streamId, tenant.customerId)) : [];
+  const last = streams.reduce<string | null>((a, s) => (s.lastSeenAt !== null && (a === null || s.lastSeenAt > a) ? s.lastSeenAt : a), null);
+  const origins = await readOrigins(deps.layout, tenant.id);
+  return {
+    id: tenant.id,
+    customerId: tenant.customerId,
+    name: tenant.name,
+    cdnPricePerGb: tenant.cdnPricePerGb,
+    savingsSharePct: tenant.savingsSharePct,
+    createdAt: tenant.createdAt,
+    originsCount: origins.origins.length,
+    streams: streams.length,
+    lastReportAt: last,
+    ...(withStreams ? { streamIds: streams.map((s) => s.streamId) } : {}),
+  };
+}
+
+const current = (ctx: Context): ServedSnapshot | null => (ctx.state['snapshot'] as ServedSnapshot | null) ?? null;
+
+export function tenantsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddleware): void {
+  const guard = operatorGuard('tenants:read');
+
+  router.get('/control/tenants', auth, guard, async (ctx) => {
+    const snap = current(ctx);
+    const tenants = await listTenants(deps.layout);
+    ctx.set('Cache-Control', 'private, no-cache');
+    ctx.body = {
+      asOf: snap?.manifest.asOf ?? null,
+      tenants: await Promise.all(tenants.sort((a, b) => a.customerId.localeCompare(b.customerId)).map((t) => describeTenant(deps, snap, t, false))),
+    };
+  });
+
+  router.get('/control/tenants/:id', auth, guard, async (ctx) => {
+    const tenant = await findTenant(deps.layout, String((ctx.params as Record<string, string>)['id']));
+    if (!tenant) throw problems.tenantNotFound();
+    ctx.set('Cache-Control', 'private, no-cache');
+    ctx.body = { asOf: current(ctx)?.manifest.asOf ?? null, ...(await describeTenant(deps, current(ctx), tenant, true)) };
+  });
+
+}
