@@ -9,6 +9,7 @@ import { toBucketRow, type BucketRow } from '../warehouse/bucket-series.ts';
 
 export type { BucketRow };
 import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
+import { readStreamSummaries } from '../warehouse/snapshot-read.ts';
 import { publishedDir, readCurrent, snapshotFiles } from '../warehouse/snapshots.ts';
 import { WINDOW_NAMES, type WindowName } from '../warehouse/windows.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
@@ -84,30 +85,11 @@ export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: st
   const customerRows = new Map<WindowName, Map<string, PlatformJson>>(WINDOW_NAMES.map((w) => [w, new Map()]));
   const series = new Map<string, Map<number, BucketRow[]>>();
 
+  for (const { windowName, lastSeenAt, ...row } of await readStreamSummaries(db, { dir, manifest })) {
+    summaries.get(windowName as WindowName)?.set(row.streamId, { ...row, lastSeenAt: lastSeenAt?.toISOString() ?? null });
+  }
   await db.withSession(async (s) => {
     if (customers.length > 0) {
-      const rows = await s.all<Record<string, unknown>>(
-        `SELECT windowName, streamId, totalSessions, totalBytesOffloaded, totalBytesFallback, avgOffloadRatio,
-                avgPeerCount, avgBufferHealth, activePeers, live, lastSeenAt
-         FROM read_parquet(${fileList(customers.map(files.summaries))}) ORDER BY streamId`,
-      );
-      for (const r of rows) {
-        const byStream = summaries.get(r['windowName'] as WindowName);
-        if (!byStream) continue;
-        const streamId = String(r['streamId']);
-        byStream.set(streamId, {
-          streamId,
-          totalSessions: toNumber(r['totalSessions']),
-          totalBytesOffloaded: toNumber(r['totalBytesOffloaded']),
-          totalBytesFallback: toNumber(r['totalBytesFallback']),
-          avgOffloadRatio: Number(r['avgOffloadRatio']),
-          avgPeerCount: Number(r['avgPeerCount']),
-          avgBufferHealth: Number(r['avgBufferHealth']),
-          activePeers: toNumber(r['activePeers']),
-          live: Boolean(r['live']),
-          lastSeenAt: iso(r['lastSeenAt']),
-        });
-      }
       const buckets = await s.all<Record<string, unknown>>(
         `SELECT streamId, bucketSeconds, epoch_ms(bucketStart) AS startMs, sessions, bytesOffloaded, bytesFallback,
                 offloadRatio, avgPeerCount, avgBufferHealth, rebufferEvents

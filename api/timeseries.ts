@@ -2,21 +2,10 @@
 // the one holding asOf − window (for `all`, the stream's first report) to the one holding asOf,
 // every bucket present, the empty ones with zeros.
 import { problems } from './errors.ts';
-import type { BucketRow } from './snapshot-store.ts';
+import { fillBuckets, toBucketJson, type BucketJson, type BucketRow } from '../warehouse/bucket-series.ts';
 import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
 
 export const MAX_BUCKETS = 10_000;
-
-export interface BucketJson {
-  start: string;
-  sessions: number;
-  bytesOffloaded: number;
-  bytesFallback: number;
-  offloadRatio: number;
-  avgPeerCount: number;
-  avgBufferHealth: number;
-  rebufferEvents: number;
-}
 
 export interface SeriesJson {
   streamId: string;
@@ -59,36 +48,6 @@ export function windowSeries(
   bucketSeconds: number,
 ): SeriesJson {
   const { from, to } = bucketRange(rows, asOfMs, window, bucketSeconds);
-  const step = bucketSeconds * 1000;
-  const buckets: BucketJson[] = [];
-  let i = 0;
-  while (i < rows.length && rows[i]!.startMs < from) i++;
-  for (let start = from; start <= to; start += step) {
-    const row = rows[i];
-    if (row && row.startMs === start) {
-      i++;
-      buckets.push({
-        start: new Date(start).toISOString(),
-        sessions: row.sessions,
-        bytesOffloaded: row.bytesOffloaded,
-        bytesFallback: row.bytesFallback,
-        offloadRatio: row.offloadRatio,
-        avgPeerCount: row.avgPeerCount,
-        avgBufferHealth: row.avgBufferHealth,
-        rebufferEvents: row.rebufferEvents,
-      });
-    } else {
-      buckets.push({
-        start: new Date(start).toISOString(),
-        sessions: 0,
-        bytesOffloaded: 0,
-        bytesFallback: 0,
-        offloadRatio: 0,
-        avgPeerCount: 0,
-        avgBufferHealth: 0,
-        rebufferEvents: 0,
-      });
-    }
-  }
+  const buckets = fillBuckets(rows, from, to, bucketSeconds).map(toBucketJson);
   return { streamId, window, bucketSeconds, from: new Date(from).toISOString(), to: new Date(to).toISOString(), buckets };
 }

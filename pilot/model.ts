@@ -3,7 +3,7 @@
 // Pure: the same inputs give the same report, whoever renders it and when.
 import type { PlatformConfig } from '../config/platform.ts';
 import { costOf, type Cost, type Rates } from '../billing/cost-rules.ts';
-import type { BucketRow } from '../warehouse/bucket-series.ts';
+import { fillBuckets, toBucketJson, type BucketJson, type BucketRow } from '../warehouse/bucket-series.ts';
 import { CONCURRENCY_BUCKET_SECONDS, type Breakdown, type CohortFigures, type StreamPilotFigures } from './figures.ts';
 
 export const REPORT_VERSION = 1;
@@ -55,17 +55,6 @@ export interface Conclusion {
   risks: string[];
   requiredFixes: string[];
   operator: { approvedPublicClaims: null; finalSignOff: null };
-}
-
-export interface BucketJson {
-  start: string;
-  sessions: number;
-  bytesOffloaded: number;
-  bytesFallback: number;
-  offloadRatio: number;
-  avgPeerCount: number;
-  avgBufferHealth: number;
-  rebufferEvents: number;
 }
 
 export interface PilotReport {
@@ -160,20 +149,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Every bucket from the first non-empty one to the last, the empty ones with zeros. */
 export function filledSeries(rows: readonly BucketRow[], bucketSeconds: number): BucketRow[] {
-  if (rows.length === 0) return [];
-  const step = bucketSeconds * 1000;
-  const out: BucketRow[] = [];
-  let i = 0;
-  for (let start = rows[0]!.startMs; start <= rows[rows.length - 1]!.startMs; start += step) {
-    const row = rows[i];
-    if (row && row.startMs === start) {
-      out.push(row);
-      i++;
-    } else {
-      out.push({ startMs: start, sessions: 0, bytesOffloaded: 0, bytesFallback: 0, offloadRatio: 0, avgPeerCount: 0, avgBufferHealth: 0, rebufferEvents: 0 });
-    }
-  }
-  return out;
+  return rows.length === 0 ? [] : fillBuckets(rows, rows[0]!.startMs, rows[rows.length - 1]!.startMs, bucketSeconds);
 }
 
 /**
@@ -383,16 +359,7 @@ export function composePilotReport(input: PilotInput): PilotReport {
               avgBufferHealth: p2p.avgBufferHealth - control.avgBufferHealth,
             }
           : null,
-      series: filledSeries(f.series, bucketSeconds).map((b) => ({
-        start: iso(b.startMs),
-        sessions: b.sessions,
-        bytesOffloaded: b.bytesOffloaded,
-        bytesFallback: b.bytesFallback,
-        offloadRatio: b.offloadRatio,
-        avgPeerCount: b.avgPeerCount,
-        avgBufferHealth: b.avgBufferHealth,
-        rebufferEvents: b.rebufferEvents,
-      })),
+      series: filledSeries(f.series, bucketSeconds).map(toBucketJson),
     },
     routing: {
       fallbackReasons: reasons.map((r) => ({ reason: r.key, segments: r.amount, share: r.share })),

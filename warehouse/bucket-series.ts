@@ -14,6 +14,38 @@ export interface BucketRow {
   rebufferEvents: number;
 }
 
+/** A bucket as the API and the pilot reports show it: its start as an ISO 8601 UTC string. */
+export interface BucketJson extends Omit<BucketRow, 'startMs'> {
+  start: string;
+}
+
+export function toBucketJson({ startMs, ...figures }: BucketRow): BucketJson {
+  return { start: new Date(startMs).toISOString(), ...figures };
+}
+
+/** An empty bucket: every figure zero. */
+export function emptyBucket(startMs: number): BucketRow {
+  return { startMs, sessions: 0, bytesOffloaded: 0, bytesFallback: 0, offloadRatio: 0, avgPeerCount: 0, avgBufferHealth: 0, rebufferEvents: 0 };
+}
+
+/** Every bucket from `from` to `to` (starts, ms, both included), the empty ones with zeros. */
+export function fillBuckets(rows: readonly BucketRow[], from: number, to: number, bucketSeconds: number): BucketRow[] {
+  const step = bucketSeconds * 1000;
+  const out: BucketRow[] = [];
+  let i = 0;
+  while (i < rows.length && rows[i]!.startMs < from) i++;
+  for (let start = from; start <= to; start += step) {
+    const row = rows[i];
+    if (row && row.startMs === start) {
+      out.push(row);
+      i++;
+    } else {
+      out.push(emptyBucket(start));
+    }
+  }
+  return out;
+}
+
 export function toBucketRow(b: Record<string, unknown>): BucketRow {
   return {
     startMs: toNumber(b['startMs']),

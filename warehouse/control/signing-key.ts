@@ -1,11 +1,9 @@
 // The manifest signing key (ECDSA P-256, ES256): from MANIFEST_SIGNING_KEY (PEM or JWK) when set,
 // else control/manifest-signing-key.pem, generated on first start with mode 0600 by whichever
 // process gets there first. Only its public half ever leaves this module as data.
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { WarehouseLayout } from '../layout.ts';
-import { fsyncDir } from '../../lib/fsx.ts';
+import { createOnce } from './secrets.ts';
 
 /** The public verification key exactly as GET /manifest/public-key returns it. */
 export interface PublicJwk {
@@ -54,26 +52,12 @@ export async function loadSigningKey(layout: WarehouseLayout, fromEnv: string | 
   if (fromEnv) {
     privateKey = fromText(fromEnv, 'MANIFEST_SIGNING_KEY');
   } else {
-    const file = path.join(layout.control, KEY_FILE);
-    await fs.mkdir(layout.control, { recursive: true, mode: 0o700 });
-    try {
-      const { privateKey: generated } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-      const handle = await fs.open(file, 'wx', 0o600);
-      try {
-        await handle.writeFile(generated.export({ format: 'pem', type: 'pkcs8' }));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fsyncDir(layout.control);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    let text = '';
-    for (let attempt = 0; attempt < 50 && !text.includes('END PRIVATE KEY'); attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 20));
-      text = await fs.readFile(file, 'utf8');
-    }
+    const text = await createOnce(
+      layout,
+      KEY_FILE,
+      () => generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }) as string,
+      (t) => t.includes('END PRIVATE KEY'),
+    );
     privateKey = fromText(text, `control/${KEY_FILE}`);
   }
   return { privateKey, publicJwk: publicJwkOf(privateKey) };
