@@ -9,24 +9,14 @@ import { toBucketRow, type BucketRow } from '../warehouse/bucket-series.ts';
 
 export type { BucketRow };
 import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
-import { readStreamSummaries } from '../warehouse/snapshot-read.ts';
+import { readStreamSummaries, type StreamSummary } from '../warehouse/snapshot-read.ts';
 import { publishedDir, readCurrent, snapshotFiles } from '../warehouse/snapshots.ts';
 import { WINDOW_NAMES, type WindowName } from '../warehouse/windows.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { Logger } from '../lib/log.ts';
 
-export interface SummaryJson {
-  streamId: string;
-  totalSessions: number;
-  totalBytesOffloaded: number;
-  totalBytesFallback: number;
-  avgOffloadRatio: number;
-  avgPeerCount: number;
-  avgBufferHealth: number;
-  activePeers: number;
-  live: boolean;
-  lastSeenAt: string | null;
-}
+/** A stream summary as the API serves it: lastSeenAt as an ISO 8601 string. */
+export type SummaryJson = Omit<StreamSummary, 'windowName' | 'lastSeenAt'> & { lastSeenAt: string | null };
 
 export interface PlatformJson extends Omit<SummaryJson, 'streamId'> {
   streams: number;
