@@ -8,32 +8,17 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPilotFixture, type PilotFixture } from './fixtures.ts';
 import { launchChromium, openPage, serveFolder, type Browser, type OpenedPage, type StaticServer } from './browser.ts';
+import { chartGeometry, parseBytes, parsePercent, scaleOf, type DomElement } from './chart-geometry.ts';
+import { SECTIONS } from './cases.ts';
 import { renderCustomerIndexHtml, renderPilotHtml, renderPilotMarkdown } from '../../pilot/render.ts';
 import type { PilotReport } from '../../pilot/model.ts';
 
-// The few DOM shapes the page-side functions below use: the project compiles without the DOM library.
-interface DomBox {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
-interface DomElement {
-  textContent: string | null;
-  href: string;
-  getAttribute(name: string): string | null;
-  querySelector(selector: string): DomElement | null;
-  querySelectorAll(selector: string): Iterable<DomElement>;
-  getBBox(): DomBox;
-  getBoundingClientRect(): DomBox;
-}
-declare const document: { getElementById(id: string): DomElement | null; querySelector(s: string): DomElement | null; querySelectorAll(s: string): Iterable<DomElement> };
+// The page-side code below runs in Chromium; the project compiles without the DOM library.
+declare const document: { querySelector(s: string): DomElement | null; querySelectorAll(s: string): Iterable<DomElement> };
 declare function getComputedStyle(e: DomElement): { backgroundColor: string; breakBefore: string; breakInside: string; display: string };
 
 const OUT = fileURLToPath(new URL('../../test-output/pilot/', import.meta.url));
 const SITE = path.join(OUT, 'site');
-const SECTIONS = ['Pilot metadata', 'Configuration', 'Results', 'Routing breakdown', 'Cost impact', 'Event economics', 'Conclusion'];
-const UNITS: Record<string, number> = { B: 1, kB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12 };
 
 let f: PilotFixture;
 let browser: Browser;
@@ -69,50 +54,6 @@ async function open(name: string, html: string): Promise<OpenedPage & { url: str
   return { ...(await openPage(browser.context, url)), url };
 }
 
-interface ChartGeometry {
-  /** Value-axis labels and where they sit (SVG user units). */
-  ticks: { label: string; y: number }[];
-  /** Stacked bars, left to right: each segment's height. */
-  bars: { x: number; width: number; peers: number; cdn: number }[];
-  /** The offload line's bounding box, if drawn. */
-  line: { top: number; bottom: number; width: number } | null;
-  width: number;
-  height: number;
-}
-
-/** What Chromium actually laid out for a chart, read with getBBox (independent of CSS scaling). */
-async function chartGeometry(o: OpenedPage, id: string): Promise<ChartGeometry> {
-  return o.page.evaluate((chartId) => {
-    const svg = document.getElementById(chartId)!;
-    const box = (el: DomElement) => el.getBBox();
-    const ticks = [...svg.querySelectorAll('text.tick-y')].map((t) => ({ label: t.textContent ?? '', y: Number(t.getAttribute('y')) }));
-    const bars = [...svg.querySelectorAll('g.bars > g')].map((g) => {
-      const p = g.querySelector('rect.bar-peers');
-      const c = g.querySelector('rect.bar-cdn');
-      const any = box((p ?? c)!);
-      return { x: any.x, width: any.width, peers: p ? box(p).height : 0, cdn: c ? box(c).height : 0 };
-    });
-    const path = svg.querySelector('path.series');
-    const lb = path ? box(path) : null;
-    const rect = svg.getBoundingClientRect();
-    return { ticks, bars, line: lb ? { top: lb.y, bottom: lb.y + lb.height, width: lb.width } : null, width: rect.width, height: rect.height };
-  }, id);
-}
-
-/** Value per SVG unit and the zero line, from the axis labels Chromium shows. */
-function scaleOf(ticks: { label: string; y: number }[], parse: (label: string) => number): { perUnit: number; zeroY: number } {
-  const values = ticks.map((t) => ({ v: parse(t.label), y: t.y }));
-  const zero = values.find((t) => t.v === 0)!;
-  const top = values.reduce((a, b) => (b.v > a.v ? b : a));
-  return { perUnit: top.v / (zero.y - top.y), zeroY: zero.y };
-}
-
-const parseBytes = (label: string) => {
-  const m = /^([\d.,]+) (B|kB|MB|GB|TB)$/.exec(label)!;
-  return Number(m[1]!.replace(/,/g, '')) * UNITS[m[2]!]!;
-};
-const parsePercent = (label: string) => Number(label.replace('%', '')) / 100;
-
 describe('the HTML report in Chromium', () => {
   it('renders every case cleanly: no console error, no request beyond the page, every section, both charts, a screenshot', async () => {
     for (const [name, report] of cases()) {
@@ -145,7 +86,7 @@ describe('the HTML report in Chromium', () => {
     const report = f.withControl;
     const o = await open('bytes-scale', renderPilotHtml(report));
     try {
-      const g = await chartGeometry(o, 'chart-bytes');
+      const g = await chartGeometry(o.page, 'chart-bytes');
       const { perUnit } = scaleOf(g.ticks, parseBytes);
       const series = report.results.series;
       expect(g.bars).toHaveLength(series.length);
@@ -166,7 +107,7 @@ describe('the HTML report in Chromium', () => {
     for (const report of [f.withControl, f.minuteBuckets, f.oneBucket]) {
       const o = await open('offload-scale', renderPilotHtml(report));
       try {
-        const g = await chartGeometry(o, 'chart-offload');
+        const g = await chartGeometry(o.page, 'chart-offload');
         const { perUnit, zeroY } = scaleOf(g.ticks, parsePercent);
         const ratios = report.results.series.filter((b) => b.bytesOffloaded + b.bytesFallback > 0).map((b) => b.offloadRatio);
         expect(g.line).not.toBeNull();
@@ -184,7 +125,7 @@ describe('the HTML report in Chromium', () => {
     const report = f.minuteBuckets;
     const o = await open('grouped-bars', renderPilotHtml(report));
     try {
-      const g = await chartGeometry(o, 'chart-bytes');
+      const g = await chartGeometry(o.page, 'chart-bytes');
       const series = report.results.series;
       expect(series.length).toBe(300);
       expect(g.bars.length).toBeLessThan(series.length);
@@ -204,7 +145,7 @@ describe('the HTML report in Chromium', () => {
     const o = await open('no-bytes-charts', renderPilotHtml(f.allZero));
     try {
       for (const id of ['chart-offload', 'chart-bytes']) {
-        const g = await chartGeometry(o, id);
+        const g = await chartGeometry(o.page, id);
         expect(g.bars).toEqual([]);
         expect(g.line).toBeNull();
         expect(await o.page.locator(`#${id} text.empty`).textContent()).toBe('No bytes delivered in this period');

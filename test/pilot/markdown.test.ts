@@ -1,13 +1,12 @@
-// The Markdown and HTML renderings of real pilot reports (generated data, real pipeline, real
-// model): Markdown structure and figures checked against numbers worked out here from the JSON,
-// the HTML's self-containment checked statically, and byte-identical output on every render.
+// The Markdown rendering of real pilot reports (generated data, real pipeline, real model): the
+// spec's sections in order, blank operator lines, the criteria table, figures checked against
+// numbers worked out here from the JSON and the tenant's rates, and escaping of data.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPilotFixture, TENANTS, type PilotFixture } from './fixtures.ts';
-import { renderCustomerIndexHtml, renderPilotHtml, renderPilotMarkdown, relativeHref, IndexLinkError, type CustomerReportIndex } from '../../pilot/render.ts';
+import { everyReport, poisoned, SECTIONS } from './cases.ts';
+import { cellsOf, lines, row, sectionsOf, subsection, table, unescape } from './markdown-read.ts';
+import { renderPilotMarkdown } from '../../pilot/render.ts';
 import type { PilotReport } from '../../pilot/model.ts';
-
-/** The spec's table of sections (telemetry-api.md, "Pilot report"), in its order. */
-const SECTIONS = ['Pilot metadata', 'Configuration', 'Results', 'Routing breakdown', 'Cost impact', 'Event economics', 'Conclusion'];
 
 let f: PilotFixture;
 beforeAll(async () => {
@@ -23,83 +22,9 @@ const fixed = (v: number, digits: number) => grouped(v.toFixed(digits));
 const percent = (ratio: number, digits = 1) => `${fixed(ratio * 100, digits)}%`;
 const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 
-const lines = (md: string) => md.split('\n');
-
-/** The text under each `## ` heading, up to the next one. */
-function sectionsOf(md: string): Map<string, string> {
-  const out = new Map<string, string>();
-  let current: string | null = null;
-  for (const line of lines(md)) {
-    if (line.startsWith('## ')) out.set((current = line.slice(3)), '');
-    else if (current !== null) out.set(current, `${out.get(current)!}${line}\n`);
-  }
-  return out;
-}
-
-/** The text of a `### ` subsection inside a section. */
-function subsection(text: string, title: string): string {
-  const start = text.indexOf(`### ${title}\n`);
-  expect(start, `subsection ${title}`).toBeGreaterThanOrEqual(0);
-  const rest = text.slice(start + title.length + 5);
-  const end = rest.indexOf('\n### ');
-  return end < 0 ? rest : rest.slice(0, end);
-}
-
-const cellsOf = (line: string) =>
-  line
-    .trim()
-    .replace(/^\|/, '')
-    .replace(/(?<!\\)\|$/, '')
-    .split(/(?<!\\)\|/)
-    .map((c) => c.trim());
-const unescape = (cell: string) => cell.replace(/\\([\\`*_[\]<>|~&#])/g, '$1');
-
-const EVIL = '<x-evil a="1">|*_`[&#';
-const TIME_KEYS = new Set(['start', 'end', 'at', 'from', 'to', 'asOf']);
-
-/** A copy of a report with every text from data (not the instants the charts place) made hostile. */
-function poisoned(report: PilotReport): PilotReport {
-  const walk = (v: unknown, key: string): unknown => {
-    if (typeof v === 'string') return TIME_KEYS.has(key) ? v : `${EVIL}${v}`;
-    if (Array.isArray(v)) return v.map((x) => walk(x, key));
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === 'uploadCapsKbps' ? Object.fromEntries(Object.entries(x as object).map(([d, n]) => [`${EVIL}${d}`, n])) : walk(x, k)]));
-    return v;
-  };
-  return walk(report, '') as PilotReport;
-}
-
-/** The body rows of the Markdown table whose header row starts with `header`, as cells. */
-function table(text: string, header: string): string[][] {
-  const all = lines(text);
-  const at = all.findIndex((l) => l.startsWith(`| ${header} |`));
-  expect(at, `table "${header}"`).toBeGreaterThanOrEqual(0);
-  expect(all[at + 1]).toMatch(/^\|(?:\s*:?-+:?\s*\|)+$/);
-  const rows: string[][] = [];
-  for (let i = at + 2; i < all.length && all[i]!.startsWith('|'); i++) rows.push(cellsOf(all[i]!));
-  return rows;
-}
-
-const row = (rows: string[][], label: string) => {
-  const r = rows.find((x) => x[0] === label);
-  expect(r, `row ${label}`).toBeDefined();
-  return r!;
-};
-
-function everyReport(): [string, PilotReport][] {
-  return [
-    ['withControl', f.withControl],
-    ['withoutControl', f.withoutControl],
-    ['oneBucket', f.oneBucket],
-    ['twoBuckets', f.twoBuckets],
-    ['minuteBuckets', f.minuteBuckets],
-    ['allZero', f.allZero],
-    ...[...f.reports].map(([id, r]): [string, PilotReport] => [id, r]),
-  ];
-}
-
 describe('Markdown', () => {
   it('has one title and the sections of the spec, in its order, in every report', () => {
-    for (const [name, report] of everyReport()) {
+    for (const [name, report] of everyReport(f)) {
       const md = renderPilotMarkdown(report);
       expect(lines(md).filter((l) => /^# /.test(l)), name).toEqual([`# Pilot report: ${report.streamId}`]);
       expect(lines(md).filter((l) => l.startsWith('## ')).map((l) => l.slice(3)), name).toEqual(SECTIONS);
@@ -108,7 +33,7 @@ describe('Markdown', () => {
   });
 
   it('leaves the operator-judgement lines blank, with lines to write on, at the end of the conclusion', () => {
-    for (const [name, report] of everyReport()) {
+    for (const [name, report] of everyReport(f)) {
       const all = lines(renderPilotMarkdown(report));
       const claims = all.indexOf('Approved public claims:');
       const signOff = all.indexOf('Final pass/fail sign-off:');
@@ -124,7 +49,7 @@ describe('Markdown', () => {
   });
 
   it('has a criteria table with one row per criterion: threshold, actual and outcome', () => {
-    for (const [name, report] of everyReport()) {
+    for (const [name, report] of everyReport(f)) {
       const rows = table(sectionsOf(renderPilotMarkdown(report)).get('Conclusion')!, 'Criterion');
       const criteria = report.conclusion.criteria;
       expect(rows.length, name).toBe(criteria.length);
@@ -245,112 +170,3 @@ describe('Markdown', () => {
     expect(tables).toBeGreaterThan(10);
   });
 });
-
-describe('HTML, statically', () => {
-  it('is one self-contained page: no script, no external URL, no fetched asset, a CSP that refuses fetches', () => {
-    for (const [name, report] of everyReport()) {
-      const html = renderPilotHtml(report);
-      expect(html, name).toMatch(/^<!DOCTYPE html>\n<html lang="en">/);
-      expect(html, name).not.toMatch(/<script/i);
-      expect(html, name).not.toMatch(/\son[a-z]+\s*=/i);
-      expect(html, name).not.toMatch(/<(?:link|img|iframe|object|embed|base|audio|video|source)\b/i);
-      expect(html, name).not.toMatch(/@import/i);
-      // Every src, href and url() is in-page: no scheme (http, https, javascript, data...), no //.
-      for (const m of html.matchAll(/(?:\b(?:src|href|xlink:href)\s*=\s*["']?|url\(\s*["']?)([^"'\s)>]*)/gi)) {
-        expect(m[1], `${name}: ${m[0]}`).toMatch(/^#[\w-]+$/);
-      }
-      expect(html, name).not.toMatch(/https?:\/\//i);
-      expect(html, name).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'`);
-      expect(html, name).toContain('@media print');
-      for (const s of SECTIONS) expect(html, `${name}: ${s}`).toContain(`>${s}</h2>`);
-      expect(html, name).not.toMatch(/\bnull\b|\bundefined\b|NaN|Infinity|\[object/);
-    }
-  });
-
-  it('escapes text from data, in the page and in the charts', () => {
-    const hostile: PilotReport = structuredClone(f.withControl);
-    hostile.streamId = 'acme:<script>alert(1)</script>';
-    hostile.configuration.sdkVersions[0]!.version = '"><img src=x onerror=alert(1)>';
-    const html = renderPilotHtml(hostile);
-    expect(html).not.toMatch(/<script|<img|onerror=alert\(1\)>/i);
-    expect(html).toContain('Pilot report: acme:&lt;script&gt;alert(1)&lt;/script&gt;');
-    expect(html).toContain('&quot;&gt;&lt;img src=x onerror=alert(1)&gt;');
-  });
-
-  it('escapes every text from data, wherever it appears', () => {
-    const html = renderPilotHtml(poisoned(f.withControl));
-    expect(html.split('&lt;x-evil a=&quot;1&quot;&gt;').length).toBeGreaterThan(20);
-    expect(html).not.toContain('<x-evil');
-  });
-
-  it('has both charts inline, as accessible images, and the operator boxes empty', () => {
-    const html = renderPilotHtml(f.withControl);
-    expect(html).toMatch(/<svg class="chart" id="chart-offload"[^>]* role="img" aria-labelledby="chart-offload-title"/);
-    expect(html).toMatch(/<svg class="chart" id="chart-bytes"[^>]* role="img" aria-labelledby="chart-bytes-title"/);
-    expect(html).toMatch(/<div class="label">Approved public claims:<\/div><div class="blank">(?:<div class="line"><\/div>)+<\/div>/);
-    expect(html).toMatch(/<div class="label">Final pass\/fail sign-off:<\/div><div class="blank">(?:<div class="line"><\/div>)+<\/div>/);
-  });
-});
-
-describe('Customer index page', () => {
-  it('links each stream to its three files by relative, encoded links, in stream order', () => {
-    const html = renderCustomerIndexHtml(indexFor('acme', 'ACME <Streaming>', 'reports/'));
-    const ids = [...f.reports.keys()].filter((id) => id.startsWith('acme:')).sort();
-    expect(ids.length).toBeGreaterThan(1);
-    const hrefs = [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]);
-    // A ':' would read as a URL scheme ("acme:" …): it is percent-encoded.
-    expect(hrefs).toEqual(ids.flatMap((id) => {
-      const e = id.replace(':', '%3A');
-      return [`reports/${e}.html`, `reports/${e}.html`, `${e}.md`, `${e}.json`];
-    }));
-    expect(html).toContain('<title>Pilot reports: ACME &lt;Streaming&gt;</title>');
-    expect(html).not.toMatch(/<script|https?:\/\//i);
-  });
-
-  it('refuses absolute links, which would break once the site is copied elsewhere', () => {
-    expect(() => relativeHref('/reports/a.html')).toThrow(IndexLinkError);
-    expect(() => relativeHref('reports\\a.html')).toThrow(IndexLinkError);
-    expect(relativeHref('sub dir/a:b#c.html')).toBe('sub%20dir/a%3Ab%23c.html');
-  });
-});
-
-describe('determinism', () => {
-  it('the same report renders to the same bytes, from a copy, in another time zone', () => {
-    const tz = process.env['TZ'];
-    for (const [name, report] of everyReport()) {
-      const md = renderPilotMarkdown(report);
-      const html = renderPilotHtml(report);
-      expect(renderPilotMarkdown(report), name).toBe(md);
-      expect(renderPilotHtml(structuredClone(report)), name).toBe(html);
-      try {
-        process.env['TZ'] = 'Pacific/Chatham';
-        expect(renderPilotMarkdown(structuredClone(report)), name).toBe(md);
-        expect(renderPilotHtml(report), name).toBe(html);
-      } finally {
-        if (tz === undefined) delete process.env['TZ'];
-        else process.env['TZ'] = tz;
-      }
-    }
-    expect(renderCustomerIndexHtml(structuredClone(indexFor('globex', null)))).toBe(renderCustomerIndexHtml(indexFor('globex', null)));
-  });
-});
-
-/** The index of one customer's reports, listed in reverse order (the page sorts them). */
-function indexFor(customerId: string, tenantName: string | null, htmlFolder = ''): CustomerReportIndex {
-  return {
-    customerId,
-    tenantName,
-    snapshot: f.snapshot,
-    reports: [...f.reports.values()]
-      .filter((r) => r.customerId === customerId)
-      .reverse()
-      .map((r) => ({
-        streamId: r.streamId,
-        assessment: r.conclusion.assessment,
-        sessions: r.results.sessions,
-        offloadRatio: r.results.offloadRatio,
-        netSavings: r.cost.netSavings,
-        files: { json: `${r.streamId}.json`, md: `${r.streamId}.md`, html: `${htmlFolder}${r.streamId}.html` },
-      })),
-  };
-}
