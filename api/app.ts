@@ -10,6 +10,7 @@ import { tenantsRoutes } from './routes/tenants.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { originsRoutes } from './routes/origins.ts';
 import { manifestRoutes } from './routes/manifest.ts';
+import { reportsRoutes } from './routes/reports.ts';
 import type { ApiDeps } from './deps.ts';
 
 export function createApp(deps: ApiDeps): Koa {
@@ -24,6 +25,7 @@ export function createApp(deps: ApiDeps): Koa {
   manifestRoutes(router, deps, auth);
   tenantsRoutes(router, deps, auth);
   billingRoutes(router, deps, auth);
+  reportsRoutes(router, deps, auth);
 
   app.use(requestFrame(deps.log, deps.store));
   app.use(router.routes());

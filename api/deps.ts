@@ -8,6 +8,7 @@ import type { OnDemandSeries } from './ondemand-series.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 import type { SigningKey } from '../warehouse/control/signing-key.ts';
 import type { PlatformConfig } from '../config/platform.ts';
+import type { PilotReports } from './pilot-reports.ts';
 
 export interface ApiDeps {
   db: Db;
@@ -22,4 +23,6 @@ export interface ApiDeps {
   signingKey: SigningKey;
   /** The platform configuration document. */
   platform: PlatformConfig;
+  /** Pilot reports: pre-rendered files or rendered on demand, kept per snapshot. */
+  pilotReports: PilotReports;
 }

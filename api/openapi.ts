@@ -1,10 +1,19 @@
 // The OpenAPI 3.1 document of the API, served at GET /openapi.json. Written by hand to match the
 // routes; a test validates real responses of every route against it.
+import { readFileSync } from 'node:fs';
 import { EXPORT_FORMATS, EXPORT_MEDIA } from './export/export.ts';
+import { REPORT_FORMAT_ALIASES, REPORT_FORMATS } from '../pilot/formats.ts';
+import { MAX_REPORT_BUCKET_SECONDS } from './routes/reports.ts';
 import { MAX_BUCKETS } from './timeseries.ts';
 import { DEFAULT_BUCKET_SECONDS, MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES } from '../warehouse/windows.ts';
 
 type Json = Record<string, unknown>;
+
+/**
+ * The pilot report's own JSON Schema (2020-12, as OpenAPI 3.1 uses), embedded whole: its `$id`
+ * keeps its internal `#/$defs/...` references resolving inside it.
+ */
+const PILOT_REPORT_SCHEMA = JSON.parse(readFileSync(new URL('../pilot/pilot-report.schema.json', import.meta.url), 'utf8')) as Json;
 
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
 const problem = (description: string): Json => ({
@@ -90,7 +99,7 @@ export const OPENAPI = {
   },
   servers: [{ url: '/' }],
   security: [{ bearerAuth: [] }],
-  tags: [{ name: 'telemetry' }, { name: 'origins' }, { name: 'manifest' }, { name: 'operators' }, { name: 'service' }],
+  tags: [{ name: 'telemetry' }, { name: 'reports' }, { name: 'origins' }, { name: 'manifest' }, { name: 'operators' }, { name: 'service' }],
   paths: {
     '/healthz': {
       get: {
@@ -212,6 +221,50 @@ export const OPENAPI = {
           '400': problem('Bad window or format (invalid_window, invalid_format)'),
           '403': problem('No streamId (stream_id_required), or a stream not attributed to the caller'),
           '404': problem('A stream of the caller that has never reported'),
+          ...commonErrors,
+        },
+      },
+    },
+    '/control/reports/pilot/{streamId}': {
+      get: {
+        tags: ['reports'],
+        summary:
+          "The pilot report of one of the caller's streams at the snapshot: JSON, a Markdown download or a self-contained HTML page (the nightly run's pre-rendered file when it matches, rendered on demand otherwise: the same bytes)",
+        parameters: [
+          { $ref: '#/components/parameters/streamIdPath' },
+          {
+            name: 'format',
+            in: 'query',
+            description: '`markdown` is another name for `md`',
+            schema: { type: 'string', enum: [...REPORT_FORMATS, ...Object.keys(REPORT_FORMAT_ALIASES)], default: 'json' },
+          },
+          {
+            name: 'bucketSeconds',
+            in: 'query',
+            description: 'bucket size of the series and charts',
+            schema: { type: 'integer', minimum: MIN_BUCKET_SECONDS, maximum: MAX_REPORT_BUCKET_SECONDS, default: DEFAULT_BUCKET_SECONDS },
+          },
+        ],
+        responses: {
+          '200': {
+            description:
+              'The report. md: `Content-Disposition: attachment; filename="pilot-report-<customer>-<name>.md"`, operator-judgement lines blank. html: one page with inline CSS and SVG charts, served with a Content-Security-Policy that lets it load nothing.',
+            headers: {
+              ETag: { $ref: '#/components/headers/ETag' },
+              'Last-Modified': { $ref: '#/components/headers/LastModified' },
+              'X-Report-Source': { description: '`prerendered` (the nightly run\'s file) or `rendered` (on demand)', schema: { type: 'string', enum: ['prerendered', 'rendered'] } },
+              'Content-Disposition': { description: 'md only', schema: { type: 'string' } },
+            },
+            content: {
+              'application/json': { schema: ref('PilotReport') },
+              'text/markdown': { schema: { type: 'string' } },
+              'text/html': { schema: { type: 'string' } },
+            },
+          },
+          '304': { $ref: '#/components/responses/NotModified' },
+          '400': problem('Bad format or bucketSeconds (invalid_format, invalid_bucket_seconds)'),
+          '403': problem('The stream is not attributed to the caller (forbidden_stream), or the token lacks telemetry:read'),
+          '404': problem('A stream of the caller that has never reported (stream_not_found)'),
           ...commonErrors,
         },
       },
@@ -348,6 +401,7 @@ export const OPENAPI = {
       },
     },
     schemas: {
+      PilotReport: PILOT_REPORT_SCHEMA,
       Problem: {
         type: 'object',
         required: ['type', 'title', 'status', 'detail', 'code'],

@@ -15,6 +15,7 @@ import { tokenSecret } from './tokens.ts';
 import type { ApiDeps } from './deps.ts';
 import { loadSigningKey } from '../warehouse/control/signing-key.ts';
 import { loadPlatformConfig } from '../config/platform.ts';
+import { PilotReports } from './pilot-reports.ts';
 
 export interface RunningApi {
   url: string;
@@ -29,6 +30,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   const db = await Db.open(config.duckdb, spill);
   const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs);
   await store.start();
+  const platform = loadPlatformConfig(config.platformConfigFile);
   const deps: ApiDeps = {
     db,
     layout,
@@ -38,7 +40,8 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs),
     secret: await tokenSecret(layout, config.tokenSecret),
     signingKey: await loadSigningKey(layout, config.manifestSigningKey),
-    platform: loadPlatformConfig(config.platformConfigFile),
+    platform,
+    pilotReports: new PilotReports(db, layout, platform, config.api.queryTimeoutMs),
   };
   const app = createApp(deps);
   const server = http.createServer(app.callback());

@@ -3,11 +3,9 @@
 // this process, against the real API (cli serve, in its own process) and, in the same run, a bare
 // node:http server answering the identical bytes (bench/bare-server.ts) and a minimal Koa app doing
 // the same (bench/koa-floor-server.ts). Prints req/s and p99 of each and the ratios.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
-import autocannon from 'autocannon';
 import { loadConfig } from '../lib/config.ts';
 import { silentLogger } from '../lib/log.ts';
 import { PROJECT_ROOT } from '../lib/version.ts';
@@ -18,6 +16,7 @@ import { discoverLanding } from '../warehouse/landing.ts';
 import { addTenant, findTenant } from '../warehouse/control/tenants.ts';
 import { issueToken, tokenSecret } from '../api/tokens.ts';
 import { describeRatio, median, writeResult } from './report.ts';
+import { type LoadResult, load as loadUrl, loadStats, startChild as startIn } from './servers.ts';
 
 const opts = new Command()
   .option('--duration <s>', 'seconds of load per measurement', '10')
@@ -47,23 +46,8 @@ const tenant =
 const token = await issueToken(await tokenSecret(deps.layout, null), { role: 'tenant', tenant }, 3600);
 await deps.close();
 
-/**
- * Start a server process whose output goes to a file (not through this process, which must spend
- * its CPU on the load alone), and wait for its URL to show up there.
- */
-async function startChild(args: string[], ready: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
-  const logFile = path.join(dir, `${path.basename(args[args.length > 2 ? 1 : 0]!)}-${Date.now()}.log`);
-  const fd = await fs.open(logFile, 'w');
-  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd.fd, fd.fd] });
-  await fd.close();
-  for (let i = 0; i < 300; i++) {
-    const m = ready.exec(await fs.readFile(logFile, 'utf8'));
-    if (m) return { child, url: m[1]! };
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server did not start: ${await fs.readFile(logFile, 'utf8')}`);
-}
+const startChild = (args: string[], ready: RegExp, env: Record<string, string> = {}) => startIn(dir, args, ready, env);
+const load = (url: string) => loadUrl(url, { connections: Number(opts.connections), duration: Number(opts.duration), token });
 
 // The real API, as deployed: info-level request logs, going nowhere here.
 const api = await startChild(['bin/p2ptel.js', 'serve', '--warehouse', dir, '--port', '0'], /API listening on (\S+)/, { LOG_LEVEL: opts.logLevel });
@@ -81,22 +65,12 @@ await fs.writeFile(cannedFile, JSON.stringify(canned));
 const bare = await startChild(['bin/run-ts.js', 'bench/bare-server.ts', cannedFile], /^(http:\S+)/m);
 const koaFloor = await startChild(['bin/run-ts.js', 'bench/koa-floor-server.ts', cannedFile], /^(http:\S+)/m);
 
-async function load(url: string): Promise<{ rps: number; p99: number; non2xx: number }> {
-  const r = await autocannon({
-    url,
-    connections: Number(opts.connections),
-    duration: Number(opts.duration),
-    headers: { Authorization: `Bearer ${token}` },
-  });
-  return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx };
-}
-
 const results: Record<string, unknown>[] = [];
 const lines: string[] = [];
 for (const route of routes) {
-  const ours: { rps: number; p99: number }[] = [];
-  const base: { rps: number; p99: number }[] = [];
-  const floor: { rps: number; p99: number }[] = [];
+  const ours: LoadResult[] = [];
+  const base: LoadResult[] = [];
+  const floor: LoadResult[] = [];
   await load(`${api.url}${route}`); // warm-up
   for (let i = 0; i < Number(opts.runs); i++) {
     const o = await load(`${api.url}${route}`);
@@ -110,7 +84,7 @@ for (const route of routes) {
       `${route} run ${i + 1}: API ${Math.round(o.rps)} req/s p99 ${o.p99} ms; bare ${Math.round(b.rps)} req/s p99 ${b.p99} ms; minimal Koa ${Math.round(k.rps)} req/s p99 ${k.p99} ms\n`,
     );
   }
-  const stats = (xs: { rps: number; p99: number }[]) => ({ rps: median(xs.map((x) => x.rps)), p99: median(xs.map((x) => x.p99)) });
+  const stats = (xs: { rps: number; p99: number; non2xx: number }[]) => loadStats(xs, median);
   const r = { route, ours: stats(ours), bare: stats(base), koaFloor: stats(floor) };
   const rpsRatio = r.ours.rps / r.bare.rps;
   const p99Ratio = r.ours.p99 / Math.max(r.bare.p99, 1);

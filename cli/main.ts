@@ -10,6 +10,7 @@ import { registerWorker } from './commands/worker.ts';
 import { registerSchedule } from './commands/schedule.ts';
 import { registerEnqueue } from './commands/enqueue.ts';
 import { registerRuns } from './commands/runs.ts';
+import { registerReports } from './commands/reports.ts';
 
 const program = new Command('p2ptel')
   .description('Telemetry and pilot reports of peer-assisted video delivery')
@@ -19,6 +20,7 @@ const program = new Command('p2ptel')
 registerStart(program);
 registerGenerate(program);
 registerPipeline(program);
+registerReports(program);
 registerServe(program);
 registerTenants(program);
 registerToken(program);

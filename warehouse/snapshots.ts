@@ -177,7 +177,8 @@ export async function listSnapshots(layout: WarehouseLayout): Promise<string[]> 
 /**
  * Keep the `keep` latest published snapshots (the current one always) and remove every other
  * snapshot folder: older ones, superseded ones, and leftovers of publishers that died between
- * renaming their folder and swapping the pointer. Runs under the publish lock.
+ * renaming their folder and swapping the pointer, with the pre-rendered reports of each. Runs
+ * under the publish lock.
  */
 async function prune(layout: WarehouseLayout, keep: number): Promise<string[]> {
   const current = await readCurrent(layout);
@@ -186,6 +187,10 @@ async function prune(layout: WarehouseLayout, keep: number): Promise<string[]> {
   if (current) kept.add(current.snapshot);
   const doomed = (await listSnapshots(layout)).filter((s) => !kept.has(s));
   for (const s of doomed) await fs.rm(publishedDir(layout, s), { recursive: true, force: true });
+  // Pre-rendered pilot reports live as long as their snapshot.
+  for (const s of await fs.readdir(layout.reports).catch(() => [] as string[])) {
+    if (!kept.has(s)) await fs.rm(path.join(layout.reports, s), { recursive: true, force: true });
+  }
   // Catalogs built by a publisher that died before installing theirs.
   for (const f of await fs.readdir(layout.root).catch(() => [] as string[])) {
     if (f.startsWith(`${path.basename(layout.catalog)}.tmp-`)) await fs.rm(path.join(layout.root, f), { force: true });

@@ -18,7 +18,7 @@ interface ScheduleFlags {
 
 const WHAT: Record<string, string> = {
   rollup: 'rollup run: a snapshot as of the fire time',
-  reports: 'report run (pilot reports: not implemented yet)',
+  reports: 'report run (pilot reports of the current snapshot, pre-rendered)',
 };
 
 export function registerSchedule(program: Command): void {

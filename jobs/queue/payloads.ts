@@ -82,7 +82,11 @@ export type Progress = z.infer<typeof Progress>;
 
 export const ReportsResult = z.object({
   asOf: isoInstant,
-  implemented: z.literal(false),
+  snapshot: z.string().nullable(),
+  customers: z.number(),
+  rendered: z.number(),
+  unchanged: z.number(),
+  reports: z.number(),
   message: z.string(),
 });
 export type ReportsResult = z.infer<typeof ReportsResult>;

@@ -153,9 +153,10 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
     async reports(job, log): Promise<ReportsResult> {
       const { asOf } = payloadOf(ReportsPayload, job);
       await progress(job, { percent: 0, step: 'running' });
-      const r = await runReports(depsFor(log), { asOf: new Date(asOf) });
+      const r = await runReports(depsFor(log), { asOf: new Date(asOf) }, (percent, step) => progress(job, { percent, step }));
       await progress(job, { percent: 100, step: 'done' });
-      return r;
+      // The result kept in Redis: the counts, not every customer's timings.
+      return { asOf: r.asOf, snapshot: r.snapshot, customers: r.customers, rendered: r.rendered, unchanged: r.unchanged, reports: r.reports, message: r.message };
     },
   };
 }

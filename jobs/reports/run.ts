@@ -1,16 +1,66 @@
-// The nightly report run. A placeholder until the pilot-report issue fills it in: the queue, the
-// schedule and the worker are wired now, so that issue only has to replace this function.
+// The nightly report run: every customer's pilot reports of the current snapshot, pre-rendered in
+// the three formats into the snapshot's report folder (pilot/publish.ts). The BullMQ worker and
+// `cli reports` both call this function.
 import type { JobDeps } from '../deps.ts';
+import { loadPlatformConfig } from '../../config/platform.ts';
+import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
+import { publishSnapshotReports, type CustomerPublication } from '../../pilot/publish.ts';
 
 export interface ReportRunResult {
   asOf: string;
-  implemented: false;
+  /** The snapshot rendered; null when none is published yet. */
+  snapshot: string | null;
+  customers: number;
+  /** Customers whose folder was (re)written, and those that already held these reports. */
+  rendered: number;
+  unchanged: number;
+  /** Stream reports in the snapshot's folders (each in json, md and html). */
+  reports: number;
   message: string;
+  publications: CustomerPublication[];
 }
 
-export const REPORTS_NOT_IMPLEMENTED = 'pilot reports are not implemented yet: this run did nothing';
+export class UnknownCustomerError extends Error {
+  override name = 'UnknownCustomerError';
+}
 
-export async function runReports(deps: JobDeps, input: { asOf: Date }): Promise<ReportRunResult> {
-  deps.log.info({ asOf: input.asOf.toISOString() }, REPORTS_NOT_IMPLEMENTED);
-  return { asOf: input.asOf.toISOString(), implemented: false, message: REPORTS_NOT_IMPLEMENTED };
+export async function runReports(
+  deps: JobDeps,
+  input: { asOf: Date; customers?: readonly string[]; force?: boolean },
+  onProgress?: (percent: number, step: string) => void | Promise<void>,
+): Promise<ReportRunResult> {
+  const asOf = input.asOf.toISOString();
+  const snap = await currentSnapshot(deps.layout);
+  if (!snap) {
+    const message = 'no snapshot is published yet: nothing to render';
+    deps.log.warn({ asOf }, message);
+    return { asOf, snapshot: null, customers: 0, rendered: 0, unchanged: 0, reports: 0, message, publications: [] };
+  }
+  const id = snap.manifest.snapshot;
+  if (input.customers) {
+    const present = new Set(snap.manifest.partitions.filter((p) => p.files.length > 0).map((p) => p.customerId));
+    const missing = input.customers.filter((c) => !present.has(c));
+    if (missing.length > 0) throw new UnknownCustomerError(`no data for ${missing.join(', ')} in snapshot ${id}: nothing to render for ${missing.length === 1 ? 'it' : 'them'}`);
+  }
+  const platform = loadPlatformConfig(deps.config.platformConfigFile);
+  const started = Date.now();
+  const result = await publishSnapshotReports(
+    { db: deps.db, layout: deps.layout, platform },
+    { id, manifest: snap.manifest },
+    {
+      ...(input.customers ? { customers: input.customers } : {}),
+      ...(input.force === undefined ? {} : { force: input.force }),
+      onCustomer: async (done, i, total) => {
+        deps.log.info({ snapshot: id, customerId: done.customerId, streams: done.streams, skipped: done.skipped }, done.skipped ? 'pilot reports unchanged' : 'pilot reports rendered');
+        await onProgress?.((100 * (i + 1)) / total, `${i + 1}/${total} customers`);
+      },
+    },
+  );
+  const rendered = result.customers.filter((c) => !c.skipped).length;
+  const reports = result.customers.reduce((n, c) => n + c.streams, 0);
+  const customers = result.customers.length;
+  const message =
+    `${reports} report${reports === 1 ? '' : 's'} of ${customers} customer${customers === 1 ? '' : 's'} for snapshot ${id}` +
+    ` (${rendered} rendered, ${customers - rendered} unchanged) in ${((Date.now() - started) / 1000).toFixed(1)} s`;
+  return { asOf, snapshot: id, customers, rendered, unchanged: customers - rendered, reports, message, publications: result.customers };
 }

@@ -28,6 +28,8 @@ const STREAM_ROUTES: Route[] = [
   { name: 'metrics (raw colon)', url: (id) => `/telemetry/metrics/${enc(id).replace(/%3A/gi, ':')}` },
   { name: 'timeseries', url: (id) => `/telemetry/timeseries?streamId=${enc(id)}` },
   { name: 'export', url: (id) => `/telemetry/export?streamId=${enc(id)}` },
+  { name: 'pilot report', url: (id) => `/control/reports/pilot/${enc(id)}` },
+  { name: 'pilot report (html)', url: (id) => `/control/reports/pilot/${enc(id)}?format=html` },
 ];
 const ALL_ROUTES = [
   '/telemetry/streams',
@@ -176,6 +178,10 @@ describe('missing and invalid query values', () => {
     ['/telemetry/timeseries?streamId=acme:live-main&window=90d', 'invalid_window'],
     ['/telemetry/export?streamId=acme:live-main&format=xlsx', 'invalid_format'],
     ['/telemetry/export?streamId=acme:live-main&window=1d', 'invalid_window'],
+    ['/control/reports/pilot/acme:live-main?format=pdf', 'invalid_format'],
+    ['/control/reports/pilot/acme:live-main?format=', 'invalid_format'],
+    ['/control/reports/pilot/acme:live-main?bucketSeconds=21601', 'invalid_bucket_seconds'],
+    ['/control/reports/pilot/acme:live-main?bucketSeconds=59', 'invalid_bucket_seconds'],
   ];
   for (const [url, code] of bad) {
     it(`${url} → 400 ${code}`, async () => {

@@ -1,6 +1,7 @@
 // A rollup run as a BullMQ flow over two worker processes (real Redis, real DuckDB in each, real
 // files): it publishes the same figures as the inline pipeline for the same asOf, both workers
-// take partitions, a second enqueue of the same run does nothing, and the report placeholder runs.
+// take partitions, a second enqueue of the same run does nothing, and the report job pre-renders
+// the pilot reports.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -16,6 +17,10 @@ import { publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
 import type { Queues } from '../../jobs/queue/client.ts';
 import { PartitionPayload } from '../../jobs/queue/payloads.ts';
 import type { RunInfo } from '../../jobs/queue/runs.ts';
+import { loadPlatformConfig } from '../../config/platform.ts';
+import { composeCustomerReports } from '../../pilot/service.ts';
+import { customerReportsDir, reportPath } from '../../pilot/publish.ts';
+import { REPORT_FORMATS, renderReport } from '../../pilot/formats.ts';
 
 const CUSTOMERS = ['acme', 'globex', 'initech', 'umbrella'];
 const START = new Date('2026-11-20T00:00:00Z');
@@ -110,12 +115,27 @@ describe('a rollup run on the worker tier', () => {
     expect(table.stdout).toMatch(/rollup\s+2026-11-20T02:55:00.000Z\s+completed\s+4\/4 partitions/);
   });
 
-  it('runs the report placeholder, which says it is not implemented yet', async () => {
+  it("runs the report job: every customer's reports of the current snapshot, rendered by a worker as this process renders them", async () => {
     const r = await cli(['enqueue', 'reports', '--as-of', AS_OF, '--wait'], env);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/reports run 2026-11-20T02:55:00.000Z completed in .*: pilot reports are not implemented yet/);
+    const current = (await readCurrent(wh.layout))!.snapshot;
+    expect(r.stdout).toMatch(new RegExp(`reports run 2026-11-20T02:55:00.000Z completed in .*: 8 reports of 4 customers for snapshot ${current} \\(4 rendered, 0 unchanged\\)`));
     const job = await queues.reports.getJob('reports-20261120T025500000Z');
-    expect(job?.returnvalue).toMatchObject({ implemented: false });
+    expect(job?.returnvalue).toMatchObject({ snapshot: current, customers: 4, rendered: 4, unchanged: 0, reports: 8 });
+
+    const manifest = await readSnapshotManifest(snapshotFiles(publishedDir(wh.layout, current)).manifest);
+    const platform = loadPlatformConfig();
+    for (const customerId of CUSTOMERS) {
+      const dir = customerReportsDir(wh.layout, current, customerId);
+      const { reports } = await composeCustomerReports({ db: wh.db, layout: wh.layout, platform }, { id: current, manifest }, customerId, 600, null);
+      expect(reports).toHaveLength(2);
+      for (const report of reports) {
+        for (const format of REPORT_FORMATS) {
+          expect(await fs.readFile(`${dir}/${reportPath(report.streamId, format)}`, 'utf8'), `${report.streamId} ${format}`).toBe(renderReport(report, format));
+        }
+      }
+      expect((await fs.readdir(dir)).sort()).toEqual(['index.html', 'reports.json', 'streams']);
+    }
   });
 
   it('leaves no build folder behind', async () => {

@@ -1,0 +1,137 @@
+// Pilot reports as the API serves them: the pre-rendered file of the nightly run when one matches
+// the request (snapshot, bucket size, inputs fingerprint), rendered on demand otherwise. Both go
+// through the same renderer, so the bytes are the same either way; the first answer is kept in
+// memory for the snapshot, and concurrent requests for the same report share one computation.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { LRUCache } from 'lru-cache';
+import { QueryTimeout, type Db } from '../warehouse/duckdb.ts';
+import type { WarehouseLayout } from '../warehouse/layout.ts';
+import { findTenant } from '../warehouse/control/tenants.ts';
+import { parseStreamId } from '../warehouse/ids.ts';
+import type { PlatformConfig } from '../config/platform.ts';
+import type { PilotReport } from '../pilot/model.ts';
+import { composeCustomerReports, inputsFingerprint } from '../pilot/service.ts';
+import { renderReport, type ReportFormat } from '../pilot/formats.ts';
+import { customerReportsDir, readPublishedReports, reportPath } from '../pilot/publish.ts';
+import { problems } from './errors.ts';
+import { snapshotEtag } from './http-cache.ts';
+import type { ServedSnapshot } from './snapshot-store.ts';
+
+export type ReportSource = 'prerendered' | 'rendered';
+
+export interface ServedReport {
+  body: Buffer;
+  etag: string;
+  /** Where the bytes came from when they were first asked for. */
+  source: ReportSource;
+}
+
+interface Composed {
+  report: PilotReport;
+  /** The fingerprint of the inputs it was composed from. */
+  fingerprint: string;
+}
+
+export class PilotReports {
+  /** Bodies by snapshot, stream, bucket size, format and inputs fingerprint. */
+  private readonly bodies = new LRUCache<string, ServedReport>({ maxSize: 128 * 1024 * 1024, sizeCalculation: (r) => r.body.length + 64 });
+  private readonly pending = new Map<string, Promise<ServedReport>>();
+  /** Composed reports, so that asking for another format of one report does not run the SQL again. */
+  private readonly composed = new LRUCache<string, Promise<Composed>>({ max: 64 });
+
+  constructor(
+    private readonly db: Db,
+    private readonly layout: WarehouseLayout,
+    private readonly platform: PlatformConfig,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async get(snap: ServedSnapshot, streamId: string, bucketSeconds: number, format: ReportFormat): Promise<ServedReport> {
+    const customerId = parseStreamId(streamId)?.customerId;
+    if (!customerId) throw problems.streamNotFound();
+    // The tenant's name and rates are inputs of the report: read them on every request, so that a
+    // change of rates is seen at once (the fingerprint changes, and so do the key and the ETag).
+    const fingerprint = inputsFingerprint(await findTenant(this.layout, customerId), this.platform);
+    const key = `${snap.id}|${streamId}|${bucketSeconds}|${format}|${fingerprint}`;
+    const hit = this.bodies.get(key);
+    if (hit) return hit;
+    let p = this.pending.get(key);
+    if (!p) {
+      p = this.produce(snap, customerId, streamId, bucketSeconds, format, fingerprint, key).then(({ served, current }) => {
+        if (current) this.bodies.set(key, served);
+        return served;
+      });
+      this.pending.set(key, p);
+      // A failure (a timeout) is not remembered: the next request tries again.
+      void p.then(
+        () => this.pending.delete(key),
+        () => this.pending.delete(key),
+      );
+    }
+    return p;
+  }
+
+  private async produce(
+    snap: ServedSnapshot,
+    customerId: string,
+    streamId: string,
+    bucketSeconds: number,
+    format: ReportFormat,
+    fingerprint: string,
+    key: string,
+  ): Promise<{ served: ServedReport; current: boolean }> {
+    const etag = snapshotEtag(snap, key);
+    const file = await this.prerendered(snap, customerId, streamId, bucketSeconds, format, fingerprint);
+    if (file) return { served: { body: file, etag, source: 'prerendered' }, current: true };
+    const composed = await this.compose(snap, customerId, streamId, bucketSeconds, fingerprint);
+    // The tenant changed between reading it here and composing: serve, but keep nothing.
+    const current = composed.fingerprint === fingerprint;
+    if (!current) this.composed.delete(`${snap.id}|${streamId}|${bucketSeconds}|${fingerprint}`);
+    return { served: { body: Buffer.from(renderReport(composed.report, format)), etag, source: 'rendered' }, current };
+  }
+
+  /** The nightly run's file for this request, when its folder was rendered from the same inputs. */
+  private async prerendered(
+    snap: ServedSnapshot,
+    customerId: string,
+    streamId: string,
+    bucketSeconds: number,
+    format: ReportFormat,
+    fingerprint: string,
+  ): Promise<Buffer | null> {
+    if (bucketSeconds !== this.platform.pilot.defaultBucketSeconds) return null;
+    const dir = customerReportsDir(this.layout, snap.id, customerId);
+    const published = await readPublishedReports(dir);
+    if (!published || published.snapshot !== snap.id || published.bucketSeconds !== bucketSeconds || published.fingerprint !== fingerprint) return null;
+    if (!published.streams.some((s) => s.streamId === streamId)) return null;
+    // The folder may be replaced between the two reads; a missing file just means rendering.
+    return fs.readFile(path.join(dir, ...reportPath(streamId, format).split('/'))).catch(() => null);
+  }
+
+  private compose(snap: ServedSnapshot, customerId: string, streamId: string, bucketSeconds: number, fingerprint: string): Promise<Composed> {
+    const key = `${snap.id}|${streamId}|${bucketSeconds}|${fingerprint}`;
+    let p = this.composed.get(key);
+    if (!p) {
+      p = this.composeNow(snap, customerId, streamId, bucketSeconds);
+      p.catch(() => this.composed.delete(key));
+      this.composed.set(key, p);
+    }
+    return p;
+  }
+
+  private async composeNow(snap: ServedSnapshot, customerId: string, streamId: string, bucketSeconds: number): Promise<Composed> {
+    const deps = { db: this.db, layout: this.layout, platform: this.platform };
+    try {
+      const { reports, tenant } = await composeCustomerReports(deps, { id: snap.id, manifest: snap.manifest }, customerId, bucketSeconds, streamId, (fn) =>
+        this.db.withSessionTimeout(this.timeoutMs, fn),
+      );
+      const report = reports[0];
+      if (!report) throw problems.streamNotFound();
+      return { report, fingerprint: inputsFingerprint(tenant, this.platform) };
+    } catch (err) {
+      if (err instanceof QueryTimeout) throw problems.timeout();
+      throw err;
+    }
+  }
+}

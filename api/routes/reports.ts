@@ -1,0 +1,46 @@
+// GET /control/reports/pilot/:streamId (telemetry-api.md, "Pilot reports"): the pilot report of a
+// stream of the caller, as JSON, a Markdown download or a self-contained HTML page.
+import type { Router, RouterMiddleware } from '@koa/router';
+import { assertStreamAccess, callerOf, requireCapability } from '../auth.ts';
+import { problems } from '../errors.ts';
+import { etagMatches, setSnapshotHeaders } from '../http-cache.ts';
+import { bucketSecondsParam, enumParam, queryOf } from '../query.ts';
+import { snapshotOf } from './telemetry.ts';
+import { REPORT_FORMAT_ALIASES, REPORT_FORMATS, REPORT_MEDIA_TYPES, reportDownloadName } from '../../pilot/formats.ts';
+import type { ApiDeps } from '../deps.ts';
+
+/** The largest bucket a pilot report takes (telemetry-api.md: 60–21600). */
+export const MAX_REPORT_BUCKET_SECONDS = 21_600;
+
+/**
+ * The HTML page needs nothing but its own inline styles and SVG: forbid everything else, so that
+ * even a value that slipped through escaping could load or run nothing.
+ */
+const HTML_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+export function reportsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddleware): void {
+  router.get('/control/reports/pilot/:streamId', auth, async (ctx) => {
+    const caller = callerOf(ctx);
+    requireCapability(caller, 'telemetry:read');
+    const streamId = String((ctx.params as Record<string, string>)['streamId']);
+    assertStreamAccess(caller, streamId);
+    const query = queryOf(ctx);
+    const format = enumParam(query, 'format', REPORT_FORMATS, 'json', REPORT_FORMAT_ALIASES);
+    const bucketSeconds = bucketSecondsParam(query, MAX_REPORT_BUCKET_SECONDS, deps.platform.pilot.defaultBucketSeconds);
+    const snap = snapshotOf(ctx);
+    if (!snap.knows(streamId)) throw problems.streamNotFound();
+
+    const report = await deps.pilotReports.get(snap, streamId, bucketSeconds, format);
+    setSnapshotHeaders(ctx, snap, report.etag);
+    ctx.set('X-Report-Source', report.source);
+    if (format === 'md') ctx.set('Content-Disposition', `attachment; filename="${reportDownloadName(streamId, format)}"`);
+    if (format === 'html') ctx.set('Content-Security-Policy', HTML_CSP);
+    if (etagMatches(ctx.get('If-None-Match') || undefined, report.etag)) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.status = 200;
+    ctx.type = REPORT_MEDIA_TYPES[format];
+    ctx.body = report.body;
+  });
+}

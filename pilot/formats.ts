@@ -1,0 +1,54 @@
+// The three forms of a pilot report (telemetry-api.md: json, md or markdown, html): their media
+// types, their file names in the static site and as downloads, and the one function that renders
+// a report in any of them. The API and the nightly run both render through `renderReport`, which
+// is what makes a pre-rendered file and an on-demand answer the same bytes.
+import { parseStreamId } from '../warehouse/ids.ts';
+import type { PilotReport } from './model.ts';
+import { renderPilotHtml, renderPilotMarkdown } from './render.ts';
+import { reportJson } from './service.ts';
+
+export const REPORT_FORMATS = ['json', 'md', 'html'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+/** Other names a client may use for a format. */
+export const REPORT_FORMAT_ALIASES: Readonly<Record<string, ReportFormat>> = { markdown: 'md' };
+
+export const REPORT_MEDIA_TYPES: Readonly<Record<ReportFormat, string>> = {
+  json: 'application/json; charset=utf-8',
+  md: 'text/markdown; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+};
+
+export function isReportFormat(v: string): v is ReportFormat {
+  return (REPORT_FORMATS as readonly string[]).includes(v);
+}
+
+/**
+ * The report's file name inside its customer's folder: the stream's name part (unique within a
+ * customer, and made of [A-Za-z0-9._~-] only, so portable to any file system and static host)
+ * with the format as extension.
+ */
+export function reportFileName(streamId: string, format: ReportFormat): string {
+  const id = parseStreamId(streamId);
+  if (!id) throw new Error(`not a stream id: ${JSON.stringify(streamId)}`);
+  return `${id.name}.${format}`;
+}
+
+/** The file name a browser saves a downloaded report under. */
+export function reportDownloadName(streamId: string, format: ReportFormat): string {
+  const id = parseStreamId(streamId);
+  if (!id) throw new Error(`not a stream id: ${JSON.stringify(streamId)}`);
+  return `pilot-report-${id.customerId}-${id.name}.${format}`;
+}
+
+/** The report in one format, as the bytes served and published. */
+export function renderReport(report: PilotReport, format: ReportFormat): string {
+  switch (format) {
+    case 'json':
+      return reportJson(report);
+    case 'md':
+      return renderPilotMarkdown(report);
+    case 'html':
+      return renderPilotHtml(report);
+  }
+}

@@ -1,0 +1,217 @@
+// Pre-rendered pilot reports as a static site: for a snapshot, each customer gets a folder
+//
+//   reports/<snapshot>/<customerId>/
+//     index.html                      the customer's reports, linked
+//     streams/<name>.json|md|html     every stream's report in the three formats
+//     reports.json                    what was rendered from what (snapshot, bucket, inputs fingerprint)
+//
+// with only relative links, so the folder can be copied to any static host. A folder is built in
+// this host's scratch space and renamed into place whole: a reader (the API) sees the previous
+// folder or the new one, never a half-written one. The API serves these files when the request
+// and the inputs fingerprint match reports.json, and renders on demand otherwise.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { z } from 'zod';
+import { fsyncDir } from '../lib/fsx.ts';
+import { codeVersion } from '../lib/version.ts';
+import { hostScratchDir, type WarehouseLayout } from '../warehouse/layout.ts';
+import { findTenant } from '../warehouse/control/tenants.ts';
+import { composeCustomerReports, inputsFingerprint, type PilotDeps, type SnapshotRef } from './service.ts';
+import { REPORT_FORMATS, renderReport, reportFileName, type ReportFormat } from './formats.ts';
+import { renderCustomerIndexHtml, type CustomerReportIndex } from './render.ts';
+
+export const STREAMS_FOLDER = 'streams';
+export const INDEX_FILE = 'index.html';
+export const PUBLISHED_FILE = 'reports.json';
+
+const PublishedReportsSchema = z.object({
+  snapshot: z.string(),
+  asOf: z.string(),
+  customerId: z.string(),
+  bucketSeconds: z.number().int(),
+  /** inputsFingerprint(tenant, platform): the files are valid while it is unchanged. */
+  fingerprint: z.string(),
+  codeVersion: z.string(),
+  renderedAt: z.string(),
+  streams: z.array(
+    z.object({
+      streamId: z.string(),
+      assessment: z.enum(['pass', 'review']),
+      files: z.object({ json: z.string(), md: z.string(), html: z.string() }),
+    }),
+  ),
+});
+export type PublishedReports = z.infer<typeof PublishedReportsSchema>;
+
+/** The snapshot's folder of pre-rendered reports. */
+export function snapshotReportsDir(layout: WarehouseLayout, snapshotId: string): string {
+  return path.join(layout.reports, snapshotId);
+}
+
+/** A customer's static site of pre-rendered reports for a snapshot. */
+export function customerReportsDir(layout: WarehouseLayout, snapshotId: string, customerId: string): string {
+  return path.join(snapshotReportsDir(layout, snapshotId), customerId);
+}
+
+/** A report's path inside its customer's folder, '/'-separated (it is also the index page's link). */
+export function reportPath(streamId: string, format: ReportFormat): string {
+  return `${STREAMS_FOLDER}/${reportFileName(streamId, format)}`;
+}
+
+/** What a customer's folder says about itself; null when there is none (or it is unreadable). */
+export async function readPublishedReports(dir: string): Promise<PublishedReports | null> {
+  let text: string;
+  try {
+    text = await fs.readFile(path.join(dir, PUBLISHED_FILE), 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    const parsed = PublishedReportsSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface CustomerPublication {
+  customerId: string;
+  dir: string;
+  streams: number;
+  /** The folder already held these reports for the same inputs: nothing was rendered. */
+  skipped: boolean;
+  /** Time spent: figures (SQL and model) for all streams, and rendering each format. */
+  ms: { figures: number; render: Record<ReportFormat | 'index', number>; write: number };
+}
+
+/**
+ * Render every stream's report of a customer, in the three formats at the platform's default
+ * bucket size, into the snapshot's report folder (skipped when the folder already holds them for
+ * the same inputs, unless `force`).
+ */
+export async function publishCustomerReports(
+  deps: PilotDeps,
+  snap: SnapshotRef,
+  customerId: string,
+  opts: { force?: boolean } = {},
+): Promise<CustomerPublication> {
+  const bucketSeconds = deps.platform.pilot.defaultBucketSeconds;
+  const dir = customerReportsDir(deps.layout, snap.id, customerId);
+  const ms = { figures: 0, render: { json: 0, md: 0, html: 0, index: 0 }, write: 0 };
+
+  if (!opts.force) {
+    const existing = await readPublishedReports(dir);
+    const fingerprint = inputsFingerprint(await findTenant(deps.layout, customerId), deps.platform);
+    if (existing && existing.snapshot === snap.id && existing.bucketSeconds === bucketSeconds && existing.fingerprint === fingerprint) {
+      return { customerId, dir, streams: existing.streams.length, skipped: true, ms };
+    }
+  }
+
+  let t = performance.now();
+  const { reports, tenant } = await composeCustomerReports(deps, snap, customerId, bucketSeconds, null);
+  ms.figures = performance.now() - t;
+
+  const files = new Map<string, string>();
+  const index: CustomerReportIndex = { customerId, tenantName: tenant?.name ?? null, snapshot: { id: snap.id, asOf: snap.manifest.asOf }, reports: [] };
+  for (const report of reports) {
+    for (const format of REPORT_FORMATS) {
+      t = performance.now();
+      files.set(reportPath(report.streamId, format), renderReport(report, format));
+      ms.render[format] += performance.now() - t;
+    }
+    index.reports.push({
+      streamId: report.streamId,
+      assessment: report.conclusion.assessment,
+      sessions: report.results.sessions,
+      offloadRatio: report.results.offloadRatio,
+      netSavings: report.cost.netSavings,
+      files: { json: reportPath(report.streamId, 'json'), md: reportPath(report.streamId, 'md'), html: reportPath(report.streamId, 'html') },
+    });
+  }
+  t = performance.now();
+  files.set(INDEX_FILE, renderCustomerIndexHtml(index));
+  ms.render.index = performance.now() - t;
+
+  const published: PublishedReports = {
+    snapshot: snap.id,
+    asOf: snap.manifest.asOf,
+    customerId,
+    bucketSeconds,
+    fingerprint: inputsFingerprint(tenant, deps.platform),
+    codeVersion: codeVersion(),
+    renderedAt: new Date().toISOString(),
+    streams: index.reports.map((r) => ({ streamId: r.streamId, assessment: r.assessment, files: r.files })),
+  };
+  files.set(PUBLISHED_FILE, `${JSON.stringify(published, null, 2)}\n`);
+
+  t = performance.now();
+  await installFolder(deps.layout, dir, files);
+  ms.write = performance.now() - t;
+  return { customerId, dir, streams: reports.length, skipped: false, ms };
+}
+
+/**
+ * Write `files` into a fresh scratch folder, then rename it to `dir`, moving any previous folder
+ * aside first (a directory cannot be renamed over a non-empty one) and removing it afterwards.
+ */
+async function installFolder(layout: WarehouseLayout, dir: string, files: Map<string, string>): Promise<void> {
+  const scratch = path.join(hostScratchDir(layout), `reports-${process.pid}-${randomBytes(6).toString('hex')}`);
+  try {
+    for (const [rel, body] of files) {
+      const file = path.join(scratch, ...rel.split('/'));
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      await fs.writeFile(file, body);
+    }
+    await fs.mkdir(path.dirname(dir), { recursive: true });
+    // Two publishers of the same folder may race: each moves whatever is there aside and retries.
+    for (let attempt = 0; ; attempt++) {
+      const aside = path.join(path.dirname(dir), `.${path.basename(dir)}.old-${randomBytes(4).toString('hex')}`);
+      const moved = await fs.rename(dir, aside).then(
+        () => true,
+        (err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT') return false;
+          throw err;
+        },
+      );
+      try {
+        await fs.rename(scratch, dir);
+        await fsyncDir(path.dirname(dir));
+        if (moved) await fs.rm(aside, { recursive: true, force: true });
+        return;
+      } catch (err) {
+        if (moved) await fs.rm(aside, { recursive: true, force: true });
+        const code = (err as NodeJS.ErrnoException).code;
+        if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || attempt >= 3) throw err;
+      }
+    }
+  } finally {
+    await fs.rm(scratch, { recursive: true, force: true });
+  }
+}
+
+export interface SnapshotPublication {
+  snapshot: string;
+  customers: CustomerPublication[];
+}
+
+/**
+ * Publish the reports of every customer of the snapshot (or of those named), one customer after
+ * the other; `onCustomer` hears of each as it is done (progress).
+ */
+export async function publishSnapshotReports(
+  deps: PilotDeps,
+  snap: SnapshotRef,
+  opts: { customers?: readonly string[]; force?: boolean; onCustomer?: (done: CustomerPublication, index: number, total: number) => void | Promise<void> } = {},
+): Promise<SnapshotPublication> {
+  const present = snap.manifest.partitions.filter((p) => p.files.length > 0).map((p) => p.customerId);
+  const customers = opts.customers ? [...opts.customers] : present.sort();
+  const out: CustomerPublication[] = [];
+  for (const [i, customerId] of customers.entries()) {
+    const done = await publishCustomerReports(deps, snap, customerId, opts.force === undefined ? {} : { force: opts.force });
+    out.push(done);
+    await opts.onCustomer?.(done, i, customers.length);
+  }
+  return { snapshot: snap.id, customers: out };
+}
