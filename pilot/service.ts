@@ -28,6 +28,24 @@ export interface SnapshotRef {
  * configuration and the code. A pre-rendered report is served only while this is unchanged.
  */
 export function inputsFingerprint(tenant: Tenant | null, platform: PlatformConfig): string {
+  // Computed once per tenant and configuration object: the API asks on every request, and the
+  // tenants it gets are the same objects until the document changes.
+  let memo = fingerprints.get(platform);
+  if (!memo) {
+    memo = { none: null, byTenant: new WeakMap() };
+    fingerprints.set(platform, memo);
+  }
+  const hit = tenant ? memo.byTenant.get(tenant) : memo.none;
+  if (hit) return hit;
+  const fingerprint = computeFingerprint(tenant, platform);
+  if (tenant) memo.byTenant.set(tenant, fingerprint);
+  else memo.none = fingerprint;
+  return fingerprint;
+}
+
+const fingerprints = new WeakMap<PlatformConfig, { none: string | null; byTenant: WeakMap<Tenant, string> }>();
+
+function computeFingerprint(tenant: Tenant | null, platform: PlatformConfig): string {
   const inputs = {
     reportVersion: REPORT_VERSION,
     code: codeVersion(),

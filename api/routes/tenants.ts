@@ -39,7 +39,7 @@ export function tenantsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
     ctx.set('Cache-Control', 'private, no-cache');
     ctx.body = {
       asOf: snap?.manifest.asOf ?? null,
-      tenants: await Promise.all(tenants.sort((a, b) => a.customerId.localeCompare(b.customerId)).map((t) => describeTenant(deps, snap, t, false))),
+      tenants: await Promise.all([...tenants].sort((a, b) => a.customerId.localeCompare(b.customerId)).map((t) => describeTenant(deps, snap, t, false))),
     };
   });
 

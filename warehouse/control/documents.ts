@@ -32,6 +32,35 @@ export async function readDocument<S extends z.ZodType>(file: string, schema: S,
   return parsed.data;
 }
 
+/** Parsed documents by file, with the identity of the file they were read from. */
+const parsed = new Map<string, { stamp: string; value: unknown }>();
+
+/**
+ * `readDocument` for hot read paths (an API request): the parsed document is kept while the file's
+ * inode, size and times are unchanged, so a read costs one stat. Any replacement (atomic rename,
+ * new inode) or edit in place shows up at once. The value is shared: callers must not modify it.
+ */
+export async function readDocumentCached<S extends z.ZodType>(file: string, schema: S, empty: z.infer<S>): Promise<Readonly<z.infer<S>>> {
+  let stat: import('node:fs').BigIntStats;
+  try {
+    stat = await fs.stat(file, { bigint: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      parsed.delete(file);
+      return empty;
+    }
+    throw err;
+  }
+  const stamp = `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+  const hit = parsed.get(file);
+  if (hit && hit.stamp === stamp) return hit.value as z.infer<S>;
+  // Read after the stat: the content is at least as new as the stamp it is kept under, and a
+  // change after the stat gives another stamp on the next read.
+  const value = await readDocument(file, schema, empty);
+  parsed.set(file, { stamp, value });
+  return value;
+}
+
 /** Writers of this process, one queue per document: the file lock then only sees other processes. */
 const queues = new Map<string, Promise<unknown>>();
 

@@ -5,7 +5,7 @@ import { ulid } from 'ulid';
 import { z } from 'zod';
 import { CUSTOMER_ID_PATTERN } from '../ids.ts';
 import type { WarehouseLayout } from '../layout.ts';
-import { readDocument, updateDocument } from './documents.ts';
+import { readDocumentCached, updateDocument } from './documents.ts';
 
 export const TENANT_ID_PATTERN = /^t_[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -35,8 +35,9 @@ export function tenantsFile(layout: WarehouseLayout): string {
   return path.join(layout.control, 'tenants.json');
 }
 
-export async function listTenants(layout: WarehouseLayout): Promise<Tenant[]> {
-  return (await readDocument(tenantsFile(layout), TenantsDocSchema, EMPTY)).tenants;
+/** Every tenant, in creation order. Shared with other readers of this process: do not modify. */
+export async function listTenants(layout: WarehouseLayout): Promise<readonly Tenant[]> {
+  return (await readDocumentCached(tenantsFile(layout), TenantsDocSchema, EMPTY)).tenants;
 }
 
 /** A tenant by its id (t_…) or its customerId; null when unknown. */
