@@ -1,4 +1,6 @@
-// The `start` command's work: sample data, a pipeline run, a summary, a tenant, a token, the API.
+// The `start` command's work: sample data, a pipeline run, a summary, a tenant, the pilot reports,
+// a token, the API.
+import path from 'node:path';
 import { progressBar, runtime, withJobDeps } from '../runtime.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startApi } from '../../api/server.ts';
@@ -8,6 +10,7 @@ import { loadPlatformConfig } from '../../config/platform.ts';
 import { discoverLanding } from '../../warehouse/landing.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
+import { runReports } from '../../jobs/reports/run.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { DEFAULT_CUSTOMERS, describeGeneration } from './generate.ts';
@@ -63,25 +66,36 @@ export async function runStart(flags: ServeFlags): Promise<void> {
         new Set([1, 2, 3, 4, 5, 6]),
       ),
     );
-    const streamId = rows[0]?.streamId ?? snap.manifest.partitions[0]?.customerId;
-    return streamId ? { customerId: streamId.split(':')[0]!, streamId } : null;
+    // The example stream: the first with reports in the last 24 hours, else the first of all.
+    const streamId = rows[0]?.streamId ?? (await readStreamSummaries(deps.db, snap, 'all'))[0]?.streamId;
+    if (!streamId) return null;
+    const customerId = streamId.split(':')[0]!;
+
+    // A tenant for the first customer (created once), so that its reports carry its name.
+    const platform = loadPlatformConfig(rt.config.platformConfigFile);
+    const tenant =
+      (await findTenant(deps.layout, customerId)) ??
+      (await addTenant(deps.layout, {
+        customerId,
+        name: `${customerId} (sample)`,
+        cdnPricePerGb: null,
+        savingsSharePct: platform.billing.defaultSavingsSharePct,
+      }));
+
+    // The nightly report run, once: every stream's pilot report pre-rendered as a static site.
+    const reportsBar = progressBar('pilot reports');
+    const reports = await runReports(deps, { asOf: new Date() }, (p, step) => reportsBar.update(p, step)).finally(() => reportsBar.stop());
+    out(`\n${reports.message}`);
+    const site = reports.publications.find((p) => p.customerId === customerId);
+    if (site) out(`${customerId}'s reports as a static site: ${path.join(site.dir, 'index.html')}`);
+    return { tenant, streamId };
   });
   if (!example) {
     process.stdout.write('\nno stream reported anything: nothing to serve yet\n');
     return;
   }
-
-  // A tenant for the first customer (created once) and a token to try the API with.
+  const { tenant, streamId } = example;
   const layout = warehouseLayout(rt.config.warehouseDir);
-  const platform = loadPlatformConfig(rt.config.platformConfigFile);
-  const tenant =
-    (await findTenant(layout, example.customerId)) ??
-    (await addTenant(layout, {
-      customerId: example.customerId,
-      name: `${example.customerId} (sample)`,
-      cdnPricePerGb: null,
-      savingsSharePct: platform.billing.defaultSavingsSharePct,
-    }));
   const token = await issueToken(await tokenSecret(layout, rt.config.tokenSecret), { role: 'tenant', tenant }, 30 * 86_400);
 
   const api = await startApi(config, createLogger(config.logLevel, 'p2ptel-api'));
@@ -95,8 +109,9 @@ export async function runStart(flags: ServeFlags): Promise<void> {
       '',
       'try:',
       `  curl -s ${auth} "${api.url}/telemetry/streams?detail=1&window=24h"`,
-      `  curl -s ${auth} "${api.url}/telemetry/metrics/${example.streamId}?window=1h"`,
-      `  curl -s ${auth} "${api.url}/telemetry/timeseries?streamId=${example.streamId}&bucketSeconds=300&window=24h"`,
+      `  curl -s ${auth} "${api.url}/telemetry/metrics/${streamId}?window=1h"`,
+      `  curl -s ${auth} "${api.url}/telemetry/timeseries?streamId=${streamId}&bucketSeconds=300&window=24h"`,
+      `  curl -s ${auth} "${api.url}/control/reports/pilot/${streamId}?format=html" -o pilot-report.html`,
       '',
     ].join('\n'),
   );

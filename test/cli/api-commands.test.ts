@@ -106,19 +106,24 @@ describe('serve and start', () => {
     expect(await exited).toBe(0);
   });
 
-  it('start generates, rolls up, prints a token and curl commands that work, and stops on Ctrl-C', async () => {
+  it('start generates, rolls up, pre-renders the pilot reports, prints a token and curl commands that work, and stops on Ctrl-C', async () => {
     const wh = await tempDir();
     try {
-      const { child, output } = await startLong(['start', '--warehouse', wh, '--port', '0'], /timeseries\?streamId=/);
+      const { child, output } = await startLong(['start', '--warehouse', wh, '--port', '0'], /pilot-report\.html\n/);
       const text = output();
       expect(text).toMatch(/generated [\d,]+ reports/);
       expect(text).toMatch(/snapshot \S+ published/);
+      expect(text).toMatch(/9 reports of 3 customers for snapshot \S+ \(3 rendered, 0 unchanged\)/);
+      const site = /reports as a static site: (\S+index\.html)/.exec(text)![1]!;
+      expect((await fs.readFile(site, 'utf8')).startsWith('<!DOCTYPE html>')).toBe(true);
       const curls = text.split('\n').filter((l) => l.trim().startsWith('curl -s -H'));
-      expect(curls).toHaveLength(3);
+      expect(curls).toHaveLength(4);
       for (const line of curls) {
         const m = /-H "Authorization: Bearer (\S+)" "(\S+)"/.exec(line)!;
         const res = await fetch(m[2]!, { headers: { Authorization: `Bearer ${m[1]}` } });
         expect(res.status, line).toBe(200);
+        // The pilot report was rendered by start's report run: served from its file.
+        if (m[2]!.includes('/control/reports/pilot/')) expect(res.headers.get('x-report-source')).toBe('prerendered');
       }
       const exited = new Promise<number | null>((r) => child.on('exit', r));
       child.kill('SIGINT');
