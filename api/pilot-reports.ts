@@ -27,6 +27,18 @@ export interface ServedReport {
   source: ReportSource;
 }
 
+/** One request for a report, with the fingerprint of the inputs it was asked under. */
+interface ReportRequest {
+  snap: ServedSnapshot;
+  customerId: string;
+  streamId: string;
+  bucketSeconds: number;
+  format: ReportFormat;
+  fingerprint: string;
+}
+
+const composedKey = (r: ReportRequest) => `${r.snap.id}|${r.streamId}|${r.bucketSeconds}|${r.fingerprint}`;
+
 interface Composed {
   report: PilotReport;
   /** The fingerprint of the inputs it was composed from. */
@@ -53,12 +65,13 @@ export class PilotReports {
     // The tenant's name and rates are inputs of the report: read them on every request, so that a
     // change of rates is seen at once (the fingerprint changes, and so do the key and the ETag).
     const fingerprint = inputsFingerprint(await findTenant(this.layout, customerId), this.platform);
+    const req: ReportRequest = { snap, customerId, streamId, bucketSeconds, format, fingerprint };
     const key = `${snap.id}|${streamId}|${bucketSeconds}|${format}|${fingerprint}`;
     const hit = this.bodies.get(key);
     if (hit) return hit;
     let p = this.pending.get(key);
     if (!p) {
-      p = this.produce(snap, customerId, streamId, bucketSeconds, format, fingerprint, key).then(({ served, current }) => {
+      p = this.produce(req, snapshotEtag(snap, key)).then(({ served, current }) => {
         if (current) this.bodies.set(key, served);
         return served;
       });
@@ -72,34 +85,18 @@ export class PilotReports {
     return p;
   }
 
-  private async produce(
-    snap: ServedSnapshot,
-    customerId: string,
-    streamId: string,
-    bucketSeconds: number,
-    format: ReportFormat,
-    fingerprint: string,
-    key: string,
-  ): Promise<{ served: ServedReport; current: boolean }> {
-    const etag = snapshotEtag(snap, key);
-    const file = await this.prerendered(snap, customerId, streamId, bucketSeconds, format, fingerprint);
+  private async produce(req: ReportRequest, etag: string): Promise<{ served: ServedReport; current: boolean }> {
+    const file = await this.prerendered(req);
     if (file) return { served: { body: file, etag, source: 'prerendered' }, current: true };
-    const composed = await this.compose(snap, customerId, streamId, bucketSeconds, fingerprint);
+    const composed = await this.compose(req);
     // The tenant changed between reading it here and composing: serve, but keep nothing.
-    const current = composed.fingerprint === fingerprint;
-    if (!current) this.composed.delete(`${snap.id}|${streamId}|${bucketSeconds}|${fingerprint}`);
-    return { served: { body: Buffer.from(renderReport(composed.report, format)), etag, source: 'rendered' }, current };
+    const current = composed.fingerprint === req.fingerprint;
+    if (!current) this.composed.delete(composedKey(req));
+    return { served: { body: Buffer.from(renderReport(composed.report, req.format)), etag, source: 'rendered' }, current };
   }
 
   /** The nightly run's file for this request, when its folder was rendered from the same inputs. */
-  private async prerendered(
-    snap: ServedSnapshot,
-    customerId: string,
-    streamId: string,
-    bucketSeconds: number,
-    format: ReportFormat,
-    fingerprint: string,
-  ): Promise<Buffer | null> {
+  private async prerendered({ snap, customerId, streamId, bucketSeconds, format, fingerprint }: ReportRequest): Promise<Buffer | null> {
     if (bucketSeconds !== this.platform.pilot.defaultBucketSeconds) return null;
     const dir = customerReportsDir(this.layout, snap.id, customerId);
     const published = await readPublishedReports(dir);
@@ -109,18 +106,19 @@ export class PilotReports {
     return fs.readFile(path.join(dir, ...reportPath(streamId, format).split('/'))).catch(() => null);
   }
 
-  private compose(snap: ServedSnapshot, customerId: string, streamId: string, bucketSeconds: number, fingerprint: string): Promise<Composed> {
-    const key = `${snap.id}|${streamId}|${bucketSeconds}|${fingerprint}`;
+  /** The report object, shared by the formats of one request's inputs. */
+  private compose(req: ReportRequest): Promise<Composed> {
+    const key = composedKey(req);
     let p = this.composed.get(key);
     if (!p) {
-      p = this.composeNow(snap, customerId, streamId, bucketSeconds);
+      p = this.composeNow(req);
       p.catch(() => this.composed.delete(key));
       this.composed.set(key, p);
     }
     return p;
   }
 
-  private async composeNow(snap: ServedSnapshot, customerId: string, streamId: string, bucketSeconds: number): Promise<Composed> {
+  private async composeNow({ snap, customerId, streamId, bucketSeconds }: ReportRequest): Promise<Composed> {
     const deps = { db: this.db, layout: this.layout, platform: this.platform };
     try {
       const { reports, tenant } = await composeCustomerReports(deps, { id: snap.id, manifest: snap.manifest }, customerId, bucketSeconds, streamId, (fn) =>

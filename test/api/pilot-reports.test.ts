@@ -196,6 +196,7 @@ describe('pre-rendered reports', () => {
     for (const f of FORMATS) {
       const r = await fetchFrom(t.url, `?format=${f}`);
       expect(r.source).toBe('rendered');
+      if (f === 'json') validate(JSON.parse(r.body) as PilotReport);
       onDemand.set(f, r);
     }
 
