@@ -9,7 +9,7 @@ import { toBucketRow, type BucketRow } from '../warehouse/bucket-series.ts';
 
 export type { BucketRow };
 import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
-import { readStreamSummaries, type StreamSummary } from '../warehouse/snapshot-read.ts';
+import { readStreamSummaries, summaryFigures, type StreamSummary } from '../warehouse/snapshot-read.ts';
 import { publishedDir, readCurrent, snapshotFiles } from '../warehouse/snapshots.ts';
 import { WINDOW_NAMES, type WindowName } from '../warehouse/windows.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
@@ -62,7 +62,6 @@ export class ServedSnapshot {
   }
 }
 
-const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : null);
 
 export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: string): Promise<ServedSnapshot> {
   const dir = publishedDir(layout, snapshot);
@@ -108,18 +107,8 @@ export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: st
 
 /** A platform-wide or per-customer row as the API serves it. */
 function addedUp(r: Record<string, unknown>): PlatformJson {
-  return {
-    streams: toNumber(r['streams']),
-    totalSessions: toNumber(r['totalSessions']),
-    totalBytesOffloaded: toNumber(r['totalBytesOffloaded']),
-    totalBytesFallback: toNumber(r['totalBytesFallback']),
-    avgOffloadRatio: Number(r['avgOffloadRatio']),
-    avgPeerCount: Number(r['avgPeerCount']),
-    avgBufferHealth: Number(r['avgBufferHealth']),
-    activePeers: toNumber(r['activePeers']),
-    live: Boolean(r['live']),
-    lastSeenAt: iso(r['lastSeenAt']),
-  };
+  const figures = summaryFigures(r);
+  return { streams: toNumber(r['streams']), ...figures, lastSeenAt: figures.lastSeenAt?.toISOString() ?? null };
 }
 
 /** Follows CURRENT (watching the folder, and polling as a fallback) and holds the loaded snapshot. */

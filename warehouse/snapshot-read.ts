@@ -45,9 +45,12 @@ export async function readStreamSummaries(db: Db, snap: LoadedSnapshot, window?:
       { window: window ?? null },
     ),
   );
-  return rows.map((r) => ({
-    windowName: String(r['windowName']),
-    streamId: String(r['streamId']),
+  return rows.map((r) => ({ windowName: String(r['windowName']), streamId: String(r['streamId']), ...summaryFigures(r) }));
+}
+
+/** The nine figures of a summary row (a stream's, a customer's or the platform's), typed. */
+export function summaryFigures(r: Record<string, unknown>): Omit<StreamSummary, 'windowName' | 'streamId'> {
+  return {
     totalSessions: toNumber(r['totalSessions']),
     totalBytesOffloaded: toNumber(r['totalBytesOffloaded']),
     totalBytesFallback: toNumber(r['totalBytesFallback']),
@@ -57,5 +60,5 @@ export async function readStreamSummaries(db: Db, snap: LoadedSnapshot, window?:
     activePeers: toNumber(r['activePeers']),
     live: Boolean(r['live']),
     lastSeenAt: r['lastSeenAt'] instanceof Date ? r['lastSeenAt'] : null,
-  }));
+  };
 }
