@@ -62,7 +62,6 @@ export class ServedSnapshot {
   }
 }
 
-
 export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: string): Promise<ServedSnapshot> {
   const dir = publishedDir(layout, snapshot);
   const files = snapshotFiles(dir);
