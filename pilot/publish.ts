@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { fsyncDir } from '../lib/fsx.ts';
 import { codeVersion } from '../lib/version.ts';
 import { hostScratchDir, type WarehouseLayout } from '../warehouse/layout.ts';
+import type { SnapshotManifest } from '../warehouse/manifest.ts';
 import { findTenant } from '../warehouse/control/tenants.ts';
 import { composeCustomerReports, inputsFingerprint, type PilotDeps, type SnapshotRef } from './service.ts';
 import { REPORT_FORMATS, renderReport, reportFileName, type ReportFormat } from './formats.ts';
@@ -191,6 +192,14 @@ async function installFolder(layout: WarehouseLayout, dir: string, files: Map<st
   }
 }
 
+/** The customers whose partition in the snapshot read at least one file: those with reports, sorted. */
+export function customersWithData(manifest: SnapshotManifest): string[] {
+  return manifest.partitions
+    .filter((p) => p.files.length > 0)
+    .map((p) => p.customerId)
+    .sort();
+}
+
 export interface SnapshotPublication {
   snapshot: string;
   customers: CustomerPublication[];
@@ -205,8 +214,7 @@ export async function publishSnapshotReports(
   snap: SnapshotRef,
   opts: { customers?: readonly string[]; force?: boolean; onCustomer?: (done: CustomerPublication, index: number, total: number) => void | Promise<void> } = {},
 ): Promise<SnapshotPublication> {
-  const present = snap.manifest.partitions.filter((p) => p.files.length > 0).map((p) => p.customerId);
-  const customers = opts.customers ? [...opts.customers] : present.sort();
+  const customers = opts.customers ? [...opts.customers] : customersWithData(snap.manifest);
   const out: CustomerPublication[] = [];
   for (const [i, customerId] of customers.entries()) {
     const done = await publishCustomerReports(deps, snap, customerId, opts.force === undefined ? {} : { force: opts.force });

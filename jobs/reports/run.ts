@@ -4,7 +4,7 @@
 import type { JobDeps } from '../deps.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';
 import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
-import { publishSnapshotReports, type CustomerPublication } from '../../pilot/publish.ts';
+import { customersWithData, publishSnapshotReports, type CustomerPublication } from '../../pilot/publish.ts';
 
 export interface ReportRunResult {
   asOf: string;
@@ -38,7 +38,7 @@ export async function runReports(
   }
   const id = snap.manifest.snapshot;
   if (input.customers) {
-    const present = new Set(snap.manifest.partitions.filter((p) => p.files.length > 0).map((p) => p.customerId));
+    const present = new Set(customersWithData(snap.manifest));
     const missing = input.customers.filter((c) => !present.has(c));
     if (missing.length > 0) throw new UnknownCustomerError(`no data for ${missing.join(', ')} in snapshot ${id}: nothing to render for ${missing.length === 1 ? 'it' : 'them'}`);
   }
