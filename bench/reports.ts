@@ -140,18 +140,17 @@ api.child.kill('SIGTERM');
 bare.child.kill('SIGTERM');
 disk.child.kill('SIGTERM');
 
-const med = (xs: number[]) => median(xs);
-const kb = (xs: number[]) => `${(med(xs) / 1000).toFixed(1)} kB`;
+const kb = (xs: number[]) => `${(median(xs) / 1000).toFixed(1)} kB`;
 process.stdout.write(
   [
     `Pilot report benchmark: ${reportCount} reports (${customers.length} customers × ${opts.streams} streams, ${opts.sessions} sessions each, ${opts.hours} h: ${Number(opts.hours) * 6} buckets of 10 min), median of ${runs}`,
     `  ${pipeline.manifest.rows.reports.toLocaleString('en-US')} session reports in the snapshot`,
     `  rendering, per report:`,
-    `    figures (shared SQL + model)  ${med(perReport.figures).toFixed(1)} ms`,
-    ...REPORT_FORMATS.map((f) => `    ${f.padEnd(29)} ${med(perReport[f]).toFixed(2)} ms   (median size ${kb(sizes[f]!)})`),
-    `    whole run (${reportCount} reports × 3 formats + index pages, written)  ${(med(wall) / 1000).toFixed(2)} s`,
+    `    figures (shared SQL + model)  ${median(perReport.figures).toFixed(1)} ms`,
+    ...REPORT_FORMATS.map((f) => `    ${f.padEnd(29)} ${median(perReport[f]).toFixed(2)} ms   (median size ${kb(sizes[f]!)})`),
+    `    whole run (${reportCount} reports × 3 formats + index pages, written)  ${(median(wall) / 1000).toFixed(2)} s`,
     `  serving a pre-rendered report (${connections} connections, ${duration} s per measurement):`,
     ...lines,
   ].join('\n') + '\n',
 );
-await writeResult('reports', { options: opts, reports: reportCount, perReportMs: Object.fromEntries(Object.entries(perReport).map(([k, v]) => [k, med(v)])), wallMs: med(wall), serving });
+await writeResult('reports', { options: opts, reports: reportCount, perReportMs: Object.fromEntries(Object.entries(perReport).map(([k, v]) => [k, median(v)])), wallMs: median(wall), serving });
