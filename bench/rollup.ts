@@ -13,7 +13,7 @@ import { openJobDeps } from '../jobs/deps.ts';
 import { runPipeline } from '../jobs/pipeline.ts';
 import { generateReports } from '../warehouse/sample/generate.ts';
 import { fillSql, quotedString, toNumber } from '../warehouse/duckdb.ts';
-import { timestampParam } from '../warehouse/partition-rollup.ts';
+import { timestampParam } from '../warehouse/duckdb.ts';
 import { discoverLanding } from '../warehouse/landing.ts';
 import { currentSnapshot, readStreamSummaries } from '../warehouse/snapshot-read.ts';
 import { describeRatio, median, writeResult } from './report.ts';

@@ -1,5 +1,6 @@
-// The inline rollup run (cli pipeline, npm start): plan, every customer partition, publish —
-// the same job functions that the BullMQ flow runs on workers, called in one process.
+// The inline rollup run (cli pipeline, npm start): plan, rebuild the partition states that need
+// it, combine and publish — the same job functions that the BullMQ flow runs on workers, called
+// in one process.
 import fs from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { planRollup } from './rollup/plan.ts';
@@ -20,22 +21,23 @@ export interface PipelineResult extends PublishResult {
 
 export async function runPipeline(
   deps: JobDeps,
-  opts: { asOf: Date },
+  /** rebuild: recompute every partition state (the snapshot must come out the same). */
+  opts: { asOf: Date; rebuild?: boolean },
   onProgress: (p: PipelineProgress) => void = () => {},
 ): Promise<PipelineResult> {
   const startedAt = Date.now();
   const runId = newSnapshotId(opts.asOf);
-  const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid });
-  const total = plan.customers.length + 1;
+  const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid, rebuild: opts.rebuild === true });
+  const total = plan.batches.length + 1;
   let done = 0;
   onProgress({ done, total, step: 'planned' });
   try {
     const limit = pLimit(deps.config.partitionConcurrency);
     await Promise.all(
-      plan.customers.map((customerId) =>
+      plan.batches.map((batch) =>
         limit(async () => {
-          await rollupPartition(deps, { runId, asOf: opts.asOf, customerId });
-          onProgress({ done: ++done, total, step: `customer ${customerId}` });
+          await rollupPartition(deps, { runId, asOf: opts.asOf, customerId: batch.customerId, dates: batch.dates });
+          onProgress({ done: ++done, total, step: `customer ${batch.customerId} (${batch.dates.length} days)` });
         }),
       ),
     );
@@ -44,6 +46,7 @@ export async function runPipeline(
       asOf: opts.asOf,
       customers: plan.customers,
       misplaced: plan.misplaced,
+      decisions: plan.decisions,
       startedAt,
     });
     onProgress({ done: ++done, total, step: 'published' });

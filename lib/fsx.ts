@@ -13,6 +13,16 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/** fsync a file's data, so that a rename of it after this survives a crash with its content. */
+export async function fsyncFile(file: string): Promise<void> {
+  const handle = await fs.open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Replace `file` with `data` atomically and durably: readers see the old or the new content, never a mix. */
 export async function writeFileDurable(
   file: string,

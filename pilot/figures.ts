@@ -92,17 +92,10 @@ function cohortOf(r: Record<string, unknown>): CohortFigures {
   };
 }
 
-/** Series of one cohort: the shared SQL over a view of `reports` restricted to it. */
+/** Series of one cohort: the shared SQL over the session's `reports` restricted to it. */
 async function cohortSeries(s: DbSession, cohort: 'p2p' | 'control', bucketSeconds: number): Promise<Map<string, BucketRow[]>> {
-  // The cohort is a code constant, and the view is renamed in and out around the shared SQL.
-  await s.run(`ALTER TABLE reports RENAME TO all_reports`);
-  try {
-    await s.run(`CREATE TEMP VIEW reports AS SELECT * FROM all_reports WHERE coalesce(cohort, 'p2p') = '${cohort}'`);
-    return await querySeries(s, bucketSeconds);
-  } finally {
-    await s.run(`DROP VIEW IF EXISTS reports`);
-    await s.run(`ALTER TABLE all_reports RENAME TO reports`);
-  }
+  // The cohort is a code constant of this module, never input.
+  return querySeries(s, bucketSeconds, `(SELECT * FROM reports WHERE coalesce(cohort, 'p2p') = '${cohort}')`);
 }
 
 /** Pilot figures of every stream in the session's `reports` table. */

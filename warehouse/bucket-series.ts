@@ -1,6 +1,15 @@
-// The bucketed series (bucket_series.sql) read back as typed rows, per stream, for whatever
-// `reports` holds: the API's on-demand sizes and the pilot reports use it.
-import { sqlFile, toNumber, type DbSession } from './duckdb.ts';
+// The bucketed series (series_combine.sql over report_pieces.sql) read back as typed rows, per
+// stream, for whatever a relation of deduplicated reports holds: the API's on-demand sizes and
+// the pilot reports use it; the rollups run the same SQL over partition states.
+import { fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+
+/**
+ * The series query over deduplicated reports: `source` is a relation (a table name or a
+ * parenthesised query built from code constants, never from input). Parameter: $bucket_seconds.
+ */
+export function bucketSeriesSql(source = 'reports'): string {
+  return fillSql(sqlFile('series_combine'), { pieces: `(${fillSql(sqlFile('report_pieces'), { source })})` });
+}
 
 /** One non-empty bucket of a stream's series (start in ms since the epoch). */
 export interface BucketRow {
@@ -59,12 +68,12 @@ export function toBucketRow(b: Record<string, unknown>): BucketRow {
   };
 }
 
-/** Every stream's non-empty buckets of `bucketSeconds` over `reports`, in time order. */
-export async function querySeries(s: DbSession, bucketSeconds: number): Promise<Map<string, BucketRow[]>> {
+/** Every stream's non-empty buckets of `bucketSeconds` over `source` (deduplicated reports), in time order. */
+export async function querySeries(s: DbSession, bucketSeconds: number, source = 'reports'): Promise<Map<string, BucketRow[]>> {
   const rows = await s.all<Record<string, unknown>>(
     `SELECT streamId, epoch_ms(bucketStart) AS startMs, sessions, bytesOffloaded, bytesFallback, offloadRatio,
             avgPeerCount, avgBufferHealth, rebufferEvents
-     FROM (${sqlFile('bucket_series')}) ORDER BY streamId, bucketStart`,
+     FROM (${bucketSeriesSql(source)}) ORDER BY streamId, bucketStart`,
     { bucket_seconds: bucketSeconds },
   );
   const out = new Map<string, BucketRow[]>();

@@ -4,10 +4,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fileList, fillSql, quotedString, sqlFile, type Db } from './duckdb.ts';
-import { TIMESTAMP } from '@duckdb/node-api';
+import { fileList, fillSql, quotedIdentifier, quotedString, sqlFile, type Db } from './duckdb.ts';
 import { projectionSql, REPORT_COLUMNS, ROLLUP_COLUMNS } from './report-columns.ts';
-import { summaryParams, timestampParam } from './partition-rollup.ts';
+import { summaryParams } from './state-combine.ts';
 import { fsyncDir } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { SnapshotManifest } from './manifest.ts';
@@ -26,18 +25,28 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
   await db.withSession(async (s) => {
     await s.run(`ATTACH ${quotedString(tmp)} AS ${alias}`);
     try {
+      const table = (name: string) => `${quotedIdentifier(alias)}.${quotedIdentifier(name)}`;
       if (customers.length > 0) {
-        const hive = (list: string[]) => `SELECT * FROM read_parquet(${fileList(list)}, hive_partitioning = true)`;
-        await s.run(`CREATE VIEW ${alias}.stream_summaries AS ${hive(customers.map(files.summaries))}`);
-        await s.run(`CREATE VIEW ${alias}.stream_timeseries AS ${hive(customers.map(files.series))}`);
+        await s.run(
+          `CREATE VIEW ${table('stream_summaries')} AS SELECT * FROM read_parquet(${fileList(customers.map(files.summaries))}, hive_partitioning = true)`,
+        );
+        // Series are one file per UTC day (date=… folders); the view keeps its columns as before.
+        await s.run(
+          `CREATE VIEW ${table('stream_timeseries')} AS SELECT * EXCLUDE (date) FROM read_parquet(${fileList(customers.map(files.series))}, hive_partitioning = true)`,
+        );
       } else {
         // No customer partition: empty tables of the right shape, from the rollup SQL itself.
-        await s.run(`CREATE OR REPLACE TEMP TABLE raw_reports AS SELECT NULL::VARCHAR AS filename, ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0`);
-        const asOf = new Date(manifest.asOf);
-        await s.run(sqlFile('dedup_reports'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
-        const { params, types } = summaryParams(asOf, manifest.settings.activityHorizonSeconds);
-        await s.run(`CREATE TABLE ${alias}.stream_summaries AS SELECT *, NULL::VARCHAR AS customer FROM (${sqlFile('stream_summaries')}) LIMIT 0`, params, types);
-        await s.run(`CREATE TABLE ${alias}.stream_timeseries AS SELECT *, NULL::VARCHAR AS customer FROM (${sqlFile('bucket_series')}) LIMIT 0`, { bucket_seconds: 60 });
+        const pieces = `(${fillSql(sqlFile('report_pieces'), { source: `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0)` })})`;
+        const { params, types } = summaryParams(new Date(manifest.asOf), manifest.settings.activityHorizonSeconds);
+        await s.run(
+          `CREATE TABLE ${table('stream_summaries')} AS SELECT *, NULL::VARCHAR AS customer FROM (${fillSql(sqlFile('stream_summaries'), { pieces })}) LIMIT 0`,
+          params,
+          types,
+        );
+        await s.run(
+          `CREATE TABLE ${table('stream_timeseries')} AS SELECT *, NULL::VARCHAR AS customer FROM (${fillSql(sqlFile('series_combine'), { pieces })}) LIMIT 0`,
+          { bucket_seconds: 60 },
+        );
       }
       await s.run(`USE ${alias}`);
       await s.run(
@@ -46,8 +55,8 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
           customers: `read_parquet(${quotedString(files.customers)})`,
           raw:
             rawFiles.length > 0
-              ? `SELECT filename, ${projectionSql(ALL_COLUMNS, present)} FROM read_parquet(${fileList(rawFiles)}, union_by_name = true, filename = true, hive_partitioning = false)`
-              : `SELECT NULL::VARCHAR AS filename, ${projectionSql(ALL_COLUMNS, new Set())} LIMIT 0`,
+              ? `SELECT filename, file_row_number, ${projectionSql(ALL_COLUMNS, present)} FROM read_parquet(${fileList(rawFiles)}, union_by_name = true, filename = true, file_row_number = true, hive_partitioning = false)`
+              : `SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS file_row_number, ${projectionSql(ALL_COLUMNS, new Set())} LIMIT 0`,
           as_of: `TIMESTAMP ${quotedString(manifest.asOf.replace('T', ' ').replace('Z', ''))}`,
           snapshot: quotedString(manifest.snapshot),
           snapshot_dir: quotedString(dir),

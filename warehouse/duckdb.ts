@@ -1,11 +1,15 @@
 // One in-memory DuckDB instance per process, with explicit threads, memory and spill folder,
 // and a cap on DuckDB calls in flight (they run on libuv's small thread pool).
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import {
   DuckDBInstance,
+  quotedIdentifier,
   quotedString,
+  timestampValue,
   type DuckDBConnection,
   type DuckDBResult,
   type DuckDBType,
@@ -13,6 +17,7 @@ import {
 } from '@duckdb/node-api';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { DuckDbConfig } from '../lib/config.ts';
+import { fsyncDir, fsyncFile } from '../lib/fsx.ts';
 
 export type SqlParams = Record<string, DuckDBValue>;
 /** Types of parameters that cannot be inferred from their JS value (lists, maps...). */
@@ -160,7 +165,11 @@ const sqlCache = new Map<string, string>();
 export function sqlFile(name: string): string {
   let text = sqlCache.get(name);
   if (text === undefined) {
-    text = fs.readFileSync(path.join(sqlDir, `${name}.sql`), 'utf8');
+    // `{{@other}}` includes warehouse/sql/other.sql: a rule written once (the deduplication
+    // rule) is spliced into every statement that applies it.
+    text = fs
+      .readFileSync(path.join(sqlDir, `${name}.sql`), 'utf8')
+      .replace(/\{\{@(\w+)\}\}/g, (_m, other: string) => sqlFile(other).trim());
     sqlCache.set(name, text);
   }
   return text;
@@ -181,7 +190,56 @@ export function fileList(files: readonly string[]): string {
   return `[${files.map((f) => quotedString(f)).join(', ')}]`;
 }
 
-export { quotedString };
+export { quotedIdentifier, quotedString };
+
+/** A DuckDB TIMESTAMP for a JS date (microseconds since the epoch, UTC). */
+export function timestampParam(d: Date) {
+  return timestampValue(BigInt(d.getTime()) * 1000n);
+}
+
+/**
+ * An empty temp table `name` with the columns and types of `query` (its rows are not computed):
+ * how a step that found nothing still hands the next one a typed relation.
+ */
+export async function createEmptyTable(s: DbSession, name: string, query: string, params?: SqlParams, types?: SqlTypes): Promise<void> {
+  await s.run(`CREATE OR REPLACE TEMP TABLE ${quotedIdentifier(name)} AS SELECT * FROM (${query}) LIMIT 0`, params, types);
+}
+
+/** Extra options of a Parquet COPY, e.g. `ROW_GROUP_SIZE 8192` (code constants only). */
+export interface CopyOptions {
+  rowGroupSize?: number;
+}
+
+/**
+ * COPY a query to a Parquet file under a temporary name, fsync it, then rename it into place and
+ * fsync the folder (design.md: a rename alone is atomic but not durable). Returns the rows written.
+ */
+export async function copyToParquet(
+  s: DbSession,
+  query: string,
+  file: string,
+  params?: SqlParams,
+  types?: SqlTypes,
+  options: CopyOptions = {},
+): Promise<number> {
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
+  const extra = options.rowGroupSize === undefined ? '' : `, ROW_GROUP_SIZE ${Math.trunc(options.rowGroupSize)}`;
+  try {
+    const rows = await s.run(
+      fillSql(`COPY ({{query}}) TO {{file}} (FORMAT parquet, COMPRESSION zstd{{extra}})`, { query, file: quotedString(tmp), extra }),
+      params,
+      types,
+    );
+    await fsyncFile(tmp);
+    await fsp.rename(tmp, file);
+    await fsyncDir(path.dirname(file));
+    return rows;
+  } catch (err) {
+    await fsp.rm(tmp, { force: true });
+    throw err;
+  }
+}
 
 /** BIGINT/HUGEINT results as numbers, refusing values that a double would round. */
 export function toNumber(v: unknown): number {

@@ -17,6 +17,8 @@ export interface LandedFile {
   /** UTC date of the partition, YYYY-MM-DD. */
   date: string;
   size: number;
+  /** Modification time (ms): with the size, what tells a state that a file changed. */
+  mtimeMs: number;
 }
 
 export interface Misplaced {
@@ -57,13 +59,14 @@ export async function discoverLanding(
       continue;
     }
     let size: number;
+    let mtimeMs: number;
     try {
-      size = (await fs.stat(abs)).size;
+      ({ size, mtimeMs } = await fs.stat(abs));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // quarantined meanwhile
       throw err;
     }
-    files.push({ path: abs, relPath, customerId: m[1]!, date: m[2]!, size });
+    files.push({ path: abs, relPath, customerId: m[1]!, date: m[2]!, size, mtimeMs });
   }
   return { files, misplaced };
 }

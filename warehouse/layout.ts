@@ -19,6 +19,8 @@ export interface WarehouseLayout {
   catalog: string;
   /** Pre-rendered pilot reports: reports/<snapshot>/<customerId>/, a static site per customer. */
   reports: string;
+  /** Partition states: state/customer=<id>/date=<YYYY-MM-DD>/<stateId>/ (docs/warehouse-state.md). */
+  state: string;
 }
 
 export function warehouseLayout(root: string): WarehouseLayout {
@@ -34,6 +36,7 @@ export function warehouseLayout(root: string): WarehouseLayout {
     tmp: path.join(abs, 'tmp'),
     catalog: path.join(abs, 'catalog.duckdb'),
     reports: path.join(abs, 'reports'),
+    state: path.join(abs, 'state'),
   };
 }
 

@@ -1,5 +1,6 @@
 // The manifest of a snapshot (manifest.json) and of each customer partition of a run: what was
-// read, what came out, with which code, and how long it took. Validated when read back.
+// read, what came out, with which code, how long it took, and which partition states were reused
+// or rebuilt. Validated when read back.
 import fs from 'node:fs/promises';
 import { z } from 'zod';
 
@@ -10,6 +11,16 @@ export const InputFileSchema = z.object({
 });
 
 export const QuarantinedSchema = z.object({ relPath: z.string(), reason: z.string(), detail: z.string() });
+
+/** What a run did with the state of one (customer, date) partition (docs/warehouse-state.md). */
+export const PartitionStateSchema = z.object({
+  date: z.string(),
+  stateId: z.string(),
+  action: z.enum(['reuse', 'rebuild']),
+  /** Why it was rebuilt; null when reused. */
+  reason: z.string().nullable(),
+});
+export type PartitionState = z.infer<typeof PartitionStateSchema>;
 
 export const PartitionManifestSchema = z.object({
   customerId: z.string(),
@@ -29,6 +40,8 @@ export const PartitionManifestSchema = z.object({
     seriesRows: z.number(),
   }),
   durationMs: z.number(),
+  /** The state each of its date partitions used (absent in manifests of older versions). */
+  states: z.array(PartitionStateSchema).optional(),
 });
 export type PartitionManifest = z.infer<typeof PartitionManifestSchema>;
 
@@ -57,6 +70,10 @@ export const SnapshotManifestSchema = z.object({
     platformSummaries: z.number(),
   }),
   partitions: z.array(PartitionManifestSchema),
+  /** Date partitions whose state was reused or rebuilt, and how many were rebuilt for each reason. */
+  partitionStates: z
+    .object({ reused: z.number(), rebuilt: z.number(), reasons: z.record(z.string(), z.number()) })
+    .optional(),
   quarantined: z.array(QuarantinedSchema.extend({ customerId: z.string().nullable() })),
 });
 export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;

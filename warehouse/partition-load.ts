@@ -1,4 +1,4 @@
-// Loads one customer's landed files into the session's `raw_reports` table, quarantining every
+// Loads a batch of one customer's landed files (one or more date partitions) into the session's `raw_reports` table, quarantining every
 // file that is unreadable, lacks a column, or holds rows that break session-report.md, so that a
 // bad file never stops the rollup of the others.
 import { LIST, VARCHAR, listValue } from '@duckdb/node-api';
@@ -15,6 +15,8 @@ export interface LoadOutcome {
   quarantined: QuarantinedFile[];
   /** Columns of session-report.md present in at least one of `files`. */
   presentColumns: string[];
+  /** Columns present in at least one of some of `files` (one date of the batch). */
+  presentColumnsOf(files: readonly LandedFile[]): string[];
   /** Rows in `raw_reports`. */
   rows: number;
 }
@@ -67,7 +69,7 @@ export async function loadCustomerReports(
   //    a failed bulk read is followed by a read of each file alone to find the culprits.
   for (;;) {
     if (files.length === 0) {
-      await ctx.s.run(`CREATE OR REPLACE TEMP TABLE raw_reports AS SELECT NULL::VARCHAR AS filename, ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0`);
+      await ctx.s.run(`CREATE OR REPLACE TEMP TABLE raw_reports AS SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS file_row_number, ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0`);
       break;
     }
     try {
@@ -125,7 +127,7 @@ export async function loadCustomerReports(
 
   const { rows } = await ctx.s.one<{ rows: bigint }>(`SELECT count(*) AS rows FROM raw_reports`);
   const presentColumns = [...presentIn(files)].sort();
-  return { files, quarantined, presentColumns, rows: toNumber(rows) };
+  return { files, quarantined, presentColumns, presentColumnsOf: (list) => [...presentIn(list)].sort(), rows: toNumber(rows) };
 }
 
 /**
@@ -143,5 +145,6 @@ function loadSql(files: readonly LandedFile[], present: ReadonlySet<string>): st
   return fillSql(sqlFile('load_raw'), {
     files: fileList(files.map((f) => f.path)),
     projection: projectionSql(ROLLUP_COLUMNS, present),
+    where: 'true',
   });
 }

@@ -1,5 +1,6 @@
 // The columns of a session report, exactly as session-report.md lists them: the one schema that
 // readers, the generator, validation and exports share.
+import { quotedIdentifier } from '@duckdb/node-api';
 
 export type Family = 'string' | 'integer' | 'float' | 'boolean' | 'timestamp' | 'map';
 
@@ -99,10 +100,6 @@ export const ROLLUP_COLUMNS = [
   'stallCount',
 ] as const;
 
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
 /**
  * A SELECT list that reads `names` at their session-report.md types: present columns are cast,
  * absent ones read as null (counters as 0, and null counters as 0 too). `present` holds the
@@ -112,7 +109,7 @@ export function projectionSql(names: readonly string[], present: ReadonlySet<str
   return names
     .map((name) => {
       const col = reportColumn(name);
-      const id = quoteIdent(col.name);
+      const id = quotedIdentifier(col.name);
       if (!present.has(col.name)) {
         return `CAST(${col.counter ? '0' : 'NULL'} AS ${col.type}) AS ${id}`;
       }

@@ -30,9 +30,16 @@ export function snapshotFiles(dir: string) {
     owner: path.join(dir, 'owner.json'),
     partitionManifest: (customerId: string) => path.join(dir, 'partitions', `${customerId}.json`),
     summaries: (customerId: string) => path.join(dir, 'stream_summaries', `customer=${customerId}`, 'part-0.parquet'),
-    series: (customerId: string) => path.join(dir, 'stream_timeseries', `customer=${customerId}`, 'part-0.parquet'),
+    /**
+     * A customer's series: every Parquet file below its folder (one per UTC day), as a glob that
+     * read_parquet expands.
+     */
+    series: (customerId: string) => path.join(dir, 'stream_timeseries', `customer=${customerId}`, '**', '*.parquet'),
+    /** The series file of one UTC day of a customer. */
+    seriesDay: (customerId: string, date: string) =>
+      path.join(dir, 'stream_timeseries', `customer=${customerId}`, `date=${date}`, 'part-0.parquet'),
     summariesGlob: path.join(dir, 'stream_summaries', '*', '*.parquet'),
-    seriesGlob: path.join(dir, 'stream_timeseries', '*', '*.parquet'),
+    seriesGlob: path.join(dir, 'stream_timeseries', '*', '**', '*.parquet'),
     platform: path.join(dir, 'platform_summaries.parquet'),
     /** Per-customer rows, added up like the platform's (telemetry metrics grouped by customer). */
     customers: path.join(dir, 'customer_summaries.parquet'),
@@ -49,6 +56,8 @@ const OwnerSchema = z.object({
   host: z.string(),
   pid: z.number().int().nullable(),
   startedAt: z.string(),
+  /** Refreshed by the jobs of a distributed run while they work: the folder is alive. */
+  refreshedAt: z.string().optional(),
 });
 
 /**
@@ -60,6 +69,22 @@ export async function beginBuild(layout: WarehouseLayout, runId: string, pid: nu
   await fs.mkdir(files.dir, { recursive: true });
   await writeJsonDurable(files.owner, { host: os.hostname(), pid, startedAt: new Date().toISOString() });
   return files;
+}
+
+/**
+ * Mark a run's build folder as alive (its jobs call this while they work), so that a run longer
+ * than SNAPSHOT_DEBRIS_GRACE_SECONDS is not removed as debris by another run's plan.
+ */
+export async function keepBuildAlive(layout: WarehouseLayout, runId: string): Promise<void> {
+  const files = snapshotFiles(buildDir(layout, runId));
+  let owner: z.infer<typeof OwnerSchema>;
+  try {
+    owner = OwnerSchema.parse(JSON.parse(await fs.readFile(files.owner, 'utf8')));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // published or gone: nothing to keep
+    throw err;
+  }
+  await writeJsonDurable(files.owner, { ...owner, refreshedAt: new Date().toISOString() });
 }
 
 export const CurrentPointerSchema = z.object({
@@ -226,7 +251,7 @@ export async function cleanDebris(layout: WarehouseLayout, graceMs: number, log:
     let dead: boolean;
     try {
       const owner = OwnerSchema.parse(JSON.parse(await fs.readFile(path.join(dir, 'owner.json'), 'utf8')));
-      const age = now - Date.parse(owner.startedAt);
+      const age = now - Math.max(Date.parse(owner.startedAt), owner.refreshedAt ? Date.parse(owner.refreshedAt) : 0);
       const orphaned = owner.host === host && owner.pid !== null && !processAlive(owner.pid);
       dead = orphaned || age > graceMs;
     } catch {

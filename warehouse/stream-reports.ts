@@ -2,9 +2,8 @@
 // session's `reports` table, from the raw files the snapshot was computed from: the base of every
 // figure computed after the rollup (on-demand series, pilot reports).
 import { TIMESTAMP, VARCHAR } from '@duckdb/node-api';
-import { fileList, fillSql, sqlFile, type DbSession } from './duckdb.ts';
+import { fileList, fillSql, sqlFile, timestampParam, type DbSession } from './duckdb.ts';
 import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
-import { timestampParam } from './partition-rollup.ts';
 
 export interface StreamInputs {
   files: string[];
@@ -20,7 +19,7 @@ export async function loadStreamReports(
   columns: readonly string[] = ROLLUP_COLUMNS,
 ): Promise<void> {
   if (inputs.files.length === 0) {
-    await s.run(`CREATE OR REPLACE TEMP TABLE raw_reports AS SELECT NULL::VARCHAR AS filename, ${projectionSql(columns, new Set())} LIMIT 0`);
+    await s.run(`CREATE OR REPLACE TEMP TABLE raw_reports AS SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS file_row_number, ${projectionSql(columns, new Set())} LIMIT 0`);
   } else {
     await s.run(
       fillSql(sqlFile('stream_reports'), {
@@ -31,5 +30,5 @@ export async function loadStreamReports(
       { stream_id: VARCHAR },
     );
   }
-  await s.run(sqlFile('dedup_reports'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
+  await s.run(sqlFile('dedup_raw'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
 }

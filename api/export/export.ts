@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { TIMESTAMP, type DuckDBDataChunk } from '@duckdb/node-api';
 import { fileList, fillSql, quotedString, sqlFile, type Db, type DbSession, type SqlParams } from '../../warehouse/duckdb.ts';
 import { projectionSql, REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
-import { timestampParam } from '../../warehouse/partition-rollup.ts';
+import { timestampParam } from '../../warehouse/duckdb.ts';
 import { parseStreamId } from '../../warehouse/ids.ts';
 import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
 import { hostScratchDir, type WarehouseLayout } from '../../warehouse/layout.ts';

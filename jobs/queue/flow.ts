@@ -1,5 +1,6 @@
-// The BullMQ flow of one rollup run: a parent that publishes, with one child per customer
-// partition. BullMQ moves the parent to work only once every child has succeeded.
+// The BullMQ flow of one rollup run: a parent that combines the partition states and publishes,
+// with one child per batch of (customer, date) partitions whose state needs rebuilding. A reused
+// partition costs no job. BullMQ moves the parent to work only once every child has succeeded.
 import type { FlowJob } from 'bullmq';
 import type { AppConfig } from '../../lib/config.ts';
 import type { RollupPlan } from '../rollup/plan.ts';
@@ -14,6 +15,7 @@ export function rollupFlow(plan: RollupPlan, startedAt: number, retry: AppConfig
     asOf,
     customers: plan.customers,
     misplaced: plan.misplaced,
+    decisions: plan.decisions,
     startedAt,
   };
   return {
@@ -21,8 +23,8 @@ export function rollupFlow(plan: RollupPlan, startedAt: number, retry: AppConfig
     queueName: QUEUES.rollup,
     data: parent,
     opts: runJobOptions(retry, rollupJobId(plan.asOf)),
-    children: plan.customers.map((customerId) => {
-      const data: PartitionPayload = { runId: plan.runId, asOf, customerId };
+    children: plan.batches.map(({ customerId, dates }) => {
+      const data: PartitionPayload = { runId: plan.runId, asOf, customerId, dates };
       return {
         name: JOBS.partition,
         queueName: QUEUES.partitions,

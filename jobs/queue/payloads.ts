@@ -5,6 +5,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { z, type ZodType } from 'zod';
 import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
 import { QuarantinedSchema } from '../../warehouse/manifest.ts';
+import type { RebuildReason } from '../../warehouse/state-store.ts';
 import { describeZodError } from '../../lib/errors.ts';
 
 /** An instant as ISO 8601 UTC, e.g. 2026-11-20T02:00:00.000Z. */
@@ -19,7 +20,10 @@ export const TickPayload = z.object({});
 export const PlanPayload = z.object({ asOf: isoInstant });
 export type PlanPayload = z.infer<typeof PlanPayload>;
 
-export const PartitionPayload = z.object({ runId, asOf: isoInstant, customerId });
+const date = z.iso.date();
+
+/** One job of a run: the (customer, date) partitions of one customer whose states it rebuilds. */
+export const PartitionPayload = z.object({ runId, asOf: isoInstant, customerId, dates: z.array(date).min(1) });
 export type PartitionPayload = z.infer<typeof PartitionPayload>;
 
 export const PublishPayload = z.object({
@@ -27,6 +31,16 @@ export const PublishPayload = z.object({
   asOf: isoInstant,
   customers: z.array(customerId),
   misplaced: z.array(QuarantinedSchema),
+  /** Every partition of the plan, reused (with its state) or rebuilt (with why). */
+  decisions: z.array(
+    z.object({
+      customerId,
+      date,
+      action: z.enum(['reuse', 'rebuild']),
+      reason: z.string().nullable() as z.ZodType<RebuildReason | null>,
+      stateId: z.string().nullable(),
+    }),
+  ),
   /** When planning started (ms since the epoch): the run's duration counts from it. */
   startedAt: z.number().int().nonnegative(),
 });
@@ -50,6 +64,8 @@ export type PlanResult = z.infer<typeof PlanResult>;
 
 export const PartitionResult = z.object({
   customerId,
+  /** Date partitions whose states the job rebuilt. */
+  dates: z.number().optional(),
   reports: z.number(),
   streams: z.number(),
   files: z.number(),
@@ -73,6 +89,9 @@ export const PublishResult = z.object({
   streams: z.number().nullable(),
   files: z.number().nullable(),
   quarantined: z.number().nullable(),
+  /** Date partitions whose state was reused / rebuilt (absent in results of older versions). */
+  partitionsReused: z.number().nullable().optional(),
+  partitionsRebuilt: z.number().nullable().optional(),
 });
 export type PublishResult = z.infer<typeof PublishResult>;
 

@@ -10,7 +10,7 @@ import { planRollup } from '../rollup/plan.ts';
 import { rollupPartition } from '../rollup/partition.ts';
 import { BuildGoneError, publishRollupOnce } from '../rollup/publish-once.ts';
 import { runReports } from '../reports/run.ts';
-import { buildDir } from '../../warehouse/snapshots.ts';
+import { buildDir, keepBuildAlive } from '../../warehouse/snapshots.ts';
 import type { Queues } from './client.ts';
 import { addRunJob } from './enqueue.ts';
 import { rollupFlow } from './flow.ts';
@@ -91,8 +91,12 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
       // ownerPid null: the build folder belongs to the run, not to this process (other workers fill it).
       const plan = await planRollup(depsFor(log), { runId, asOf, ownerPid: null });
       await ctx.queues.flows.add(rollupFlow(plan, startedAt, ctx.config.jobs));
-      log.info({ rollupJobId: rollupId, customers: plan.customers.length }, 'run planned');
-      await progress(job, { percent: 100, step: `${plan.customers.length} partitions queued` });
+      log.info({ rollupJobId: rollupId, customers: plan.customers.length, jobs: plan.batches.length }, 'run planned');
+      const rebuilt = plan.decisions.filter((d) => d.action === 'rebuild').length;
+      await progress(job, {
+        percent: 100,
+        step: `${plan.batches.length} jobs queued (${rebuilt} partitions to rebuild, ${plan.decisions.length - rebuilt} reused)`,
+      });
       return { runId, asOf: asOf.toISOString(), rollupJobId: rollupId, created: true, customers: plan.customers.length };
     },
 
@@ -104,16 +108,27 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
       if (!(await fs.stat(dir).then((s) => s.isDirectory()).catch(() => false))) {
         throw new UnrecoverableError(`the build folder of run ${data.runId} is gone; enqueue the run again`);
       }
-      await progress(job, { percent: 0, step: `rolling up ${data.customerId}` });
-      const m = await rollupPartition(depsFor(log), { runId: data.runId, asOf: new Date(data.asOf), customerId: data.customerId });
-      await progress(job, { percent: 100, step: `rolled up ${data.customerId}` });
+      await progress(job, { percent: 0, step: `building ${data.dates.length} day(s) of ${data.customerId}` });
+      // A long job keeps the run's build folder from being judged debris by another run's plan.
+      const keepAlive = setInterval(() => {
+        keepBuildAlive(ctx.deps.layout, data.runId).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cannot refresh the build folder'));
+      }, Math.max(1000, Math.floor(ctx.deps.config.snapshots.debrisGraceMs / 4)));
+      let r;
+      try {
+        await keepBuildAlive(ctx.deps.layout, data.runId);
+        r = await rollupPartition(depsFor(log), { runId: data.runId, asOf: new Date(data.asOf), customerId: data.customerId, dates: data.dates });
+      } finally {
+        clearInterval(keepAlive);
+      }
+      await progress(job, { percent: 100, step: `built ${data.dates.length} day(s) of ${data.customerId}` });
       return {
         customerId: data.customerId,
-        reports: m.figures.reports,
-        streams: m.figures.streams,
-        files: m.files.length,
-        quarantined: m.quarantined.length,
-        durationMs: m.durationMs,
+        dates: data.dates.length,
+        reports: r.states.reduce((a, m) => a + m.reports, 0),
+        streams: r.states.reduce((a, m) => Math.max(a, m.streams), 0),
+        files: r.states.reduce((a, m) => a + m.files.length, 0),
+        quarantined: r.states.reduce((a, m) => a + m.quarantined.length, 0),
+        durationMs: r.durationMs,
         worker: ctx.workerName,
       };
     },
@@ -128,6 +143,7 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
           asOf: new Date(data.asOf),
           customers: data.customers,
           misplaced: data.misplaced,
+          decisions: data.decisions,
           startedAt: data.startedAt,
         });
       } catch (err) {
@@ -147,6 +163,8 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
         streams: m?.rows.streams ?? null,
         files: m?.inputs.files ?? null,
         quarantined: m?.quarantined.length ?? null,
+        partitionsReused: m?.partitionStates?.reused ?? null,
+        partitionsRebuilt: m?.partitionStates?.rebuilt ?? null,
       };
     },
 

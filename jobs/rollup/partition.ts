@@ -1,52 +1,41 @@
-// One customer partition of a rollup run: load and check its files, compute its rollups into the
-// run's build folder, and record what it did in a partition manifest. Idempotent: a retry
-// overwrites the same outputs.
-import { customerFiles } from '../../warehouse/landing.ts';
-import { loadCustomerReports } from '../../warehouse/partition-load.ts';
-import { writePartitionRollups } from '../../warehouse/partition-rollup.ts';
-import { buildDir, snapshotFiles } from '../../warehouse/snapshots.ts';
-import type { PartitionManifest } from '../../warehouse/manifest.ts';
-import { writeJsonDurable } from '../../lib/fsx.ts';
+// One job of a rollup run: rebuild the states of a batch of one customer's (customer, date)
+// partitions from their landed files. Idempotent: a retry builds fresh states (the newest state
+// of this run wins; the others are pruned later), never touching a published snapshot.
+import { discoverLanding } from '../../warehouse/landing.ts';
+import { buildPartitionStates } from '../../warehouse/partition-state.ts';
+import type { StateMeta } from '../../warehouse/state-store.ts';
 import type { JobDeps } from '../deps.ts';
+
+export interface BatchResult {
+  customerId: string;
+  dates: string[];
+  states: StateMeta[];
+  durationMs: number;
+}
 
 export async function rollupPartition(
   deps: JobDeps,
-  input: { runId: string; asOf: Date; customerId: string },
-): Promise<PartitionManifest> {
+  input: { runId: string; asOf: Date; customerId: string; dates: string[] },
+): Promise<BatchResult> {
   const started = Date.now();
-  const { db, layout, config } = deps;
+  const { db, layout } = deps;
   const log = deps.log.child({ runId: input.runId, customerId: input.customerId });
-  const out = snapshotFiles(buildDir(layout, input.runId));
-  const landed = await customerFiles(layout, input.customerId);
-
-  const manifest = await db.withSession(async (s) => {
-    const loaded = await loadCustomerReports(
-      { s, layout, customerId: input.customerId, runId: input.runId, log },
-      landed,
-    );
-    const figures = await writePartitionRollups(s, {
-      asOf: input.asOf,
-      horizonSeconds: config.activityHorizonSeconds,
-      summariesFile: out.summaries(input.customerId),
-      seriesFile: out.series(input.customerId),
-    });
-    await s.run(`DROP TABLE IF EXISTS raw_reports; DROP TABLE IF EXISTS reports;`);
-    const m: PartitionManifest = {
-      customerId: input.customerId,
-      runId: input.runId,
-      asOf: input.asOf.toISOString(),
-      files: loaded.files.map((f) => ({ path: f.relPath, size: f.size })),
-      presentColumns: loaded.presentColumns,
-      quarantined: loaded.quarantined,
-      figures,
-      durationMs: Date.now() - started,
-    };
-    return m;
-  });
-  await writeJsonDurable(out.partitionManifest(input.customerId), manifest);
-  log.info(
-    { reports: manifest.figures.reports, streams: manifest.figures.streams, files: manifest.files.length, ms: manifest.durationMs },
-    'partition rolled up',
+  const wanted = new Set(input.dates);
+  // The files as they are now: a file that landed since the plan is read too (the state records
+  // exactly what it read).
+  const landed = (await discoverLanding(layout)).files.filter((f) => f.customerId === input.customerId && wanted.has(f.date));
+  const states = await db.withSession((s) =>
+    buildPartitionStates({ s, layout, customerId: input.customerId, runId: input.runId, log }, input.dates, landed),
   );
-  return manifest;
+  const durationMs = Date.now() - started;
+  log.info(
+    {
+      dates: input.dates.length,
+      reports: states.reduce((a, m) => a + m.reports, 0),
+      files: states.reduce((a, m) => a + m.files.length, 0),
+      ms: durationMs,
+    },
+    'partition states built',
+  );
+  return { customerId: input.customerId, dates: input.dates, states, durationMs };
 }

@@ -1,14 +1,13 @@
-// Last step of a rollup run: once every customer partition is done, add up the platform-wide rows
-// from the partitions' stream summaries, write the manifest, publish the snapshot with its
-// analyst catalog, and prune old snapshots.
+// Last step of a rollup run: once every partition state is built, combine the states of every
+// (customer, date) partition into the snapshot (stream summaries, per-customer and platform rows,
+// per-day series), write the manifest, publish the snapshot with its analyst catalog, and prune
+// old snapshots and states no longer needed.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
-import { fileList, fillSql, sqlFile, type DbSession } from '../../warehouse/duckdb.ts';
 import { buildCatalog, installCatalog } from '../../warehouse/catalog.ts';
-import { readPartitionManifest, type PartitionManifest, type SnapshotManifest } from '../../warehouse/manifest.ts';
-import { copyToParquet, summaryParams, timestampParam } from '../../warehouse/partition-rollup.ts';
-import { projectionSql, ROLLUP_COLUMNS } from '../../warehouse/report-columns.ts';
+import type { PartitionManifest, SnapshotManifest } from '../../warehouse/manifest.ts';
+import { combineStates } from '../../warehouse/state-combine.ts';
+import { partitionKey, pruneStates, readStates, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
 import { buildDir, newSnapshotId, publishBuild, snapshotFiles } from '../../warehouse/snapshots.ts';
 import { STANDARD_BUCKET_SECONDS, WINDOW_NAMES } from '../../warehouse/windows.ts';
 import type { QuarantinedFile } from '../../warehouse/landing.ts';
@@ -21,6 +20,8 @@ export interface PublishInput {
   asOf: Date;
   customers: string[];
   misplaced: QuarantinedFile[];
+  /** Every partition of the plan, reused or rebuilt. */
+  decisions: PartitionDecision[];
   /** When the run started (ms since epoch), for the manifest's duration. */
   startedAt: number;
 }
@@ -32,27 +33,84 @@ export interface PublishResult {
   pruned: string[];
 }
 
+/** A state the run needs is missing: its job did not finish, or it was removed meanwhile. */
+export class StateMissingError extends Error {
+  override name = 'StateMissingError';
+}
+
+/**
+ * The state each planned partition uses: the one the plan chose to reuse, or the newest one this
+ * run built (a retried job may have built two).
+ */
+export async function chosenStates(deps: JobDeps, runId: string, decisions: readonly PartitionDecision[]): Promise<StateMeta[]> {
+  const states = await readStates(deps.layout);
+  return decisions.map((d) => {
+    const list = states.get(partitionKey(d.customerId, d.date)) ?? [];
+    const m = d.action === 'reuse' ? list.find((x) => x.stateId === d.stateId) : list.find((x) => x.runId === runId);
+    if (!m) {
+      throw new StateMissingError(
+        d.action === 'reuse'
+          ? `state ${d.stateId} of partition ${d.customerId}/${d.date} is gone (pruned by a later run?): enqueue the run again`
+          : `partition ${d.customerId}/${d.date} has no state built by run ${runId}`,
+      );
+    }
+    return m;
+  });
+}
+
 export async function publishRollup(deps: JobDeps, input: PublishInput): Promise<PublishResult> {
   const { db, layout, config } = deps;
   const log = deps.log.child({ runId: input.runId });
   const build = snapshotFiles(buildDir(layout, input.runId));
-  const partitions: PartitionManifest[] = [];
-  for (const c of input.customers) partitions.push(await readPartitionManifest(build.partitionManifest(c)));
-  await removeStrayPartitions(build.dir, new Set(input.customers));
+  await removeStrayOutputs(build.dir);
+  const states = await chosenStates(deps, input.runId, input.decisions);
 
-  const platformRows = await db.withSession(async (s) => {
-    await loadAllSummaries(s, input.customers.map(build.summaries), input.asOf, config.activityHorizonSeconds);
-    // One query adds the platform rows and the per-customer rows up; each goes to its own file.
-    await s.run(
-      `CREATE OR REPLACE TEMP TABLE added_up AS ${fillSql(sqlFile('platform_summaries'), { summaries: 'all_summaries' })}`,
-      { window_names: listValue([...WINDOW_NAMES]) },
-      { window_names: LIST(VARCHAR) },
-    );
-    const rows = await copyToParquet(s, `SELECT * EXCLUDE (customer) FROM added_up WHERE customer IS NULL`, build.platform);
-    await copyToParquet(s, `SELECT * FROM added_up WHERE customer IS NOT NULL ORDER BY customer, windowName`, build.customers);
-    await s.run(`DROP TABLE all_summaries; DROP TABLE added_up`);
-    return rows;
+  const combined = await db.withSession((s) =>
+    combineStates(s, {
+      layout,
+      asOf: input.asOf,
+      horizonSeconds: config.activityHorizonSeconds,
+      customers: input.customers,
+      states,
+      build,
+    }),
+  );
+
+  const partitions: PartitionManifest[] = input.customers.map((c) => {
+    const mine = states.filter((m) => m.customerId === c);
+    const decided = input.decisions.filter((d) => d.customerId === c);
+    const f = combined.customers.get(c)!;
+    const rowsRead = mine.reduce((a, m) => a + m.rowsRead, 0);
+    const deduped = mine.reduce((a, m) => a + m.reports, 0);
+    return {
+      customerId: c,
+      runId: input.runId,
+      asOf: input.asOf.toISOString(),
+      files: mine.flatMap((m) => m.files.map((x) => ({ path: x.path, size: x.size }))).sort((a, b) => (a.path < b.path ? -1 : 1)),
+      presentColumns: [...new Set(mine.flatMap((m) => m.presentColumns))].sort(),
+      // Files quarantined by this run's builds (a reused state's were reported by its own run).
+      quarantined: mine.filter((m) => m.runId === input.runId).flatMap((m) => m.quarantined),
+      figures: {
+        rowsRead,
+        afterAsOf: deduped - f.reports,
+        duplicatesDropped: rowsRead - deduped,
+        reports: f.reports,
+        streams: f.streams,
+        summaryRows: f.summaryRows,
+        seriesRows: f.seriesRows,
+      },
+      durationMs: mine.filter((m) => m.runId === input.runId).reduce((a, m) => Math.max(a, m.buildMs), 0),
+      states: decided.map((d, i) => ({
+        date: d.date,
+        stateId: mine[i]?.stateId ?? '',
+        action: d.action,
+        reason: d.reason,
+      })),
+    };
   });
+  const reasons: Record<string, number> = {};
+  for (const d of input.decisions) if (d.reason) reasons[d.reason] = (reasons[d.reason] ?? 0) + 1;
+  const rebuilt = input.decisions.filter((d) => d.action === 'rebuild').length;
 
   const sum = (f: (p: PartitionManifest) => number) => partitions.reduce((a, p) => a + f(p), 0);
   const snapshot = newSnapshotId(input.asOf);
@@ -78,9 +136,10 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
       streams: sum((p) => p.figures.streams),
       streamSummaries: sum((p) => p.figures.summaryRows),
       streamTimeseries: sum((p) => p.figures.seriesRows),
-      platformSummaries: platformRows,
+      platformSummaries: combined.platformRows,
     },
     partitions,
+    partitionStates: { reused: input.decisions.length - rebuilt, rebuilt, reasons },
     quarantined: [
       ...input.misplaced.map((q) => ({ ...q, customerId: null })),
       ...partitions.flatMap((p) => p.quarantined.map((q) => ({ ...q, customerId: p.customerId }))),
@@ -104,45 +163,27 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   });
   if (!outcome.published) log.warn({ snapshot }, 'a snapshot with a later asOf is published; this one is discarded');
   for (const p of outcome.pruned) log.info({ snapshot: p }, 'removed old snapshot');
-  log.info({ snapshot, published: outcome.published, reports: manifest.rows.reports }, 'snapshot published');
+  log.info(
+    { snapshot, published: outcome.published, reports: manifest.rows.reports, reused: manifest.partitionStates?.reused, rebuilt },
+    'snapshot published',
+  );
+  // States that no partition uses any more (files gone, superseded), once past the grace time
+  // that protects runs still in flight.
+  const prunedStates = await pruneStates(layout, {
+    keep: new Set(states.map((m) => m.stateId)),
+    livePartitions: new Set(input.decisions.map((d) => partitionKey(d.customerId, d.date))),
+    graceMs: config.snapshots.debrisGraceMs,
+  });
+  if (prunedStates.gone + prunedStates.superseded + prunedStates.debris > 0) log.info(prunedStates, 'pruned partition states');
   return { manifest, published: outcome.published, dir: outcome.dir, pruned: outcome.pruned };
 }
 
-/** Every partition's stream summaries in one temp table (typed, even when there are none). */
-async function loadAllSummaries(s: DbSession, files: string[], asOf: Date, horizonSeconds: number): Promise<void> {
-  if (files.length > 0) {
-    await s.run(`CREATE OR REPLACE TEMP TABLE all_summaries AS SELECT * FROM read_parquet(${fileList(files)}, hive_partitioning = true)`);
-    return;
-  }
-  await s.run(
-    `CREATE OR REPLACE TEMP TABLE raw_reports AS SELECT NULL::VARCHAR AS filename, ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0`,
-  );
-  await s.run(sqlFile('dedup_reports'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
-  const { params, types } = summaryParams(asOf, horizonSeconds);
-  await s.run(`CREATE OR REPLACE TEMP TABLE all_summaries AS SELECT *, NULL::VARCHAR AS customer FROM (${sqlFile('stream_summaries')})`, params, types);
-}
-
 /**
- * Outputs of customers that are not in this run's plan (left by an earlier attempt) go, and so do
- * half-written files of a partition attempt that was killed (`*.tmp-*`): a snapshot holds only
- * finished outputs.
+ * Outputs of an earlier attempt of this publish step (killed while combining): the combine
+ * writes them all again, so none is trusted.
  */
-async function removeStrayPartitions(dir: string, customers: Set<string>): Promise<void> {
-  for (const table of ['stream_summaries', 'stream_timeseries']) {
-    const entries = await fs.readdir(path.join(dir, table)).catch(() => [] as string[]);
-    for (const e of entries) {
-      const folder = path.join(dir, table, e);
-      if (!customers.has(e.replace(/^customer=/, ''))) {
-        await fs.rm(folder, { recursive: true, force: true });
-        continue;
-      }
-      for (const f of await fs.readdir(folder).catch(() => [] as string[])) {
-        if (f.includes('.tmp-')) await fs.rm(path.join(folder, f), { force: true });
-      }
-    }
-  }
-  const manifests = await fs.readdir(path.join(dir, 'partitions')).catch(() => [] as string[]);
-  for (const m of manifests) {
-    if (!customers.has(m.replace(/\.json$/, ''))) await fs.rm(path.join(dir, 'partitions', m), { force: true });
+async function removeStrayOutputs(dir: string): Promise<void> {
+  for (const entry of ['stream_summaries', 'stream_timeseries', 'partitions', 'platform_summaries.parquet', 'customer_summaries.parquet']) {
+    await fs.rm(path.join(dir, entry), { recursive: true, force: true });
   }
 }

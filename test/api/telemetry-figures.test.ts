@@ -7,7 +7,7 @@ import { expectSameFigure, expectSameRows, norm, type Row } from '../helpers/ind
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
 import { WINDOWS, type WindowName } from '../../warehouse/windows.ts';
 import { quotedString } from '../../warehouse/duckdb.ts';
-import { timestampParam } from '../../warehouse/partition-rollup.ts';
+import { timestampParam } from '../../warehouse/duckdb.ts';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 

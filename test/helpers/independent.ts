@@ -5,7 +5,7 @@ import path from 'node:path';
 import { TIMESTAMP } from '@duckdb/node-api';
 import { expect } from 'vitest';
 import { quotedString, toNumber, type Db } from '../../warehouse/duckdb.ts';
-import { timestampParam } from '../../warehouse/partition-rollup.ts';
+import { timestampParam } from '../../warehouse/duckdb.ts';
 import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
 
 export type Row = Record<string, unknown>;
@@ -16,14 +16,14 @@ export class Independent {
     readonly asOf: Date,
   ) {}
 
-  /** Deduplicate (first copy by file name) every landed report with ts <= asOf into `ind_reports`. */
+  /** Deduplicate (first copy by file name, then row in the file) every landed report with ts <= asOf into `ind_reports`. */
   static async create(db: Db, rawRoot: string, asOf: Date): Promise<Independent> {
     await db.withSession((s) =>
       s.run(
         `CREATE OR REPLACE TABLE ind_reports AS
          SELECT * EXCLUDE (rn) FROM (
-           SELECT *, row_number() OVER (PARTITION BY reportId ORDER BY filename) AS rn
-           FROM read_parquet(${quotedString(path.join(rawRoot, '*', '*', '*.parquet'))}, union_by_name = true, filename = true)
+           SELECT *, row_number() OVER (PARTITION BY reportId ORDER BY filename, file_row_number) AS rn
+           FROM read_parquet(${quotedString(path.join(rawRoot, '*', '*', '*.parquet'))}, union_by_name = true, filename = true, file_row_number = true)
          ) WHERE rn = 1 AND ts <= $as_of`,
         { as_of: timestampParam(asOf) },
         { as_of: TIMESTAMP },

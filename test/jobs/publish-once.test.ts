@@ -26,8 +26,8 @@ let wh: TestWarehouse;
 async function planAndPartitions(): Promise<PublishInput> {
   const startedAt = Date.now();
   const plan = await planRollup(wh, { runId: RUN_ID, asOf: AS_OF, ownerPid: null });
-  for (const customerId of plan.customers) await rollupPartition(wh, { runId: RUN_ID, asOf: AS_OF, customerId });
-  return { runId: RUN_ID, asOf: AS_OF, customers: plan.customers, misplaced: plan.misplaced, startedAt };
+  for (const b of plan.batches) await rollupPartition(wh, { runId: RUN_ID, asOf: AS_OF, customerId: b.customerId, dates: b.dates });
+  return { runId: RUN_ID, asOf: AS_OF, customers: plan.customers, misplaced: plan.misplaced, decisions: plan.decisions, startedAt };
 }
 
 beforeAll(async () => {
@@ -44,8 +44,9 @@ describe('publishing a distributed run once', () => {
 
   it('publishes, and a second delivery of the same publish job reports that snapshot without publishing again', async () => {
     const input = await planAndPartitions();
-    // A partition attempt killed mid-write leaves a temporary file beside its output.
+    // An earlier attempt of the publish step killed mid-write leaves a temporary file beside its output.
     const stray = `${snapshotFiles(buildDir(wh.layout, RUN_ID)).summaries('acme')}.tmp-deadbeef`;
+    await fs.mkdir(path.dirname(stray), { recursive: true });
     await fs.writeFile(stray, 'half a parquet file');
 
     const a = await publishRollupOnce(wh, input);

@@ -6,12 +6,14 @@ CREATE VIEW snapshot_info AS
 SELECT {{snapshot}} AS snapshot, {{as_of}} AS snapshotAsOf, {{snapshot_dir}} AS folder;
 
 -- Deduplicated session reports with ts <= asOf: every column of session-report.md, one row per
--- reportId (the copy from the first file by name), read from the snapshot's input files.
+-- reportId (dedup_reports.sql's rule), read from the snapshot's input files.
 CREATE VIEW session_reports AS
-SELECT * EXCLUDE (filename)
-FROM ({{raw}})
-WHERE ts <= {{as_of}}
-QUALIFY row_number() OVER (PARTITION BY reportId ORDER BY filename) = 1;
+WITH dedup_input AS (
+  SELECT * FROM ({{raw}}) WHERE ts <= {{as_of}}
+),
+{{@dedup_reports}}
+SELECT * EXCLUDE (filename, file_row_number)
+FROM dedup_input ANTI JOIN dedup_dropped USING (filename, file_row_number);
 
 -- The stream metrics of the API: the summary fields that describe delivery, per window.
 CREATE VIEW stream_metrics AS

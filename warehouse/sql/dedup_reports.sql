@@ -1,12 +1,22 @@
--- The deduplicated reports with ts <= $as_of: one row per reportId, whatever file it landed in
--- (session-report.md), with every column `raw_reports` was loaded with. Copies of a report are
--- identical by contract; the copy from the first file by name is kept, so the choice is
--- deterministic even when they are not.
-CREATE OR REPLACE TEMP TABLE reports AS
-SELECT unnest(kept)
-FROM (
-  SELECT arg_min(r, r.filename) AS kept
-  FROM raw_reports AS r
-  WHERE r.ts <= $as_of
-  GROUP BY r.reportId
-);
+-- The one deduplication rule (session-report.md: a duplicate counts once, whatever file it lands
+-- in): of the copies of a reportId, the one at the first (filename, file_row_number) is kept, so
+-- the choice is deterministic even for two copies in one file. Rollups, on-demand figures,
+-- exports and the analyst catalog all include this text (duckdb.ts sqlFile: an at-sign placeholder).
+-- Only reportId is grouped over every row; the few duplicate copies are ranked alone and the
+-- dropped ones anti-joined, which DuckDB spills to disk past its memory limit (arg_min over
+-- whole rows, or a window over every row, cost many times a scan).
+-- Used after `WITH dedup_input AS (...),` (a relation with reportId, filename and
+-- file_row_number); the caller then reads
+--   SELECT ... FROM dedup_input ANTI JOIN dedup_dropped USING (filename, file_row_number)
+dedup_copies AS (
+  SELECT reportId FROM dedup_input GROUP BY reportId HAVING count(*) > 1
+),
+dedup_dropped AS (
+  SELECT filename, file_row_number
+  FROM (
+    SELECT d.filename, d.file_row_number,
+           row_number() OVER (PARTITION BY d.reportId ORDER BY d.filename, d.file_row_number) AS copy
+    FROM dedup_input AS d SEMI JOIN dedup_copies USING (reportId)
+  )
+  WHERE copy > 1
+)

@@ -1,7 +1,10 @@
--- One customer's landed reports, the rollup's columns only, with the file each row came from.
+-- One batch of landed files into `raw_reports`, the rollup's columns only, with the file and row
+-- each row came from (the deduplication rule needs both).
 -- <files>: the partition's files (spliced: DuckDB resolves file lists when it prepares).
 -- <projection>: each column cast to its session-report.md type, or its default when no file
 -- has it (report-columns.ts builds it from the column catalog, never from input).
+-- <where>: a filter built by code from constants (`true` for a whole batch).
 CREATE OR REPLACE TEMP TABLE raw_reports AS
-SELECT filename, {{projection}}
-FROM read_parquet({{files}}, union_by_name = true, filename = true, hive_partitioning = false);
+SELECT filename, file_row_number, {{projection}}
+FROM read_parquet({{files}}, union_by_name = true, filename = true, file_row_number = true, hive_partitioning = false)
+WHERE {{where}};

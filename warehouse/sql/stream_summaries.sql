@@ -1,40 +1,44 @@
--- Stream summaries for every window, over the deduplicated `reports` (session-report.md,
--- "Definitions"): a report counts in a window when asOf - window < ts <= asOf.
--- Windows nest, so each report is classed once by the narrowest window that holds it and a
--- window's figures add up the partial sums of its class and the narrower ones.
+-- Stream summaries for every window (session-report.md, "Definitions"): a report counts in a
+-- window when asOf - window < ts <= asOf.
+-- <pieces>: partial sums per stream and session (report_pieces.sql, or partition-state pieces),
+-- none of which straddles asOf or a window's lower edge, and none after asOf; lo_us is the
+-- earliest instant a piece covers (microseconds since the epoch). Windows nest, so each piece is
+-- classed once by the narrowest window that holds it and a window's figures add up the partial
+-- sums of its class and the narrower ones.
 -- Parameters: $as_of (TIMESTAMP), $window_names (VARCHAR[5], narrowest first, the last unbounded),
 -- $window_seconds (BIGINT[4], lengths of the four bounded windows), $horizon_seconds.
 -- Besides the summary fields, each row carries the partial sums that let platform-wide and
 -- per-customer rows be added up from stream rows (peer/buffer sums and counts).
 -- DuckDB sums integers into HUGEINT; figures are cast back to BIGINT, which Parquet stores exactly.
 -- Averages sum exact DECIMALs, not DOUBLEs: a parallel DOUBLE sum depends on the order threads
--- finish in, and the same input must always give the same figures, to the last digit.
+-- finish in, and the same input must always give the same figures, to the last digit, whether
+-- they come from reports or from partition states.
 WITH
 classed AS (
   SELECT
     *,
     CASE
-      WHEN ts > $as_of - to_seconds($window_seconds[1]) THEN 1
-      WHEN ts > $as_of - to_seconds($window_seconds[2]) THEN 2
-      WHEN ts > $as_of - to_seconds($window_seconds[3]) THEN 3
-      WHEN ts > $as_of - to_seconds($window_seconds[4]) THEN 4
+      WHEN lo_us > epoch_us($as_of) - $window_seconds[1] * 1000000 THEN 1
+      WHEN lo_us > epoch_us($as_of) - $window_seconds[2] * 1000000 THEN 2
+      WHEN lo_us > epoch_us($as_of) - $window_seconds[3] * 1000000 THEN 3
+      WHEN lo_us > epoch_us($as_of) - $window_seconds[4] * 1000000 THEN 4
       ELSE 5
     END AS class
-  FROM reports
+  FROM {{pieces}}
 ),
 session_parts AS (
   SELECT
     streamId, sessionId, class,
-    count(*) AS reports,
-    sum(bytesOffloaded) AS off,
-    sum(bytesFallback) AS fb,
-    sum(peerCount) AS peer_sum,
-    count(peerCount) AS peer_n,
-    sum(CAST(bufferHealth AS DECIMAL(38, 9))) AS buf_sum,
-    count(bufferHealth) AS buf_n,
-    sum(stallCount) AS stalls,
-    max(ts) AS last_ts,
-    max(ts) FILTER (WHERE final) AS last_final_ts
+    sum(reports) AS reports,
+    sum(off) AS off,
+    sum(fb) AS fb,
+    sum(peer_sum) AS peer_sum,
+    sum(peer_n) AS peer_n,
+    sum(buf_sum) AS buf_sum,
+    sum(buf_n) AS buf_n,
+    sum(stalls) AS stalls,
+    max(last_ts) AS last_ts,
+    max(last_final_ts) AS last_final_ts
   FROM classed
   GROUP BY ALL
 ),

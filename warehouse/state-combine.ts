@@ -1,0 +1,278 @@
+// Combines partition states into a snapshot: stream summaries of every window, per-customer and
+// platform rows, and the per-day series files, exactly as if computed from the deduplicated
+// reports (docs/warehouse-state.md).
+// A window (asOf - w, asOf] is assembled from pieces that lie wholly inside it: hour pieces, the
+// minute pieces of an hour that an edge cuts, and the raw reports of a minute that an edge cuts
+// (only for an asOf that is not on a minute boundary). Complete days' series are the states'
+// own files, hard-linked into the snapshot; only the day of asOf is computed.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { BIGINT, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
+import {
+  copyToParquet,
+  fileList,
+  fillSql,
+  sqlFile,
+  timestampParam,
+  toNumber,
+  type DbSession,
+  type SqlParams,
+  type SqlTypes,
+} from './duckdb.ts';
+import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
+import { SERIES_ROW_GROUP_SIZE } from './partition-state.ts';
+import { stateFiles, type StateMeta } from './state-store.ts';
+import { STANDARD_BUCKET_SECONDS, WINDOWS, WINDOW_NAMES } from './windows.ts';
+import type { SnapshotFiles } from './snapshots.ts';
+import type { WarehouseLayout } from './layout.ts';
+import { fsyncDir } from '../lib/fsx.ts';
+
+const MINUTE_US = 60_000_000n;
+const HOUR_US = 3_600_000_000n;
+const DAY_US = 86_400_000_000n;
+
+/** Parameters of stream_summaries.sql. */
+export function summaryParams(asOf: Date, horizonSeconds: number): { params: SqlParams; types: SqlTypes } {
+  const bounded = WINDOWS.filter((w) => w.seconds !== null).map((w) => BigInt(w.seconds!));
+  return {
+    params: {
+      as_of: timestampParam(asOf),
+      window_names: listValue([...WINDOW_NAMES]),
+      window_seconds: listValue(bounded),
+      horizon_seconds: horizonSeconds,
+    },
+    types: { as_of: TIMESTAMP, window_names: LIST(VARCHAR), window_seconds: LIST(BIGINT) },
+  };
+}
+
+/** The start of the `grain`-long interval whose open part (start, start + grain) strictly holds `edge`. */
+function cutInterval(edge: bigint, grain: bigint): bigint | null {
+  const start = edge - (((edge % grain) + grain) % grain);
+  return start + 1n <= edge && edge < start + grain - 1n ? start : null;
+}
+
+export function usOf(d: Date): bigint {
+  return BigInt(d.getTime()) * 1000n;
+}
+
+function dateOfUs(us: bigint): string {
+  return new Date(Number(us / 1000n)).toISOString().slice(0, 10);
+}
+
+function dayStartUs(date: string): bigint {
+  return BigInt(Date.parse(`${date}T00:00:00Z`)) * 1000n;
+}
+
+/** The instants where windows end or start at `asOf`, and the hours and minutes they cut. */
+export function windowEdges(asOf: Date) {
+  const u = usOf(asOf);
+  const edges = [u, ...WINDOWS.filter((w) => w.seconds !== null).map((w) => u - BigInt(w.seconds!) * 1_000_000n)];
+  const cutHours = [...new Set(edges.map((e) => cutInterval(e, HOUR_US)).filter((x): x is bigint => x !== null))];
+  const cutMinutes = [...new Set(edges.map((e) => cutInterval(e, MINUTE_US)).filter((x): x is bigint => x !== null))];
+  return { asOfUs: u, cutHours, cutMinutes, asOfMinute: cutInterval(u, MINUTE_US) };
+}
+
+export interface CustomerFigures {
+  /** Deduplicated reports with ts <= asOf. */
+  reports: number;
+  streams: number;
+  summaryRows: number;
+  seriesRows: number;
+  /** Days whose series file is the state's own (hard link), and days computed by this run. */
+  seriesDaysLinked: number;
+  seriesDaysWritten: number;
+}
+
+export interface CombineResult {
+  customers: Map<string, CustomerFigures>;
+  platformRows: number;
+  /** Raw reports read because an edge cuts a minute (0 for an asOf on a minute boundary). */
+  edgeReportsRead: number;
+}
+
+const PIECE_COLUMNS = 'streamId, sessionId, start_us, lo_us, reports, off, fb, peer_sum, peer_n, buf_sum, buf_n, stalls, last_ts, last_final_ts';
+/** Literals of code-computed instants (never input), for filters DuckDB can push into Parquet reads. */
+const lit = (xs: readonly bigint[]) => xs.map((x) => `${x}::BIGINT`).join(', ');
+
+/** Pieces of states' files: `where` on the file's columns; lo_us added. */
+function statePiecesSql(files: string[], where: string, asOfUs: bigint): string {
+  return `SELECT ${PIECE_COLUMNS} FROM (
+            SELECT *, start_us + CASE WHEN at_start THEN 0 ELSE 1 END AS lo_us
+            FROM read_parquet(${fileList(files)}) WHERE ${where}
+          ) WHERE lo_us <= ${asOfUs}::BIGINT`;
+}
+
+export async function combineStates(
+  s: DbSession,
+  input: {
+    layout: WarehouseLayout;
+    asOf: Date;
+    horizonSeconds: number;
+    customers: readonly string[];
+    /** The state of every partition of the snapshot. */
+    states: readonly StateMeta[];
+    build: SnapshotFiles;
+  },
+): Promise<CombineResult> {
+  const { layout, asOf, build } = input;
+  const { asOfUs, cutHours, cutMinutes, asOfMinute } = windowEdges(asOf);
+  const asOfDate = dateOfUs(asOfUs);
+  const states = input.states.filter((m) => m.date <= asOfDate && m.files.length > 0);
+  const piecesOf = (list: readonly StateMeta[]) => list.map((m) => stateFiles(layout, m).pieces);
+  const emptyReports = `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0)`;
+  const reportPieces = (source: string) => fillSql(sqlFile('report_pieces'), { source });
+
+  await s.run(`CREATE OR REPLACE TEMP TABLE window_pieces AS SELECT * FROM (${reportPieces(emptyReports)}) LIMIT 0`);
+  // 1. Hour pieces wholly inside every window they touch.
+  if (states.length > 0) {
+    const notCut = cutHours.length > 0 ? ` AND NOT (NOT at_start AND start_us IN (${lit(cutHours)}))` : '';
+    await s.run(`INSERT INTO window_pieces BY NAME ${statePiecesSql(piecesOf(states), `grain = 3600${notCut}`, asOfUs)}`);
+  }
+  // 2. Minute pieces of the hours an edge cuts (the hour's first instant is in its hour piece).
+  const cutHourDates = new Set(cutHours.map(dateOfUs));
+  const withCutHours = states.filter((m) => cutHourDates.has(m.date));
+  if (withCutHours.length > 0) {
+    const inHours = cutHours.map((h) => `(start_us >= ${h}::BIGINT AND start_us < ${h + HOUR_US}::BIGINT)`).join(' OR ');
+    const notCut = cutMinutes.length > 0 ? ` AND NOT (NOT at_start AND start_us IN (${lit(cutMinutes)}))` : '';
+    await s.run(
+      `INSERT INTO window_pieces BY NAME ${statePiecesSql(
+        piecesOf(withCutHours),
+        `grain = 60 AND (${inHours}) AND NOT (at_start AND start_us IN (${lit(cutHours)}))${notCut}`,
+        asOfUs,
+      )}`,
+    );
+  }
+  // 3. Raw reports of the minutes an edge cuts, deduplicated by the one rule (all copies of a
+  //    report share its ts, so they are all in that minute).
+  let edgeReportsRead = 0;
+  await s.run(`CREATE OR REPLACE TEMP TABLE edge_pieces AS SELECT * FROM (${reportPieces(emptyReports)}) LIMIT 0`);
+  const cutMinuteDates = new Set(cutMinutes.map(dateOfUs));
+  const withCutMinutes = states.filter((m) => cutMinuteDates.has(m.date));
+  if (withCutMinutes.length > 0) {
+    const files = withCutMinutes.flatMap((m) => m.files.map((f) => path.join(layout.rawReports, f.path)));
+    const present = new Set(withCutMinutes.flatMap((m) => m.presentColumns));
+    const inMinutes = cutMinutes
+      .map((m) => `(ts > make_timestamp(${m}::BIGINT) AND ts < make_timestamp(${m + MINUTE_US}::BIGINT))`)
+      .join(' OR ');
+    await s.run(fillSql(sqlFile('load_raw'), { files: fileList(files), projection: projectionSql(ROLLUP_COLUMNS, present), where: inMinutes }));
+    await s.run(sqlFile('dedup_raw'), { as_of: null }, { as_of: TIMESTAMP });
+    edgeReportsRead = toNumber((await s.one<{ n: bigint }>(`SELECT count(*) AS n FROM raw_reports`)).n);
+    await s.run(`INSERT INTO edge_pieces BY NAME ${reportPieces('reports')}`);
+    await s.run(`DROP TABLE raw_reports; DROP TABLE reports`);
+    await s.run(`INSERT INTO window_pieces BY NAME SELECT * FROM edge_pieces WHERE lo_us <= ${asOfUs}::BIGINT`);
+  }
+
+  // Stream summaries of every window, then per-customer and platform rows.
+  const { params, types } = summaryParams(asOf, input.horizonSeconds);
+  await s.run(
+    `CREATE OR REPLACE TEMP TABLE summaries AS
+     SELECT *, split_part(streamId, ':', 1) AS customer FROM (${fillSql(sqlFile('stream_summaries'), { pieces: 'window_pieces' })})`,
+    params,
+    types,
+  );
+  const customers = new Map<string, CustomerFigures>();
+  const counts = await s.all<{ customer: string; reports: bigint; streams: bigint }>(
+    `SELECT customer, sum(reports) AS reports, count(*) AS streams FROM summaries WHERE windowName = 'all' GROUP BY customer`,
+  );
+  for (const c of input.customers) {
+    const row = counts.find((r) => r.customer === c);
+    const summaryRows = await copyToParquet(
+      s,
+      `SELECT * EXCLUDE (customer) FROM summaries WHERE customer = $customer ORDER BY windowName, streamId`,
+      build.summaries(c),
+      { customer: c },
+    );
+    customers.set(c, {
+      reports: row ? toNumber(row.reports) : 0,
+      streams: row ? toNumber(row.streams) : 0,
+      summaryRows,
+      seriesRows: 0,
+      seriesDaysLinked: 0,
+      seriesDaysWritten: 0,
+    });
+  }
+  await s.run(
+    `CREATE OR REPLACE TEMP TABLE added_up AS ${fillSql(sqlFile('platform_summaries'), { summaries: 'summaries' })}`,
+    { window_names: listValue([...WINDOW_NAMES]) },
+    { window_names: LIST(VARCHAR) },
+  );
+  const platformRows = await copyToParquet(s, `SELECT * EXCLUDE (customer) FROM added_up WHERE customer IS NULL`, build.platform);
+  await copyToParquet(s, `SELECT * FROM added_up WHERE customer IS NOT NULL ORDER BY customer, windowName`, build.customers);
+
+  // Series: complete days are the states' own files; the day of asOf is computed up to asOf.
+  const withSeries = new Set<string>();
+  const dirs = new Set<string>();
+  for (const m of states) {
+    if (dayStartUs(m.date) + DAY_US - 1n > asOfUs) continue;
+    const target = build.seriesDay(m.customerId, m.date);
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    await linkOrCopy(stateFiles(layout, m).series, target);
+    dirs.add(path.dirname(target));
+    const f = customers.get(m.customerId);
+    if (f) {
+      f.seriesRows += m.seriesRows;
+      f.seriesDaysLinked++;
+    }
+    withSeries.add(m.customerId);
+  }
+  const seriesPieces = `(SELECT streamId, sessionId, start_us, reports, off, fb, peer_sum, peer_n, buf_sum, buf_n, stalls FROM partial_pieces)`;
+  await s.run(`CREATE OR REPLACE TEMP TABLE partial_pieces AS SELECT *, NULL::VARCHAR AS customer FROM window_pieces LIMIT 0`);
+  const partialDay = states.filter((m) => m.date === asOfDate && dayStartUs(m.date) + DAY_US - 1n > asOfUs);
+  if (partialDay.length > 0) {
+    await s.run(
+      `INSERT INTO partial_pieces BY NAME
+       SELECT *, split_part(streamId, ':', 1) AS customer FROM (${statePiecesSql(
+         piecesOf(partialDay),
+         `grain = 60 AND start_us + CASE WHEN at_start THEN 0 ELSE ${MINUTE_US - 1n} END <= ${asOfUs}::BIGINT`,
+         asOfUs,
+       )})`,
+    );
+    if (asOfMinute !== null) {
+      await s.run(
+        `INSERT INTO partial_pieces BY NAME
+         SELECT *, split_part(streamId, ':', 1) AS customer FROM edge_pieces
+         WHERE lo_us <= ${asOfUs}::BIGINT AND start_us >= ${asOfMinute}::BIGINT AND start_us < ${asOfMinute + MINUTE_US}::BIGINT`,
+      );
+    }
+  }
+  const seriesSql = fillSql(sqlFile('series_combine'), { pieces: seriesPieces });
+  await s.run(`CREATE OR REPLACE TEMP TABLE partial_series AS SELECT * FROM (${seriesSql}) LIMIT 0`, { bucket_seconds: 60 });
+  if (partialDay.length > 0) {
+    for (const size of STANDARD_BUCKET_SECONDS) await s.run(`INSERT INTO partial_series ${seriesSql}`, { bucket_seconds: size });
+  }
+  for (const c of input.customers) {
+    const onPartialDay = partialDay.some((m) => m.customerId === c);
+    // Every customer of the snapshot has at least one series file (an empty one when it has no
+    // bucket yet), so that readers' globs always match.
+    if (!onPartialDay && withSeries.has(c)) continue;
+    const target = build.seriesDay(c, asOfDate);
+    const rows = await copyToParquet(
+      s,
+      `SELECT * FROM partial_series WHERE split_part(streamId, ':', 1) = $customer ORDER BY streamId, bucketSeconds, bucketStart`,
+      target,
+      { customer: c },
+      undefined,
+      { rowGroupSize: SERIES_ROW_GROUP_SIZE },
+    );
+    const f = customers.get(c)!;
+    f.seriesRows += rows;
+    f.seriesDaysWritten++;
+  }
+  for (const d of dirs) await fsyncDir(d);
+  await s.run(
+    `DROP TABLE IF EXISTS window_pieces; DROP TABLE IF EXISTS edge_pieces; DROP TABLE IF EXISTS summaries;
+     DROP TABLE IF EXISTS added_up; DROP TABLE IF EXISTS partial_pieces; DROP TABLE IF EXISTS partial_series;`,
+  );
+  return { customers, platformRows, edgeReportsRead };
+}
+
+/** A hard link (the snapshot shares the state's immutable file), or a copy across file systems. */
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  await fs.rm(to, { force: true });
+  try {
+    await fs.link(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    await fs.copyFile(from, to);
+  }
+}

@@ -1,0 +1,270 @@
+// Partition states on disk: one immutable folder per built state of a (customer, date) partition,
+// recorded with the exact files it was built from and the code that built it, so that a run
+// reuses every state whose inputs did not change (docs/warehouse-state.md).
+// A state is written under a temporary folder name, every file fsynced, its meta.json last, then
+// the folder is renamed into place: a folder without the `.tmp-` prefix is a complete state, and a
+// half-built one (killed mid-way) is never mistaken for one.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { sqlFile } from './duckdb.ts';
+import { QuarantinedSchema } from './manifest.ts';
+import { REPORT_COLUMNS } from './report-columns.ts';
+import { compactIso } from './snapshots.ts';
+import { fsyncDir, fsyncFile, writeJsonDurable } from '../lib/fsx.ts';
+import { codeVersion } from '../lib/version.ts';
+import type { WarehouseLayout } from './layout.ts';
+import type { LandedFile } from './landing.ts';
+
+const TMP_PREFIX = '.tmp-';
+
+/** Bump when the meaning or layout of a state's files changes without its SQL changing. */
+const STATE_FORMAT = 1;
+
+/** SQL whose text decides what a state holds: any change to it makes every state stale. */
+const STATE_SQL = ['load_raw', 'validate_rows', 'dedup_reports', 'dedup_raw', 'state_pieces', 'series_combine'];
+
+let cachedVersion: string | undefined;
+
+/**
+ * The version of the code that builds states: a hash of the SQL that computes them, the column
+ * catalog and the format number. Not the git commit: a commit that does not touch how states are
+ * built must not throw every state away.
+ */
+export function stateVersion(): string {
+  if (cachedVersion === undefined) {
+    const h = createHash('sha256');
+    h.update(`format ${STATE_FORMAT}\n`);
+    for (const name of STATE_SQL) h.update(`${name}\n${sqlFile(name)}\n`);
+    h.update(JSON.stringify(REPORT_COLUMNS));
+    cachedVersion = `s${STATE_FORMAT}-${h.digest('hex').slice(0, 16)}`;
+  }
+  return cachedVersion;
+}
+
+export const StateInputSchema = z.object({
+  /** Relative to the landing root (raw/session_reports). */
+  path: z.string(),
+  size: z.number().int().nonnegative(),
+  mtimeMs: z.number(),
+});
+export type StateInput = z.infer<typeof StateInputSchema>;
+
+export const StateMetaSchema = z.object({
+  formatVersion: z.literal(1),
+  stateId: z.string(),
+  stateVersion: z.string(),
+  codeVersion: z.string(),
+  customerId: z.string(),
+  date: z.string(),
+  runId: z.string(),
+  builtAt: z.string(),
+  /** The good files the state was built from, exactly (path, size, modification time). */
+  files: z.array(StateInputSchema),
+  presentColumns: z.array(z.string()),
+  /** Files of the partition that this build quarantined. */
+  quarantined: z.array(QuarantinedSchema),
+  rowsRead: z.number(),
+  /** Deduplicated reports (every ts). */
+  reports: z.number(),
+  duplicatesDropped: z.number(),
+  streams: z.number(),
+  pieceRows: z.number(),
+  seriesRows: z.number(),
+  buildMs: z.number(),
+});
+export type StateMeta = z.infer<typeof StateMetaSchema>;
+
+export function partitionKey(customerId: string, date: string): string {
+  return `${customerId}/${date}`;
+}
+
+export function statePartitionDir(layout: WarehouseLayout, customerId: string, date: string): string {
+  return path.join(layout.state, `customer=${customerId}`, `date=${date}`);
+}
+
+/** Where each file of a state sits. */
+export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; date: string; stateId: string }) {
+  const dir = path.join(statePartitionDir(layout, meta.customerId, meta.date), meta.stateId);
+  return {
+    dir,
+    meta: path.join(dir, 'meta.json'),
+    /** Partial sums per (stream, session, minute) and per (stream, session, hour). */
+    pieces: path.join(dir, 'pieces.parquet'),
+    /** The day's series of every standard bucket size, in the snapshot's layout. */
+    series: path.join(dir, 'series.parquet'),
+  };
+}
+
+export function newStateId(): string {
+  return `${compactIso(new Date())}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The input record of a landed file. */
+export function stateInput(file: LandedFile & { mtimeMs: number }): StateInput {
+  return { path: file.relPath, size: file.size, mtimeMs: file.mtimeMs };
+}
+
+/** Every complete state of the warehouse, by partition key, newest first. */
+export async function readStates(layout: WarehouseLayout): Promise<Map<string, StateMeta[]>> {
+  const out = new Map<string, StateMeta[]>();
+  for (const c of await readdirOrEmpty(layout.state)) {
+    if (!c.startsWith('customer=')) continue;
+    for (const d of await readdirOrEmpty(path.join(layout.state, c))) {
+      if (!d.startsWith('date=')) continue;
+      const metas: StateMeta[] = [];
+      for (const id of await readdirOrEmpty(path.join(layout.state, c, d))) {
+        if (id.startsWith(TMP_PREFIX)) continue;
+        try {
+          const text = await fs.readFile(path.join(layout.state, c, d, id, 'meta.json'), 'utf8');
+          metas.push(StateMetaSchema.parse(JSON.parse(text)));
+        } catch {
+          // Unreadable or foreign: never reused; pruned as debris.
+        }
+      }
+      metas.sort((a, b) => (a.builtAt < b.builtAt ? 1 : a.builtAt > b.builtAt ? -1 : a.stateId < b.stateId ? 1 : -1));
+      if (metas.length > 0) out.set(partitionKey(c.slice('customer='.length), d.slice('date='.length)), metas);
+    }
+  }
+  return out;
+}
+
+export type RebuildReason =
+  | 'no state yet'
+  | 'rebuild requested'
+  | 'state code changed'
+  | 'new files landed'
+  | 'files removed or quarantined'
+  | 'a file changed';
+
+export interface PartitionDecision {
+  customerId: string;
+  date: string;
+  action: 'reuse' | 'rebuild';
+  /** Why it is rebuilt; null when reused. */
+  reason: RebuildReason | null;
+  /** The state reused (null when rebuilt). */
+  stateId: string | null;
+}
+
+/**
+ * Whether a partition's newest state still describes its files: the same paths, sizes and
+ * modification times, built by the same state code. Otherwise, why not.
+ */
+export function decidePartition(
+  customerId: string,
+  date: string,
+  current: readonly StateInput[],
+  states: readonly StateMeta[] | undefined,
+  rebuild: boolean,
+): PartitionDecision {
+  const rebuildFor = (reason: RebuildReason): PartitionDecision => ({ customerId, date, action: 'rebuild', reason, stateId: null });
+  if (rebuild) return rebuildFor('rebuild requested');
+  const fresh = (states ?? []).filter((m) => m.stateVersion === stateVersion());
+  if (fresh.length === 0) return rebuildFor(states && states.length > 0 ? 'state code changed' : 'no state yet');
+  const newest = fresh[0]!;
+  const had = new Map(newest.files.map((f) => [f.path, f]));
+  const now = new Map(current.map((f) => [f.path, f]));
+  for (const f of current) {
+    const h = had.get(f.path);
+    if (!h) {
+      // A file the state's build quarantined is gone from the landing area, never back under its name.
+      return rebuildFor('new files landed');
+    }
+    if (h.size !== f.size || h.mtimeMs !== f.mtimeMs) return rebuildFor('a file changed');
+  }
+  for (const f of newest.files) if (!now.has(f.path)) return rebuildFor('files removed or quarantined');
+  return { customerId, date, action: 'reuse', reason: null, stateId: newest.stateId };
+}
+
+/**
+ * Write one state: `write(dir)` fills a temporary folder, then every file in it is fsynced,
+ * meta.json written durably, and the folder renamed into place (and its parent fsynced).
+ */
+export async function writeState(
+  layout: WarehouseLayout,
+  meta: StateMeta,
+  write: (files: ReturnType<typeof stateFiles>) => Promise<void>,
+): Promise<void> {
+  const final = stateFiles(layout, meta);
+  const parent = path.dirname(final.dir);
+  const tmpDir = path.join(parent, `${TMP_PREFIX}${meta.stateId}`);
+  await fs.mkdir(tmpDir, { recursive: true });
+  try {
+    const tmp = stateFiles(layout, { ...meta, stateId: `${TMP_PREFIX}${meta.stateId}` });
+    await write(tmp);
+    for (const f of await fs.readdir(tmpDir)) await fsyncFile(path.join(tmpDir, f));
+    await writeJsonDurable(tmp.meta, meta);
+    await fs.rename(tmpDir, final.dir);
+    await fsyncDir(parent);
+  } catch (err) {
+    await fs.rm(tmpDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+export interface PrunedStates {
+  /** States of partitions that have no file left. */
+  gone: number;
+  /** States replaced by a newer one. */
+  superseded: number;
+  /** Half-built folders of killed builds. */
+  debris: number;
+}
+
+/**
+ * Retention: remove the states of partitions whose files are all gone, states replaced by a newer
+ * one, and half-built folders, once older than `graceMs` (a run still in flight may be reading a
+ * state it chose). `keep` holds state ids in use by the run that prunes. Snapshots are not
+ * affected: they hold hard links to the series files they use.
+ */
+export async function pruneStates(
+  layout: WarehouseLayout,
+  opts: { keep: ReadonlySet<string>; livePartitions: ReadonlySet<string>; graceMs: number },
+): Promise<PrunedStates> {
+  const pruned: PrunedStates = { gone: 0, superseded: 0, debris: 0 };
+  const now = Date.now();
+  const old = async (p: string) => {
+    const st = await fs.stat(p).catch(() => null);
+    return st !== null && now - st.mtimeMs >= opts.graceMs;
+  };
+  const states = await readStates(layout);
+  for (const c of await readdirOrEmpty(layout.state)) {
+    for (const d of await readdirOrEmpty(path.join(layout.state, c))) {
+      const key = partitionKey(c.slice('customer='.length), d.slice('date='.length));
+      const partDir = path.join(layout.state, c, d);
+      const metas = states.get(key) ?? [];
+      const newestFresh = metas.find((m) => m.stateVersion === stateVersion());
+      const live = opts.livePartitions.has(key);
+      for (const id of await readdirOrEmpty(partDir)) {
+        const dir = path.join(partDir, id);
+        const meta = metas.find((m) => m.stateId === id);
+        if (opts.keep.has(id)) continue;
+        let kind: keyof PrunedStates | null = null;
+        if (!meta) kind = 'debris';
+        else if (!live) kind = 'gone';
+        else if (meta !== newestFresh) kind = 'superseded';
+        if (kind && (await old(dir))) {
+          await fs.rm(dir, { recursive: true, force: true });
+          pruned[kind]++;
+        }
+      }
+      if ((await readdirOrEmpty(partDir)).length === 0) await fs.rm(partDir, { recursive: true, force: true });
+    }
+    if ((await readdirOrEmpty(path.join(layout.state, c))).length === 0) {
+      await fs.rm(path.join(layout.state, c), { recursive: true, force: true });
+    }
+  }
+  return pruned;
+}
+
+async function readdirOrEmpty(dir: string): Promise<string[]> {
+  try {
+    return (await fs.readdir(dir)).sort();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw err;
+  }
+}
