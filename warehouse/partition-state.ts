@@ -2,10 +2,13 @@
 // their files once, deduplicate (every copy of a report has the same ts, hence the same
 // partition), reduce to per-minute and per-hour pieces of partial sums and the day's series,
 // and write one immutable state per date (state-store.ts).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { TIMESTAMP, VARCHAR } from '@duckdb/node-api';
-import { copyToParquet, fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import { copyToParquet, fillSql, quotedString, sqlFile, toNumber, type DbSession } from './duckdb.ts';
 import { loadCustomerReports } from './partition-load.ts';
-import { newStateId, stateInput, stateVersion, writeState, type StateMeta } from './state-store.ts';
+import { newStateId, stateInput, stateVersion, TMP_PREFIX, writeState, type StateMeta } from './state-store.ts';
 import { STANDARD_BUCKET_SECONDS } from './windows.ts';
 import { codeVersion } from '../lib/version.ts';
 import type { LandedFile } from './landing.ts';
@@ -46,61 +49,75 @@ export async function buildPartitionStates(
     }
     const readOf = new Map(read.map((r) => [r.date, toNumber(r.n)]));
     const keptOf = new Map(kept.map((r) => [r.date, r]));
-    const metas: StateMeta[] = [];
-    for (const date of dates) {
-      const files = loaded.files.filter((f) => f.date === date);
-      const all = landed.filter((f) => f.date === date);
-      const stateId = newStateId();
-      const k = keptOf.get(date);
-      const rowsRead = readOf.get(date) ?? 0;
-      const reports = k ? toNumber(k.n) : 0;
-      const meta: StateMeta = {
-        formatVersion: 1,
-        stateId,
-        stateVersion: stateVersion(),
-        codeVersion: codeVersion(),
-        customerId: ctx.customerId,
-        date,
-        runId: ctx.runId,
-        builtAt: new Date().toISOString(),
-        files: files.map(stateInput),
-        presentColumns: loaded.presentColumnsOf(files),
-        quarantined: loaded.quarantined.filter((q) => all.some((f) => f.relPath === q.relPath)),
-        rowsRead,
-        reports,
-        duplicatesDropped: rowsRead - reports,
-        streams: k ? toNumber(k.streams) : 0,
-        pieceRows: 0,
-        seriesRows: 0,
-        buildMs: 0,
-      };
-      await writeState(ctx.layout, meta, async (out) => {
-        const params = { date };
-        const types = { date: VARCHAR };
-        meta.pieceRows = await copyToParquet(
-          s,
-          `SELECT * EXCLUDE (date) FROM state_pieces WHERE date = CAST($date AS DATE) ORDER BY grain DESC, start_us, streamId, sessionId, at_start`,
-          out.pieces,
-          params,
-          types,
+    // Hour and minute pieces of every date in one partitioned COPY each (one statement, not two
+    // per date), into a scratch folder beside the states; each state then takes its files.
+    const scratch = path.join(ctx.layout.state, `customer=${ctx.customerId}`, `${TMP_PREFIX}batch-${randomBytes(4).toString('hex')}`);
+    await fs.mkdir(scratch, { recursive: true });
+    try {
+      const rowsOf = new Map<string, { hours: number; minutes: number }>();
+      for (const grain of ['hours', 'minutes'] as const) {
+        const counts = await s.all<{ date: string; n: bigint }>(
+          `SELECT CAST(date AS VARCHAR) AS date, count(*) AS n FROM state_${grain} GROUP BY ALL`,
         );
-        meta.seriesRows = await copyToParquet(
-          s,
-          `SELECT * FROM state_series WHERE CAST(bucketStart AS DATE) = CAST($date AS DATE) ORDER BY streamId, bucketSeconds, bucketStart`,
-          out.series,
-          params,
-          types,
-          { rowGroupSize: SERIES_ROW_GROUP_SIZE },
+        for (const c of counts) rowsOf.set(c.date, { hours: 0, minutes: 0, ...rowsOf.get(c.date), [grain]: toNumber(c.n) });
+        await s.run(
+          `COPY (SELECT * FROM state_${grain} ORDER BY date, start_us) TO ${quotedString(path.join(scratch, grain))}
+           (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (date), FILENAME_PATTERN 'part-{i}', WRITE_PARTITION_COLUMNS false)`,
         );
-        meta.buildMs = Date.now() - started;
-      });
-      metas.push(meta);
+      }
+      const metas: StateMeta[] = [];
+      for (const date of dates) {
+        const files = loaded.files.filter((f) => f.date === date);
+        const all = landed.filter((f) => f.date === date);
+        const k = keptOf.get(date);
+        const rowsRead = readOf.get(date) ?? 0;
+        const reports = k ? toNumber(k.n) : 0;
+        const meta: StateMeta = {
+          formatVersion: 1,
+          stateId: newStateId(),
+          stateVersion: stateVersion(),
+          codeVersion: codeVersion(),
+          customerId: ctx.customerId,
+          date,
+          runId: ctx.runId,
+          builtAt: new Date().toISOString(),
+          files: files.map(stateInput),
+          presentColumns: loaded.presentColumnsOf(files),
+          quarantined: loaded.quarantined.filter((q) => all.some((f) => f.relPath === q.relPath)),
+          rowsRead,
+          reports,
+          duplicatesDropped: rowsRead - reports,
+          streams: k ? toNumber(k.streams) : 0,
+          pieceRows: (rowsOf.get(date)?.hours ?? 0) + (rowsOf.get(date)?.minutes ?? 0),
+          seriesRows: 0,
+          buildMs: 0,
+        };
+        await writeState(ctx.layout, meta, async (out) => {
+          for (const grain of ['hours', 'minutes'] as const) {
+            const written = path.join(scratch, grain, `date=${date}`, 'part-0.parquet');
+            if (rowsOf.get(date)?.[grain]) await fs.rename(written, out[grain]);
+            else await copyToParquet(s, `SELECT * EXCLUDE (date) FROM state_${grain} LIMIT 0`, out[grain]);
+          }
+          meta.seriesRows = await copyToParquet(
+            s,
+            `SELECT * FROM state_series WHERE CAST(bucketStart AS DATE) = CAST($date AS DATE) ORDER BY streamId, bucketSeconds, bucketStart`,
+            out.series,
+            { date },
+            { date: VARCHAR },
+            { rowGroupSize: SERIES_ROW_GROUP_SIZE },
+          );
+          meta.buildMs = Date.now() - started;
+        });
+        metas.push(meta);
+      }
+      return metas;
+    } finally {
+      await fs.rm(scratch, { recursive: true, force: true });
     }
-    return metas;
   } finally {
     await s.run(
       `DROP TABLE IF EXISTS raw_reports; DROP TABLE IF EXISTS reports; DROP TABLE IF EXISTS state_minutes;
-       DROP TABLE IF EXISTS state_pieces; DROP TABLE IF EXISTS state_series;`,
+       DROP TABLE IF EXISTS state_hours; DROP TABLE IF EXISTS state_series;`,
     );
   }
 }

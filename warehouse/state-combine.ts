@@ -7,6 +7,7 @@
 // own files, hard-linked into the snapshot; only the day of asOf is computed.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import pLimit from 'p-limit';
 import { BIGINT, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
 import {
   copyToParquet,
@@ -118,15 +119,16 @@ export async function combineStates(
   const { asOfUs, cutHours, cutMinutes, asOfMinute } = windowEdges(asOf);
   const asOfDate = dateOfUs(asOfUs);
   const states = input.states.filter((m) => m.date <= asOfDate && m.files.length > 0);
-  const piecesOf = (list: readonly StateMeta[]) => list.map((m) => stateFiles(layout, m).pieces);
+  const hoursOf = (list: readonly StateMeta[]) => list.map((m) => stateFiles(layout, m).hours);
+  const minutesOf = (list: readonly StateMeta[]) => list.map((m) => stateFiles(layout, m).minutes);
   const emptyReports = `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0)`;
   const reportPieces = (source: string) => fillSql(sqlFile('report_pieces'), { source });
 
   await s.run(`CREATE OR REPLACE TEMP TABLE window_pieces AS SELECT * FROM (${reportPieces(emptyReports)}) LIMIT 0`);
   // 1. Hour pieces wholly inside every window they touch.
   if (states.length > 0) {
-    const notCut = cutHours.length > 0 ? ` AND NOT (NOT at_start AND start_us IN (${lit(cutHours)}))` : '';
-    await s.run(`INSERT INTO window_pieces BY NAME ${statePiecesSql(piecesOf(states), `grain = 3600${notCut}`, asOfUs)}`);
+    const notCut = cutHours.length > 0 ? `NOT (NOT at_start AND start_us IN (${lit(cutHours)}))` : 'true';
+    await s.run(`INSERT INTO window_pieces BY NAME ${statePiecesSql(hoursOf(states), notCut, asOfUs)}`);
   }
   // 2. Minute pieces of the hours an edge cuts (the hour's first instant is in its hour piece).
   const cutHourDates = new Set(cutHours.map(dateOfUs));
@@ -136,8 +138,8 @@ export async function combineStates(
     const notCut = cutMinutes.length > 0 ? ` AND NOT (NOT at_start AND start_us IN (${lit(cutMinutes)}))` : '';
     await s.run(
       `INSERT INTO window_pieces BY NAME ${statePiecesSql(
-        piecesOf(withCutHours),
-        `grain = 60 AND (${inHours}) AND NOT (at_start AND start_us IN (${lit(cutHours)}))${notCut}`,
+        minutesOf(withCutHours),
+        `(${inHours}) AND NOT (at_start AND start_us IN (${lit(cutHours)}))${notCut}`,
         asOfUs,
       )}`,
     );
@@ -201,13 +203,20 @@ export async function combineStates(
 
   // Series: complete days are the states' own files; the day of asOf is computed up to asOf.
   const withSeries = new Set<string>();
-  const dirs = new Set<string>();
-  for (const m of states) {
-    if (dayStartUs(m.date) + DAY_US - 1n > asOfUs) continue;
-    const target = build.seriesDay(m.customerId, m.date);
-    await fs.mkdir(path.dirname(target), { recursive: true });
-    await linkOrCopy(stateFiles(layout, m).series, target);
-    dirs.add(path.dirname(target));
+  const complete = states.filter((m) => dayStartUs(m.date) + DAY_US - 1n <= asOfUs);
+  // Links and folders in parallel: each is a small metadata operation, and fsyncs of one file
+  // system overlap into few journal commits.
+  const limit = pLimit(16);
+  await Promise.all(
+    complete.map((m) =>
+      limit(async () => {
+        const target = build.seriesDay(m.customerId, m.date);
+        await fs.mkdir(path.dirname(target), { recursive: true });
+        await linkOrCopy(stateFiles(layout, m).series, target);
+      }),
+    ),
+  );
+  for (const m of complete) {
     const f = customers.get(m.customerId);
     if (f) {
       f.seriesRows += m.seriesRows;
@@ -215,6 +224,7 @@ export async function combineStates(
     }
     withSeries.add(m.customerId);
   }
+  const dirs = new Set(complete.map((m) => path.dirname(build.seriesDay(m.customerId, m.date))));
   const seriesPieces = `(SELECT streamId, sessionId, start_us, reports, off, fb, peer_sum, peer_n, buf_sum, buf_n, stalls FROM partial_pieces)`;
   await s.run(`CREATE OR REPLACE TEMP TABLE partial_pieces AS SELECT *, NULL::VARCHAR AS customer FROM window_pieces LIMIT 0`);
   const partialDay = states.filter((m) => m.date === asOfDate && dayStartUs(m.date) + DAY_US - 1n > asOfUs);
@@ -222,8 +232,8 @@ export async function combineStates(
     await s.run(
       `INSERT INTO partial_pieces BY NAME
        SELECT *, split_part(streamId, ':', 1) AS customer FROM (${statePiecesSql(
-         piecesOf(partialDay),
-         `grain = 60 AND start_us + CASE WHEN at_start THEN 0 ELSE ${MINUTE_US - 1n} END <= ${asOfUs}::BIGINT`,
+         minutesOf(partialDay),
+         `start_us + CASE WHEN at_start THEN 0 ELSE ${MINUTE_US - 1n} END <= ${asOfUs}::BIGINT`,
          asOfUs,
        )})`,
     );
@@ -258,7 +268,7 @@ export async function combineStates(
     f.seriesRows += rows;
     f.seriesDaysWritten++;
   }
-  for (const d of dirs) await fsyncDir(d);
+  await Promise.all([...dirs].map((d) => limit(() => fsyncDir(d))));
   await s.run(
     `DROP TABLE IF EXISTS window_pieces; DROP TABLE IF EXISTS edge_pieces; DROP TABLE IF EXISTS summaries;
      DROP TABLE IF EXISTS added_up; DROP TABLE IF EXISTS partial_pieces; DROP TABLE IF EXISTS partial_series;`,

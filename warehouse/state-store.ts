@@ -17,10 +17,10 @@ import { codeVersion } from '../lib/version.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { LandedFile } from './landing.ts';
 
-const TMP_PREFIX = '.tmp-';
+export const TMP_PREFIX = '.tmp-';
 
 /** Bump when the meaning or layout of a state's files changes without its SQL changing. */
-const STATE_FORMAT = 1;
+const STATE_FORMAT = 2;
 
 /** SQL whose text decides what a state holds: any change to it makes every state stale. */
 const STATE_SQL = ['load_raw', 'validate_rows', 'dedup_reports', 'dedup_raw', 'state_pieces', 'series_combine'];
@@ -90,8 +90,10 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
   return {
     dir,
     meta: path.join(dir, 'meta.json'),
-    /** Partial sums per (stream, session, minute) and per (stream, session, hour). */
-    pieces: path.join(dir, 'pieces.parquet'),
+    /** Partial sums per (stream, session, hour): what windows are made of. */
+    hours: path.join(dir, 'hours.parquet'),
+    /** Partial sums per (stream, session, minute): for hours a window edge cuts, and the day of asOf. */
+    minutes: path.join(dir, 'minutes.parquet'),
     /** The day's series of every standard bucket size, in the snapshot's layout. */
     series: path.join(dir, 'series.parquet'),
   };
@@ -232,6 +234,14 @@ export async function pruneStates(
   const states = await readStates(layout);
   for (const c of await readdirOrEmpty(layout.state)) {
     for (const d of await readdirOrEmpty(path.join(layout.state, c))) {
+      if (!d.startsWith('date=')) {
+        // Scratch of a batch build that was killed.
+        if (d.startsWith(TMP_PREFIX) && (await old(path.join(layout.state, c, d)))) {
+          await fs.rm(path.join(layout.state, c, d), { recursive: true, force: true });
+          pruned.debris++;
+        }
+        continue;
+      }
       const key = partitionKey(c.slice('customer='.length), d.slice('date='.length));
       const partDir = path.join(layout.state, c, d);
       const metas = states.get(key) ?? [];

@@ -4,14 +4,25 @@ import { isoDate } from '../options.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { bytes, duration, int } from '../format.ts';
 
-export async function runPipelineCommand(flags: { warehouse?: string; asOf?: string }): Promise<void> {
+export async function runPipelineCommand(flags: { warehouse?: string; asOf?: string; rebuild?: boolean }): Promise<void> {
   const rt = runtime(flags);
   const asOf = flags.asOf === undefined ? new Date() : parseOption('as-of', isoDate, flags.asOf);
   const bar = progressBar('pipeline');
   const result = await withJobDeps(rt, (deps) =>
-    runPipeline(deps, { asOf }, (p) => bar.update((100 * p.done) / p.total, p.step)),
+    runPipeline(deps, { asOf, rebuild: flags.rebuild === true }, (p) => bar.update((100 * p.done) / p.total, p.step)),
   ).finally(() => bar.stop());
   process.stdout.write(`${describeRun(result)}\n`);
+}
+
+/** "partitions         12 rebuilt, 288 reused" and one line per reason. */
+export function describePartitionStates(ps: PipelineResult['manifest']['partitionStates']): string[] {
+  if (!ps) return [];
+  return [
+    `  partitions          ${int(ps.rebuilt)} rebuilt, ${int(ps.reused)} reused (unchanged files)`,
+    ...Object.entries(ps.reasons)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([reason, n]) => `    ${int(n)} × ${reason}`),
+  ];
 }
 
 export function describeRun(r: PipelineResult): string {
@@ -27,6 +38,7 @@ export function describeRun(r: PipelineResult): string {
     `  files quarantined   ${int(m.quarantined.length)}`,
     ...m.quarantined.map((q) => `    ${q.relPath}: ${q.reason} (${q.detail})`),
     `  streams             ${int(m.rows.streams)}`,
+    ...describePartitionStates(m.partitionStates),
     `  time taken          ${duration(m.durationMs)}`,
   ];
   if (r.pruned.length > 0) lines.push(`  old snapshots removed: ${r.pruned.length}`);

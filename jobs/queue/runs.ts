@@ -3,7 +3,7 @@
 import type { Job, JobState, Queue } from 'bullmq';
 import type { Queues } from './client.ts';
 import { JOBS, QUEUES, planJobId, reportsJobId, rollupJobId, type RunKind } from './names.ts';
-import { PartitionPayload, PlanPayload, Progress, PublishResult, ReportsPayload, ReportsResult, resultOf } from './payloads.ts';
+import { PartitionPayload, PlanPayload, Progress, PublishPayload, PublishResult, ReportsPayload, ReportsResult, resultOf } from './payloads.ts';
 
 export type RunState = 'queued' | 'planning' | 'running' | 'publishing' | 'retrying' | 'completed' | 'failed' | 'unknown';
 
@@ -13,14 +13,18 @@ export interface RunInfo {
   state: RunState;
   /** 0–100, for the run as a whole. */
   percent: number;
-  /** What it is doing, e.g. "2/3 partitions". */
+  /** What it is doing, e.g. "2/3 jobs, 12 partitions to rebuild, 288 reused". */
   progress: string;
   /** BullMQ ids of the run's jobs (plan and flow parent, or the report job). */
   jobIds: string[];
   startedAt: number | null;
   finishedAt: number | null;
   durationMs: number | null;
+  /** The run's jobs (each rebuilds the states of some date partitions of one customer). */
   partitions: { done: number; failed: number; total: number } | null;
+  /** Date partitions whose state the run rebuilt / reused (null when not known). */
+  partitionsRebuilt: number | null;
+  partitionsReused: number | null;
   reports: number | null;
   streams: number | null;
   snapshot: string | null;
@@ -43,6 +47,8 @@ function blank(kind: RunKind, asOf: string): RunInfo {
     finishedAt: null,
     durationMs: null,
     partitions: null,
+    partitionsRebuilt: null,
+    partitionsReused: null,
     reports: null,
     streams: null,
     snapshot: null,
@@ -103,7 +109,15 @@ async function describeRollup(queues: Queues, asOf: Date): Promise<RunInfo | nul
   const failed = counts.failed ?? 0;
   const total = done + failed + (counts.unprocessed ?? 0) + (counts.ignored ?? 0);
   info.partitions = { done, failed, total };
-  const partitionsLine = `${done}/${total} partitions`;
+  const decisions = resultOf(PublishPayload, run.data)?.decisions;
+  if (decisions) {
+    const rebuilt = decisions.filter((d) => d.action === 'rebuild').length;
+    info.partitionsRebuilt = rebuilt;
+    info.partitionsReused = decisions.length - rebuilt;
+  }
+  const partitionsLine =
+    `${done}/${total} jobs` +
+    (info.partitionsRebuilt === null ? '' : `, ${info.partitionsRebuilt} partitions rebuilt, ${info.partitionsReused} reused`);
   timing(info, startedAt, run.finishedOn);
 
   switch (state) {
@@ -145,7 +159,8 @@ async function failureOf(queues: Queues, run: Job): Promise<string> {
     const id = key.slice(key.lastIndexOf(`:${QUEUES.partitions}:`) + QUEUES.partitions.length + 2);
     const child = await queues.partitions.getJob(id);
     if (!child) continue;
-    const customer = resultOf(PartitionPayload, child.data)?.customerId ?? id;
+    const payload = resultOf(PartitionPayload, child.data);
+    const customer = payload ? payload.customerId : id;
     return `partition ${customer} failed after ${child.attemptsMade} attempt(s): ${child.failedReason}`;
   }
   return run.failedReason || 'failed';

@@ -7,8 +7,8 @@ import { discoverLanding, quarantineFile, type LandedFile, type QuarantinedFile 
 import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision } from '../../warehouse/state-store.ts';
 import type { JobDeps } from '../deps.ts';
 
-/** Dates of one customer rebuilt by one job: bounds a job's memory whatever the history. */
-export const DATES_PER_BATCH = 8;
+/** Dates of one customer rebuilt by one job: a month, so that a job's memory does not grow with history. */
+export const DATES_PER_BATCH = 31;
 
 export interface PartitionBatch {
   customerId: string;

@@ -38,6 +38,8 @@ beforeAll(async () => {
   await generateReports(wh.db, wh.layout, { customers: CUSTOMERS, streams: 2, sessions: 40, start: START, hours: 3, seed: 21 });
   // The reference: the inline pipeline (whose figures the warehouse tests prove) for the same asOf.
   inline = await runPipeline(wh, { asOf: new Date(AS_OF) });
+  // The flow must build the states itself (the inline run's would all be reused).
+  await fs.rm(wh.layout.state, { recursive: true, force: true });
   queues = await testQueues(env);
   // Both ready before the run is added, so that both are there to take partitions.
   workers = await Promise.all([readyWorker(env), readyWorker(env)]);
@@ -102,8 +104,10 @@ describe('a rollup run on the worker tier', () => {
     expect(run).toMatchObject({
       state: 'completed',
       percent: 100,
-      progress: '4/4 partitions',
+      progress: '4/4 jobs, 4 partitions rebuilt, 0 reused',
       partitions: { done: 4, failed: 0, total: 4 },
+      partitionsRebuilt: 4,
+      partitionsReused: 0,
       reports: inline.manifest.rows.reports,
       streams: inline.manifest.rows.streams,
       snapshot: (await readCurrent(wh.layout))!.snapshot,
@@ -112,7 +116,7 @@ describe('a rollup run on the worker tier', () => {
     });
     expect(run.durationMs).toBeGreaterThan(0);
     const table = await cli(['runs'], env);
-    expect(table.stdout).toMatch(/rollup\s+2026-11-20T02:55:00.000Z\s+completed\s+4\/4 partitions/);
+    expect(table.stdout).toMatch(/rollup\s+2026-11-20T02:55:00.000Z\s+completed\s+4\/4 jobs, 4 partitions rebuilt, 0 reused/);
   });
 
   it("runs the report job: every customer's reports of the current snapshot, rendered by a worker as this process renders them", async () => {

@@ -1,6 +1,7 @@
 -- A partition state's pieces, from the deduplicated `reports` of one batch of partitions: per
--- (date, stream, session, minute) and per (date, stream, session, hour), the partial sums of
--- every figure (session-report.md) and the session's latest report times.
+-- (date, stream, session, minute) in `state_minutes` and per (date, stream, session, hour) in
+-- `state_hours`, the partial sums of every figure (session-report.md) and the session's latest
+-- report times.
 -- A piece covers either the instant that starts its minute/hour (at_start) or the open interval
 -- after it, so that any window (asOf - w, asOf] whose edges fall on minute boundaries is an exact
 -- union of pieces, and buckets [start, start + size) are too.
@@ -25,15 +26,12 @@ SELECT
 FROM reports
 GROUP BY ALL;
 
-CREATE OR REPLACE TEMP TABLE state_pieces AS
-SELECT date, 60 AS grain, start_us, at_start, streamId, sessionId, reports, off, fb, peer_sum, peer_n,
-       buf_sum, buf_n, stalls, last_ts, last_final_ts
-FROM state_minutes
-UNION ALL
-SELECT date, 3600 AS grain, hour_us, hour_start, streamId, sessionId,
-       CAST(sum(reports) AS BIGINT), CAST(sum(off) AS BIGINT), CAST(sum(fb) AS BIGINT),
-       CAST(sum(peer_sum) AS BIGINT), CAST(sum(peer_n) AS BIGINT), sum(buf_sum), CAST(sum(buf_n) AS BIGINT),
-       CAST(sum(stalls) AS BIGINT), max(last_ts), max(last_final_ts)
+CREATE OR REPLACE TEMP TABLE state_hours AS
+SELECT date, 3600 AS grain, hour_us AS start_us, hour_start AS at_start, streamId, sessionId,
+       CAST(sum(reports) AS BIGINT) AS reports, CAST(sum(off) AS BIGINT) AS off, CAST(sum(fb) AS BIGINT) AS fb,
+       CAST(sum(peer_sum) AS BIGINT) AS peer_sum, CAST(sum(peer_n) AS BIGINT) AS peer_n, sum(buf_sum) AS buf_sum,
+       CAST(sum(buf_n) AS BIGINT) AS buf_n,
+       CAST(sum(stalls) AS BIGINT) AS stalls, max(last_ts) AS last_ts, max(last_final_ts) AS last_final_ts
 FROM (
   SELECT *, start_us // 3600000000 * 3600000000 AS hour_us, at_start AND start_us % 3600000000 = 0 AS hour_start
   FROM state_minutes

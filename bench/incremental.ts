@@ -1,0 +1,186 @@
+// npm run bench:incremental -- [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 180] [--no-verify]
+// The incremental warehouse against a full run, in one process, over generated data (30 days of
+// 100 streams, ~6 M reports by default, generated once by `cli generate` in a child process):
+//   1. a bare DuckDB scan-and-group over the same files (distinct sessions and byte sums per
+//      stream): the floor a full run is compared with;
+//   2. a from-scratch run (no partition state);
+//   3. a run after one new hour of files landed plus one late file into a day ten days back;
+//   4. a rerun with nothing new (the next 5-minute tick);
+//   5. (verify) a `--rebuild` run at the same asOf, whose snapshot must equal run 4's exactly.
+// Prints times, ratios against the goals of issue 10 and peak RSS (VmHWM of this process).
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Command } from 'commander';
+import { loadConfig } from '../lib/config.ts';
+import { silentLogger } from '../lib/log.ts';
+import { PROJECT_ROOT } from '../lib/version.ts';
+import { openJobDeps } from '../jobs/deps.ts';
+import { runPipeline, type PipelineResult } from '../jobs/pipeline.ts';
+import { discoverLanding } from '../warehouse/landing.ts';
+import { fileList, quotedString, toNumber } from '../warehouse/duckdb.ts';
+import { publishedDir, snapshotFiles } from '../warehouse/snapshots.ts';
+import { describeRatio, writeResult } from './report.ts';
+
+const opts = new Command()
+  .option('--dir <dir>', 'warehouse folder (generated into when empty)', path.join(PROJECT_ROOT, 'bench', 'output', 'incremental'))
+  .option('--days <n>', 'days of history', '30')
+  .option('--customers <n>', 'customers', '10')
+  .option('--streams <n>', 'streams per customer', '10')
+  .option('--sessions <n>', 'sessions per stream over the period', '180')
+  .option('--no-verify', 'skip the --rebuild run that checks the incremental snapshot to the last digit')
+  .parse()
+  .opts<{ dir: string; days: string; customers: string; streams: string; sessions: string; verify: boolean }>();
+
+const HOUR = 3_600_000;
+const days = Number(opts.days);
+const customers = Array.from({ length: Number(opts.customers) }, (_, i) => `c${i + 1}`);
+const start = new Date('2026-10-01T00:00:00Z');
+const end = new Date(start.getTime() + days * 24 * HOUR);
+const dir = path.resolve(opts.dir);
+const run = promisify(execFile);
+
+async function generate(args: string[]): Promise<void> {
+  await run(process.execPath, [path.join(PROJECT_ROOT, 'bin/p2ptel.js'), 'generate', '--warehouse', dir, ...args], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+function peakRssMb(): Promise<number> {
+  return fs.readFile('/proc/self/status', 'utf8').then((t) => Number(/VmHWM:\s+(\d+)/.exec(t)![1]) / 1024);
+}
+
+const config = loadConfig({ warehouseDir: dir });
+const deps = await openJobDeps(config, silentLogger);
+
+if ((await discoverLanding(deps.layout)).files.length === 0) {
+  process.stderr.write(`generating ${days} days × ${customers.length * Number(opts.streams)} streams into ${dir} ...\n`);
+  await generate([
+    '--customers', customers.join(','), '--streams', opts.streams, '--sessions', opts.sessions,
+    '--start', start.toISOString(), '--hours', String(days * 24), '--seed', '7',
+  ]);
+}
+// Every timed run starts from the same place: no state, no snapshot.
+for (const p of [deps.layout.state, deps.layout.snapshots, deps.layout.reports, deps.layout.catalog]) await fs.rm(p, { recursive: true, force: true });
+// The extra hour and the late file of a previous invocation go too.
+for (const f of (await discoverLanding(deps.layout)).files) if (/gen-(8|9)-/.test(path.basename(f.path))) await fs.rm(f.path);
+
+const landed = await discoverLanding(deps.layout);
+const glob = path.join(deps.layout.rawReports, '*', '*', '*.parquet');
+
+async function bare(): Promise<number> {
+  const t = performance.now();
+  await deps.db.withSession((s) =>
+    s.all(
+      `SELECT streamId, count(DISTINCT sessionId) AS sessions, sum(bytesOffloaded) AS off, sum(bytesFallback) AS fb
+       FROM read_parquet(${quotedString(glob)}) GROUP BY streamId`,
+    ),
+  );
+  return (performance.now() - t) / 1000;
+}
+
+async function timed(asOf: Date, rebuild = false): Promise<{ seconds: number; r: PipelineResult }> {
+  const t = performance.now();
+  const r = await runPipeline(deps, { asOf, rebuild });
+  return { seconds: (performance.now() - t) / 1000, r };
+}
+
+const describe = (r: PipelineResult) => {
+  const ps = r.manifest.partitionStates!;
+  return `${ps.rebuilt} partitions rebuilt (${Object.entries(ps.reasons).map(([k, v]) => `${k}: ${v}`).join(', ') || '-'}), ${ps.reused} reused`;
+};
+
+await bare(); // warm the OS file cache for both sides
+const bareSeconds = await bare();
+process.stderr.write(`bare scan-and-group: ${bareSeconds.toFixed(2)} s\n`);
+
+const full = await timed(end);
+const reports = full.r.manifest.rows.reportsRead;
+process.stderr.write(`from scratch: ${full.seconds.toFixed(2)} s, ${reports.toLocaleString('en-US')} reports, ${describe(full.r)}\n`);
+const rssAfterFull = await peakRssMb();
+
+// One more hour lands, and a late file into a day ten days back.
+await generate([
+  '--customers', customers.join(','), '--streams', opts.streams, '--sessions', String(Math.max(1, Math.round(Number(opts.sessions) / (days * 24)))),
+  '--start', end.toISOString(), '--hours', '1', '--seed', '8',
+]);
+await generate(['--customers', customers[0]!, '--streams', '1', '--sessions', '3', '--start', new Date(end.getTime() - 10 * 24 * HOUR).toISOString(), '--hours', '1', '--seed', '9']);
+const afterHour = new Date(end.getTime() + HOUR);
+const inc = await timed(afterHour);
+process.stderr.write(`after a new hour and a late file: ${inc.seconds.toFixed(2)} s, ${describe(inc.r)}\n`);
+
+const tick = new Date(afterHour.getTime() + 5 * 60_000);
+const rerun = await timed(tick);
+process.stderr.write(`rerun with nothing new (next 5-minute tick): ${rerun.seconds.toFixed(2)} s, ${describe(rerun.r)}\n`);
+
+let differences: number | null = null;
+let rebuildSeconds: number | null = null;
+if (opts.verify) {
+  const rebuilt = await timed(tick, true);
+  rebuildSeconds = rebuilt.seconds;
+  differences = await symmetricDifference(rerun.r.manifest.snapshot, rebuilt.r.manifest.snapshot);
+  process.stderr.write(`--rebuild at the same asOf: ${rebuilt.seconds.toFixed(2)} s; rows that differ from the incremental snapshot: ${differences}\n`);
+}
+
+/** Rows in one snapshot's outputs and not in the other's, both ways, over every output. */
+async function symmetricDifference(a: string, b: string): Promise<number> {
+  const fa = snapshotFiles(publishedDir(deps.layout, a));
+  const fb = snapshotFiles(publishedDir(deps.layout, b));
+  const cs = full.r.manifest.partitions.map((p) => p.customerId);
+  const pairs: [string, string][] = [
+    [`read_parquet(${fileList(cs.map(fa.summaries))})`, `read_parquet(${fileList(cs.map(fb.summaries))})`],
+    [`read_parquet(${fileList(cs.map(fa.series))}, hive_partitioning = false)`, `read_parquet(${fileList(cs.map(fb.series))}, hive_partitioning = false)`],
+    [`read_parquet(${quotedString(fa.platform)})`, `read_parquet(${quotedString(fb.platform)})`],
+    [`read_parquet(${quotedString(fa.customers)})`, `read_parquet(${quotedString(fb.customers)})`],
+  ];
+  let n = 0;
+  await deps.db.withSession(async (s) => {
+    for (const [x, y] of pairs) {
+      const r = await s.one<{ n: bigint }>(
+        `SELECT (SELECT count(*) FROM (SELECT * FROM ${x} EXCEPT ALL SELECT * FROM ${y})) + (SELECT count(*) FROM (SELECT * FROM ${y} EXCEPT ALL SELECT * FROM ${x})) AS n`,
+      );
+      n += toNumber(r.n);
+    }
+  });
+  return n;
+}
+
+const peak = await peakRssMb();
+const result = {
+  benchmark: 'incremental',
+  dir,
+  files: landed.files.length,
+  reports,
+  duckdbThreads: config.duckdb.threads,
+  duckdbMemoryLimit: config.duckdb.memoryLimit,
+  bareSeconds,
+  fromScratchSeconds: full.seconds,
+  afterNewHourSeconds: inc.seconds,
+  rerunSeconds: rerun.seconds,
+  rebuildSeconds,
+  ratios: {
+    afterNewHour: inc.seconds / full.seconds,
+    rerun: rerun.seconds / full.seconds,
+    fromScratchVsBare: full.seconds / bareSeconds,
+  },
+  peakRssMb: { afterFromScratch: rssAfterFull, end: peak },
+  differences,
+};
+process.stdout.write(
+  [
+    `incremental benchmark: ${reports.toLocaleString('en-US')} reports in ${landed.files.length} files, DuckDB threads ${config.duckdb.threads}, memory limit ${config.duckdb.memoryLimit}`,
+    `  bare scan-and-group          ${bareSeconds.toFixed(2)} s`,
+    `  from scratch                 ${full.seconds.toFixed(2)} s   (${describe(full.r)})`,
+    `  after a new hour + late file ${inc.seconds.toFixed(2)} s   (${describe(inc.r)})`,
+    `  rerun, nothing new           ${rerun.seconds.toFixed(2)} s   (${describe(rerun.r)})`,
+    `  ${describeRatio('after new hour / from scratch', result.ratios.afterNewHour, 0.05)}`,
+    `  ${describeRatio('rerun / from scratch', result.ratios.rerun, 0.03)}`,
+    `  ${describeRatio('from scratch / bare scan', result.ratios.fromScratchVsBare, 4)}`,
+    `  peak RSS: ${rssAfterFull.toFixed(0)} MB after the from-scratch run, ${peak.toFixed(0)} MB at the end`,
+    differences === null ? '  (not verified against --rebuild)' : `  rows differing from a --rebuild snapshot: ${differences}`,
+  ].join('\n') + '\n',
+);
+await writeResult('incremental', result);
+await deps.close();
+if (differences !== null && differences > 0) process.exitCode = 1;

@@ -1,0 +1,16 @@
+import { loadConfig } from './lib/config.ts';
+import { silentLogger } from './lib/log.ts';
+import { openJobDeps } from './jobs/deps.ts';
+import { discoverLanding, checkSchema } from './warehouse/landing.ts';
+import { buildPartitionStates } from './warehouse/partition-state.ts';
+const config = loadConfig({ warehouseDir: process.argv[2] });
+const deps = await openJobDeps(config, silentLogger);
+const files = (await discoverLanding(deps.layout)).files.filter((f) => f.customerId === 'c1' && f.date >= '2026-10-01' && f.date <= '2026-10-08');
+process.stderr.write(`${files.length} files\n`);
+let t0 = performance.now();
+await deps.db.withSession(async (s) => { for (const f of files) await checkSchema(s, f.path); });
+process.stderr.write(`checkSchema all: ${(performance.now() - t0).toFixed(0)} ms\n`);
+t0 = performance.now();
+const metas = await deps.db.withSession((s) => buildPartitionStates({ s, layout: deps.layout, customerId: 'c1', runId: 'prof', log: silentLogger }, [...new Set(files.map((f) => f.date))], files));
+process.stderr.write(`build: ${(performance.now() - t0).toFixed(0)} ms, ${metas.reduce((a, m) => a + m.reports, 0)} reports\n`);
+await deps.close();
