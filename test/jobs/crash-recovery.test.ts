@@ -41,6 +41,11 @@ async function partitionJobsOf(runId: string) {
   return jobs.filter((j) => PartitionPayload.safeParse(j.data).data?.runId === runId);
 }
 
+/** Every partition state goes: the next run has a job per customer, as on a fresh warehouse. */
+async function forgetStates(): Promise<void> {
+  await fs.rm(wh.layout.state, { recursive: true, force: true });
+}
+
 beforeAll(async () => {
   wh = await openTestWarehouse();
   env = jobEnv(wh.root, uniquePrefix('crash'));
@@ -101,8 +106,9 @@ describe('worker crashes and failures', () => {
     const asOf = at(5);
     const runId = rollupRunId(asOf);
     const history = await readHistory(wh.layout);
-    // A file where globex's output folder must go: its partition fails on every attempt.
-    const obstacle = path.join(buildDir(wh.layout, runId), 'stream_summaries', 'customer=globex');
+    // A file where globex's partition states must go: its partition job fails on every attempt.
+    await forgetStates();
+    const obstacle = path.join(wh.layout.state, 'customer=globex');
     await fs.mkdir(path.dirname(obstacle), { recursive: true });
     await fs.writeFile(obstacle, 'in the way');
 
@@ -143,6 +149,7 @@ describe('worker crashes and failures', () => {
 
   it('SIGTERM during a job that finishes within the grace time: the job completes, then the worker exits 0', async () => {
     const asOf = at(10);
+    await forgetStates();
     const slow = await readyWorker(env, { fixture: 'worker-holding-partition.ts', args: ['slow:1500'] });
     await enqueueRun(queues, { attempts: 2, backoffMs: 200 }, 'rollup', asOf);
     await slow.waitForStdout('HOLDING ');
@@ -165,6 +172,7 @@ describe('worker crashes and failures', () => {
   it('SIGTERM during a job longer than the grace time: the job is handed back and the worker exits 0 within the grace time', async () => {
     const asOf = at(15);
     const graceMs = 3000;
+    await forgetStates();
     const stuck = await readyWorker({ ...env, WORKER_SHUTDOWN_GRACE_SECONDS: String(graceMs / 1000) }, { fixture: 'worker-holding-partition.ts', args: ['hang'] });
     await enqueueRun(queues, { attempts: 2, backoffMs: 200 }, 'rollup', asOf);
     await stuck.waitForStdout('HOLDING ');

@@ -145,4 +145,19 @@ describe('a rollup run on the worker tier', () => {
   it('leaves no build folder behind', async () => {
     expect((await fs.readdir(wh.layout.snapshots)).filter((n) => n.startsWith('.build-'))).toEqual([]);
   });
+
+  it('a later run with nothing new reuses every partition: no partition job, and the figures of an inline run', async () => {
+    const later = '2026-11-20T03:07:30.000Z';
+    const states = ['completed', 'failed', 'waiting', 'active'] as const;
+    const jobsBefore = (await queues.partitions.getJobs([...states])).length;
+    const r = await cli(['enqueue', 'rollup', '--as-of', later, '--wait'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await queues.partitions.getJobs([...states])).length).toBe(jobsBefore);
+    const current = (await readCurrent(wh.layout))!;
+    const manifest = await readSnapshotManifest(snapshotFiles(publishedDir(wh.layout, current.snapshot)).manifest);
+    expect(manifest.partitionStates).toEqual({ reused: 4, rebuilt: 0, reasons: {} });
+    const inlineLater = await runPipeline(wh, { asOf: new Date(later) });
+    expect(await snapshotRows(wh.db, wh.layout, current.snapshot)).toEqual(await snapshotRows(wh.db, wh.layout, inlineLater.manifest.snapshot));
+    expect(manifest.rows).toEqual(inlineLater.manifest.rows);
+  });
 });
