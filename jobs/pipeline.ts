@@ -7,6 +7,7 @@ import { rollupPartition } from './rollup/partition.ts';
 import { publishRollup, type PublishResult } from './rollup/publish.ts';
 import { buildDir, newSnapshotId } from '../warehouse/snapshots.ts';
 import type { JobDeps } from './deps.ts';
+import { assertAsOfNotAhead } from '../lib/time.ts';
 
 export interface PipelineProgress {
   done: number;
@@ -23,6 +24,7 @@ export async function runPipeline(
   opts: { asOf: Date },
   onProgress: (p: PipelineProgress) => void = () => {},
 ): Promise<PipelineResult> {
+  assertAsOfNotAhead(opts.asOf, deps.config.snapshots.asOfMaxSkewMs);
   const startedAt = Date.now();
   const runId = newSnapshotId(opts.asOf);
   const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid });

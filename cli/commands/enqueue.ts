@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { action, parseOption, progressBar, runtime, withQueues } from '../runtime.ts';
 import { isoDate, positiveNumber, withRedis, withWarehouse } from '../options.ts';
 import { UserError } from '../../lib/errors.ts';
+import { assertAsOfNotAhead } from '../../lib/time.ts';
 import type { EnqueueOutcome } from '../../jobs/queue/enqueue.ts';
 import type { RunInfo } from '../../jobs/queue/runs.ts';
 import { duration, int } from '../format.ts';
@@ -39,6 +40,7 @@ export function registerEnqueue(program: Command): void {
       if (!kind.success) throw new UserError(`unknown run kind "${kindArg}": rollup or reports`);
       const rt = runtime(flags);
       const asOf = flags.asOf === undefined ? new Date(Math.floor(Date.now() / 1000) * 1000) : parseOption('as-of', isoDate, flags.asOf);
+      assertAsOfNotAhead(asOf, rt.config.snapshots.asOfMaxSkewMs);
       const timeoutMs = flags.timeout === undefined ? undefined : parseOption('timeout', positiveNumber, flags.timeout) * 1000;
       const out = (s: string) => process.stdout.write(`${s}\n`);
 

@@ -2,6 +2,7 @@
 // `cli pipeline` (plan, partition, publish), report progress, and return a small result.
 // Everything about figures lives in those functions; this is only the BullMQ adapter.
 import fs from 'node:fs/promises';
+import { assertAsOfNotAhead } from '../../lib/time.ts';
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { AppConfig } from '../../lib/config.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -76,6 +77,12 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
 
     async plan(job, log): Promise<PlanResult> {
       const asOf = new Date(payloadOf(PlanPayload, job).asOf);
+      // A run from the future would stay current and discard every later one: refuse it for good.
+      try {
+        assertAsOfNotAhead(asOf, ctx.config.snapshots.asOfMaxSkewMs);
+      } catch (err) {
+        throw new UnrecoverableError((err as Error).message);
+      }
       const runId = rollupRunId(asOf);
       const rollupId = rollupJobId(asOf);
       // Only this job (one id per asOf) adds the run's flow, so a check then an add cannot race
