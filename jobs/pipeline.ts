@@ -21,7 +21,7 @@ export interface PipelineResult extends PublishResult {
 
 export async function runPipeline(
   deps: JobDeps,
-  opts: { asOf: Date },
+  opts: { asOf: Date; replaceCurrent?: boolean },
   onProgress: (p: PipelineProgress) => void = () => {},
 ): Promise<PipelineResult> {
   assertAsOfNotAhead(opts.asOf, deps.config.snapshots.asOfMaxSkewMs);
@@ -47,6 +47,7 @@ export async function runPipeline(
       customers: plan.customers,
       misplaced: plan.misplaced,
       startedAt,
+      replaceCurrent: opts.replaceCurrent === true,
     });
     onProgress({ done: ++done, total, step: 'published' });
     return { ...result, runId };

@@ -36,7 +36,7 @@ export function parseIsoInstant(text: string): Date | null {
 export const isoInstant = z.string().transform((s, ctx) => {
   const d = parseIsoInstant(s);
   if (d === null) {
-    ctx.addIssue({ code: 'custom', message: 'not a real ISO 8601 date-time with a zone, e.g. 2026-11-20T21:00:00Z' });
+    ctx.addIssue({ code: 'custom', message: 'an ISO 8601 date-time with a zone naming a real instant, e.g. 2026-11-20T21:00:00Z' });
     return z.NEVER;
   }
   return d;

@@ -7,14 +7,14 @@ import { assertAsOfNotAhead, describeAhead } from '../../lib/time.ts';
 import { EXIT, ExitError } from '../../lib/errors.ts';
 import { readCurrent } from '../../warehouse/snapshots.ts';
 
-export async function runPipelineCommand(flags: { warehouse?: string; asOf?: string }): Promise<void> {
+export async function runPipelineCommand(flags: { warehouse?: string; asOf?: string; replaceCurrent?: boolean }): Promise<void> {
   const rt = runtime(flags);
   const asOf = flags.asOf === undefined ? new Date() : parseOption('as-of', isoDate, flags.asOf);
   // Refused before anything is opened or written (runPipeline checks again, for other callers).
   assertAsOfNotAhead(asOf, rt.config.snapshots.asOfMaxSkewMs);
   const bar = progressBar('pipeline');
   const { result, current } = await withJobDeps(rt, async (deps) => {
-    const r = await runPipeline(deps, { asOf }, (p) => bar.update((100 * p.done) / p.total, p.step));
+    const r = await runPipeline(deps, { asOf, replaceCurrent: flags.replaceCurrent === true }, (p) => bar.update((100 * p.done) / p.total, p.step));
     return { result: r, current: r.published ? null : await readCurrent(deps.layout).catch(() => null) };
   }).finally(() => bar.stop());
   process.stdout.write(`${describeRun(result)}\n`);
@@ -26,7 +26,7 @@ export async function runPipelineCommand(flags: { warehouse?: string; asOf?: str
     throw new ExitError(
       `snapshot ${result.manifest.snapshot} was not published: the current snapshot ${current!.snapshot} has asOf ` +
         `${current!.asOf}, ${describeAhead(ahead)} ahead of the clock, and every later run will be discarded until then. ` +
-        `Go back with \`p2ptel snapshots use <id>\` (\`p2ptel snapshots list\` shows them)`,
+        `Go back with \`p2ptel snapshots use <id>\` (\`p2ptel snapshots list\` shows them) or \`p2ptel pipeline --replace-current\``,
       EXIT.blockedByFutureSnapshot,
     );
   }

@@ -8,6 +8,7 @@ export function registerPipeline(program: Command): void {
     program
       .command('pipeline')
       .description('run the rollups once, inline (no Redis), and publish a snapshot')
-      .option('--as-of <iso>', 'snapshot time: reports with ts up to it count (default: now)'),
-  ).action(action(async (flags: { warehouse?: string; asOf?: string }) => (await import('../actions/pipeline.ts')).runPipelineCommand(flags)));
+      .option('--as-of <iso>', 'snapshot time: reports with ts up to it count (default: now)')
+      .option('--replace-current', 'publish even if the current snapshot has a later asOf (the way back from an asOf in the future)'),
+  ).action(action(async (flags: { warehouse?: string; asOf?: string; replaceCurrent?: boolean }) => (await import('../actions/pipeline.ts')).runPipelineCommand(flags)));
 }

@@ -5,7 +5,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
 import { fileList, fillSql, sqlFile, type DbSession } from '../../warehouse/duckdb.ts';
-import { buildCatalog, installCatalog } from '../../warehouse/catalog.ts';
+import { buildCatalog } from '../../warehouse/catalog.ts';
+import { catalogFollowsCurrent, installCatalogFor } from '../../warehouse/publication.ts';
 import { readPartitionManifest, type PartitionManifest, type SnapshotManifest } from '../../warehouse/manifest.ts';
 import { copyToParquet, summaryParams, timestampParam } from '../../warehouse/partition-rollup.ts';
 import { projectionSql, ROLLUP_COLUMNS } from '../../warehouse/report-columns.ts';
@@ -23,6 +24,8 @@ export interface PublishInput {
   misplaced: QuarantinedFile[];
   /** When the run started (ms since epoch), for the manifest's duration. */
   startedAt: number;
+  /** Publish even over a CURRENT with a later asOf (`pipeline --replace-current`). */
+  replaceCurrent?: boolean;
 }
 
 export interface PublishResult {
@@ -92,11 +95,17 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   const outcome = await publishBuild(layout, input.runId, snapshot, input.asOf, {
     keep: config.snapshots.keep,
     lockStaleMs: config.snapshots.lockStaleMs,
+    log,
+    replaceCurrent: input.replaceCurrent === true,
     beforeSwap: async (dir) => {
       catalogTmp = await buildCatalog(db, layout, dir, manifest);
     },
     afterSwap: async () => {
-      if (catalogTmp) await installCatalog(layout, catalogTmp);
+      if (catalogTmp) await installCatalogFor(layout, catalogTmp, snapshot);
+    },
+    // An earlier publisher killed between its swap and its catalog left them apart.
+    reconcile: async (current) => {
+      await catalogFollowsCurrent(db, layout, current, log);
     },
   }).catch(async (err: unknown) => {
     if (catalogTmp) await fs.rm(catalogTmp, { force: true });
