@@ -7,7 +7,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import lockfile from 'proper-lockfile';
 import { z } from 'zod';
-import { fsyncDir, writeJsonDurable } from '../lib/fsx.ts';
+import { fsyncDir, fsyncTree, writeJsonDurable } from '../lib/fsx.ts';
 import { hostScratchDir, type WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 
@@ -316,30 +316,6 @@ export async function listPublished(layout: WarehouseLayout): Promise<{ snapshot
     out.push({ snapshot: id, asOf: st?.asOf ?? null, current: current?.snapshot === id, inHistory: history.includes(id) });
   }
   return out;
-}
-
-/** fsync every file of a folder tree, then each folder: a rename must not publish unwritten data. */
-export async function fsyncTree(dir: string): Promise<void> {
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = await fs.readdir(dir, { withFileTypes: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
-  }
-  for (const e of entries) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) await fsyncTree(p);
-    else if (e.isFile()) {
-      const fh = await fs.open(p, 'r');
-      try {
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-    }
-  }
-  await fsyncDir(dir);
 }
 
 /** Snapshot folders present (published or not), by name. */

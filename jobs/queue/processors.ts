@@ -161,6 +161,8 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
       const { asOf } = payloadOf(ReportsPayload, job);
       await progress(job, { percent: 0, step: 'running' });
       const r = await runReports(depsFor(log), { asOf: new Date(asOf) }, (percent, step) => progress(job, { percent, step }));
+      // The others are published; the run still fails, so that its summary is seen (and retried).
+      if (r.failed.length > 0) throw new Error(r.message);
       await progress(job, { percent: 100, step: 'done' });
       // The result kept in Redis: the counts, not every customer's timings.
       return { asOf: r.asOf, snapshot: r.snapshot, customers: r.customers, rendered: r.rendered, unchanged: r.unchanged, reports: r.reports, message: r.message };
