@@ -43,11 +43,12 @@ export async function withJobDeps<T>(rt: Runtime, fn: (deps: JobDeps) => Promise
 }
 
 /** Run `fn` with the worker tier's queues (Redis checked first: one line if it is not there). */
-export async function withQueues<T>(rt: Runtime, fn: (queues: Queues) => Promise<T>): Promise<T> {
+export async function withQueues<T>(rt: Runtime, fn: (queues: Queues) => Promise<T>, mode: 'command' | 'service' = 'command'): Promise<T> {
   // Loaded on use: BullMQ and ioredis would add ~150 ms to the start of every command.
   const { openQueues } = await import('../jobs/queue/client.ts');
   const { RedisUnavailableError, redactUrl } = await import('../jobs/queue/connection.ts');
-  const queues = await openQueues(rt.config.redis, 'command', rt.log);
+  // 'service': reconnect for as long as it takes (a command that waits must ride out a restart).
+  const queues = await openQueues(rt.config.redis, mode, rt.log);
   try {
     return await fn(queues);
   } catch (err) {
