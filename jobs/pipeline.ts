@@ -8,6 +8,7 @@ import { publishRollup, type PublishResult } from './rollup/publish.ts';
 import { buildDir, newSnapshotId } from '../warehouse/snapshots.ts';
 import type { JobDeps } from './deps.ts';
 import { assertAsOfNotAhead } from '../lib/time.ts';
+import { lockRun } from '../warehouse/run-lock.ts';
 
 export interface PipelineProgress {
   done: number;
@@ -25,6 +26,19 @@ export async function runPipeline(
   onProgress: (p: PipelineProgress) => void = () => {},
 ): Promise<PipelineResult> {
   assertAsOfNotAhead(opts.asOf, deps.config.snapshots.asOfMaxSkewMs);
+  const unlock = await lockRun(deps.layout, opts.asOf, deps.config.snapshots.lockStaleMs);
+  try {
+    return await runLocked(deps, opts, onProgress);
+  } finally {
+    await unlock();
+  }
+}
+
+async function runLocked(
+  deps: JobDeps,
+  opts: { asOf: Date; replaceCurrent?: boolean },
+  onProgress: (p: PipelineProgress) => void,
+): Promise<PipelineResult> {
   const startedAt = Date.now();
   const runId = newSnapshotId(opts.asOf);
   const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid });
@@ -33,14 +47,24 @@ export async function runPipeline(
   onProgress({ done, total, step: 'planned' });
   try {
     const limit = pLimit(deps.config.partitionConcurrency);
-    await Promise.all(
+    // On a failure, start no more partitions and wait for those running to stop before the build
+    // folder is removed: one still running would otherwise re-create it as debris.
+    let failure: { reason: unknown } | null = null;
+    await Promise.allSettled(
       plan.customers.map((customerId) =>
         limit(async () => {
-          await rollupPartition(deps, { runId, asOf: opts.asOf, customerId });
+          if (failure) return;
+          try {
+            await rollupPartition(deps, { runId, asOf: opts.asOf, customerId });
+          } catch (err) {
+            failure ??= { reason: err };
+            return;
+          }
           onProgress({ done: ++done, total, step: `customer ${customerId}` });
         }),
       ),
     );
+    if (failure) throw (failure as { reason: unknown }).reason;
     const result = await publishRollup(deps, {
       runId,
       asOf: opts.asOf,
