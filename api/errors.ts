@@ -76,6 +76,8 @@ export const problems = {
     new ApiError(415, 'unsupported_media_type', 'Unsupported media type', 'Send the body as Content-Type: application/json.'),
   snapshotUnavailable: () =>
     new ApiError(503, 'snapshot_unavailable', 'No data yet', 'No rollup snapshot has been published yet.', {}, { 'Retry-After': '10' }),
+  snapshotUnreadable: () =>
+    new ApiError(503, 'snapshot_unreadable', 'Snapshot unreadable', 'The published snapshot cannot be read; the operators have been told (API log).', {}, { 'Retry-After': '30' }),
   timeout: () => new ApiError(503, 'timeout', 'Request timed out', 'The request took too long; try again.', {}, { 'Retry-After': '5' }),
   internal: () => new ApiError(500, 'internal', 'Internal error', 'Something went wrong on our side.'),
 };

@@ -27,7 +27,7 @@ export function requestFrame(log: Logger, store: SnapshotStore) {
         if (ctx.status === 405) throw problems.methodNotAllowed((ctx.response.get('Allow') || 'GET').split(/,\s*/));
       }
     } catch (err) {
-      handleError(ctx, err, log);
+      handleError(ctx, store.explain(err), log);
     }
     const caller = ctx.state['caller'] as Caller | undefined;
     const line = () => ({

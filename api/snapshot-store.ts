@@ -10,7 +10,8 @@ import { toBucketRow, type BucketRow } from '../warehouse/bucket-series.ts';
 export type { BucketRow };
 import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
 import { readStreamSummaries, summaryFigures, type StreamSummary } from '../warehouse/snapshot-read.ts';
-import { publishedDir, readCurrent, snapshotFiles } from '../warehouse/snapshots.ts';
+import { publishedDir, readCurrent, snapshotFiles, SnapshotUnreadableError } from '../warehouse/snapshots.ts';
+import { ApiError, problems } from './errors.ts';
 import { WINDOW_NAMES, type WindowName } from '../warehouse/windows.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { Logger } from '../lib/log.ts';
@@ -118,6 +119,8 @@ export class SnapshotStore {
   private inFlight: Promise<void> | null = null;
   /** The last snapshot that failed to load, retried only after a while rather than on every tick. */
   private failed: { id: string; at: number } | null = null;
+  /** Why nothing is served although something is published (CURRENT or its manifest is damaged). */
+  private unreadable: { file: string; why: string } | null = null;
 
   constructor(
     private readonly db: Db,
@@ -128,6 +131,15 @@ export class SnapshotStore {
 
   current(): ServedSnapshot | null {
     return this.snapshot;
+  }
+
+  /**
+   * "No snapshot" becomes 503 snapshot_unreadable when something is published but cannot be read:
+   * an operator's problem, not the "nothing published yet" of a fresh warehouse.
+   */
+  explain(err: unknown): unknown {
+    if (err instanceof ApiError && err.code === 'snapshot_unavailable' && this.unreadable && !this.snapshot) return problems.snapshotUnreadable();
+    return err;
   }
 
   async start(): Promise<void> {
@@ -161,9 +173,15 @@ export class SnapshotStore {
     try {
       pointer = await readCurrent(this.layout);
     } catch (err) {
-      this.log.error({ err: (err as Error).message }, 'CURRENT is unreadable; keeping the loaded snapshot');
+      const file = err instanceof SnapshotUnreadableError ? err.file : this.layout.currentPointer;
+      const why = err instanceof SnapshotUnreadableError ? err.why : (err as Error).message;
+      if (this.unreadable?.file !== file || this.unreadable.why !== why) {
+        this.log.error({ file, err: why, serving: this.snapshot?.id ?? null }, 'CURRENT is unreadable; keeping the loaded snapshot');
+      }
+      this.unreadable = { file, why };
       return;
     }
+    if (!pointer) this.unreadable = null;
     if (!pointer || pointer.snapshot === this.snapshot?.id) return;
     if (this.failed?.id === pointer.snapshot && Date.now() - this.failed.at < 30_000) return;
     const started = Date.now();
@@ -171,11 +189,14 @@ export class SnapshotStore {
       const next = await loadSnapshot(this.db, this.layout, pointer.snapshot);
       this.snapshot = next; // the swap: one assignment
       this.failed = null;
+      this.unreadable = null;
       this.log.info({ snapshot: next.id, asOf: next.manifest.asOf, ms: Date.now() - started }, 'serving snapshot');
     } catch (err) {
       this.failed = { id: pointer.snapshot, at: Date.now() };
+      const file = snapshotFiles(publishedDir(this.layout, pointer.snapshot)).manifest;
+      this.unreadable = { file, why: (err as Error).message.split('\n')[0]! };
       this.log.error(
-        { snapshot: pointer.snapshot, err: (err as Error).message, serving: this.snapshot?.id ?? null },
+        { snapshot: pointer.snapshot, file, err: (err as Error).message, serving: this.snapshot?.id ?? null },
         'cannot load the published snapshot; keeping the last good one',
       );
     }

@@ -11,6 +11,7 @@ import { registerSchedule } from './commands/schedule.ts';
 import { registerEnqueue } from './commands/enqueue.ts';
 import { registerRuns } from './commands/runs.ts';
 import { registerReports } from './commands/reports.ts';
+import { registerSnapshots } from './commands/snapshots.ts';
 
 const program = new Command('p2ptel')
   .description('Telemetry and pilot reports of peer-assisted video delivery')
@@ -28,5 +29,6 @@ registerWorker(program);
 registerSchedule(program);
 registerEnqueue(program);
 registerRuns(program);
+registerSnapshots(program);
 
 await program.parseAsync(process.argv);

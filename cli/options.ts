@@ -2,14 +2,10 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 
-const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+import { isoInstant } from '../lib/time.ts';
 
-/** An ISO 8601 date-time with a zone (Z or ±hh:mm), as a Date. */
-export const isoDate = z
-  .string()
-  .regex(ISO_WITH_ZONE, 'an ISO 8601 date-time with a zone, e.g. 2026-11-20T21:00:00Z')
-  .transform((s) => new Date(s))
-  .refine((d) => Number.isFinite(d.getTime()), 'not a real date');
+/** An ISO 8601 date-time with a zone (Z or ±hh:mm) naming a real instant, as a Date (lib/time.ts). */
+export const isoDate = isoInstant;
 
 export const positiveInt = z.coerce.number().int('a whole number').positive('greater than 0');
 export const nonNegativeInt = z.coerce.number().int('a whole number').nonnegative('0 or more');

@@ -4,7 +4,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { ZodError } from 'zod';
 import { ConfigError, loadConfig, queuePrefixSchema, redisUrlSchema, type AppConfig } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
-import { describeZodError, UserError } from '../lib/errors.ts';
+import { describeZodError, EXIT, ExitError, UserError } from '../lib/errors.ts';
 import type { JobDeps } from '../jobs/deps.ts';
 import type { Queues } from '../jobs/queue/client.ts';
 
@@ -43,11 +43,12 @@ export async function withJobDeps<T>(rt: Runtime, fn: (deps: JobDeps) => Promise
 }
 
 /** Run `fn` with the worker tier's queues (Redis checked first: one line if it is not there). */
-export async function withQueues<T>(rt: Runtime, fn: (queues: Queues) => Promise<T>): Promise<T> {
+export async function withQueues<T>(rt: Runtime, fn: (queues: Queues) => Promise<T>, mode: 'command' | 'service' = 'command'): Promise<T> {
   // Loaded on use: BullMQ and ioredis would add ~150 ms to the start of every command.
   const { openQueues } = await import('../jobs/queue/client.ts');
   const { RedisUnavailableError, redactUrl } = await import('../jobs/queue/connection.ts');
-  const queues = await openQueues(rt.config.redis, 'command', rt.log);
+  // 'service': reconnect for as long as it takes (a command that waits must ride out a restart).
+  const queues = await openQueues(rt.config.redis, mode, rt.log);
   try {
     return await fn(queues);
   } catch (err) {
@@ -78,7 +79,7 @@ export function progressBar(label: string): { update(percent: number, step?: str
   };
 }
 
-/** Wrap a command action: user errors print one line and exit 2, other failures exit 1. */
+/** Wrap a command action: user errors print one line and exit 2, other failures exit 1 (or their ExitError's code). */
 export function action<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return async (...args: A) => {
     try {
@@ -90,18 +91,22 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void>): 
 }
 
 export function reportError(err: unknown): number {
+  if (err instanceof ExitError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return err.exitCode;
+  }
   if (err instanceof UserError || err instanceof ConfigError) {
     process.stderr.write(`error: ${err.message}\n`);
-    return 2;
+    return EXIT.usage;
   }
   if (err instanceof ZodError) {
     process.stderr.write(`error: ${describeZodError(err)}\n`);
-    return 2;
+    return EXIT.usage;
   }
   // One line, whatever the library put in its message.
   const message = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ');
   process.stderr.write(`error: ${message}\n`);
-  return 1;
+  return EXIT.failed;
 }
 
 /** Parse an option with a zod schema, turning a failure into a UserError naming the option. */

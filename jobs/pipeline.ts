@@ -1,6 +1,6 @@
 // The inline rollup run (cli pipeline, npm start): plan, rebuild the partition states that need
 // it, combine and publish — the same job functions that the BullMQ flow runs on workers, called
-// in one process.
+// in one process. One run per asOf at a time (warehouse/run-lock.ts).
 import fs from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { planRollup } from './rollup/plan.ts';
@@ -8,6 +8,8 @@ import { rollupPartition } from './rollup/partition.ts';
 import { publishRollup, type PublishResult } from './rollup/publish.ts';
 import { buildDir, newSnapshotId } from '../warehouse/snapshots.ts';
 import type { JobDeps } from './deps.ts';
+import { assertAsOfNotAhead } from '../lib/time.ts';
+import { lockRun } from '../warehouse/run-lock.ts';
 
 export interface PipelineProgress {
   done: number;
@@ -19,11 +21,32 @@ export interface PipelineResult extends PublishResult {
   runId: string;
 }
 
+export interface PipelineOptions {
+  asOf: Date;
+  /** Recompute every partition state (the snapshot must come out the same). */
+  rebuild?: boolean;
+  /** Publish even over a CURRENT with a later asOf (`pipeline --replace-current`). */
+  replaceCurrent?: boolean;
+}
+
 export async function runPipeline(
   deps: JobDeps,
-  /** rebuild: recompute every partition state (the snapshot must come out the same). */
-  opts: { asOf: Date; rebuild?: boolean },
+  opts: PipelineOptions,
   onProgress: (p: PipelineProgress) => void = () => {},
+): Promise<PipelineResult> {
+  assertAsOfNotAhead(opts.asOf, deps.config.snapshots.asOfMaxSkewMs);
+  const unlock = await lockRun(deps.layout, opts.asOf, deps.config.snapshots.lockStaleMs);
+  try {
+    return await runLocked(deps, opts, onProgress);
+  } finally {
+    await unlock();
+  }
+}
+
+async function runLocked(
+  deps: JobDeps,
+  opts: PipelineOptions,
+  onProgress: (p: PipelineProgress) => void,
 ): Promise<PipelineResult> {
   const startedAt = Date.now();
   const runId = newSnapshotId(opts.asOf);
@@ -33,14 +56,24 @@ export async function runPipeline(
   onProgress({ done, total, step: 'planned' });
   try {
     const limit = pLimit(deps.config.partitionConcurrency);
-    await Promise.all(
+    // On a failure, start no more partitions and wait for those running to stop before the build
+    // folder is removed: one still running would otherwise re-create it as debris.
+    let failure: { reason: unknown } | null = null;
+    await Promise.allSettled(
       plan.batches.map((batch) =>
         limit(async () => {
-          await rollupPartition(deps, { runId, asOf: opts.asOf, customerId: batch.customerId, dates: batch.dates });
+          if (failure) return;
+          try {
+            await rollupPartition(deps, { runId, asOf: opts.asOf, customerId: batch.customerId, dates: batch.dates });
+          } catch (err) {
+            failure ??= { reason: err };
+            return;
+          }
           onProgress({ done: ++done, total, step: `customer ${batch.customerId} (${batch.dates.length} days)` });
         }),
       ),
     );
+    if (failure) throw (failure as { reason: unknown }).reason;
     const result = await publishRollup(deps, {
       runId,
       asOf: opts.asOf,
@@ -48,6 +81,7 @@ export async function runPipeline(
       misplaced: plan.misplaced,
       decisions: plan.decisions,
       startedAt,
+      replaceCurrent: opts.replaceCurrent === true,
     });
     onProgress({ done: ++done, total, step: 'published' });
     return { ...result, runId };

@@ -40,6 +40,7 @@ const EnvSchema = z.object({
   SNAPSHOT_KEEP: positiveInt.default(5),
   SNAPSHOT_DEBRIS_GRACE_SECONDS: z.coerce.number().int().nonnegative().default(3600),
   PUBLISH_LOCK_STALE_SECONDS: z.coerce.number().int().min(2).default(10),
+  AS_OF_MAX_SKEW_SECONDS: z.coerce.number().int().nonnegative().default(300),
   ACTIVITY_HORIZON_SECONDS: positiveInt.default(120),
   ROLLUP_PARTITION_CONCURRENCY: positiveInt.default(1),
   PLATFORM_CONFIG: z.string().min(1).optional(),
@@ -85,6 +86,8 @@ export interface AppConfig {
     debrisGraceMs: number;
     /** The publish lock of a publisher that stopped refreshing it for this long is taken over. */
     lockStaleMs: number;
+    /** An asOf further ahead of the clock than this is refused (a snapshot from the future blocks every later one). */
+    asOfMaxSkewMs: number;
   };
   /** A session is active when its latest report is at most this old at asOf. */
   activityHorizonSeconds: number;
@@ -176,6 +179,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       keep: e.SNAPSHOT_KEEP,
       debrisGraceMs: e.SNAPSHOT_DEBRIS_GRACE_SECONDS * 1000,
       lockStaleMs: e.PUBLISH_LOCK_STALE_SECONDS * 1000,
+      asOfMaxSkewMs: e.AS_OF_MAX_SKEW_SECONDS * 1000,
     },
     activityHorizonSeconds: e.ACTIVITY_HORIZON_SECONDS,
     partitionConcurrency: e.ROLLUP_PARTITION_CONCURRENCY,

@@ -14,3 +14,31 @@ export function describeZodError(err: ZodError, prefix = ''): string {
     })
     .join('; ');
 }
+
+/**
+ * Exit codes of the CLI (docs/operations.md lists them): 1 a failure, 2 a usage error or a refused
+ * input (nothing written). The others name a state an operator or a scheduler must act on.
+ */
+export const EXIT = {
+  failed: 1,
+  usage: 2,
+  /** The snapshot was written but not published: CURRENT holds an asOf ahead of the clock. */
+  blockedByFutureSnapshot: 3,
+  /** Another run of the same asOf holds the run lock. */
+  alreadyRunning: 4,
+  /** The run finished, but some of its parts (customers, streams) failed. */
+  partlyFailed: 5,
+  /** Nothing is published yet (no CURRENT), or what is published cannot be read. */
+  nothingPublished: 6,
+} as const;
+
+/** A failure that ends a command with a given exit code, shown as one line. */
+export class ExitError extends Error {
+  override name = 'ExitError';
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}

@@ -78,3 +78,27 @@ export async function listFiles(dir: string, suffix: string): Promise<string[]> 
     .map((e) => path.join(dir, e))
     .sort();
 }
+
+/** fsync every file of a folder tree, then each folder: a rename must not publish unwritten data. */
+export async function fsyncTree(dir: string): Promise<void> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await fs.readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) await fsyncTree(p);
+    else if (e.isFile()) {
+      const fh = await fs.open(p, 'r');
+      try {
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    }
+  }
+  await fsyncDir(dir);
+}

@@ -14,12 +14,16 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { fsyncDir } from '../lib/fsx.ts';
+import { fsyncDir, fsyncTree } from '../lib/fsx.ts';
 import { codeVersion } from '../lib/version.ts';
 import { hostScratchDir, type WarehouseLayout } from '../warehouse/layout.ts';
 import type { SnapshotManifest } from '../warehouse/manifest.ts';
 import { findTenant } from '../warehouse/control/tenants.ts';
 import { composeCustomerReports, inputsFingerprint, type PilotDeps, type SnapshotRef } from './service.ts';
+import type { PilotReport } from './model.ts';
+import type { Tenant } from '../warehouse/control/tenants.ts';
+import { quotedString } from '../warehouse/duckdb.ts';
+import { publishedDir, snapshotFiles } from '../warehouse/snapshots.ts';
 import { REPORT_FORMATS, renderReport, reportFileName, type ReportFormat } from './formats.ts';
 import { renderCustomerIndexHtml, type CustomerReportIndex } from './render.ts';
 
@@ -77,10 +81,19 @@ export async function readPublishedReports(dir: string): Promise<PublishedReport
   }
 }
 
+/** A stream (or a whole customer, streamId null) whose reports could not be rendered, and why. */
+export interface ReportFailure {
+  customerId: string;
+  streamId: string | null;
+  reason: string;
+}
+
 export interface CustomerPublication {
   customerId: string;
   dir: string;
   streams: number;
+  /** Streams that could not be rendered: left out of the folder, which is rendered again next run. */
+  failed: ReportFailure[];
   /** The folder already held these reports for the same inputs: nothing was rendered. */
   skipped: boolean;
   /** Time spent: figures (SQL and model) for all streams, and rendering each format. */
@@ -106,21 +119,45 @@ export async function publishCustomerReports(
     const existing = await readPublishedReports(dir);
     const fingerprint = inputsFingerprint(await findTenant(deps.layout, customerId), deps.platform);
     if (existing && existing.snapshot === snap.id && existing.bucketSeconds === bucketSeconds && existing.fingerprint === fingerprint) {
-      return { customerId, dir, streams: existing.streams.length, skipped: true, ms };
+      return { customerId, dir, streams: existing.streams.length, failed: [], skipped: true, ms };
     }
   }
 
+  const failed: ReportFailure[] = [];
   let t = performance.now();
-  const { reports, tenant } = await composeCustomerReports(deps, snap, customerId, bucketSeconds, null);
+  const { reports, tenant } = await composeCustomerReports(deps, snap, customerId, bucketSeconds, null).catch(async (err: unknown) => {
+    // One bad stream must not cost the customer's others: compose them one by one.
+    const streams = await customerStreams(deps, snap, customerId);
+    const one: PilotReport[] = [];
+    let tenantOf: Tenant | null = null;
+    for (const streamId of streams) {
+      try {
+        const r = await composeCustomerReports(deps, snap, customerId, bucketSeconds, streamId);
+        one.push(...r.reports);
+        tenantOf = r.tenant;
+      } catch (streamErr) {
+        failed.push({ customerId, streamId, reason: errorLine(streamErr) });
+      }
+    }
+    if (one.length === 0 && failed.length === streams.length && streams.length > 0) throw err;
+    return { reports: one, tenant: tenantOf ?? (await findTenant(deps.layout, customerId)) };
+  });
   ms.figures = performance.now() - t;
 
   const files = new Map<string, string>();
   const index: CustomerReportIndex = { customerId, tenantName: tenant?.name ?? null, snapshot: { id: snap.id, asOf: snap.manifest.asOf }, reports: [] };
   for (const report of reports) {
-    for (const format of REPORT_FORMATS) {
-      t = performance.now();
-      files.set(reportPath(report.streamId, format), renderReport(report, format));
-      ms.render[format] += performance.now() - t;
+    try {
+      const rendered = new Map<string, string>();
+      for (const format of REPORT_FORMATS) {
+        t = performance.now();
+        rendered.set(reportPath(report.streamId, format), renderReport(report, format));
+        ms.render[format] += performance.now() - t;
+      }
+      for (const [k, v] of rendered) files.set(k, v);
+    } catch (err) {
+      failed.push({ customerId, streamId: report.streamId, reason: errorLine(err) });
+      continue;
     }
     index.reports.push({
       streamId: report.streamId,
@@ -140,7 +177,8 @@ export async function publishCustomerReports(
     asOf: snap.manifest.asOf,
     customerId,
     bucketSeconds,
-    fingerprint: inputsFingerprint(tenant, deps.platform),
+    // A folder with failed streams never matches: the next run (and the API) render it again.
+    fingerprint: failed.length === 0 ? inputsFingerprint(tenant, deps.platform) : `incomplete-${randomBytes(4).toString('hex')}`,
     codeVersion: codeVersion(),
     renderedAt: new Date().toISOString(),
     streams: index.reports.map((r) => ({ streamId: r.streamId, assessment: r.assessment, files: r.files })),
@@ -150,7 +188,19 @@ export async function publishCustomerReports(
   t = performance.now();
   await installFolder(deps.layout, dir, files);
   ms.write = performance.now() - t;
-  return { customerId, dir, streams: reports.length, skipped: false, ms };
+  return { customerId, dir, streams: index.reports.length, failed, skipped: false, ms };
+}
+
+/** The customer's streams in the snapshot (from its stream summaries). */
+async function customerStreams(deps: PilotDeps, snap: SnapshotRef, customerId: string): Promise<string[]> {
+  const file = snapshotFiles(publishedDir(deps.layout, snap.id)).summaries(customerId);
+  const rows = await deps.db.withSession((s) => s.all<{ streamId: string }>(`SELECT DISTINCT streamId FROM read_parquet(${quotedString(file)}) ORDER BY streamId`));
+  return rows.map((r) => r.streamId);
+}
+
+/** An error as one line, for a failure summary. */
+export function errorLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ').slice(0, 500);
 }
 
 /**
@@ -165,6 +215,8 @@ async function installFolder(layout: WarehouseLayout, dir: string, files: Map<st
       await fs.mkdir(path.dirname(file), { recursive: true });
       await fs.writeFile(file, body);
     }
+    // Durable before it is renamed into place: a crash must not publish empty files.
+    await fsyncTree(scratch);
     await fs.mkdir(path.dirname(dir), { recursive: true });
     // Two publishers of the same folder may race: each moves whatever is there aside and retries.
     for (let attempt = 0; ; attempt++) {
@@ -192,6 +244,23 @@ async function installFolder(layout: WarehouseLayout, dir: string, files: Map<st
   }
 }
 
+/**
+ * Remove folders that a killed report publisher left aside (`reports/<snapshot>/.<customer>.old-*`):
+ * each is a previous copy of a customer's folder, dead once the new one is in place.
+ */
+export async function cleanReportLeftovers(layout: WarehouseLayout): Promise<string[]> {
+  const removed: string[] = [];
+  for (const snapshot of await fs.readdir(layout.reports).catch(() => [] as string[])) {
+    const dir = path.join(layout.reports, snapshot);
+    for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
+      if (!/^\..+\.old-[0-9a-f]+$/.test(name)) continue;
+      await fs.rm(path.join(dir, name), { recursive: true, force: true });
+      removed.push(path.join(dir, name));
+    }
+  }
+  return removed;
+}
+
 /** The customers whose partition in the snapshot read at least one file: those with reports, sorted. */
 export function customersWithData(manifest: SnapshotManifest): string[] {
   return manifest.partitions
@@ -203,6 +272,8 @@ export function customersWithData(manifest: SnapshotManifest): string[] {
 export interface SnapshotPublication {
   snapshot: string;
   customers: CustomerPublication[];
+  /** Every stream or customer that could not be rendered (the others were). */
+  failed: ReportFailure[];
 }
 
 /**
@@ -212,14 +283,31 @@ export interface SnapshotPublication {
 export async function publishSnapshotReports(
   deps: PilotDeps,
   snap: SnapshotRef,
-  opts: { customers?: readonly string[]; force?: boolean; onCustomer?: (done: CustomerPublication, index: number, total: number) => void | Promise<void> } = {},
+  opts: {
+    customers?: readonly string[];
+    force?: boolean;
+    onCustomer?: (done: CustomerPublication, index: number, total: number) => void | Promise<void>;
+    /** Hears of each stream or customer that could not be rendered (the run goes on). */
+    onFailure?: (failure: ReportFailure) => void;
+  } = {},
 ): Promise<SnapshotPublication> {
   const customers = opts.customers ? [...opts.customers] : customersWithData(snap.manifest);
   const out: CustomerPublication[] = [];
+  const failed: ReportFailure[] = [];
   for (const [i, customerId] of customers.entries()) {
-    const done = await publishCustomerReports(deps, snap, customerId, opts.force === undefined ? {} : { force: opts.force });
+    let done: CustomerPublication;
+    try {
+      done = await publishCustomerReports(deps, snap, customerId, opts.force === undefined ? {} : { force: opts.force });
+    } catch (err) {
+      const failure = { customerId, streamId: null, reason: errorLine(err) };
+      failed.push(failure);
+      opts.onFailure?.(failure);
+      continue;
+    }
+    for (const f of done.failed) opts.onFailure?.(f);
+    failed.push(...done.failed);
     out.push(done);
     await opts.onCustomer?.(done, i, customers.length);
   }
-  return { snapshot: snap.id, customers: out };
+  return { snapshot: snap.id, customers: out, failed };
 }

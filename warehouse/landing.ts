@@ -3,7 +3,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { quotedString, type DbSession } from './duckdb.ts';
-import { familyAccepts, familyOf, REPORT_COLUMNS, type Family } from './report-columns.ts';
+import { REPORT_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
 import { freePath, listFiles, moveFile, writeJsonDurable } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
@@ -89,6 +89,17 @@ export function cleanDuckDbMessage(message: string, file: string): string {
   return message.split(file).join('<file>').split('\n')[0]!.slice(0, 500);
 }
 
+/**
+ * Whether a DuckDB error is about the data read (a broken page, a value that does not convert)
+ * rather than about the statement or the machine. Only those make a file bad: a bug of ours must
+ * fail the run, not send good files to quarantine.
+ */
+export function isFileError(err: unknown): boolean {
+  const msg = err instanceof Error ? err.message : String(err);
+  if (/out of memory|No space left|Too many open files/i.test(msg)) return false;
+  return /^(IO Error|Invalid Input Error|Conversion Error|Out of Range Error|Invalid Error|Serialization Error)\b/.test(msg);
+}
+
 /** Read a file's schema (footer only) and check it against session-report.md. */
 export async function checkSchema(s: DbSession, file: string): Promise<SchemaVerdict> {
   let described: { column_name: string; column_type: string }[];
@@ -106,8 +117,7 @@ export async function checkSchema(s: DbSession, file: string): Promise<SchemaVer
       if (col.required) problems.push(`missing required column ${col.name}`);
       continue;
     }
-    const family: Family | null = familyOf(type);
-    if (family === null || !familyAccepts(col.family, family)) {
+    if (!typeAccepts(col, type)) {
       problems.push(`column ${col.name} is ${type}, expected ${col.type}`);
       continue;
     }

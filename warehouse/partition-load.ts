@@ -1,11 +1,10 @@
 // Loads a batch of one customer's landed files (one or more date partitions) into the session's `raw_reports` table, quarantining every
 // file that is unreadable, lacks a column, or holds rows that break session-report.md, so that a
 // bad file never stops the rollup of the others.
-import { LIST, VARCHAR, listValue } from '@duckdb/node-api';
 import { fileList, fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
-import { checkSchema, cleanDuckDbMessage, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
+import { validateRows } from './validate-rows.ts';
+import { checkSchema, cleanDuckDbMessage, isFileError, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
 import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
-import { STREAM_ID_REGEX_SQL } from './ids.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 
@@ -29,16 +28,6 @@ interface LoadContext {
   log: Logger;
 }
 
-interface RowCheck {
-  filename: string;
-  rows: bigint;
-  null_required: bigint | number;
-  malformed_stream_ids: bigint | number;
-  foreign_customer: bigint | number;
-  foreign_date: bigint | number;
-  negative_counters: bigint | number;
-}
-
 export async function loadCustomerReports(
   ctx: LoadContext,
   landed: readonly LandedFile[],
@@ -52,7 +41,7 @@ export async function loadCustomerReports(
 
   // 1. Schemas, from each file's footer.
   let files: LandedFile[] = [];
-  const columnsOf = new Map<string, string[]>();
+  const columnsOf = new Map<string, ReadonlyMap<string, string>>();
   for (const file of landed) {
     const verdict = await checkSchema(ctx.s, file.path);
     if (!verdict.ok) {
@@ -60,10 +49,15 @@ export async function loadCustomerReports(
       continue;
     }
     files.push(file);
-    columnsOf.set(file.path, [...verdict.schema.columns.keys()]);
+    columnsOf.set(file.path, verdict.schema.columns);
   }
   // Columns that at least one of the files still in play has (recomputed as files drop out).
-  const presentIn = (list: readonly LandedFile[]) => new Set(list.flatMap((f) => columnsOf.get(f.path)!));
+  const presentIn = (list: readonly LandedFile[]) => new Set(list.flatMap((f) => [...columnsOf.get(f.path)!.keys()]));
+
+  // Row rules (validate-rows.ts): every column, straight from the files, before anything casts.
+  const bad = await validateRows(ctx.s, files.map((f) => ({ path: f.path, columns: columnsOf.get(f.path)! })), ctx.customerId);
+  for (const file of files.filter((f) => bad.has(f.path))) await quarantine(file, bad.get(file.path)!.reason, bad.get(file.path)!.detail);
+  files = files.filter((f) => !bad.has(f.path));
 
   // 2. One scan of every good file. A file whose data pages are broken only shows when read, so
   //    a failed bulk read is followed by a read of each file alone to find the culprits.
@@ -93,52 +87,9 @@ export async function loadCustomerReports(
     }
   }
 
-  // 3. Row rules: ids, partition membership, counters.
-  const checks = await ctx.s.all<RowCheck>(sqlFile('validate_rows'), {
-    customer: ctx.customerId,
-    stream_id_regex: STREAM_ID_REGEX_SQL,
-  });
-  const bad = new Map<string, string>();
-  for (const c of checks) {
-    const problems: string[] = [];
-    const n = (v: bigint | number) => toNumber(v);
-    if (n(c.null_required) > 0) problems.push(`${n(c.null_required)} rows with a null reportId, sessionId, streamId or ts`);
-    if (n(c.malformed_stream_ids) > 0) problems.push(`${n(c.malformed_stream_ids)} rows with a malformed streamId`);
-    if (n(c.foreign_customer) > 0) problems.push(`${n(c.foreign_customer)} rows of another customer than customer=${ctx.customerId}`);
-    if (n(c.foreign_date) > 0) problems.push(`${n(c.foreign_date)} rows whose UTC date is not the folder's date`);
-    if (n(c.negative_counters) > 0) problems.push(`${n(c.negative_counters)} rows with negative counters`);
-    if (problems.length > 0) bad.set(c.filename, problems.join('; '));
-  }
-  if (bad.size > 0) {
-    for (const file of files.filter((f) => bad.has(f.path))) {
-      const detail = bad.get(file.path)!;
-      const reason = detail.includes('another customer') || detail.includes("folder's date")
-        ? 'holds rows of another partition'
-        : 'holds rows that break the session report contract';
-      await quarantine(file, reason, detail);
-    }
-    files = files.filter((f) => !bad.has(f.path));
-    await ctx.s.run(
-      `DELETE FROM raw_reports WHERE list_contains($bad, filename)`,
-      { bad: listValue([...bad.keys()]) },
-      { bad: LIST(VARCHAR) },
-    );
-  }
-
   const { rows } = await ctx.s.one<{ rows: bigint }>(`SELECT count(*) AS rows FROM raw_reports`);
   const presentColumns = [...presentIn(files)].sort();
   return { files, quarantined, presentColumns, presentColumnsOf: (list) => [...presentIn(list)].sort(), rows: toNumber(rows) };
-}
-
-/**
- * Whether a DuckDB error is about the data read (a broken page, a value that does not convert)
- * rather than about the statement or the machine. Only those make a file bad: a bug of ours must
- * fail the run, not send good files to quarantine.
- */
-export function isFileError(err: unknown): boolean {
-  const msg = err instanceof Error ? err.message : String(err);
-  if (/out of memory|No space left|Too many open files/i.test(msg)) return false;
-  return /^(IO Error|Invalid Input Error|Conversion Error|Out of Range Error|Invalid Error|Serialization Error)\b/.test(msg);
 }
 
 function loadSql(files: readonly LandedFile[], present: ReadonlySet<string>): string {

@@ -13,14 +13,38 @@ export interface ReportColumn {
   required: boolean;
   /** A delta or count: a missing value reads as 0 (session-report.md). */
   counter: boolean;
+  /**
+   * For numbers and the values of maps: the greatest value accepted (every one must also be
+   * finite and >= 0, and whole for integer types). Null for the other columns.
+   */
+  max: number | null;
 }
 
-const c = (name: string, type: string, family: Family, opts: Partial<Pick<ReportColumn, 'required' | 'counter'>> = {}): ReportColumn => ({
+/** INTEGER's range: a value above it cannot be cast to the contract's type. */
+export const INT32_MAX = 2_147_483_647;
+/**
+ * BIGINT byte counters of one report: 1 TB per interval (a 30 s interval at 100 Gbit/s is 375 GB).
+ * Far above any real report, and low enough that a stream's sum over 9 million such reports
+ * still fits the BIGINT the figures are cast back to.
+ */
+export const MAX_BYTES_PER_REPORT = 1e12;
+/** bufferHealth in seconds: a day of media buffered ahead is already absurd. */
+export const MAX_BUFFER_HEALTH_SECONDS = 86_400;
+
+function defaultMax(type: string): number | null {
+  const value = mapValueType(type) ?? type;
+  if (value === 'INTEGER') return INT32_MAX;
+  if (value === 'BIGINT') return MAX_BYTES_PER_REPORT;
+  return null;
+}
+
+const c = (name: string, type: string, family: Family, opts: Partial<Pick<ReportColumn, 'required' | 'counter' | 'max'>> = {}): ReportColumn => ({
   name,
   type,
   family,
   required: opts.required ?? false,
   counter: opts.counter ?? false,
+  max: opts.max ?? defaultMax(type),
 });
 
 export const REPORT_COLUMNS: readonly ReportColumn[] = [
@@ -38,7 +62,7 @@ export const REPORT_COLUMNS: readonly ReportColumn[] = [
   c('bytesFallback', 'BIGINT', 'integer', { counter: true }),
   c('bytesUploaded', 'BIGINT', 'integer', { counter: true }),
   c('peerCount', 'INTEGER', 'integer'),
-  c('bufferHealth', 'DOUBLE', 'float'),
+  c('bufferHealth', 'DOUBLE', 'float', { max: MAX_BUFFER_HEALTH_SECONDS }),
   c('stallCount', 'INTEGER', 'integer', { counter: true }),
   c('stallMs', 'INTEGER', 'integer', { counter: true }),
   c('watchMs', 'INTEGER', 'integer', { counter: true }),
@@ -76,6 +100,53 @@ export function familyOf(duckdbType: string): Family | null {
   if (t.startsWith('TIMESTAMP')) return 'timestamp';
   if (t.startsWith('MAP(')) return 'map';
   return null;
+}
+
+/** The value type of a `MAP(K, V)` type name (`V`), or null when `type` is not a map. */
+export function mapValueType(type: string): string | null {
+  const m = /^MAP\((.+)\)$/i.exec(type.trim());
+  if (!m) return null;
+  const parts = splitTopLevel(m[1]!);
+  return parts.length === 2 ? parts[1]!.trim() : null;
+}
+
+/** The key type of a `MAP(K, V)` type name, or null when `type` is not a map. */
+export function mapKeyType(type: string): string | null {
+  const m = /^MAP\((.+)\)$/i.exec(type.trim());
+  if (!m) return null;
+  const parts = splitTopLevel(m[1]!);
+  return parts.length === 2 ? parts[0]!.trim() : null;
+}
+
+function splitTopLevel(s: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '(') depth++;
+    else if (s[i] === ')') depth--;
+    else if (s[i] === ',' && depth === 0) {
+      parts.push(s.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(s.slice(start));
+  return parts;
+}
+
+/**
+ * Whether a column stored as DuckDB type `stored` can be read as `col`: its family accepts it
+ * and, for a map, its keys are strings and its values numbers (anything else cannot be cast).
+ */
+export function typeAccepts(col: ReportColumn, stored: string): boolean {
+  const family = familyOf(stored);
+  if (family === null || !familyAccepts(col.family, family)) return false;
+  if (col.family !== 'map') return true;
+  const key = mapKeyType(stored);
+  const value = mapValueType(stored);
+  if (key === null || value === null || familyOf(key) !== 'string') return false;
+  const vf = familyOf(value);
+  return vf === 'integer' || vf === 'float';
 }
 
 /** Whether a column stored with `actual` family can be read as `expected` without loss of meaning. */

@@ -1,7 +1,7 @@
 // Reading a published snapshot back: its manifest and its stream summaries as typed rows.
 import { fileList, toNumber, type Db } from './duckdb.ts';
 import { readSnapshotManifest, type SnapshotManifest } from './manifest.ts';
-import { publishedDir, readCurrent, snapshotFiles } from './snapshots.ts';
+import { publishedDir, readCurrent, snapshotFiles, SnapshotUnreadableError } from './snapshots.ts';
 import type { WarehouseLayout } from './layout.ts';
 
 export interface StreamSummary {
@@ -28,7 +28,13 @@ export async function currentSnapshot(layout: WarehouseLayout): Promise<LoadedSn
   const pointer = await readCurrent(layout);
   if (!pointer) return null;
   const dir = publishedDir(layout, pointer.snapshot);
-  return { dir, manifest: await readSnapshotManifest(snapshotFiles(dir).manifest) };
+  const file = snapshotFiles(dir).manifest;
+  try {
+    return { dir, manifest: await readSnapshotManifest(file) };
+  } catch (err) {
+    // CURRENT names a snapshot whose manifest is missing or damaged: not "nothing published".
+    throw new SnapshotUnreadableError(file, err instanceof Error ? err.message.split('\n')[0]! : String(err));
+  }
 }
 
 /** Stream summaries of a snapshot for every window (or one), ordered by window and stream. */

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import lockfile from 'proper-lockfile';
 import { z } from 'zod';
-import { fsyncDir, writeJsonDurable } from '../lib/fsx.ts';
+import { fsyncDir, fsyncTree, writeJsonDurable } from '../lib/fsx.ts';
 import { hostScratchDir, type WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 
@@ -94,16 +94,52 @@ export const CurrentPointerSchema = z.object({
 });
 export type CurrentPointer = z.infer<typeof CurrentPointerSchema>;
 
-/** The published snapshot, or null when nothing was published yet. */
-export async function readCurrent(layout: WarehouseLayout): Promise<CurrentPointer | null> {
+/**
+ * A publication file (CURRENT, PUBLISHED, a snapshot's manifest) exists but cannot be read or does
+ * not hold what it must: not the same thing as "nothing published yet", and named by its path.
+ */
+export class SnapshotUnreadableError extends Error {
+  override name = 'SnapshotUnreadableError';
+  constructor(
+    readonly file: string,
+    readonly why: string,
+  ) {
+    super(`${file} cannot be read: ${why}`);
+  }
+}
+
+function whyUnreadable(err: unknown): string {
+  if (err instanceof z.ZodError) return `unexpected content (${err.issues.map((i) => `${i.path.join('.') || 'value'}: ${i.message}`).join('; ')})`;
+  if (err instanceof SyntaxError) return `not JSON (${err.message})`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Read and validate a small JSON file; null when it does not exist, SnapshotUnreadableError when it is damaged. */
+async function readJsonFile<T>(file: string, schema: z.ZodType<T>): Promise<T | null> {
   let text: string;
   try {
-    text = await fs.readFile(layout.currentPointer, 'utf8');
+    text = await fs.readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
+    throw new SnapshotUnreadableError(file, whyUnreadable(err));
   }
-  return CurrentPointerSchema.parse(JSON.parse(text));
+  try {
+    return schema.parse(JSON.parse(text));
+  } catch (err) {
+    throw new SnapshotUnreadableError(file, whyUnreadable(err));
+  }
+}
+
+/**
+ * The published snapshot, or null when nothing was published yet (no CURRENT). A CURRENT that
+ * exists but is damaged throws SnapshotUnreadableError: only a missing file means "nothing".
+ */
+export async function readCurrent(layout: WarehouseLayout): Promise<CurrentPointer | null> {
+  const pointer = await readJsonFile(layout.currentPointer, CurrentPointerSchema);
+  if (pointer && !Number.isFinite(Date.parse(pointer.asOf))) {
+    throw new SnapshotUnreadableError(layout.currentPointer, `asOf ${JSON.stringify(pointer.asOf)} is not a date`);
+  }
+  return pointer;
 }
 
 export function publishedDir(layout: WarehouseLayout, snapshot: string): string {
@@ -125,21 +161,83 @@ function historyFile(layout: WarehouseLayout): string {
   return path.join(layout.snapshots, 'PUBLISHED');
 }
 
-/** Ids of published snapshots, oldest first. */
+/** Ids of published snapshots, oldest first. A damaged PUBLISHED throws SnapshotUnreadableError. */
 export async function readHistory(layout: WarehouseLayout): Promise<string[]> {
+  return (await readJsonFile(historyFile(layout), HistorySchema)) ?? [];
+}
+
+/** The asOf and creation time a snapshot folder's manifest records, or null when it has none readable. */
+async function snapshotStamp(layout: WarehouseLayout, snapshot: string): Promise<{ asOf: string; createdAt: string } | null> {
   try {
-    return HistorySchema.parse(JSON.parse(await fs.readFile(historyFile(layout), 'utf8')));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
+    const m = z.object({ asOf: z.string(), createdAt: z.string() }).parse(JSON.parse(await fs.readFile(snapshotFiles(publishedDir(layout, snapshot)).manifest, 'utf8')));
+    return Number.isFinite(Date.parse(m.asOf)) ? m : null;
+  } catch {
+    return null;
   }
 }
 
 /**
- * Publish a finished build: rename its folder into place, let `beforeSwap` prepare what must
- * follow the pointer (the analyst catalog), replace CURRENT, then `afterSwap`, record the
- * publication and apply retention. All under one lock, so concurrent publishers never
- * interleave and an older asOf never replaces a newer one.
+ * The history, read before anything moves: a damaged PUBLISHED is rebuilt from the snapshot
+ * folders that hold a readable manifest (by asOf, then creation), with a warning naming the file;
+ * and the snapshot CURRENT names is always in it (a publisher killed between the swap and the
+ * record of the history left it out; retention must never take it).
+ */
+export async function readHistoryRepaired(layout: WarehouseLayout, current: CurrentPointer | null, log: Logger | undefined): Promise<string[]> {
+  let history: string[];
+  try {
+    history = await readHistory(layout);
+  } catch (err) {
+    if (!(err instanceof SnapshotUnreadableError)) throw err;
+    const stamped: { id: string; asOf: number; createdAt: number }[] = [];
+    for (const id of await listSnapshots(layout)) {
+      const st = await snapshotStamp(layout, id);
+      if (st) stamped.push({ id, asOf: Date.parse(st.asOf), createdAt: Date.parse(st.createdAt) || 0 });
+    }
+    stamped.sort((a, b) => a.asOf - b.asOf || a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+    history = stamped.map((x) => x.id);
+    log?.warn({ file: err.file, why: err.why, rebuilt: history.length }, 'the snapshot history file is damaged; rebuilt it from the snapshot folders');
+    await writeJsonDurable(historyFile(layout), history);
+  }
+  if (current && !history.includes(current.snapshot)) {
+    history = [...history, current.snapshot];
+    await writeJsonDurable(historyFile(layout), history);
+  }
+  return history;
+}
+
+/**
+ * CURRENT for a publisher: a damaged one is replaced by the latest snapshot of the history (the
+ * swap about to happen repairs the file), with a warning naming it, rather than read as "nothing
+ * published" (which would let any asOf through) or blocking every run until someone edits it.
+ */
+async function readCurrentForPublish(layout: WarehouseLayout, log: Logger | undefined): Promise<CurrentPointer | null> {
+  try {
+    return await readCurrent(layout);
+  } catch (err) {
+    if (!(err instanceof SnapshotUnreadableError)) throw err;
+    let history: string[] = [];
+    try {
+      history = await readHistory(layout);
+    } catch {
+      history = await listSnapshots(layout);
+    }
+    let best: CurrentPointer | null = null;
+    for (const id of history) {
+      const st = await snapshotStamp(layout, id);
+      if (st && (!best || Date.parse(st.asOf) >= Date.parse(best.asOf))) best = { snapshot: id, asOf: st.asOf, publishedAt: st.createdAt };
+    }
+    log?.warn({ file: err.file, why: err.why, assumed: best?.snapshot ?? null }, 'CURRENT is damaged; taking the latest published snapshot as current');
+    return best;
+  }
+}
+
+/**
+ * Publish a finished build: rename its folder into place, read (and repair) the publication state
+ * before anything moves, let `beforeSwap` prepare what must follow the pointer (the analyst
+ * catalog), replace CURRENT, record the history, then `afterSwap` (install the catalog), and apply
+ * retention. All under one lock, so concurrent publishers never interleave and an older asOf never
+ * replaces a newer one. A kill at any step leaves CURRENT on a complete snapshot; `reconcile`
+ * (called first, under the lock) brings whatever follows CURRENT back in line with it.
  */
 export async function publishBuild(
   layout: WarehouseLayout,
@@ -152,29 +250,37 @@ export async function publishBuild(
     lockStaleMs: number;
     beforeSwap?: (dir: string) => Promise<void>;
     afterSwap?: (dir: string) => Promise<void>;
+    /** Bring what follows CURRENT (the catalog) in line with it, after an earlier publisher died midway. */
+    reconcile?: (current: CurrentPointer) => Promise<void>;
+    /** Replace CURRENT even when it has a later asOf (the way back from an asOf in the future). */
+    replaceCurrent?: boolean;
+    log?: Logger;
   },
 ): Promise<PublishOutcome> {
   await fs.mkdir(layout.snapshots, { recursive: true });
-  const release = await lockfile.lock(path.join(layout.snapshots, 'publish'), {
-    realpath: false,
-    stale: opts.lockStaleMs,
-    retries: { retries: Math.ceil((2 * opts.lockStaleMs) / 500) + 20, minTimeout: 100, maxTimeout: 500 },
-  });
+  const release = await lockPublication(layout, opts.lockStaleMs);
   try {
     const dir = publishedDir(layout, snapshot);
     const from = buildDir(layout, runId);
+    await fsyncTree(from);
     await fs.rm(path.join(from, 'owner.json'), { force: true });
     await fs.rename(from, dir);
     await fsyncDir(layout.snapshots);
 
-    const current = await readCurrent(layout).catch(() => null);
+    // Read before the swap: a damaged file is repaired or named now, never after CURRENT moved.
+    const current = await readCurrentForPublish(layout, opts.log);
+    let history = await readHistoryRepaired(layout, current, opts.log);
     let published = false;
-    if (!current || Date.parse(current.asOf) <= asOf.getTime()) {
+    const replaces = !current || Date.parse(current.asOf) <= asOf.getTime() || opts.replaceCurrent === true;
+    // When this publish moves CURRENT, its own catalog follows; otherwise mend the current one's.
+    if (current && !replaces && opts.reconcile) await opts.reconcile(current);
+    if (replaces) {
       await opts.beforeSwap?.(dir);
       const pointer: CurrentPointer = { snapshot, asOf: asOf.toISOString(), publishedAt: new Date().toISOString() };
       await writeJsonDurable(layout.currentPointer, pointer);
+      history = [...history.filter((s) => s !== snapshot), snapshot];
+      await writeJsonDurable(historyFile(layout), history);
       await opts.afterSwap?.(dir);
-      await writeJsonDurable(historyFile(layout), [...(await readHistory(layout)).filter((s) => s !== snapshot), snapshot]);
       published = true;
     }
     const pruned = await prune(layout, opts.keep);
@@ -182,6 +288,59 @@ export async function publishBuild(
   } finally {
     await release();
   }
+}
+
+/** The publish lock: one publisher (or `snapshots use`) at a time. */
+export async function lockPublication(layout: WarehouseLayout, lockStaleMs: number): Promise<() => Promise<void>> {
+  await fs.mkdir(layout.snapshots, { recursive: true });
+  return lockfile.lock(path.join(layout.snapshots, 'publish'), {
+    realpath: false,
+    stale: lockStaleMs,
+    retries: { retries: Math.ceil((2 * lockStaleMs) / 500) + 20, minTimeout: 100, maxTimeout: 500 },
+  });
+}
+
+/**
+ * Point CURRENT at an already published snapshot (`snapshots use <id>`): the way back from a
+ * snapshot published with a wrong asOf. Under the publish lock; `beforeSwap`/`afterSwap` as in
+ * publishBuild. The chosen snapshot becomes the latest of the history, so retention keeps it.
+ */
+export async function useSnapshot(
+  layout: WarehouseLayout,
+  snapshot: string,
+  opts: { lockStaleMs: number; beforeSwap?: (dir: string) => Promise<void>; afterSwap?: (dir: string) => Promise<void>; log?: Logger },
+): Promise<CurrentPointer> {
+  if (!CurrentPointerSchema.shape.snapshot.safeParse(snapshot).success) throw new SnapshotUnreadableError(snapshot, 'not a snapshot id');
+  const release = await lockPublication(layout, opts.lockStaleMs);
+  try {
+    const dir = publishedDir(layout, snapshot);
+    const stamp = await snapshotStamp(layout, snapshot);
+    if (!stamp) throw new SnapshotUnreadableError(snapshotFiles(dir).manifest, 'no such snapshot, or its manifest cannot be read');
+    const current = await readCurrentForPublish(layout, opts.log);
+    const history = await readHistoryRepaired(layout, current, opts.log);
+    await opts.beforeSwap?.(dir);
+    const pointer: CurrentPointer = { snapshot, asOf: stamp.asOf, publishedAt: new Date().toISOString() };
+    await writeJsonDurable(layout.currentPointer, pointer);
+    await writeJsonDurable(historyFile(layout), [...history.filter((s) => s !== snapshot), snapshot]);
+    await opts.afterSwap?.(dir);
+    return pointer;
+  } finally {
+    await release();
+  }
+}
+
+/** Every published snapshot folder with its asOf, oldest first by the history, and which is current. */
+export async function listPublished(layout: WarehouseLayout): Promise<{ snapshot: string; asOf: string | null; current: boolean; inHistory: boolean }[]> {
+  const current = await readCurrent(layout).catch(() => null);
+  const history = await readHistory(layout).catch(() => [] as string[]);
+  const folders = await listSnapshots(layout);
+  const ids = [...history.filter((h) => folders.includes(h)), ...folders.filter((f) => !history.includes(f))];
+  const out = [];
+  for (const id of ids) {
+    const st = await snapshotStamp(layout, id);
+    out.push({ snapshot: id, asOf: st?.asOf ?? null, current: current?.snapshot === id, inHistory: history.includes(id) });
+  }
+  return out;
 }
 
 /** Snapshot folders present (published or not), by name. */
@@ -206,8 +365,16 @@ export async function listSnapshots(layout: WarehouseLayout): Promise<string[]> 
  * under the publish lock.
  */
 async function prune(layout: WarehouseLayout, keep: number): Promise<string[]> {
-  const current = await readCurrent(layout);
-  const history = await readHistory(layout);
+  let current: CurrentPointer | null;
+  let history: string[];
+  try {
+    current = await readCurrent(layout);
+    history = await readHistory(layout);
+  } catch (err) {
+    // Nothing is removed while the pointer or the history is unknown: they could name any folder.
+    if (err instanceof SnapshotUnreadableError) return [];
+    throw err;
+  }
   const kept = new Set(history.slice(-keep));
   if (current) kept.add(current.snapshot);
   const doomed = (await listSnapshots(layout)).filter((s) => !kept.has(s));

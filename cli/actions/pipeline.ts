@@ -3,15 +3,34 @@ import { parseOption, progressBar, runtime, withJobDeps } from '../runtime.ts';
 import { isoDate } from '../options.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { bytes, duration, int } from '../format.ts';
+import { assertAsOfNotAhead, describeAhead } from '../../lib/time.ts';
+import { EXIT, ExitError } from '../../lib/errors.ts';
+import { readCurrent } from '../../warehouse/snapshots.ts';
 
-export async function runPipelineCommand(flags: { warehouse?: string; asOf?: string; rebuild?: boolean }): Promise<void> {
+export async function runPipelineCommand(flags: { warehouse?: string; asOf?: string; rebuild?: boolean; replaceCurrent?: boolean }): Promise<void> {
   const rt = runtime(flags);
   const asOf = flags.asOf === undefined ? new Date() : parseOption('as-of', isoDate, flags.asOf);
+  // Refused before anything is opened or written (runPipeline checks again, for other callers).
+  assertAsOfNotAhead(asOf, rt.config.snapshots.asOfMaxSkewMs);
   const bar = progressBar('pipeline');
-  const result = await withJobDeps(rt, (deps) =>
-    runPipeline(deps, { asOf, rebuild: flags.rebuild === true }, (p) => bar.update((100 * p.done) / p.total, p.step)),
-  ).finally(() => bar.stop());
+  const { result, current } = await withJobDeps(rt, async (deps) => {
+    const r = await runPipeline(deps, { asOf, rebuild: flags.rebuild === true, replaceCurrent: flags.replaceCurrent === true }, (p) => bar.update((100 * p.done) / p.total, p.step));
+    return { result: r, current: r.published ? null : await readCurrent(deps.layout).catch(() => null) };
+  }).finally(() => bar.stop());
   process.stdout.write(`${describeRun(result)}\n`);
+  if (result.published) return;
+  const currentAsOf = current ? Date.parse(current.asOf) : NaN;
+  const ahead = currentAsOf - Date.now();
+  if (ahead > rt.config.snapshots.asOfMaxSkewMs) {
+    // Every scheduled run is discarded until then: that must not look like success.
+    throw new ExitError(
+      `snapshot ${result.manifest.snapshot} was not published: the current snapshot ${current!.snapshot} has asOf ` +
+        `${current!.asOf}, ${describeAhead(ahead)} ahead of the clock, and every later run will be discarded until then. ` +
+        `Go back with \`p2ptel snapshots use <id>\` (\`p2ptel snapshots list\` shows them) or \`p2ptel pipeline --replace-current\``,
+      EXIT.blockedByFutureSnapshot,
+    );
+  }
+  process.stderr.write(`warning: snapshot ${result.manifest.snapshot} was not published: a snapshot with a later asOf (${current?.asOf ?? 'unknown'}) is current\n`);
 }
 
 /** "partitions         12 rebuilt, 288 reused" and one line per reason. */

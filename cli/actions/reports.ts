@@ -3,9 +3,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { parseOption, progressBar, runtime, withJobDeps } from '../runtime.ts';
 import { duration, int, table } from '../format.ts';
-import { runReports, UnknownCustomerError, type ReportRunResult } from '../../jobs/reports/run.ts';
+import { describeFailures, runReports, UnknownCustomerError, type ReportRunResult } from '../../jobs/reports/run.ts';
+import { SnapshotUnreadableError } from '../../warehouse/snapshots.ts';
 import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
-import { UserError } from '../../lib/errors.ts';
+import { EXIT, ExitError, UserError } from '../../lib/errors.ts';
 import type { ReportsFlags } from '../commands/reports.ts';
 
 const customerId = z.string().regex(CUSTOMER_ID_PATTERN, 'a customer id: 1–64 characters of [a-z0-9_-]');
@@ -25,11 +26,18 @@ export async function runReportsCommand(flags: ReportsFlags): Promise<void> {
     );
   } catch (err) {
     if (err instanceof UnknownCustomerError) throw new UserError(err.message);
+    if (err instanceof SnapshotUnreadableError) {
+      throw new ExitError(`the published snapshot cannot be read: ${err.message} (not the same as nothing published: repair it, or \`p2ptel snapshots use <id>\`)`, EXIT.failed);
+    }
     throw err;
   } finally {
     bar.stop();
   }
+  if (result.snapshot === null) throw new ExitError(`${result.message} (run \`p2ptel pipeline\` first)`, EXIT.nothingPublished);
   process.stdout.write(`${describeReports(result, rt.config.warehouseDir)}\n`);
+  if (result.failed.length > 0) {
+    throw new ExitError(`the other reports were published, but ${describeFailures(result.failed)}`, EXIT.partlyFailed);
+  }
 }
 
 const plural = (n: number, noun: string) => `${int(n)} ${noun}${n === 1 ? '' : 's'}`;

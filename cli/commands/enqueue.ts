@@ -4,7 +4,9 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { action, parseOption, progressBar, runtime, withQueues } from '../runtime.ts';
 import { isoDate, positiveNumber, withRedis, withWarehouse } from '../options.ts';
-import { UserError } from '../../lib/errors.ts';
+import { EXIT, ExitError, UserError } from '../../lib/errors.ts';
+import { assertAsOfNotAhead, describeAhead } from '../../lib/time.ts';
+import type { AppConfig } from '../../lib/config.ts';
 import type { EnqueueOutcome } from '../../jobs/queue/enqueue.ts';
 import type { RunInfo } from '../../jobs/queue/runs.ts';
 import { duration, int } from '../format.ts';
@@ -39,6 +41,7 @@ export function registerEnqueue(program: Command): void {
       if (!kind.success) throw new UserError(`unknown run kind "${kindArg}": rollup or reports`);
       const rt = runtime(flags);
       const asOf = flags.asOf === undefined ? new Date(Math.floor(Date.now() / 1000) * 1000) : parseOption('as-of', isoDate, flags.asOf);
+      assertAsOfNotAhead(asOf, rt.config.snapshots.asOfMaxSkewMs);
       const timeoutMs = flags.timeout === undefined ? undefined : parseOption('timeout', positiveNumber, flags.timeout) * 1000;
       const out = (s: string) => process.stdout.write(`${s}\n`);
 
@@ -47,6 +50,18 @@ export function registerEnqueue(program: Command): void {
         const outcome = await enqueueRun(queues, rt.config.jobs, kind.data, asOf);
         out(describeEnqueue(outcome));
         if (!flags.wait) return null;
+        // Waiting rides out a Redis restart: say so, and go on once it is back.
+        let lost = false;
+        queues.client.on('reconnecting', () => {
+          if (lost) return;
+          lost = true;
+          process.stderr.write('note: lost the connection to Redis; waiting for it to come back (the run goes on on the workers)\n');
+        });
+        queues.client.on('ready', () => {
+          if (!lost) return;
+          lost = false;
+          process.stderr.write('note: reconnected to Redis\n');
+        });
         const bar = progressBar(`${kind.data} ${asOf.toISOString()}`);
         const started = Date.now();
         let hinted = false;
@@ -65,7 +80,7 @@ export function registerEnqueue(program: Command): void {
         } finally {
           bar.stop();
         }
-      });
+      }, flags.wait ? 'service' : 'command');
       if (!finished) return;
       if (finished.state === 'failed') {
         process.stderr.write(`error: ${kind.data} run ${finished.asOf} failed: ${finished.error ?? 'unknown reason'}\n`);
@@ -73,6 +88,7 @@ export function registerEnqueue(program: Command): void {
         return;
       }
       out(describeOutcome(finished));
+      if (finished.kind === 'rollup' && finished.published === false) await failIfBlockedByFuture(rt.config);
     }),
   );
 }
@@ -97,4 +113,20 @@ export function describeOutcome(r: RunInfo): string {
     .join(', ');
   const snap = r.snapshot ? `snapshot ${r.snapshot} ${r.published ? 'published' : 'not published (a later asOf is current)'}` : 'completed';
   return `rollup run ${r.asOf} completed${took}: ${snap}${figures ? `, ${figures}` : ''}`;
+}
+
+/** A rollup not published because CURRENT is ahead of the clock: exit 3, as `pipeline` does. */
+async function failIfBlockedByFuture(config: AppConfig): Promise<void> {
+  const { readCurrent } = await import('../../warehouse/snapshots.ts');
+  const { warehouseLayout } = await import('../../warehouse/layout.ts');
+  const current = await readCurrent(warehouseLayout(config.warehouseDir)).catch(() => null);
+  const ahead = current ? Date.parse(current.asOf) - Date.now() : 0;
+  if (current && ahead > config.snapshots.asOfMaxSkewMs) {
+    throw new ExitError(
+      `the run was not published: the current snapshot ${current.snapshot} has asOf ${current.asOf}, ${describeAhead(ahead)} ahead of the clock; ` +
+        'go back with `p2ptel snapshots use <id>` or `p2ptel pipeline --replace-current`',
+      EXIT.blockedByFutureSnapshot,
+    );
+  }
+  process.stderr.write('warning: the run was not published: a snapshot with a later asOf is current\n');
 }

@@ -9,6 +9,7 @@ export function registerPipeline(program: Command): void {
       .command('pipeline')
       .description('run the rollups once, inline (no Redis), and publish a snapshot')
       .option('--as-of <iso>', 'snapshot time: reports with ts up to it count (default: now)')
-      .option('--rebuild', 'rebuild the state of every partition instead of reusing unchanged ones (same figures, full cost)'),
-  ).action(action(async (flags: { warehouse?: string; asOf?: string; rebuild?: boolean }) => (await import('../actions/pipeline.ts')).runPipelineCommand(flags)));
+      .option('--rebuild', 'rebuild the state of every partition instead of reusing unchanged ones (same figures, full cost)')
+      .option('--replace-current', 'publish even if the current snapshot has a later asOf (the way back from an asOf in the future)'),
+  ).action(action(async (flags: { warehouse?: string; asOf?: string; rebuild?: boolean; replaceCurrent?: boolean }) => (await import('../actions/pipeline.ts')).runPipelineCommand(flags)));
 }

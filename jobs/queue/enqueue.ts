@@ -84,6 +84,7 @@ export async function waitForRun(
   const pollMs = opts.pollMs ?? 500;
   const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
   let last = '';
+  let seen = false;
   for (;;) {
     const run = await describeRun(queues, kind, asOf);
     const sig = JSON.stringify([run?.state, run?.progress, run?.percent]);
@@ -92,6 +93,14 @@ export async function waitForRun(
       opts.onUpdate?.(run);
     }
     if (run && FINISHED.has(run.state)) return run;
+    if (run && run.state !== 'unknown') seen = true;
+    else if (seen) {
+      // Its jobs were there and are gone: Redis restarted without persistence (docs/jobs.md).
+      throw new RunVanishedError(
+        `the ${kind} run of ${asOf.toISOString()} is no longer in Redis (restarted without persistence?): its outcome is unknown; ` +
+          `enqueue it again (the same asOf is the same run, and a published snapshot is not published twice)`,
+      );
+    }
     if (Date.now() > deadline) {
       throw new WaitTimeoutError(`the ${kind} run of ${asOf.toISOString()} had not finished after ${Math.round((opts.timeoutMs ?? 0) / 1000)} s (state: ${run?.state ?? 'not found'})`);
     }
@@ -101,4 +110,8 @@ export async function waitForRun(
 
 export class WaitTimeoutError extends Error {
   override name = 'WaitTimeoutError';
+}
+
+export class RunVanishedError extends Error {
+  override name = 'RunVanishedError';
 }

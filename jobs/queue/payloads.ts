@@ -7,9 +7,10 @@ import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
 import { QuarantinedSchema } from '../../warehouse/manifest.ts';
 import type { RebuildReason } from '../../warehouse/state-store.ts';
 import { describeZodError } from '../../lib/errors.ts';
+import { parseIsoInstant } from '../../lib/time.ts';
 
-/** An instant as ISO 8601 UTC, e.g. 2026-11-20T02:00:00.000Z. */
-const isoInstant = z.iso.datetime();
+/** An instant as ISO 8601 UTC, e.g. 2026-11-20T02:00:00.000Z, read strictly (lib/time.ts). */
+const isoInstant = z.iso.datetime().refine((s) => parseIsoInstant(s) !== null, 'not a real instant');
 const customerId = z.string().regex(CUSTOMER_ID_PATTERN, 'a customer id');
 /** Runs name folders (`snapshots/.build-<runId>`): nothing that could leave the folder. */
 const runId = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'a run id');

@@ -2,6 +2,7 @@
 // `cli pipeline` (plan, partition, publish), report progress, and return a small result.
 // Everything about figures lives in those functions; this is only the BullMQ adapter.
 import fs from 'node:fs/promises';
+import { assertAsOfNotAhead } from '../../lib/time.ts';
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { AppConfig } from '../../lib/config.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -76,6 +77,12 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
 
     async plan(job, log): Promise<PlanResult> {
       const asOf = new Date(payloadOf(PlanPayload, job).asOf);
+      // A run from the future would stay current and discard every later one: refuse it for good.
+      try {
+        assertAsOfNotAhead(asOf, ctx.config.snapshots.asOfMaxSkewMs);
+      } catch (err) {
+        throw new UnrecoverableError((err as Error).message);
+      }
       const runId = rollupRunId(asOf);
       const rollupId = rollupJobId(asOf);
       // Only this job (one id per asOf) adds the run's flow, so a check then an add cannot race
@@ -172,6 +179,8 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
       const { asOf } = payloadOf(ReportsPayload, job);
       await progress(job, { percent: 0, step: 'running' });
       const r = await runReports(depsFor(log), { asOf: new Date(asOf) }, (percent, step) => progress(job, { percent, step }));
+      // The others are published; the run still fails, so that its summary is seen (and retried).
+      if (r.failed.length > 0) throw new Error(r.message);
       await progress(job, { percent: 100, step: 'done' });
       // The result kept in Redis: the counts, not every customer's timings.
       return { asOf: r.asOf, snapshot: r.snapshot, customers: r.customers, rendered: r.rendered, unchanged: r.unchanged, reports: r.reports, message: r.message };

@@ -4,7 +4,9 @@
 import type { JobDeps } from '../deps.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';
 import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
-import { customersWithData, publishSnapshotReports, type CustomerPublication } from '../../pilot/publish.ts';
+import { cleanReportLeftovers, customersWithData, publishSnapshotReports, type CustomerPublication, type ReportFailure } from '../../pilot/publish.ts';
+import { cleanDebris } from '../../warehouse/snapshots.ts';
+import { reconcilePublication } from '../../warehouse/publication.ts';
 
 export interface ReportRunResult {
   asOf: string;
@@ -18,6 +20,8 @@ export interface ReportRunResult {
   reports: number;
   message: string;
   publications: CustomerPublication[];
+  /** Streams and customers that could not be rendered (logged; the others were published). */
+  failed: ReportFailure[];
 }
 
 export class UnknownCustomerError extends Error {
@@ -30,11 +34,17 @@ export async function runReports(
   onProgress?: (percent: number, step: string) => void | Promise<void>,
 ): Promise<ReportRunResult> {
   const asOf = input.asOf.toISOString();
+  // What earlier runs left: scratch folders of dead processes, folders moved aside, and a catalog
+  // that a publisher killed midway left behind CURRENT.
+  await cleanDebris(deps.layout, deps.config.snapshots.debrisGraceMs, deps.log);
+  for (const p of await cleanReportLeftovers(deps.layout)) deps.log.info({ path: p }, 'removed a report folder left aside by a dead run');
+  await reconcilePublication(deps.db, deps.layout, deps.config.snapshots.lockStaleMs, deps.log);
+  // A damaged CURRENT or manifest throws SnapshotUnreadableError, naming the file.
   const snap = await currentSnapshot(deps.layout);
   if (!snap) {
     const message = 'no snapshot is published yet: nothing to render';
     deps.log.warn({ asOf }, message);
-    return { asOf, snapshot: null, customers: 0, rendered: 0, unchanged: 0, reports: 0, message, publications: [] };
+    return { asOf, snapshot: null, customers: 0, rendered: 0, unchanged: 0, reports: 0, message, publications: [], failed: [] };
   }
   const id = snap.manifest.snapshot;
   if (input.customers) {
@@ -54,6 +64,7 @@ export async function runReports(
         deps.log.info({ snapshot: id, customerId: done.customerId, streams: done.streams, skipped: done.skipped }, done.skipped ? 'pilot reports unchanged' : 'pilot reports rendered');
         await onProgress?.((100 * (i + 1)) / total, `${i + 1}/${total} customers`);
       },
+      onFailure: (f) => deps.log.error({ snapshot: id, customerId: f.customerId, streamId: f.streamId, reason: f.reason }, 'pilot report not rendered; going on with the others'),
     },
   );
   const rendered = result.customers.filter((c) => !c.skipped).length;
@@ -61,6 +72,13 @@ export async function runReports(
   const customers = result.customers.length;
   const message =
     `${reports} report${reports === 1 ? '' : 's'} of ${customers} customer${customers === 1 ? '' : 's'} for snapshot ${id}` +
-    ` (${rendered} rendered, ${customers - rendered} unchanged) in ${((Date.now() - started) / 1000).toFixed(1)} s`;
-  return { asOf, snapshot: id, customers, rendered, unchanged: customers - rendered, reports, message, publications: result.customers };
+    ` (${rendered} rendered, ${customers - rendered} unchanged) in ${((Date.now() - started) / 1000).toFixed(1)} s` +
+    (result.failed.length > 0 ? `; ${describeFailures(result.failed)}` : '');
+  return { asOf, snapshot: id, customers, rendered, unchanged: customers - rendered, reports, message, publications: result.customers, failed: result.failed };
+}
+
+/** One line: what could not be rendered and why. */
+export function describeFailures(failed: readonly ReportFailure[]): string {
+  const items = failed.map((f) => `${f.streamId ?? `customer ${f.customerId}`}: ${f.reason}`);
+  return `${failed.length} not rendered (${items.slice(0, 5).join('; ')}${items.length > 5 ? `; and ${items.length - 5} more` : ''})`;
 }

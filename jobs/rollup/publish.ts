@@ -4,7 +4,8 @@
 // old snapshots and states no longer needed.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { buildCatalog, installCatalog } from '../../warehouse/catalog.ts';
+import { buildCatalog } from '../../warehouse/catalog.ts';
+import { catalogFollowsCurrent, installCatalogFor } from '../../warehouse/publication.ts';
 import type { PartitionManifest, SnapshotManifest } from '../../warehouse/manifest.ts';
 import { combineStates } from '../../warehouse/state-combine.ts';
 import { partitionKey, pruneStates, readStates, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
@@ -24,6 +25,8 @@ export interface PublishInput {
   decisions: PartitionDecision[];
   /** When the run started (ms since epoch), for the manifest's duration. */
   startedAt: number;
+  /** Publish even over a CURRENT with a later asOf (`pipeline --replace-current`). */
+  replaceCurrent?: boolean;
 }
 
 export interface PublishResult {
@@ -151,11 +154,17 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   const outcome = await publishBuild(layout, input.runId, snapshot, input.asOf, {
     keep: config.snapshots.keep,
     lockStaleMs: config.snapshots.lockStaleMs,
+    log,
+    replaceCurrent: input.replaceCurrent === true,
     beforeSwap: async (dir) => {
       catalogTmp = await buildCatalog(db, layout, dir, manifest);
     },
     afterSwap: async () => {
-      if (catalogTmp) await installCatalog(layout, catalogTmp);
+      if (catalogTmp) await installCatalogFor(layout, catalogTmp, snapshot);
+    },
+    // An earlier publisher killed between its swap and its catalog left them apart.
+    reconcile: async (current) => {
+      await catalogFollowsCurrent(db, layout, current, log);
     },
   }).catch(async (err: unknown) => {
     if (catalogTmp) await fs.rm(catalogTmp, { force: true });

@@ -18,10 +18,11 @@ afterAll(async () => {
 });
 
 describe('cli reports', () => {
-  it('says there is nothing to render before a snapshot is published', async () => {
+  it('says there is nothing to render before a snapshot is published, and exits 6', async () => {
     const r = await cli(['reports', '--warehouse', dir]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe('no snapshot is published yet: nothing to render\n');
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('error: no snapshot is published yet: nothing to render (run `p2ptel pipeline` first)');
   });
 
   it('renders one customer with --customer, and only that one', async () => {

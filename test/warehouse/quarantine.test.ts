@@ -92,9 +92,9 @@ describe('quarantine', () => {
     const detail = (name: string) => run.manifest.quarantined.find((q) => q.relPath.endsWith(name))!.detail;
     expect(detail('no-ts.parquet')).toContain('missing required column ts');
     expect(detail('typed.parquet')).toContain('bytesOffloaded is VARCHAR');
-    expect(detail('foreign.parquet')).toContain('1 rows of another customer');
-    expect(detail('wrong-day.parquet')).toContain("UTC date is not the folder's date");
-    expect(detail('bad-id.parquet')).toContain('malformed streamId');
+    expect(detail('foreign.parquet')).toBe('streamId of another customer than the folder: 1 row');
+    expect(detail('wrong-day.parquet')).toBe("ts on another UTC date than the folder's: 1 row");
+    expect(detail('bad-id.parquet')).toBe('streamId malformed: 1 row');
   });
 
   it('computes the figures from the good files only', async () => {

@@ -1,0 +1,40 @@
+// One rollup run per asOf at a time: a second run of the same asOf (inline, or planned on the
+// workers while an inline one runs) is refused with "already running" instead of computing the
+// same snapshot twice. A file lock in the snapshots folder, refreshed while the holder lives and
+// taken over once stale (a killed run does not block the next).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { EXIT, ExitError } from '../lib/errors.ts';
+import { compactIso } from './snapshots.ts';
+import type { WarehouseLayout } from './layout.ts';
+
+export class RunAlreadyRunningError extends ExitError {
+  override name = 'RunAlreadyRunningError';
+  constructor(asOf: Date) {
+    super(`a rollup run of asOf ${asOf.toISOString()} is already running: not computed twice (wait for it, or use another --as-of)`, EXIT.alreadyRunning);
+  }
+}
+
+function lockPath(layout: WarehouseLayout, asOf: Date): string {
+  return path.join(layout.snapshots, `run-${compactIso(asOf)}`);
+}
+
+/** Take the run lock of `asOf`, or throw RunAlreadyRunningError at once. Returns its release. */
+export async function lockRun(layout: WarehouseLayout, asOf: Date, staleMs: number): Promise<() => Promise<void>> {
+  await fs.mkdir(layout.snapshots, { recursive: true });
+  try {
+    const release = await lockfile.lock(lockPath(layout, asOf), { realpath: false, stale: staleMs, retries: 0 });
+    return async () => {
+      await release().catch(() => {});
+    };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOCKED') throw new RunAlreadyRunningError(asOf);
+    throw err;
+  }
+}
+
+/** Whether a live run holds the lock of `asOf`. */
+export async function runLocked(layout: WarehouseLayout, asOf: Date, staleMs: number): Promise<boolean> {
+  return lockfile.check(lockPath(layout, asOf), { realpath: false, stale: staleMs }).catch(() => false);
+}

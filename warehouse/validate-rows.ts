@@ -1,0 +1,171 @@
+// The row rules of session-report.md, checked straight from landed files before anything casts a
+// value: every figure, export, pilot report and catalog view reads only files that passed them
+// (a snapshot's manifest lists no other), so no cast downstream can fail on a value. The checks
+// are generated from the column catalog (report-columns.ts) and run as one aggregate scan of the
+// checked columns, grouped by file.
+import { fileList, fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import { cleanDuckDbMessage, isFileError } from './landing.ts';
+import { familyOf, INT32_MAX, mapValueType, REPORT_COLUMNS, type ReportColumn } from './report-columns.ts';
+import { STREAM_ID_REGEX_SQL } from './ids.ts';
+
+/** A file to check, with the DuckDB type of each contract column it stores (from its footer). */
+export interface FileToCheck {
+  path: string;
+  columns: ReadonlyMap<string, string>;
+}
+
+export interface RowVerdict {
+  reason: string;
+  /** Names the column, the rule and the number of rows, e.g. "bufferHealth not finite (NaN or ±Infinity): 3 rows". */
+  detail: string;
+}
+
+/** One (column, rule) pair checked per row. */
+export interface RowRule {
+  column: string;
+  /** What is wrong with a row that breaks it, as shown in a quarantine reason. */
+  rule: string;
+  /** SQL condition, true on a row that breaks the rule. Built from the catalog, never from input. */
+  broken: string;
+}
+
+const PARTITION_RULES = {
+  malformed_stream_ids: 'streamId malformed',
+  foreign_customer: 'streamId of another customer than the folder',
+  foreign_date: "ts on another UTC date than the folder's",
+} as const;
+
+const UNSIGNED = /^(UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/;
+const FITS_INT32 = /^(TINYINT|SMALLINT|INTEGER|UTINYINT|USMALLINT)$/;
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+
+/**
+ * The rules to check for files storing the columns as `stored` (column → the types it has in the
+ * files; a column no file has is not checked: it reads as null, or 0 for counters). Rules that no
+ * stored type can break (a NaN in an INTEGER column) are left out, to keep the scan cheap.
+ */
+export function rowRules(stored: ReadonlyMap<string, readonly string[]>): RowRule[] {
+  const rules: RowRule[] = [];
+  for (const col of REPORT_COLUMNS) {
+    const types = stored.get(col.name);
+    if (!types || types.length === 0) continue;
+    rules.push(...columnRules(col, types));
+  }
+  return rules;
+}
+
+function columnRules(col: ReportColumn, types: readonly string[]): RowRule[] {
+  const id = quoteIdent(col.name);
+  const rules: RowRule[] = [];
+  const add = (rule: string, broken: string) => rules.push({ column: col.name, rule, broken });
+  if (col.required) add('null', `${id} IS NULL`);
+  if (col.family === 'timestamp') add('not finite (±infinity)', `NOT isfinite(${id})`);
+  if (col.max === null) return rules;
+
+  const isMap = col.family === 'map';
+  const valueTypes = isMap ? types.map((t) => mapValueType(t) ?? 'DOUBLE') : types;
+  const anyFloat = valueTypes.some((t) => familyOf(t) === 'float');
+  const wantInteger = familyOf(isMap ? mapValueType(col.type)! : col.type) === 'integer';
+  const allUnsigned = valueTypes.every((t) => UNSIGNED.test(t.toUpperCase()));
+  const fitsBound = valueTypes.every((t) => FITS_INT32.test(t.toUpperCase())) && col.max >= INT32_MAX;
+  // Comparisons are done on DOUBLE when a file stores floats (NaN sorts above everything in
+  // DuckDB, so each rule but "not finite" only looks at finite values).
+  const finite = anyFloat ? (v: string) => `isfinite(${v}) AND ` : () => '';
+  const rule = (cond: (v: string) => string): string => {
+    if (!isMap) return cond(anyFloat ? `CAST(${id} AS DOUBLE)` : id);
+    const values = anyFloat ? `CAST(map_values(${id}) AS DOUBLE[])` : `map_values(${id})`;
+    return `len(list_filter(${values}, v -> ${cond('v')})) > 0`;
+  };
+  if (anyFloat) rules.push({ column: col.name, rule: `${isMap ? 'a value ' : ''}not finite (NaN or ±Infinity)`, broken: rule((v) => `NOT isfinite(${v})`) });
+  if (!allUnsigned) rules.push({ column: col.name, rule: `${isMap ? 'a value ' : ''}negative`, broken: rule((v) => `${finite(v)}${v} < 0`) });
+  if (!fitsBound) rules.push({ column: col.name, rule: `${isMap ? 'a value ' : ''}above ${col.max}`, broken: rule((v) => `${finite(v)}${v} > ${col.max}`) });
+  if (wantInteger && anyFloat) rules.push({ column: col.name, rule: `${isMap ? 'a value ' : ''}not a whole number`, broken: rule((v) => `${finite(v)}${v} <> trunc(${v})`) });
+  return rules;
+}
+
+/** The validation statement for `files` and the rules it checks (rule i is column r<i>). */
+export function validationSql(files: readonly FileToCheck[]): { sql: string; rules: RowRule[] } {
+  const stored = new Map<string, string[]>();
+  for (const f of files) {
+    for (const [name, type] of f.columns) {
+      const list = stored.get(name) ?? [];
+      if (!list.includes(type)) list.push(type);
+      stored.set(name, list);
+    }
+  }
+  const rules = rowRules(stored);
+  // The SQL groups by streamId and ts, which every accepted file has (required columns).
+  const sql = fillSql(sqlFile('validate_rows'), {
+    files: fileList(files.map((f) => f.path)),
+    row_checks: rules.length > 0 ? rules.map((r, i) => `count_if(${r.broken}) AS r${i}`).join(',\n    ') : '0 AS r_none',
+    row_sums: rules.length > 0 ? rules.map((_r, i) => `sum(r${i}) AS r${i}`).join(',\n  ') : '0 AS r_none',
+  });
+  return { sql, rules };
+}
+
+type CheckRow = Record<string, unknown> & { filename: string };
+
+/**
+ * Check the rows of `files` (which passed the schema check) for a customer's partition folder.
+ * Returns the bad ones, by path, with a reason naming each column, rule and row count. A file
+ * whose data cannot even be read is bad too ("not a readable Parquet file"); an error that is
+ * not a file's fault (memory, disk, our SQL) is thrown, to fail the run rather than the file.
+ */
+export async function validateRows(
+  s: DbSession,
+  files: readonly FileToCheck[],
+  customerId: string,
+): Promise<Map<string, RowVerdict>> {
+  const bad = new Map<string, RowVerdict>();
+  if (files.length === 0) return bad;
+  try {
+    for (const [path, verdict] of await checkOnce(s, files, customerId)) bad.set(path, verdict);
+    return bad;
+  } catch (err) {
+    if (!isFileError(err)) throw err;
+  }
+  // A broken data page shows only when read: check each file alone to find the culprits.
+  for (const file of files) {
+    try {
+      for (const [path, verdict] of await checkOnce(s, [file], customerId)) bad.set(path, verdict);
+    } catch (err) {
+      if (!isFileError(err)) throw err;
+      bad.set(file.path, { reason: 'not a readable Parquet file', detail: cleanDuckDbMessage((err as Error).message, file.path) });
+    }
+  }
+  return bad;
+}
+
+async function checkOnce(s: DbSession, files: readonly FileToCheck[], customerId: string): Promise<Map<string, RowVerdict>> {
+  const { sql, rules } = validationSql(files);
+  const rows = await s.all<CheckRow>(sql, { customer: customerId, stream_id_regex: STREAM_ID_REGEX_SQL });
+  const bad = new Map<string, RowVerdict>();
+  for (const row of rows) {
+    const problems: string[] = [];
+    let foreign = false;
+    rules.forEach((r, i) => {
+      const n = toNumber(row[`r${i}`]);
+      if (n > 0) problems.push(`${r.column} ${r.rule}: ${rowsText(n)}`);
+    });
+    for (const [key, label] of Object.entries(PARTITION_RULES)) {
+      const n = toNumber(row[key]);
+      if (n === 0) continue;
+      problems.push(`${label}: ${rowsText(n)}`);
+      if (key !== 'malformed_stream_ids') foreign = true;
+    }
+    if (problems.length === 0) continue;
+    bad.set(row.filename, {
+      reason: foreign ? 'holds rows of another partition' : 'holds rows that break the session report contract',
+      detail: problems.join('; '),
+    });
+  }
+  return bad;
+}
+
+function rowsText(n: number): string {
+  return n === 1 ? '1 row' : `${n} rows`;
+}
