@@ -1,6 +1,8 @@
 // The bucketed series (bucket_series.sql) read back as typed rows, per stream, for whatever
 // `reports` holds: the API's on-demand sizes and the pilot reports use it.
+import { z } from 'zod';
 import { sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import { count, fraction, isoInstant, nonNegative } from '../lib/json-schema.ts';
 
 /** One non-empty bucket of a stream's series (start in ms since the epoch). */
 export interface BucketRow {
@@ -15,9 +17,20 @@ export interface BucketRow {
 }
 
 /** A bucket as the API and the pilot reports show it: its start as an ISO 8601 UTC string. */
-export interface BucketJson extends Omit<BucketRow, 'startMs'> {
-  start: string;
-}
+export const BucketSchema = z
+  .object({
+    start: isoInstant(),
+    sessions: count().describe('distinct sessions that reported in the bucket'),
+    bytesOffloaded: count(),
+    bytesFallback: count(),
+    offloadRatio: fraction(),
+    avgPeerCount: nonNegative(),
+    avgBufferHealth: nonNegative(),
+    rebufferEvents: count().describe('sum of stallCount'),
+  })
+  .meta({ id: 'Bucket' });
+
+export type BucketJson = z.infer<typeof BucketSchema>;
 
 export function toBucketJson({ startMs, ...figures }: BucketRow): BucketJson {
   return { start: new Date(startMs).toISOString(), ...figures };
