@@ -39,11 +39,13 @@ export const OriginsSchema = z
  */
 export const OriginsPutSchema = z
   .object({
-    origins: z
-      .array(z.unknown())
-      .max(MAX_ORIGINS)
-      .describe('absolute http(s) URLs with a host, optional port and path; no credentials, query or fragment; stored normalised and de-duplicated')
-      .meta({ items: { type: 'string', maxLength: MAX_ORIGIN_LENGTH } }),
+    // What the document shows; validateOrigins enforces it, naming each bad entry.
+    origins: z.unknown().meta({
+      type: 'array',
+      maxItems: MAX_ORIGINS,
+      items: { type: 'string', maxLength: MAX_ORIGIN_LENGTH },
+      description: 'absolute http(s) URLs with a host, optional port and path; no credentials, query or fragment; stored normalised and de-duplicated',
+    }),
   })
   .meta({ id: 'OriginsPut' });
 
@@ -52,6 +54,7 @@ export const PublicKeySchema = z
   .object({ kty: z.literal('EC'), crv: z.literal('P-256'), x: base64url43, y: base64url43, use: z.literal('sig'), alg: z.literal('ES256') })
   .meta({ id: 'PublicKey' });
 
+/** The body of POST /manifest/sign; the URL itself is checked by checkManifestUrl (origin-rules.ts). */
 export const SignRequestSchema = z
   .object({ url: z.unknown().meta({ type: 'string', format: 'uri' }), streamId: z.string().optional().describe("optional: one of the caller's streams, carried in the payload") })
   .meta({ id: 'SignRequest' });

@@ -206,6 +206,16 @@ describe('missing and invalid query values', () => {
     ['/control/reports/pilot/acme:live-main?format=', 'invalid_format'],
     ['/control/reports/pilot/acme:live-main?bucketSeconds=21601', 'invalid_bucket_seconds'],
     ['/control/reports/pilot/acme:live-main?bucketSeconds=59', 'invalid_bucket_seconds'],
+    // Names every plain object has: enum values are looked up as own values only.
+    ['/control/reports/pilot/acme:live-main?format=constructor', 'invalid_format'],
+    ['/control/reports/pilot/acme:live-main?format=__proto__', 'invalid_format'],
+    ['/control/reports/pilot/acme:live-main?format=toString', 'invalid_format'],
+    ['/telemetry/export?streamId=acme:live-main&format=constructor', 'invalid_format'],
+    ['/telemetry/export?streamId=acme:live-main&format=__proto__', 'invalid_format'],
+    ['/telemetry/streams?window=constructor', 'invalid_window'],
+    ['/telemetry/streams?detail=hasOwnProperty', 'invalid_detail'],
+    ['/telemetry/timeseries?streamId=acme:live-main&bucketSeconds=1e3', 'invalid_bucket_seconds'],
+    ['/telemetry/timeseries?streamId=acme:live-main&bucketSeconds=', 'invalid_bucket_seconds'],
   ];
   for (const [url, code] of bad) {
     it(`${url} → 400 ${code}`, async () => {
@@ -213,6 +223,22 @@ describe('missing and invalid query values', () => {
       expectProblem(r, 400, code);
     });
   }
+
+  it('groupBy is looked up as an own value too (operators)', async () => {
+    for (const v of ['constructor', '__proto__', 'toString', 'customers']) {
+      expectProblem(await t.get(`/telemetry/metrics?groupBy=${v}`, t.tokens.operator), 400, 'invalid_group_by');
+    }
+    expect((await t.get('/telemetry/metrics?groupBy=customer', t.tokens.operator)).status).toBe(200);
+  });
+
+  it('a bad value names its parameter and what is allowed', async () => {
+    const r = await t.get('/telemetry/timeseries?streamId=acme:live-main&bucketSeconds=59', t.tokens.acme);
+    expect(r.json).toMatchObject({ code: 'invalid_bucket_seconds', parameter: 'bucketSeconds', minimum: 60, maximum: 86_400 });
+    const f = await t.get('/control/reports/pilot/acme:live-main?format=pdf', t.tokens.acme);
+    expect(f.json).toMatchObject({ parameter: 'format', allowed: ['json', 'md', 'html', 'markdown'] });
+    const twice = await t.get('/telemetry/streams?window=1h&window=1h', t.tokens.acme);
+    expect(twice.json).toMatchObject({ code: 'invalid_window', detail: expect.stringMatching(/more than once/) });
+  });
 
   it('a bad query on another tenant\'s stream is still a 403, telling nothing', async () => {
     expectProblem(await t.get('/telemetry/metrics/globex:live-main?window=2h', t.tokens.acme), 403, 'forbidden_stream');
