@@ -13,7 +13,9 @@ import { billingRoutes } from './routes/billing.ts';
 import { originsRoutes } from './routes/origins.ts';
 import { manifestRoutes } from './routes/manifest.ts';
 import { reportsRoutes } from './routes/reports.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { assertSectioned, operatorRouter } from './routes/operator.ts';
+import { httpMetrics } from './metrics.ts';
 import type { ApiDeps } from './deps.ts';
 
 export interface ApiRouters {
@@ -34,6 +36,7 @@ export function apiRouters(deps: ApiDeps): ApiRouters {
   reportsRoutes(main, deps, auth);
   tenantsRoutes(operators, deps);
   billingRoutes(operators, deps);
+  metricsRoutes(operators);
   assertSectioned(operators);
   return { main, operators, auth };
 }
@@ -52,6 +55,7 @@ export function createApp(deps: ApiDeps): Koa {
   app.silent = true; // errors are logged by the error middleware, once, with the request id
 
   const { main, operators } = apiRouters(deps);
+  app.use(httpMetrics());
   app.use(requestFrame(deps.log, deps.store));
   app.use(main.routes());
   app.use(operators.routes());

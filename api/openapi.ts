@@ -283,6 +283,18 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       parameters: [pathParam('id', 'inv_<customerId>_<YYYY-MM>')],
     }),
   },
+  '/metrics': {
+    get: {
+      tags: ['operators', 'service'],
+      summary:
+        'Prometheus metrics of this API process (operators, telemetry:read; 403 for tenant tokens). A scraper without a token uses the METRICS_PORT listener instead (docs/operations.md).',
+      responses: {
+        '200': { description: 'Prometheus text exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } },
+        '401': UNAUTHORIZED,
+        '403': problem('A tenant token (operator_only), or a missing capability'),
+      },
+    },
+  },
   '/billing/customers/{customerId}': {
     get: operatorGet("A customer's rates and current-month figures", 'billing:read', CustomerBillingSchema, { '404': problem('Unknown customer (customer_not_found)') }, {
       parameters: [pathParam('customerId', 'customer id')],

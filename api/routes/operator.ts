@@ -1,7 +1,8 @@
 // Rule 6 of telemetry-api.md by structure: the routes reserved for operators are registered on
 // the router made here, never on the main one, and that router's own middleware authenticates,
 // refuses every tenant token (whatever customer it names), then checks the capability of the
-// section (/telemetry: telemetry:read, /control/tenants: tenants:read, /billing: billing:read).
+// section (/telemetry and /metrics: telemetry:read, /control/tenants: tenants:read, /billing:
+// billing:read).
 // It is dispatched after the main router, not merged into it: @koa/router applies a merged
 // router's `use` middleware to every route of the parent whose path it prefixes, which would put
 // the operator check on /control/tenants/:id/origins too.
@@ -14,6 +15,7 @@ export const OPERATOR_SECTIONS: readonly { prefix: string; capability: Capabilit
   { prefix: '/telemetry', capability: 'telemetry:read' },
   { prefix: '/control/tenants', capability: 'tenants:read' },
   { prefix: '/billing', capability: 'billing:read' },
+  { prefix: '/metrics', capability: 'telemetry:read' },
 ];
 
 const operatorOnly: RouterMiddleware = async (ctx, next) => {

@@ -112,6 +112,9 @@ describe('OpenAPI document', () => {
       ['/control/tenants/acme', a],
       ['/control/tenants/acme', op],
       ['/control/tenants/acme', null],
+      ['/metrics', a],
+      ['/metrics', op],
+      ['/metrics', null],
     ];
     for (const [path, token] of requests) {
       const res = await t.get(path, token);
