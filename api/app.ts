@@ -1,7 +1,9 @@
 // The Koa application: the request frame (ids, logs, problem+json errors, the snapshot the
-// request reads), then the routes.
+// request reads), then the routes: the main router (public routes and those any valid token may
+// call, each checking its own scoping), then the operator router (routes/operator.ts), whose own
+// middleware refuses every tenant token.
 import Koa from 'koa';
-import { Router } from '@koa/router';
+import { Router, type RouterMiddleware } from '@koa/router';
 import { requestFrame } from './request-context.ts';
 import { authenticate } from './auth.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -11,24 +13,53 @@ import { billingRoutes } from './routes/billing.ts';
 import { originsRoutes } from './routes/origins.ts';
 import { manifestRoutes } from './routes/manifest.ts';
 import { reportsRoutes } from './routes/reports.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { assertSectioned, operatorRouter } from './routes/operator.ts';
+import { httpMetrics } from './metrics.ts';
 import type { ApiDeps } from './deps.ts';
+
+export interface ApiRouters {
+  main: Router;
+  operators: Router;
+  /** The authentication middleware, as the main router's routes list it. */
+  auth: RouterMiddleware;
+}
+
+export function apiRouters(deps: ApiDeps): ApiRouters {
+  const main = new Router();
+  const auth = authenticate(deps.secret);
+  const operators = operatorRouter(auth);
+  healthRoutes(main, deps);
+  telemetryRoutes(main, deps, auth, operators);
+  originsRoutes(main, deps, auth);
+  manifestRoutes(main, deps, auth);
+  reportsRoutes(main, deps, auth);
+  tenantsRoutes(operators, deps);
+  billingRoutes(operators, deps);
+  metricsRoutes(operators);
+  assertSectioned(operators);
+  return { main, operators, auth };
+}
+
+/** Every route: method, path template, and who may call it (by the router it is on and its middleware). */
+export function routeTable(r: ApiRouters): { method: string; path: string; access: 'public' | 'token' | 'operator' }[] {
+  const rows = (router: Router, access: (stack: readonly unknown[]) => 'public' | 'token' | 'operator') =>
+    router.stack
+      .filter((l) => l.methods.length > 0)
+      .flatMap((l) => l.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: String(l.path), access: access(l.stack) })));
+  return [...rows(r.main, (stack) => (stack.includes(r.auth) ? 'token' : 'public')), ...rows(r.operators, () => 'operator')];
+}
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true; // errors are logged by the error middleware, once, with the request id
 
-  const router = new Router();
-  const auth = authenticate(deps.secret);
-  healthRoutes(router, deps);
-  telemetryRoutes(router, deps, auth);
-  originsRoutes(router, deps, auth);
-  manifestRoutes(router, deps, auth);
-  tenantsRoutes(router, deps, auth);
-  billingRoutes(router, deps, auth);
-  reportsRoutes(router, deps, auth);
-
+  const { main, operators } = apiRouters(deps);
+  app.use(httpMetrics());
   app.use(requestFrame(deps.log, deps.store));
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  app.use(main.routes());
+  app.use(operators.routes());
+  // After both routers: ctx.matched gathers what either matched, for 405 and Allow.
+  app.use(main.allowedMethods());
   return app;
 }

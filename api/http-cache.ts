@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { CachedBody, ServedSnapshot } from './snapshot-store.ts';
+import { countResponseLookup } from './metrics.ts';
 
 function etagFor(snapshotId: string, key: string): string {
   return `"${createHash('sha1').update(snapshotId).update('\0').update(key).digest('base64url').slice(0, 22)}"`;
@@ -29,6 +30,7 @@ export function setSnapshotHeaders(ctx: Context, snap: ServedSnapshot, etag: str
  */
 export function sendSnapshotJson(ctx: Context, snap: ServedSnapshot, key: string, build: () => unknown): void {
   let cached: CachedBody | undefined = snap.responses.get(key);
+  countResponseLookup(cached !== undefined);
   if (!cached) {
     cached = { body: Buffer.from(JSON.stringify(build())), etag: etagFor(snap.id, key) };
     snap.responses.set(key, cached);

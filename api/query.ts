@@ -1,17 +1,12 @@
-// Query parameters of the API, validated at the edge (api-decisions.md: a bad window,
-// bucketSeconds, format or detail is a 400 naming the parameter).
+// Query strings, validated at the edge by each route's zod schema (api/schemas/). A failure is a
+// 400 with the stable code of the first bad parameter (api-decisions.md: invalid_window,
+// invalid_bucket_seconds, ...), built here and nowhere else, with a detail taken from the same
+// JSON Schema the OpenAPI document shows.
 import querystring, { type ParsedUrlQuery } from 'node:querystring';
 import type { Context } from 'koa';
-import { problems } from './errors.ts';
-import {
-  DEFAULT_BUCKET_SECONDS,
-  DEFAULT_WINDOW,
-  isWindowName,
-  MAX_BUCKET_SECONDS,
-  MIN_BUCKET_SECONDS,
-  WINDOW_NAMES,
-  type WindowName,
-} from '../warehouse/windows.ts';
+import type { z } from 'zod';
+import { problems, type ApiError } from './errors.ts';
+import { toJsonSchema } from '../lib/json-schema.ts';
 
 /** The request's query parameters, parsed once (node:querystring is several times faster than Koa's getter). */
 export function queryOf(ctx: Context): ParsedUrlQuery {
@@ -23,103 +18,57 @@ export function queryOf(ctx: Context): ParsedUrlQuery {
   return q;
 }
 
-/** One value of a query parameter: repeated parameters are refused rather than guessed at. */
-function single(query: ParsedUrlQuery, name: string): string | undefined {
-  const v = query[name];
-  if (Array.isArray(v)) throw problems.invalidQuery(`invalid_${snake(name)}`, `${name} is given more than once.`, { parameter: name });
-  return v;
-}
+/** Parameters whose problem code is not `invalid_<snake_case name>`. */
+const CODES: ReadonlyMap<string, string> = new Map([
+  ['from', 'invalid_period'],
+  ['to', 'invalid_period'],
+]);
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+export const problemCodeOf = (name: string): string => CODES.get(name) ?? `invalid_${snake(name)}`;
 
-export function windowParam(query: ParsedUrlQuery): WindowName {
-  const v = single(query, 'window');
-  if (v === undefined) return DEFAULT_WINDOW;
-  if (!isWindowName(v)) {
-    throw problems.invalidQuery('invalid_window', `window must be one of ${WINDOW_NAMES.join(', ')}.`, { parameter: 'window', allowed: WINDOW_NAMES });
+interface ParamProblem {
+  code: string;
+  detail: string;
+  extra: Record<string, unknown>;
+}
+
+/** The 400 of one bad parameter, worded from its JSON Schema (enum, integer range, date). */
+function describeParam(name: string, field: z.ZodType | undefined): ParamProblem {
+  const s = field ? toJsonSchema(field, { io: 'input' }) : {};
+  const code = problemCodeOf(name);
+  if (Array.isArray(s['enum'])) return { code, detail: `${name} must be one of ${s['enum'].join(', ')}.`, extra: { parameter: name, allowed: s['enum'] } };
+  if (s['type'] === 'integer') {
+    const { minimum, maximum } = s as { minimum: number; maximum: number };
+    return { code, detail: `${name} must be an integer from ${minimum} to ${maximum}.`, extra: { parameter: name, minimum, maximum } };
   }
-  return v;
+  if (s['format'] === 'date') return { code, detail: `${name} must be a date YYYY-MM-DD.`, extra: { parameter: name } };
+  return { code, detail: `${name} is not valid.`, extra: { parameter: name } };
 }
 
-export function detailParam(query: ParsedUrlQuery): boolean {
-  const v = single(query, 'detail');
-  if (v === undefined || v === '0' || v === 'false') return false;
-  if (v === '1' || v === 'true') return true;
-  throw problems.invalidQuery('invalid_detail', 'detail must be 1 or true (or 0 or false).', { parameter: 'detail' });
-}
+/** Worded once per schema and parameter: a bad request costs no JSON Schema conversion. */
+const described = new WeakMap<z.ZodObject, Map<string, ParamProblem>>();
 
-export function bucketSecondsParam(query: ParsedUrlQuery, max = MAX_BUCKET_SECONDS, fallback = DEFAULT_BUCKET_SECONDS): number {
-  const v = single(query, 'bucketSeconds');
-  if (v === undefined) return fallback;
-  const n = /^\d{1,6}$/.test(v) ? Number(v) : NaN;
-  if (!Number.isInteger(n) || n < MIN_BUCKET_SECONDS || n > max) {
-    throw problems.invalidQuery('invalid_bucket_seconds', `bucketSeconds must be an integer from ${MIN_BUCKET_SECONDS} to ${max}.`, {
-      parameter: 'bucketSeconds',
-      minimum: MIN_BUCKET_SECONDS,
-      maximum: max,
-    });
-  }
-  return n;
-}
-
-export function enumParam<T extends string, F extends T | null>(
-  query: ParsedUrlQuery,
-  name: string,
-  allowed: readonly T[],
-  fallback: F,
-  aliases: Record<string, T> = {},
-): T | F {
-  const v = single(query, name);
-  if (v === undefined) return fallback;
-  if ((allowed as readonly string[]).includes(v)) return v as T;
-  const alias = aliases[v];
-  if (alias) return alias;
-  throw problems.invalidQuery(`invalid_${snake(name)}`, `${name} must be one of ${[...allowed, ...Object.keys(aliases)].join(', ')}.`, {
-    parameter: name,
-    allowed: [...allowed, ...Object.keys(aliases)],
-  });
-}
-
-/** A free-text query parameter (given once), if given and not empty. */
-export function textParam(query: ParsedUrlQuery, name: string): string | undefined {
-  const v = single(query, name);
-  return v === '' ? undefined : v;
-}
-
-/** The streamId query parameter, if given (its ownership is checked by the caller). */
-export function streamIdParam(query: ParsedUrlQuery): string | undefined {
-  const v = single(query, 'streamId');
-  return v === '' ? undefined : v;
-}
-
-export interface PeriodParams {
-  from: string;
-  to: string;
-}
-
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-function dateParam(query: ParsedUrlQuery, name: string): string | undefined {
-  const v = single(query, name);
-  if (v === undefined) return undefined;
-  const ms = Date.parse(`${v}T00:00:00Z`);
-  if (!DATE.test(v) || !Number.isFinite(ms) || new Date(ms).toISOString().slice(0, 10) !== v) {
-    throw problems.invalidQuery('invalid_period', `${name} must be a date YYYY-MM-DD.`, { parameter: name });
-  }
-  return v;
+function problemFor(schema: z.ZodObject, name: string): ApiError {
+  let byName = described.get(schema);
+  if (!byName) described.set(schema, (byName = new Map()));
+  let p = byName.get(name);
+  if (!p) byName.set(name, (p = describeParam(name, schema.shape[name] as z.ZodType | undefined)));
+  return problems.invalidQuery(p.code, p.detail, p.extra);
 }
 
 /**
- * A billing period `from`–`to` (UTC dates, both included). By default the calendar month of the
- * snapshot's asOf, up to its day; with only `to`, the month of `to` up to it; with only `from`,
- * from it to the asOf's day.
+ * The query parameters a schema names, parsed and typed. Repeated parameters are refused rather
+ * than guessed at; parameters the schema does not name are ignored.
  */
-export function periodParams(query: ParsedUrlQuery, asOfMs: number, maxDays = 366): PeriodParams {
-  const asOfDay = new Date(asOfMs).toISOString().slice(0, 10);
-  const to = dateParam(query, 'to') ?? asOfDay;
-  const from = dateParam(query, 'from') ?? `${to.slice(0, 7)}-01`;
-  if (from > to) throw problems.invalidQuery('invalid_period', 'from must not be after to.', { parameter: 'from' });
-  const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
-  if (days > maxDays) throw problems.invalidQuery('invalid_period', `A period is at most ${maxDays} days (this one is ${days}).`, { parameter: 'to', maximum: maxDays });
-  return { from, to };
+export function parseQuery<S extends z.ZodObject>(ctx: Context, schema: S): z.output<S> {
+  const query = queryOf(ctx);
+  for (const name in schema.shape) {
+    if (Array.isArray(query[name])) {
+      throw problems.invalidQuery(problemCodeOf(name), `${name} is given more than once.`, { parameter: name });
+    }
+  }
+  const parsed = schema.safeParse(query);
+  if (parsed.success) return parsed.data;
+  throw problemFor(schema, String(parsed.error.issues[0]?.path[0] ?? ''));
 }

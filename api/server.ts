@@ -16,9 +16,13 @@ import type { ApiDeps } from './deps.ts';
 import { loadSigningKey } from '../warehouse/control/signing-key.ts';
 import { loadPlatformConfig } from '../config/platform.ts';
 import { PilotReports } from './pilot-reports.ts';
+import { bindApiMetrics } from './metrics.ts';
+import { collectProcessMetrics, listenMetrics, type MetricsListener } from '../lib/metrics.ts';
 
 export interface RunningApi {
   url: string;
+  /** The token-less /metrics listener, when configured (config.api.metrics). */
+  metricsUrl: string | null;
   server: http.Server;
   deps: ApiDeps;
   close(): Promise<void>;
@@ -43,6 +47,8 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     platform,
     pilotReports: new PilotReports(db, layout, platform, config.api.queryTimeoutMs),
   };
+  collectProcessMetrics();
+  bindApiMetrics(store, db);
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   // Slow or stalled clients do not hold the server: receiving a request has a deadline, and an
@@ -57,13 +63,16 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${host}:${addr.port}`;
-  log.info({ url, snapshot: store.current()?.id ?? null }, 'API listening');
+  const metrics: MetricsListener | null = config.api.metrics ? await listenMetrics(config.api.metrics.port, config.api.metrics.host) : null;
+  log.info({ url, metrics: metrics?.url ?? null, snapshot: store.current()?.id ?? null }, 'API listening');
   return {
     url,
+    metricsUrl: metrics?.url ?? null,
     server,
     deps,
     async close() {
       store.stop();
+      await metrics?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

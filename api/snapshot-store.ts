@@ -15,6 +15,7 @@ import { ApiError, problems } from './errors.ts';
 import { WINDOW_NAMES, type WindowName } from '../warehouse/windows.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { Logger } from '../lib/log.ts';
+import { snapshotSwapSeconds } from './metrics.ts';
 
 /** A stream summary as the API serves it: lastSeenAt as an ISO 8601 string. */
 export type SummaryJson = Omit<StreamSummary, 'windowName' | 'lastSeenAt'> & { lastSeenAt: string | null };
@@ -191,6 +192,7 @@ export class SnapshotStore {
       this.failed = null;
       this.unreadable = null;
       this.log.info({ snapshot: next.id, asOf: next.manifest.asOf, ms: Date.now() - started }, 'serving snapshot');
+      snapshotSwapSeconds.observe((Date.now() - started) / 1000);
     } catch (err) {
       this.failed = { id: pointer.snapshot, at: Date.now() };
       const file = snapshotFiles(publishedDir(this.layout, pointer.snapshot)).manifest;

@@ -2,7 +2,9 @@
 // of the snapshot) priced with the cost rules (cost-rules.ts, shared with the pilot reports).
 // A period's figures are one line per stream, each costed once; totals add the lines up to the
 // micro-dollar, so an invoice always equals the sum of its line items. Pure functions.
-import { costOf, fromMicros, toMicros, type Cost, type Rates } from './cost-rules.ts';
+import { z } from 'zod';
+import { costOf, fromMicros, money, percent, toMicros, type Cost, type Rates } from './cost-rules.ts';
+import { count, nonNegative } from '../lib/json-schema.ts';
 import type { BucketRow } from '../warehouse/bucket-series.ts';
 
 export const DAY_MS = 86_400_000;
@@ -21,29 +23,34 @@ export function dateOf(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-export interface LineItem {
-  streamId: string;
-  bytesOffloaded: number;
-  bytesFallback: number;
-  offloadedGb: number;
-  avoidedCdnCost: number;
-  fee: number;
-  netSavings: number;
-}
+const amounts = {
+  bytesOffloaded: count(),
+  bytesFallback: count(),
+  offloadedGb: nonNegative(),
+  avoidedCdnCost: money(),
+  fee: money(),
+  netSavings: money(),
+};
 
-export interface BillingFigures {
-  currency: 'USD';
-  cdnPricePerGb: number;
-  savingsSharePct: number;
-  assumedRate: boolean;
-  bytesOffloaded: number;
-  bytesFallback: number;
-  offloadedGb: number;
-  avoidedCdnCost: number;
-  fee: number;
-  netSavings: number;
-  lineItems: LineItem[];
-}
+/** One stream's line of an invoice or a period. */
+export const LineItemSchema = z.object({ streamId: z.string(), ...amounts }).meta({ id: 'LineItem' });
+
+/** A customer's figures over a period, without its lines. */
+export const BillingTotalsSchema = z
+  .object({
+    currency: z.literal('USD'),
+    cdnPricePerGb: nonNegative(),
+    savingsSharePct: percent(),
+    assumedRate: z.boolean().describe('no CDN rate on file: the platform default was used'),
+    ...amounts,
+  })
+  .meta({ id: 'BillingTotals' });
+
+export const BillingFiguresSchema = BillingTotalsSchema.extend({ lineItems: z.array(LineItemSchema) });
+
+export type LineItem = z.infer<typeof LineItemSchema>;
+export type BillingTotals = z.infer<typeof BillingTotalsSchema>;
+export type BillingFigures = z.infer<typeof BillingFiguresSchema>;
 
 /**
  * Billing figures of a customer's streams over a period. `daily` holds each stream's non-empty

@@ -1,6 +1,8 @@
 // The cost rules of telemetry-api.md ("Cost rules", 1 to 6), the one implementation that pilot
 // reports and billing share. Money is rounded once, to whole micro-dollars, so that the rules'
 // identities (net = avoided − fee) hold to the micro-dollar in every figure a user adds up.
+import { z } from 'zod';
+import { nonNegative } from '../lib/json-schema.ts';
 
 export interface Rates {
   /** USD per GB of CDN egress on file for the tenant, or null: the platform default is assumed. */
@@ -9,17 +11,25 @@ export interface Rates {
   savingsSharePct: number;
 }
 
+/** USD, rounded to the micro-dollar. */
+export const money = () => nonNegative().describe('USD, to the micro-dollar');
+export const percent = () => z.number().min(0).max(100);
+
 /** The `cost` object of a pilot report (api-decisions.md: fixed, users compute with it). */
-export interface Cost {
-  currency: 'USD';
-  offloadedGb: number;
-  cdnPricePerGb: number;
-  assumedRate: boolean;
-  avoidedCdnCost: number;
-  savingsSharePct: number;
-  fee: number;
-  netSavings: number;
-}
+export const CostSchema = z
+  .object({
+    currency: z.literal('USD'),
+    offloadedGb: nonNegative(),
+    cdnPricePerGb: nonNegative(),
+    assumedRate: z.boolean().describe('no CDN rate on file: the platform default was used'),
+    avoidedCdnCost: money(),
+    savingsSharePct: percent(),
+    fee: money(),
+    netSavings: money(),
+  })
+  .meta({ id: 'Cost' });
+
+export type Cost = z.infer<typeof CostSchema>;
 
 const MICRO = 1_000_000;
 

@@ -48,6 +48,9 @@ const EnvSchema = z.object({
   MANIFEST_SIGNING_KEY: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
+  // GET /metrics without a token, on a listener of its own (unset: only operators, on PORT).
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   API_QUERY_TIMEOUT_SECONDS: z.coerce.number().positive().default(15),
   API_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
   SNAPSHOT_POLL_SECONDS: z.coerce.number().positive().default(2),
@@ -60,6 +63,7 @@ const EnvSchema = z.object({
   WORKER_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(30_000),
   WORKER_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).default(30_000),
   WORKER_MAX_STALLED_COUNT: z.coerce.number().int().nonnegative().default(1),
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   JOB_ATTEMPTS: positiveInt.default(3),
   JOB_BACKOFF_MS: z.coerce.number().int().nonnegative().default(10_000),
   ROLLUP_SCHEDULE: cronSchema.default('*/5 * * * *'),
@@ -99,6 +103,8 @@ export interface AppConfig {
   tokenSecret: string | null;
   /** The manifest signing key (PEM or JWK), when given by the environment (else kept in the control area). */
   manifestSigningKey: string | null;
+  /** Interface of the metrics listeners (API METRICS_PORT, worker --metrics-port). */
+  metricsHost: string;
   api: {
     port: number;
     host: string;
@@ -108,6 +114,8 @@ export interface AppConfig {
     requestTimeoutMs: number;
     /** How often the server checks CURRENT besides watching it. */
     snapshotPollMs: number;
+    /** A listener serving only GET /metrics, without a token; null: none (operators use /metrics on the API port). */
+    metrics: { port: number; host: string } | null;
   };
   redis: RedisConfig;
   worker: WorkerConfig;
@@ -136,6 +144,8 @@ export interface WorkerConfig {
   stalledIntervalMs: number;
   /** Stalls a job survives before it fails. */
   maxStalledCount: number;
+  /** GET /metrics of this worker on its own listener (on METRICS_HOST); null: none. */
+  metrics: { port: number; host: string } | null;
 }
 
 export type LogLevel = NonNullable<z.infer<typeof EnvSchema>['LOG_LEVEL']>;
@@ -144,6 +154,8 @@ export interface ConfigOverrides {
   warehouseDir?: string | undefined;
   port?: number | undefined;
   host?: string | undefined;
+  /** The API's or worker's metrics listener port (flag over env). */
+  metricsPort?: number | undefined;
   redisUrl?: string | undefined;
   queuePrefix?: string | undefined;
   /** Log level when LOG_LEVEL is not set: short commands only say what went wrong. */
@@ -186,12 +198,14 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     platformConfigFile: e.PLATFORM_CONFIG ? path.resolve(e.PLATFORM_CONFIG) : DEFAULT_PLATFORM_CONFIG_FILE,
     tokenSecret: e.TOKEN_SECRET ?? null,
     manifestSigningKey: e.MANIFEST_SIGNING_KEY ?? null,
+    metricsHost: e.METRICS_HOST,
     api: {
       port: overrides.port ?? e.PORT,
       host: overrides.host ?? e.HOST,
       queryTimeoutMs: e.API_QUERY_TIMEOUT_SECONDS * 1000,
       requestTimeoutMs: e.API_REQUEST_TIMEOUT_SECONDS * 1000,
       snapshotPollMs: e.SNAPSHOT_POLL_SECONDS * 1000,
+      metrics: (overrides.metricsPort ?? e.METRICS_PORT) === undefined ? null : { port: (overrides.metricsPort ?? e.METRICS_PORT)!, host: e.METRICS_HOST },
     },
     redis: {
       url: overrides.redisUrl ?? e.REDIS_URL,
@@ -204,6 +218,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       lockDurationMs: e.WORKER_LOCK_DURATION_MS,
       stalledIntervalMs: e.WORKER_STALLED_INTERVAL_MS,
       maxStalledCount: e.WORKER_MAX_STALLED_COUNT,
+      metrics: e.WORKER_METRICS_PORT === undefined ? null : { port: e.WORKER_METRICS_PORT, host: e.METRICS_HOST },
     },
     jobs: { attempts: e.JOB_ATTEMPTS, backoffMs: e.JOB_BACKOFF_MS },
     schedules: { rollup: e.ROLLUP_SCHEDULE, reports: e.REPORTS_SCHEDULE },

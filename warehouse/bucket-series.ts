@@ -1,7 +1,9 @@
 // The bucketed series (series_combine.sql over report_pieces.sql) read back as typed rows, per
 // stream, for whatever a relation of deduplicated reports holds: the API's on-demand sizes and
 // the pilot reports use it; the rollups run the same SQL over partition states.
+import { z } from 'zod';
 import { fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import { count, fraction, isoInstant, nonNegative } from '../lib/json-schema.ts';
 
 /**
  * The series query over deduplicated reports: `source` is a relation (a table name or a
@@ -24,9 +26,20 @@ export interface BucketRow {
 }
 
 /** A bucket as the API and the pilot reports show it: its start as an ISO 8601 UTC string. */
-export interface BucketJson extends Omit<BucketRow, 'startMs'> {
-  start: string;
-}
+export const BucketSchema = z
+  .object({
+    start: isoInstant(),
+    sessions: count().describe('distinct sessions that reported in the bucket'),
+    bytesOffloaded: count(),
+    bytesFallback: count(),
+    offloadRatio: fraction(),
+    avgPeerCount: nonNegative(),
+    avgBufferHealth: nonNegative(),
+    rebufferEvents: count().describe('sum of stallCount'),
+  })
+  .meta({ id: 'Bucket' });
+
+export type BucketJson = z.infer<typeof BucketSchema>;
 
 export function toBucketJson({ startMs, ...figures }: BucketRow): BucketJson {
   return { start: new Date(startMs).toISOString(), ...figures };

@@ -43,6 +43,11 @@ export class Db {
     return new Db(instance, pLimit(config.maxConcurrent));
   }
 
+  /** DuckDB calls running (in a slot) and waiting for one, for the metrics. */
+  slots(): { active: number; waiting: number } {
+    return { active: this.limit.activeCount, waiting: this.limit.pendingCount };
+  }
+
   /** A session on its own connection (its own temp tables); close it when done. */
   async session(): Promise<DbSession> {
     const conn = await this.instance.connect();

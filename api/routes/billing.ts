@@ -1,197 +1,108 @@
-// The billing routes (operators, billing:read): summaries, daily usage, invoices (one per customer
-// per closed month, the fee as its amount, with a line per stream) and a customer's rates and
-// current month, all computed from the snapshot's daily series with the shared cost rules.
-import type { Router, RouterMiddleware } from '@koa/router';
+// The billing routes (operator router, billing:read): summaries, daily usage, invoices and a
+// customer's rates and current month. The figures are billing/accounts.ts's pure functions of the
+// snapshot's daily series and the tenants; each body is serialised once per snapshot and tenants
+// document, with an ETag, like the telemetry routes.
+import { createHash } from 'node:crypto';
+import type { Router } from '@koa/router';
 import type { Context } from 'koa';
 import { problems } from '../errors.ts';
 import { snapshotOf } from './telemetry.ts';
-import { operatorGuard } from './operator.ts';
-import { periodParams, queryOf, textParam } from '../query.ts';
+import { sendSnapshotJson } from '../http-cache.ts';
+import { parseQuery } from '../query.ts';
+import { InvoicesQuery, PeriodQuery } from '../schemas/billing.ts';
 import type { ApiDeps } from '../deps.ts';
 import type { ServedSnapshot } from '../snapshot-store.ts';
-import {
-  billingForPeriod,
-  cents,
-  closedMonths,
-  daysOf,
-  invoiceId,
-  monthPeriod,
-  parseInvoiceId,
-  type BillingFigures,
-  type Period,
-} from '../../billing/billing.ts';
-import type { Rates } from '../../billing/cost-rules.ts';
+import { billingSummary, billingUsage, customerBilling, findCustomer, invoice, invoiceList, resolvePeriod, type Ledger } from '../../billing/accounts.ts';
+import type { Period } from '../../billing/billing.ts';
 import { listTenants, type Tenant } from '../../warehouse/control/tenants.ts';
-import { CUSTOMER_ID_PATTERN, streamBelongsTo } from '../../warehouse/ids.ts';
+import { streamBelongsTo } from '../../warehouse/ids.ts';
 import type { BucketRow } from '../../warehouse/bucket-series.ts';
 
 const DAILY = 86_400;
 
-/** Each of a customer's streams with its daily buckets. */
-function dailyOf(snap: ServedSnapshot, customerId: string): [string, readonly BucketRow[]][] {
-  const out: [string, readonly BucketRow[]][] = [];
-  for (const [streamId, bySize] of snap.series) {
-    if (streamBelongsTo(streamId, customerId)) out.push([streamId, bySize.get(DAILY) ?? []]);
+/**
+ * A fingerprint of the tenants document, part of every cache key: a change of rates or tenants
+ * gives new bodies and ETags. The list object is the same while the file is unchanged
+ * (readDocumentCached), so it is hashed once per version.
+ */
+const fingerprints = new WeakMap<readonly Tenant[], string>();
+function fingerprintOf(tenants: readonly Tenant[]): string {
+  let f = fingerprints.get(tenants);
+  if (f === undefined) {
+    f = createHash('sha1').update(JSON.stringify(tenants)).digest('base64url').slice(0, 16);
+    fingerprints.set(tenants, f);
   }
-  return out;
+  return f;
 }
 
-interface Customer {
-  customerId: string;
-  tenant: Tenant | null;
-  rates: Rates;
-}
-
-/** Every customer: those with a tenant and those with data in the snapshot, by id. */
-async function customers(deps: ApiDeps, snap: ServedSnapshot): Promise<Customer[]> {
-  const tenants = new Map((await listTenants(deps.layout)).map((t) => [t.customerId, t]));
-  const ids = new Set([...tenants.keys(), ...snap.manifest.partitions.map((p) => p.customerId)]);
-  return [...ids].sort().map((customerId) => customerOf(deps, customerId, tenants.get(customerId) ?? null));
-}
-
-function customerOf(deps: ApiDeps, customerId: string, tenant: Tenant | null): Customer {
-  return {
-    customerId,
-    tenant,
-    rates: tenant
-      ? { cdnPricePerGb: tenant.cdnPricePerGb, savingsSharePct: tenant.savingsSharePct }
-      : { cdnPricePerGb: null, savingsSharePct: deps.platform.billing.defaultSavingsSharePct },
+async function ledgerOf(deps: ApiDeps, snap: ServedSnapshot): Promise<{ ledger: Ledger; version: string }> {
+  const tenants = await listTenants(deps.layout);
+  const ledger: Ledger = {
+    asOf: snap.manifest.asOf,
+    asOfMs: snap.asOfMs,
+    customerIds: snap.manifest.partitions.map((p) => p.customerId),
+    tenants,
+    defaults: deps.platform.billing,
+    daily(customerId) {
+      const out: [string, readonly BucketRow[]][] = [];
+      for (const [streamId, bySize] of snap.series) {
+        if (streamBelongsTo(streamId, customerId)) out.push([streamId, bySize.get(DAILY) ?? []]);
+      }
+      return out;
+    },
   };
+  return { ledger, version: fingerprintOf(tenants) };
 }
 
-async function oneCustomer(deps: ApiDeps, snap: ServedSnapshot, customerId: string): Promise<Customer> {
-  if (!CUSTOMER_ID_PATTERN.test(customerId)) throw problems.customerNotFound();
-  const found = (await customers(deps, snap)).find((c) => c.customerId === customerId);
-  if (!found) throw problems.customerNotFound();
-  return found;
+function periodOf(ctx: Context, snap: ServedSnapshot): Period {
+  const p = resolvePeriod(parseQuery(ctx, PeriodQuery), snap.asOfMs);
+  if ('error' in p) throw problems.invalidQuery('invalid_period', p.error, { parameter: p.parameter });
+  return p;
 }
 
-function figures(deps: ApiDeps, snap: ServedSnapshot, c: Customer, period: Period): BillingFigures {
-  return billingForPeriod(dailyOf(snap, c.customerId), period, c.rates, deps.platform.billing.defaultCdnPricePerGb);
-}
+const param = (ctx: Context, name: string) => String((ctx.params as Record<string, string>)[name]);
 
-const totalsOf = ({ lineItems: _lines, ...totals }: BillingFigures) => totals;
-
-function invoiceOf(deps: ApiDeps, snap: ServedSnapshot, c: Customer, month: string, withLines: boolean) {
-  const period = monthPeriod(month);
-  const f = figures(deps, snap, c, period);
-  return {
-    id: invoiceId(c.customerId, month),
-    customerId: c.customerId,
-    tenantId: c.tenant?.id ?? null,
-    month,
-    period,
-    status: 'closed' as const,
-    currency: 'USD' as const,
-    amount: f.fee,
-    amountDueCents: cents(f.fee),
-    offloadedGb: f.offloadedGb,
-    avoidedCdnCost: f.avoidedCdnCost,
-    netSavings: f.netSavings,
-    cdnPricePerGb: f.cdnPricePerGb,
-    savingsSharePct: f.savingsSharePct,
-    assumedRate: f.assumedRate,
-    ...(withLines ? { lineItems: f.lineItems } : { lineItemCount: f.lineItems.length }),
-  };
-}
-
-/** Closed months in which the customer delivered anything. */
-function invoiceMonths(snap: ServedSnapshot, c: Customer): string[] {
-  const daily = dailyOf(snap, c.customerId);
-  const first = Math.min(...daily.flatMap(([, rows]) => rows.map((r) => r.startMs)));
-  if (!Number.isFinite(first)) return [];
-  return closedMonths(first, snap.asOfMs).filter((m) => {
-    const p = monthPeriod(m);
-    const from = Date.parse(`${p.from}T00:00:00Z`);
-    const end = Date.parse(`${p.to}T00:00:00Z`) + 86_400_000;
-    return daily.some(([, rows]) => rows.some((r) => r.startMs >= from && r.startMs < end && r.bytesOffloaded + r.bytesFallback > 0));
-  });
-}
-
-function send(ctx: Context, snap: ServedSnapshot, body: unknown): void {
-  ctx.set('Cache-Control', 'private, no-cache');
-  ctx.set('Last-Modified', snap.lastModified);
-  ctx.body = body;
-}
-
-export function billingRoutes(router: Router, deps: ApiDeps, auth: RouterMiddleware): void {
-  const guard = operatorGuard('billing:read');
-  const param = (ctx: Context, name: string) => String((ctx.params as Record<string, string>)[name]);
-
-  router.get('/billing/summary', auth, guard, async (ctx) => {
+/** Registered on the operator router (routes/operator.ts: operators with billing:read). */
+export function billingRoutes(router: Router, deps: ApiDeps): void {
+  router.get('/billing/summary', async (ctx) => {
     const snap = snapshotOf(ctx);
-    const period = periodParams(queryOf(ctx), snap.asOfMs);
-    const rows = (await customers(deps, snap)).map((c) => ({
-      customerId: c.customerId,
-      tenantId: c.tenant?.id ?? null,
-      name: c.tenant?.name ?? null,
-      ...totalsOf(figures(deps, snap, c, period)),
-    }));
-    const micro = (f: (r: (typeof rows)[number]) => number) => rows.reduce((a, r) => a + Math.round(f(r) * 1e6), 0) / 1e6;
-    send(ctx, snap, {
-      ...period,
-      asOf: snap.manifest.asOf,
-      currency: 'USD',
-      customers: rows,
-      totals: {
-        bytesOffloaded: rows.reduce((a, r) => a + r.bytesOffloaded, 0),
-        offloadedGb: rows.reduce((a, r) => a + r.bytesOffloaded, 0) / 1e9,
-        avoidedCdnCost: micro((r) => r.avoidedCdnCost),
-        fee: micro((r) => r.fee),
-        netSavings: micro((r) => r.netSavings),
-      },
-    });
+    const period = periodOf(ctx, snap);
+    const { ledger, version } = await ledgerOf(deps, snap);
+    sendSnapshotJson(ctx, snap, `billing|summary|${version}|${period.from}|${period.to}`, () => billingSummary(ledger, period));
   });
 
-  router.get('/billing/usage/:customerId', auth, guard, async (ctx) => {
+  router.get('/billing/usage/:customerId', async (ctx) => {
     const snap = snapshotOf(ctx);
-    const period = periodParams(queryOf(ctx), snap.asOfMs);
-    const c = await oneCustomer(deps, snap, param(ctx, 'customerId'));
-    const days = daysOf(period).map((date) => ({ date, ...totalsOf(figures(deps, snap, c, { from: date, to: date })) }));
-    send(ctx, snap, {
-      customerId: c.customerId,
-      ...period,
-      asOf: snap.manifest.asOf,
-      // Each day is costed on its own; the period's totals are costed over the whole period.
-      days: days.map(({ currency: _c, cdnPricePerGb: _p, savingsSharePct: _s, assumedRate: _a, ...d }) => d),
-      totals: totalsOf(figures(deps, snap, c, period)),
-    });
+    const period = periodOf(ctx, snap);
+    const { ledger, version } = await ledgerOf(deps, snap);
+    const c = findCustomer(ledger, param(ctx, 'customerId'));
+    if (!c) throw problems.customerNotFound();
+    sendSnapshotJson(ctx, snap, `billing|usage|${version}|${c.customerId}|${period.from}|${period.to}`, () => billingUsage(ledger, c, period));
   });
 
-  router.get('/billing/invoices', auth, guard, async (ctx) => {
+  router.get('/billing/invoices', async (ctx) => {
     const snap = snapshotOf(ctx);
-    const only = textParam(queryOf(ctx), 'customerId');
-    const list = (await customers(deps, snap))
-      .filter((c) => only === undefined || c.customerId === only)
-      .flatMap((c) => invoiceMonths(snap, c).map((m) => invoiceOf(deps, snap, c, m, false)));
-    send(ctx, snap, { asOf: snap.manifest.asOf, invoices: list });
+    const { customerId } = parseQuery(ctx, InvoicesQuery);
+    const { ledger, version } = await ledgerOf(deps, snap);
+    // The customer filter is free text: JSON-encoded in the key, it cannot collide with another.
+    sendSnapshotJson(ctx, snap, `billing|invoices|${version}|${JSON.stringify(customerId ?? null)}`, () => invoiceList(ledger, customerId));
   });
 
-  router.get('/billing/invoices/:id', auth, guard, async (ctx) => {
+  router.get('/billing/invoices/:id', async (ctx) => {
     const snap = snapshotOf(ctx);
-    const parsed = parseInvoiceId(param(ctx, 'id'));
-    if (!parsed) throw problems.invoiceNotFound();
-    const c = (await customers(deps, snap)).find((x) => x.customerId === parsed.customerId);
-    if (!c || !invoiceMonths(snap, c).includes(parsed.month)) throw problems.invoiceNotFound();
-    send(ctx, snap, { asOf: snap.manifest.asOf, ...invoiceOf(deps, snap, c, parsed.month, true) });
+    const { ledger, version } = await ledgerOf(deps, snap);
+    const id = param(ctx, 'id');
+    const key = `billing|invoice|${version}|${id}`;
+    // Only an invoice that exists gets a body: unknown ids cannot fill the cache.
+    if (!snap.responses.has(key) && invoice(ledger, id) === null) throw problems.invoiceNotFound();
+    sendSnapshotJson(ctx, snap, key, () => invoice(ledger, id));
   });
 
-  router.get('/billing/customers/:customerId', auth, guard, async (ctx) => {
+  router.get('/billing/customers/:customerId', async (ctx) => {
     const snap = snapshotOf(ctx);
-    const c = await oneCustomer(deps, snap, param(ctx, 'customerId'));
-    const month = periodParams({}, snap.asOfMs);
-    const f = figures(deps, snap, c, month);
-    send(ctx, snap, {
-      customerId: c.customerId,
-      tenant: c.tenant ? { id: c.tenant.id, name: c.tenant.name, createdAt: c.tenant.createdAt } : null,
-      rates: {
-        cdnPricePerGb: f.cdnPricePerGb,
-        cdnPricePerGbOnFile: c.rates.cdnPricePerGb,
-        savingsSharePct: f.savingsSharePct,
-        assumedRate: f.assumedRate,
-      },
-      asOf: snap.manifest.asOf,
-      currentMonth: { ...month, ...f },
-    });
+    const { ledger, version } = await ledgerOf(deps, snap);
+    const c = findCustomer(ledger, param(ctx, 'customerId'));
+    if (!c) throw problems.customerNotFound();
+    sendSnapshotJson(ctx, snap, `billing|customer|${version}|${c.customerId}`, () => customerBilling(ledger, c));
   });
 }

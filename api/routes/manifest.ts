@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { assertStreamAccess, callerOf } from '../auth.ts';
 import { problems } from '../errors.ts';
 import { readJsonBody } from '../body.ts';
+import { SignRequestSchema } from '../schemas/control.ts';
 import { etagMatches } from '../http-cache.ts';
 import type { ApiDeps } from '../deps.ts';
 import { effectiveAllowlist, readOrigins } from '../../warehouse/control/origins.ts';
@@ -30,14 +31,15 @@ export function manifestRoutes(router: Router, deps: ApiDeps, auth: RouterMiddle
     const caller = callerOf(ctx);
     if (caller.role !== 'tenant') throw problems.tenantOnly();
     const body = await readJsonBody(ctx);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw problems.invalidUrl('The body must be an object { "url": "https://..." }.');
-    const { url: raw, streamId } = body as { url?: unknown; streamId?: unknown };
+    const parsed = SignRequestSchema.safeParse(body);
+    if (!parsed.success) {
+      if (parsed.error.issues[0]?.path[0] === 'streamId') throw problems.invalidQuery('invalid_stream_id', 'streamId must be a string.');
+      throw problems.invalidUrl('The body must be an object { "url": "https://..." }.');
+    }
+    const { url: raw, streamId } = parsed.data;
     const checked = checkManifestUrl(raw);
     if (!checked.ok) throw problems.invalidUrl(`${checked.reason}.`);
-    if (streamId !== undefined) {
-      if (typeof streamId !== 'string') throw problems.invalidQuery('invalid_stream_id', 'streamId must be a string.');
-      assertStreamAccess(caller, streamId);
-    }
+    if (streamId !== undefined) assertStreamAccess(caller, streamId);
     const stored = await readOrigins(deps.layout, caller.tenantId);
     const allowlist = effectiveAllowlist(stored, deps.platform.manifests.defaultOrigins);
     if (!urlAllowed(checked.url, allowlist)) throw problems.originNotAllowed();

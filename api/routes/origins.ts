@@ -6,6 +6,7 @@ import type { Context } from 'koa';
 import { callerOf } from '../auth.ts';
 import { problems } from '../errors.ts';
 import { readJsonBody } from '../body.ts';
+import { OriginsPutSchema } from '../schemas/control.ts';
 import type { ApiDeps } from '../deps.ts';
 import { findTenant, type Tenant } from '../../warehouse/control/tenants.ts';
 import { readOrigins, replaceOrigins, VersionMismatch, type StoredOrigins } from '../../warehouse/control/origins.ts';
@@ -65,10 +66,9 @@ export function originsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
   router.put('/control/tenants/:id/origins', auth, async (ctx) => {
     const tenant = await tenantOfPath(ctx, deps);
     const body = await readJsonBody(ctx);
-    if (typeof body !== 'object' || body === null || Array.isArray(body) || !('origins' in body)) {
-      throw problems.invalidOrigins([{ index: null, value: body, reason: 'the body must be an object { "origins": [ ... ] }' }]);
-    }
-    const checked = validateOrigins((body as { origins: unknown }).origins);
+    const parsed = OriginsPutSchema.safeParse(body);
+    if (!parsed.success) throw problems.invalidOrigins([{ index: null, value: body, reason: 'the body must be an object { "origins": [ ... ] }' }]);
+    const checked = validateOrigins(parsed.data.origins);
     if (!checked.ok) throw problems.invalidOrigins(checked.problems);
     const expected = expectedVersion(ctx, tenant);
     if (expected === null) throw problems.preconditionFailed(etagOf(tenant, await readOrigins(deps.layout, tenant.id)));

@@ -4,13 +4,11 @@ import type { Router, RouterMiddleware } from '@koa/router';
 import { assertStreamAccess, callerOf, requireCapability } from '../auth.ts';
 import { problems } from '../errors.ts';
 import { etagMatches, setSnapshotHeaders } from '../http-cache.ts';
-import { bucketSecondsParam, enumParam, queryOf } from '../query.ts';
+import { parseQuery } from '../query.ts';
+import { PilotReportQuery } from '../schemas/reports.ts';
 import { snapshotOf } from './telemetry.ts';
-import { REPORT_FORMAT_ALIASES, REPORT_FORMATS, REPORT_MEDIA_TYPES, reportDownloadName } from '../../pilot/formats.ts';
+import { REPORT_MEDIA_TYPES, reportDownloadName } from '../../pilot/formats.ts';
 import type { ApiDeps } from '../deps.ts';
-
-/** The largest bucket a pilot report takes (telemetry-api.md: 60–21600). */
-export const MAX_REPORT_BUCKET_SECONDS = 21_600;
 
 /**
  * The HTML page needs nothing but its own inline styles and SVG: forbid everything else, so that
@@ -24,9 +22,9 @@ export function reportsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
     requireCapability(caller, 'telemetry:read');
     const streamId = String((ctx.params as Record<string, string>)['streamId']);
     assertStreamAccess(caller, streamId);
-    const query = queryOf(ctx);
-    const format = enumParam(query, 'format', REPORT_FORMATS, 'json', REPORT_FORMAT_ALIASES);
-    const bucketSeconds = bucketSecondsParam(query, MAX_REPORT_BUCKET_SECONDS, deps.platform.pilot.defaultBucketSeconds);
+    const query = parseQuery(ctx, PilotReportQuery);
+    const format = query.format;
+    const bucketSeconds = query.bucketSeconds ?? deps.platform.pilot.defaultBucketSeconds;
     const snap = snapshotOf(ctx);
     if (!snap.knows(streamId)) throw problems.streamNotFound();
 

@@ -3,12 +3,13 @@
 // caller's customerId (stream id prefix); figures come from the loaded snapshot.
 import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
-import { assertStreamAccess, callerOf, canSee, requireCapability, requireOperator } from '../auth.ts';
+import { assertStreamAccess, callerOf, canSee, requireCapability } from '../auth.ts';
 import { problems } from '../errors.ts';
 import { sendSnapshotJson, setSnapshotHeaders, snapshotEtag, etagMatches } from '../http-cache.ts';
-import { bucketSecondsParam, detailParam, enumParam, queryOf, streamIdParam, windowParam } from '../query.ts';
+import { parseQuery } from '../query.ts';
+import { ExportQuery, PlatformMetricsQuery, StreamIdQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
 import { bucketRange, windowSeries } from '../timeseries.ts';
-import { EXPORT_FORMATS, EXPORT_MEDIA, exportFileName, startExport } from '../export/export.ts';
+import { EXPORT_MEDIA, exportFileName, startExport } from '../export/export.ts';
 import type { ServedSnapshot, SummaryJson } from '../snapshot-store.ts';
 import type { ApiDeps } from '../deps.ts';
 import { STANDARD_BUCKET_SECONDS } from '../../warehouse/windows.ts';
@@ -32,12 +33,12 @@ function streamParam(ctx: Context): string {
   return String((ctx.params as Record<string, string>)['streamId']);
 }
 
-export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddleware): void {
+/** `operators`: the operator router (routes/operator.ts), for the platform-wide metrics. */
+export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddleware, operators: Router): void {
   router.get('/telemetry/streams', auth, (ctx) => {
     const caller = callerOf(ctx);
     requireCapability(caller, 'telemetry:read');
-    const window = windowParam(queryOf(ctx));
-    const detail = detailParam(queryOf(ctx));
+    const { window, detail } = parseQuery(ctx, StreamsQuery);
     const snap = snapshotOf(ctx);
     const scope = caller.role === 'tenant' ? caller.customerId : '*';
     sendSnapshotJson(ctx, snap, `streams|${scope}|${window}|${detail ? 1 : 0}`, () => {
@@ -46,12 +47,9 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     });
   });
 
-  router.get('/telemetry/metrics', auth, (ctx) => {
-    const caller = callerOf(ctx);
-    requireOperator(caller);
-    requireCapability(caller, 'telemetry:read');
-    const window = windowParam(queryOf(ctx));
-    const byCustomer = enumParam(queryOf(ctx), 'groupBy', ['customer'], null) === 'customer';
+  operators.get('/telemetry/metrics', (ctx) => {
+    const { window, groupBy } = parseQuery(ctx, PlatformMetricsQuery);
+    const byCustomer = groupBy === 'customer';
     const snap = snapshotOf(ctx);
     sendSnapshotJson(ctx, snap, `platform|${window}|${byCustomer}`, () => ({
       window,
@@ -68,7 +66,7 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     requireCapability(caller, 'telemetry:read');
     const streamId = streamParam(ctx);
     assertStreamAccess(caller, streamId);
-    const window = windowParam(queryOf(ctx));
+    const { window } = parseQuery(ctx, StreamMetricsQuery);
     const snap = snapshotOf(ctx);
     if (!snap.knows(streamId)) throw problems.streamNotFound();
     sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => ({
@@ -81,11 +79,10 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
   router.get('/telemetry/timeseries', auth, async (ctx) => {
     const caller = callerOf(ctx);
     requireCapability(caller, 'telemetry:read');
-    const streamId = streamIdParam(queryOf(ctx));
+    const { streamId } = parseQuery(ctx, StreamIdQuery);
     if (streamId === undefined) throw problems.streamIdRequired('a series');
     assertStreamAccess(caller, streamId);
-    const bucketSeconds = bucketSecondsParam(queryOf(ctx));
-    const window = windowParam(queryOf(ctx));
+    const { bucketSeconds, window } = parseQuery(ctx, TimeseriesQuery);
     const snap = snapshotOf(ctx);
     if (!snap.knows(streamId)) throw problems.streamNotFound();
     const key = `series|${streamId}|${window}|${bucketSeconds}`;
@@ -102,11 +99,10 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
   router.get('/telemetry/export', auth, async (ctx) => {
     const caller = callerOf(ctx);
     requireCapability(caller, 'telemetry:read');
-    const streamId = streamIdParam(queryOf(ctx));
+    const { streamId } = parseQuery(ctx, StreamIdQuery);
     if (streamId === undefined) throw problems.streamIdRequired('an export');
     assertStreamAccess(caller, streamId);
-    const window = windowParam(queryOf(ctx));
-    const format = enumParam(queryOf(ctx), 'format', EXPORT_FORMATS, 'csv');
+    const { window, format } = parseQuery(ctx, ExportQuery);
     const snap = snapshotOf(ctx);
     if (!snap.knows(streamId)) throw problems.streamNotFound();
     const etag = snapshotEtag(snap, `export|${streamId}|${window}|${format}`);

@@ -1,9 +1,8 @@
 // GET /control/tenants and GET /control/tenants/:id (operators, tenants:read): every tenant with
 // its ids, name, rates, number of allowed origins, streams and last report time.
-import type { Router, RouterMiddleware } from '@koa/router';
+import type { Router } from '@koa/router';
 import type { Context } from 'koa';
 import { problems } from '../errors.ts';
-import { operatorGuard } from './operator.ts';
 import type { ApiDeps } from '../deps.ts';
 import type { ServedSnapshot } from '../snapshot-store.ts';
 import { findTenant, listTenants, type Tenant } from '../../warehouse/control/tenants.ts';
@@ -30,10 +29,9 @@ async function describeTenant(deps: ApiDeps, snap: ServedSnapshot | null, tenant
 
 const current = (ctx: Context): ServedSnapshot | null => (ctx.state['snapshot'] as ServedSnapshot | null) ?? null;
 
-export function tenantsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddleware): void {
-  const guard = operatorGuard('tenants:read');
-
-  router.get('/control/tenants', auth, guard, async (ctx) => {
+/** Registered on the operator router (routes/operator.ts: operators with tenants:read). */
+export function tenantsRoutes(router: Router, deps: ApiDeps): void {
+  router.get('/control/tenants', async (ctx) => {
     const snap = current(ctx);
     const tenants = await listTenants(deps.layout);
     ctx.set('Cache-Control', 'private, no-cache');
@@ -43,11 +41,10 @@ export function tenantsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
     };
   });
 
-  router.get('/control/tenants/:id', auth, guard, async (ctx) => {
+  router.get('/control/tenants/:id', async (ctx) => {
     const tenant = await findTenant(deps.layout, String((ctx.params as Record<string, string>)['id']));
     if (!tenant) throw problems.tenantNotFound();
     ctx.set('Cache-Control', 'private, no-cache');
     ctx.body = { asOf: current(ctx)?.manifest.asOf ?? null, ...(await describeTenant(deps, current(ctx), tenant, true)) };
   });
-
 }

@@ -14,6 +14,7 @@ export function serveConfig(flags: ServeFlags, defaultLogLevel: 'info' | 'warn' 
     warehouseDir: flags.warehouse,
     port: flags.port === undefined ? undefined : parseOption('port', port, flags.port),
     host: flags.host,
+    metricsPort: flags.metricsPort === undefined ? undefined : parseOption('metrics-port', port, flags.metricsPort),
     defaultLogLevel,
   });
 }
@@ -34,6 +35,6 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const config = serveConfig(flags);
   const log = createLogger(config.logLevel, 'p2ptel-api', 'buffered');
   const api = await startApi(config, log);
-  process.stderr.write(`API listening on ${api.url} (warehouse ${config.warehouseDir})\n`);
+  process.stderr.write(`API listening on ${api.url} (warehouse ${config.warehouseDir})${api.metricsUrl ? `; metrics on ${api.metricsUrl}` : ''}\n`);
   await closeOnSignals(api, log);
 }

@@ -7,6 +7,7 @@ export interface ServeFlags {
   warehouse?: string;
   port?: string;
   host?: string;
+  metricsPort?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -15,6 +16,7 @@ export function registerServe(program: Command): void {
       .command('serve')
       .description('serve the HTTP API over the published snapshot')
       .option('--port <port>', 'port (env PORT, default 3000; 0 picks a free one)')
-      .option('--host <host>', 'interface (env HOST, default 127.0.0.1)'),
+      .option('--host <host>', 'interface (env HOST, default 127.0.0.1)')
+      .option('--metrics-port <port>', 'also serve GET /metrics without a token on this port, on METRICS_HOST (default 127.0.0.1); without it only operator tokens read /metrics (env METRICS_PORT)'),
   ).action(action(async (flags: ServeFlags) => (await import('../actions/serve.ts')).runServe(flags)));
 }

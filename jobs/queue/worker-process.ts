@@ -8,6 +8,8 @@ import { redactUrl } from './connection.ts';
 import { QUEUES } from './names.ts';
 import { defaultProcessors, type Processors, type WorkerContext } from './processors.ts';
 import { startWorkers, workerName, type StopOutcome, type WorkerTier } from './worker.ts';
+import { bindQueueMetrics } from './metrics.ts';
+import { collectProcessMetrics, listenMetrics, type MetricsListener } from '../../lib/metrics.ts';
 
 export interface RunWorkerOptions {
   config: AppConfig;
@@ -46,6 +48,12 @@ export async function runWorker(opts: RunWorkerOptions): Promise<StopOutcome> {
     throw err;
   });
   const ctx: WorkerContext = { deps, queues, config, log, workerName: workerName() };
+  let metrics: MetricsListener | null = null;
+  if (config.worker.metrics) {
+    collectProcessMetrics();
+    bindQueueMetrics(queues);
+    metrics = await listenMetrics(config.worker.metrics.port, config.worker.metrics.host);
+  }
   const defaults = defaultProcessors(ctx);
   const tier = startWorkers(ctx, opts.processors ? opts.processors(defaults, ctx) : defaults);
   try {
@@ -53,6 +61,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<StopOutcome> {
   } catch (err) {
     // Half started: close what is open, or its reconnecting clients would keep the process alive.
     await tier.stop(1000);
+    await metrics?.close();
     await queues.close();
     await deps.close();
     throw err;
@@ -64,6 +73,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<StopOutcome> {
       prefix: config.redis.prefix,
       queues: Object.values(QUEUES),
       concurrency: config.worker.concurrency,
+      metrics: metrics?.url ?? null,
     },
     'worker ready',
   );
@@ -79,6 +89,8 @@ export async function runWorker(opts: RunWorkerOptions): Promise<StopOutcome> {
   }, graceMs);
   hardStop.unref();
   const outcome = await tier.stop(graceMs);
+  await metrics?.close();
+  bindQueueMetrics(null);
   await queues.close();
   // DuckDB is still busy with a handed-back job: the process exit ends that work.
   if (outcome.finished) await deps.close();

@@ -5,6 +5,7 @@ import os from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from '../../lib/log.ts';
 import { JOBS, QUEUES, type QueueName } from './names.ts';
+import { observeJob } from './metrics.ts';
 import type { JobHandler, Processors, WorkerContext } from './processors.ts';
 
 export interface StopOutcome {
@@ -54,11 +55,13 @@ export function startWorkers(ctx: WorkerContext, processors: Processors): Worker
     try {
       const result = await handler(job, jobLog);
       jobLog.info({ ms: Date.now() - started }, 'job done');
+      observeJob(queue, job.name, 'done', Date.now() - started);
       return result;
     } catch (err) {
       const attempts = job.opts.attempts ?? 1;
       const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
       jobLog[final ? 'error' : 'warn']({ err: err instanceof Error ? err.message : String(err), ms: Date.now() - started, final }, final ? 'job failed' : 'job failed; it will be retried');
+      observeJob(queue, job.name, final ? 'failed' : 'retry', Date.now() - started);
       throw err;
     } finally {
       running.delete(key);

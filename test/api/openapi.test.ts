@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { OpenApiChecker } from '../helpers/openapi.ts';
+import { apiRouters, routeTable } from '../../api/app.ts';
 
 let t: TestApi;
 let doc: Record<string, unknown>;
@@ -25,6 +26,21 @@ describe('OpenAPI document', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(doc['openapi']).toBe('3.1.0');
+  });
+
+  it('documents exactly the routes the routers hold, and which of them need no token', () => {
+    const routes = routeTable(apiRouters(t.api.deps));
+    const asDoc = (p: string) => p.replace(/:(\w+)/g, '{$1}');
+    const documented: string[] = [];
+    const open: string[] = [];
+    for (const [p, ops] of Object.entries(doc['paths'] as Record<string, Record<string, { security?: unknown[] }>>)) {
+      for (const [m, op] of Object.entries(ops)) {
+        documented.push(`${m.toUpperCase()} ${p}`);
+        if (Array.isArray(op.security) && op.security.length === 0) open.push(`${m.toUpperCase()} ${p}`);
+      }
+    }
+    expect(routes.map((r) => `${r.method} ${asDoc(r.path)}`).sort()).toEqual(documented.sort());
+    expect(routes.filter((r) => r.access === 'public').map((r) => `${r.method} ${asDoc(r.path)}`).sort()).toEqual(open.sort());
   });
 
   it('describes every real response of every route', async () => {
@@ -96,6 +112,9 @@ describe('OpenAPI document', () => {
       ['/control/tenants/acme', a],
       ['/control/tenants/acme', op],
       ['/control/tenants/acme', null],
+      ['/metrics', a],
+      ['/metrics', op],
+      ['/metrics', null],
     ];
     for (const [path, token] of requests) {
       const res = await t.get(path, token);

@@ -42,7 +42,8 @@ beforeAll(async () => {
   await fs.rm(wh.layout.state, { recursive: true, force: true });
   queues = await testQueues(env);
   // Both ready before the run is added, so that both are there to take partitions.
-  workers = await Promise.all([readyWorker(env), readyWorker(env)]);
+  // The first one serves its metrics (worker --metrics-port).
+  workers = await Promise.all([readyWorker(env, { args: ['--metrics-port', '0'] }), readyWorker(env)]);
 }, 120_000);
 
 afterAll(async () => {
@@ -82,6 +83,23 @@ describe('a rollup run on the worker tier', () => {
     for (const w of workers) {
       expect(w.logs.some((l) => l.msg === 'job done' && typeof l['jobId'] === 'string' && String(l['jobId']).startsWith('part-20261120T025500000Z-'))).toBe(true);
     }
+  });
+
+  it("serves its metrics: the jobs it ran by queue and outcome, and BullMQ's queue counts", async () => {
+    const ready = workers[0]!.logs.find((l) => l.msg === 'worker ready')!;
+    const url = String(ready['metrics']);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    const text = await (await fetch(url)).text();
+    const samples = new Map(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
+    const value = (name: string) => samples.get(name);
+    const mine = (await queues.partitions.getJobs(['completed'])).filter((j) => j.processedBy === `${os.hostname()}#${workers[0]!.pid}`).length;
+    expect(mine).toBeGreaterThan(0);
+    const q = queues.partitions.name;
+    expect(value(`p2ptel_job_duration_seconds_count{queue="${q}",job="partition",outcome="done"}`)).toBe(mine);
+    for (const state of ['waiting', 'active', 'failed', 'delayed'] as const) {
+      expect(value(`p2ptel_queue_jobs{queue="${q}",state="${state}"}`)).toBe(await queues.partitions.getJobCountByTypes(state));
+    }
+    expect(text).toContain('p2ptel_process_cpu_seconds_total');
   });
 
   it('runs a run enqueued twice once', async () => {

@@ -1,0 +1,95 @@
+// The API's metrics: requests by route template and status (a histogram: its _count is the
+// request count), the snapshot served (age = now − asOf, swap duration), DuckDB slots in use and
+// waiting, and hits and misses of the per-snapshot response cache. Label values are bounded:
+// route templates (never raw paths), methods, status codes.
+import type { Context, Next } from 'koa';
+import client from 'prom-client';
+import { registry } from '../lib/metrics.ts';
+import type { Db } from '../warehouse/duckdb.ts';
+import type { SnapshotStore } from './snapshot-store.ts';
+
+const requestSeconds = new client.Histogram({
+  name: 'p2ptel_http_request_duration_seconds',
+  help: 'API requests by method, route template and status: time until the response (or its headers, for a stream) was handed to Node',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
+export const snapshotSwapSeconds = new client.Histogram({
+  name: 'p2ptel_snapshot_swap_duration_seconds',
+  help: 'Time to load a newly published snapshot before swapping it in',
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: [registry],
+});
+
+const cacheLookups = new client.Counter({
+  name: 'p2ptel_api_cache_lookups_total',
+  help: 'Lookups of serialised responses in the per-snapshot cache, by cache and result (hit or miss)',
+  labelNames: ['cache', 'result'] as const,
+  registers: [registry],
+});
+const responseHits = cacheLookups.labels('responses', 'hit');
+const responseMisses = cacheLookups.labels('responses', 'miss');
+
+/** One per-snapshot response cache lookup. */
+export function countResponseLookup(hit: boolean): void {
+  (hit ? responseHits : responseMisses).inc();
+}
+
+/** What the gauges read when scraped (the API of this process). */
+let sources: { store: SnapshotStore; db: Db } | null = null;
+
+new client.Gauge({
+  name: 'p2ptel_snapshot_age_seconds',
+  help: 'Now minus the asOf of the snapshot being served (absent while none is loaded)',
+  registers: [registry],
+  collect() {
+    this.reset();
+    const snap = sources?.store.current();
+    if (snap) this.set((Date.now() - snap.asOfMs) / 1000);
+  },
+});
+
+new client.Gauge({
+  name: 'p2ptel_duckdb_slots',
+  help: "DuckDB calls of this process: running (in a slot) and waiting for one",
+  labelNames: ['state'] as const,
+  registers: [registry],
+  collect() {
+    const slots = sources?.db.slots();
+    if (!slots) return;
+    this.set({ state: 'active' }, slots.active);
+    this.set({ state: 'waiting' }, slots.waiting);
+  },
+});
+
+/** Let the gauges read this API's snapshot store and DuckDB. */
+export function bindApiMetrics(store: SnapshotStore, db: Db): void {
+  sources = { store, db };
+}
+
+type Observer = { observe(v: number): void };
+const children = new Map<string, Observer>();
+
+/**
+ * Time every request, labelled by the route template the router matched (`(none)` for a path no
+ * route has). Label children are kept, so a request costs a map lookup and one observation.
+ */
+export function httpMetrics() {
+  return async function httpMetricsMiddleware(ctx: Context, next: Next): Promise<void> {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+      const key = `${ctx.method} ${String(route ?? '(none)')} ${ctx.status}`;
+      let child = children.get(key);
+      if (!child) {
+        child = requestSeconds.labels(ctx.method, String(route ?? '(none)'), String(ctx.status));
+        children.set(key, child);
+      }
+      child.observe((performance.now() - started) / 1000);
+    }
+  };
+}

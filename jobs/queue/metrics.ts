@@ -1,0 +1,50 @@
+// The worker's metrics: each job's duration and outcome by queue and job name, BullMQ's queue
+// counts (waiting, active, failed, delayed) read from Redis when scraped, and, for rollup runs,
+// partitions reused or rebuilt (counted by the run once the incremental warehouse reports them).
+import client from 'prom-client';
+import { registry } from '../../lib/metrics.ts';
+import type { Queues } from './client.ts';
+
+const jobSeconds = new client.Histogram({
+  name: 'p2ptel_job_duration_seconds',
+  help: 'Jobs run by this worker, by queue, job name and outcome (done, retry: failed and will be retried, failed: failed for good)',
+  labelNames: ['queue', 'job', 'outcome'] as const,
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
+  registers: [registry],
+});
+
+export type JobOutcome = 'done' | 'retry' | 'failed';
+
+export function observeJob(queue: string, job: string, outcome: JobOutcome, ms: number): void {
+  jobSeconds.labels(queue, job, outcome).observe(ms / 1000);
+}
+
+export const partitionsCounter = new client.Counter({
+  name: 'p2ptel_rollup_partitions_total',
+  help: 'Customer-day partitions of rollup runs, reused from the previous run or rebuilt',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+const STATES = ['waiting', 'active', 'failed', 'delayed'] as const;
+let queues: Queues | null = null;
+
+new client.Gauge({
+  name: 'p2ptel_queue_jobs',
+  help: "Jobs in each BullMQ queue by state, as Redis holds them when scraped",
+  labelNames: ['queue', 'state'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    if (!queues) return;
+    for (const q of [queues.rollup, queues.partitions, queues.reports]) {
+      const counts = await q.getJobCounts(...STATES);
+      for (const state of STATES) this.set({ queue: q.name, state }, counts[state] ?? 0);
+    }
+  },
+});
+
+/** Let the queue gauge read these queues (the worker process's). */
+export function bindQueueMetrics(q: Queues | null): void {
+  queues = q;
+}
