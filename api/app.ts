@@ -15,10 +15,15 @@ import type { ApiDeps } from './deps.ts';
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: false });
-  app.silent = true; // errors are logged by the error middleware, once, with the request id
+  // Errors of handlers are logged by the request frame; what still reaches Koa (a failing stream
+  // body, an error in the frame itself) is logged here, with the request id, rather than dropped.
+  app.silent = true;
+  app.on('error', (err: unknown, ctx?: { state?: Record<string, unknown> }) => {
+    deps.log.error({ err, reqId: ctx?.state?.['reqId'] }, 'error outside the request frame');
+  });
 
   const router = new Router();
-  const auth = authenticate(deps.secret);
+  const auth = authenticate(deps.secret, deps.revocation);
   healthRoutes(router, deps);
   telemetryRoutes(router, deps, auth);
   originsRoutes(router, deps, auth);

@@ -72,8 +72,8 @@ export function enumParam<T extends string, F extends T | null>(
   const v = single(query, name);
   if (v === undefined) return fallback;
   if ((allowed as readonly string[]).includes(v)) return v as T;
-  const alias = aliases[v];
-  if (alias) return alias;
+  // Own properties only: `constructor`, `__proto__` or `toString` must not match Object's.
+  if (Object.hasOwn(aliases, v)) return aliases[v]!;
   throw problems.invalidQuery(`invalid_${snake(name)}`, `${name} must be one of ${[...allowed, ...Object.keys(aliases)].join(', ')}.`, {
     parameter: name,
     allowed: [...allowed, ...Object.keys(aliases)],
