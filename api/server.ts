@@ -19,6 +19,7 @@ import { PilotReports } from './pilot-reports.ts';
 import { Admission } from './admission.ts';
 import { prepareExportScratch } from './export/scratch.ts';
 import { Revocation } from '../warehouse/control/revocation.ts';
+import { secureControlArea } from '../warehouse/control/documents.ts';
 
 export interface RunningApi {
   url: string;
@@ -32,6 +33,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
   // Exports run in their own DuckDB slots; a request's work waits in a bounded queue (503 beyond).
   const db = await Db.open(config.duckdb, spill, { exportSlots: config.api.exports.duckdbSlots, maxQueued: config.api.duckdbMaxQueued });
+  await secureControlArea(layout.control);
   const removed = await prepareExportScratch(layout);
   if (removed.length > 0) log.info({ files: removed.length }, 'removed export scratch files of processes that no longer run');
   const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs);

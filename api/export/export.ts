@@ -57,6 +57,12 @@ function exportDays(snap: ServedSnapshot, layout: WarehouseLayout, streamId: str
 const TYPES = { as_of: TIMESTAMP, lower: TIMESTAMP };
 
 /**
+ * COPY into the 0600 file made for it: DuckDB otherwise writes a temporary file beside an existing
+ * one and renames it over, with the umask's mode (0644).
+ */
+const IN_PLACE = 'USE_TMP_FILE false';
+
+/**
  * The export runs one UTC day at a time: every copy of a report lands in the folder of its ts's
  * date (session-report.md), so deduplication and ordering need only one day's rows, and DuckDB's
  * working memory follows the largest day rather than the whole export.
@@ -149,7 +155,7 @@ async function* textDays(r: ExportResources, q: DayQueries, format: 'csv' | 'ndj
   for (let day = 0; day < q.count; day++) {
     const file = await r.scratchFile();
     const columns = format === 'csv' ? CSV_COLUMNS_SQL : NDJSON_COLUMNS_SQL;
-    const options = format === 'csv' ? `FORMAT csv, HEADER false` : `FORMAT json`;
+    const options = format === 'csv' ? `FORMAT csv, HEADER false, ${IN_PLACE}` : `FORMAT json, ${IN_PLACE}`;
     await r.session.run(`COPY (SELECT ${columns} FROM (${q.sql(day)})) TO ${quotedString(file)} (${options})`, q.params, TYPES);
     yield* drain(r, file);
   }
@@ -172,17 +178,17 @@ async function* arrowDays(r: ExportResources, q: DayQueries): AsyncGenerator<Buf
 async function parquetFile(r: ExportResources, q: DayQueries): Promise<string> {
   const out = await r.scratchFile();
   if (q.count === 0) {
-    await r.session.run(`COPY (${q.empty()}) TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd)`, q.params, TYPES);
+    await r.session.run(`COPY (${q.empty()}) TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd, ${IN_PLACE})`, q.params, TYPES);
     return out;
   }
   const parts: string[] = [];
   for (let day = 0; day < q.count; day++) {
     const part = await r.scratchFile();
     parts.push(part);
-    await r.session.run(`COPY (${q.sql(day)}) TO ${quotedString(part)} (FORMAT parquet)`, q.params, TYPES);
+    await r.session.run(`COPY (${q.sql(day)}) TO ${quotedString(part)} (FORMAT parquet, ${IN_PLACE})`, q.params, TYPES);
   }
   // The parts are read in list order, each already sorted: no sort, no dedup, memory flat.
-  await r.session.run(`COPY (SELECT * FROM read_parquet(${fileList(parts)})) TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd)`);
+  await r.session.run(`COPY (SELECT * FROM read_parquet(${fileList(parts)})) TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd, ${IN_PLACE})`);
   for (const p of parts) await r.removeFile(p);
   return out;
 }
