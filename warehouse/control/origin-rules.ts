@@ -74,10 +74,6 @@ export type ManifestUrlCheck = { ok: true; url: URL } | { ok: false; reason: str
 export function checkManifestUrl(value: unknown): ManifestUrlCheck {
   if (typeof value !== 'string' || value.length === 0) return { ok: false, reason: 'url must be a non-empty string' };
   if (value.length > 8192) return { ok: false, reason: 'url is longer than 8192 characters' };
-  if (/%2f|%5c/i.test(value)) return { ok: false, reason: 'url must not contain an encoded / or \\ (%2F, %5C)' };
-  if (value.includes('\\')) return { ok: false, reason: 'url must not contain a backslash' };
-  // eslint-disable-next-line no-control-regex
-  if (/[\s\u0000-\u001f\u007f-\u009f]/u.test(value)) return { ok: false, reason: 'url must not contain white space or control characters' };
   let url: URL;
   try {
     url = new URL(value);
@@ -87,6 +83,10 @@ export function checkManifestUrl(value: unknown): ManifestUrlCheck {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: 'url must be http:// or https://' };
   if (url.hostname === '') return { ok: false, reason: 'url has no host' };
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'url must not carry credentials' };
+  if (/%2f|%5c/i.test(value)) return { ok: false, reason: 'url must not contain an encoded / or \\ (%2F, %5C)' };
+  if (value.includes('\\')) return { ok: false, reason: 'url must not contain a backslash' };
+  // eslint-disable-next-line no-control-regex
+  if (/[\s\u0000-\u001f\u007f-\u009f]/u.test(value)) return { ok: false, reason: 'url must not contain white space or control characters' };
   return { ok: true, url };
 }
 
