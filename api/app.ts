@@ -27,7 +27,7 @@ export interface ApiRouters {
 
 export function apiRouters(deps: ApiDeps): ApiRouters {
   const main = new Router();
-  const auth = authenticate(deps.secret);
+  const auth = authenticate(deps.secret, deps.revocation);
   const operators = operatorRouter(auth);
   healthRoutes(main, deps);
   telemetryRoutes(main, deps, auth, operators);
@@ -52,7 +52,12 @@ export function routeTable(r: ApiRouters): { method: string; path: string; acces
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: false });
-  app.silent = true; // errors are logged by the error middleware, once, with the request id
+  // Errors of handlers are logged by the request frame; what still reaches Koa (a failing stream
+  // body, an error in the frame itself) is logged here, with the request id, rather than dropped.
+  app.silent = true;
+  app.on('error', (err: unknown, ctx?: { state?: Record<string, unknown> }) => {
+    deps.log.error({ err, reqId: ctx?.state?.['reqId'] }, 'error outside the request frame');
+  });
 
   const { main, operators } = apiRouters(deps);
   app.use(httpMetrics());

@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { problems } from './errors.ts';
 import { TokenVerifyError, verifyToken, type Caller, type Capability } from './tokens.ts';
 import { streamBelongsTo } from '../warehouse/ids.ts';
+import type { Credential, Refusal, Revocation } from '../warehouse/control/revocation.ts';
 
 const REASONS: Record<TokenVerifyError['reason'], string> = {
   malformed: 'The token is malformed.',
@@ -13,13 +14,21 @@ const REASONS: Record<TokenVerifyError['reason'], string> = {
   invalid_claims: 'The token does not carry valid claims.',
 };
 
+const REFUSALS: Record<Refusal, string> = {
+  revoked: 'The token has been revoked.',
+  tenant_removed: 'The tenant of this token no longer exists.',
+};
+
 /**
  * Verify the Bearer token of every request that reaches it. Verified tokens are remembered
- * (bounded, until they expire) so that a client's repeated calls do not pay the HMAC each time.
+ * (bounded, until they expire) so that a client's repeated calls do not pay the HMAC each time;
+ * revocation (deny list, removed tenants) is checked on every request, remembered or not.
  */
-export function authenticate(secret: Uint8Array) {
+export function authenticate(secret: Uint8Array, revocation: Pick<Revocation, 'refusal'>) {
   const verified = new LRUCache<string, Caller>({ max: 10_000 });
   return async function authMiddleware(ctx: Context, next: Next): Promise<void> {
+    // Node keeps only the first of repeated Authorization headers: refuse the ambiguity instead.
+    if ((ctx.req.headersDistinct['authorization']?.length ?? 0) > 1) throw problems.duplicateAuthorization();
     const header = ctx.get('Authorization');
     if (!header) throw problems.missingToken();
     const m = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/.exec(header);
@@ -40,9 +49,23 @@ export function authenticate(secret: Uint8Array) {
       }
       verified.set(token, caller);
     }
+    const refusal = revocation.refusal(credentialOf(caller));
+    if (refusal) throw problems.invalidToken(REFUSALS[refusal]);
     ctx.state['caller'] = caller;
     await next();
   };
+}
+
+/** A caller as the revocation rule sees it. */
+export function credentialOf(caller: Caller): Credential {
+  return caller.role === 'tenant'
+    ? { tokenId: caller.tokenId, customerId: caller.customerId, tenantId: caller.tenantId }
+    : { tokenId: caller.tokenId };
+}
+
+/** The refusal message of a credential that revocation refuses, for routes that check again. */
+export function refusalMessage(refusal: Refusal): string {
+  return REFUSALS[refusal];
 }
 
 export function callerOf(ctx: Context): Caller {

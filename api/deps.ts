@@ -9,6 +9,8 @@ import type { SnapshotStore } from './snapshot-store.ts';
 import type { SigningKey } from '../warehouse/control/signing-key.ts';
 import type { PlatformConfig } from '../config/platform.ts';
 import type { PilotReports } from './pilot-reports.ts';
+import type { Admission } from './admission.ts';
+import type { Revocation } from '../warehouse/control/revocation.ts';
 
 export interface ApiDeps {
   db: Db;
@@ -25,4 +27,8 @@ export interface ApiDeps {
   platform: PlatformConfig;
   /** Pilot reports: pre-rendered files or rendered on demand, kept per snapshot. */
   pilotReports: PilotReports;
+  /** Exports running at once, globally and per tenant. */
+  exports: Admission;
+  /** The deny list and the tenant list, re-read every few seconds: what auth refuses. */
+  revocation: Revocation;
 }

@@ -35,6 +35,21 @@ export class ApiError extends Error {
 
 const BEARER = 'Bearer realm="p2ptel"';
 
+/** Problems of a list listed in one body at most: a body never grows with what the client sent. */
+const MAX_LISTED_ERRORS = 100;
+
+/**
+ * A submitted value as a problem body may echo it: numbers, booleans and null as they are, strings
+ * cut at 200 characters, anything nested only named (an array of n, an object). A body never
+ * carries an unbounded value (a 30,000-level array would overflow JSON.stringify).
+ */
+export function echoValue(value: unknown): unknown {
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return value;
+  if (typeof value === 'string') return value.length > 200 ? `${value.slice(0, 200)}…` : value;
+  if (Array.isArray(value)) return `(an array of ${value.length})`;
+  return `(${typeof value})`;
+}
+
 /** The catalogue of problems the API answers with, by stable code. */
 export const problems = {
   missingToken: () =>
@@ -61,7 +76,9 @@ export const problems = {
   invoiceNotFound: () => new ApiError(404, 'invoice_not_found', 'Invoice not found', 'No invoice has this id (one per customer and closed month with usage).'),
   tenantOnly: () => new ApiError(403, 'tenant_only', 'Tenants only', 'Only a tenant token can sign manifests of its own origins.'),
   invalidOrigins: (errors: { index: number | null; value: unknown; reason: string }[]) =>
-    new ApiError(400, 'invalid_origins', 'Invalid origins', `${errors.length} problem${errors.length === 1 ? '' : 's'} in the list; nothing was stored.`, { errors }),
+    new ApiError(400, 'invalid_origins', 'Invalid origins', `${errors.length} problem${errors.length === 1 ? '' : 's'} in the list; nothing was stored.`, {
+      errors: errors.slice(0, MAX_LISTED_ERRORS).map((e) => ({ ...e, value: echoValue(e.value) })),
+    }),
   invalidUrl: (detail: string) => new ApiError(400, 'invalid_url', 'Invalid URL', detail),
   originNotAllowed: () =>
     new ApiError(403, 'origin_not_allowed', 'Origin not allowed', "The URL is outside the tenant's allowlist of content origins."),
@@ -79,6 +96,31 @@ export const problems = {
   snapshotUnreadable: () =>
     new ApiError(503, 'snapshot_unreadable', 'Snapshot unreadable', 'The published snapshot cannot be read; the operators have been told (API log).', {}, { 'Retry-After': '30' }),
   timeout: () => new ApiError(503, 'timeout', 'Request timed out', 'The request took too long; try again.', {}, { 'Retry-After': '5' }),
+  duplicateAuthorization: () =>
+    new ApiError(400, 'duplicate_authorization', 'Several Authorization headers', 'Send exactly one Authorization header.'),
+  bodyTooDeep: (max: number) =>
+    new ApiError(400, 'json_too_deep', 'JSON nested too deeply', `The body nests arrays and objects more than ${max} levels deep.`),
+  tooManyExports: (scope: 'tenant' | 'server', limit: number, retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      'too_many_exports',
+      'Too many exports',
+      scope === 'tenant'
+        ? `Your account already runs ${limit} export${limit === 1 ? '' : 's'} at once, the most allowed; retry when one has finished.`
+        : `The server already runs ${limit} exports at once, the most it allows; retry shortly.`,
+      { limit },
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
+  tooManyRequests: (what: string, limit: number, retryAfterSeconds: number) =>
+    new ApiError(429, 'too_many_requests', 'Too many requests', `Your account already has ${limit} ${what} in progress, the most allowed; retry when one has finished.`, { limit }, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
+  busy: (retryAfterSeconds: number) =>
+    new ApiError(503, 'busy', 'Server busy', 'Too much work is queued on the server; retry shortly.', {}, { 'Retry-After': String(retryAfterSeconds) }),
+  tokenRevoked: () =>
+    new ApiError(401, 'invalid_token', 'Invalid token', 'The token has been revoked.', {}, {
+      'WWW-Authenticate': `${BEARER}, error="invalid_token", error_description="The token has been revoked."`,
+    }),
   internal: () => new ApiError(500, 'internal', 'Internal error', 'Something went wrong on our side.'),
 };
 
@@ -111,5 +153,22 @@ export function handleError(ctx: Context, err: unknown, log: Logger): void {
     ctx.res.destroy();
     return;
   }
-  sendProblem(ctx, apiError);
+  try {
+    sendProblem(ctx, apiError);
+  } catch (writeErr) {
+    // The frame itself must not throw: whatever went wrong writing the problem, answer a constant one.
+    log.error({ err: writeErr, reqId: ctx.state['reqId'], code: apiError.code }, 'could not write a problem body');
+    sendInternal(ctx);
+  }
+}
+
+/** A 500 problem made of constants only, with the request id: the answer when writing another failed. */
+export function sendInternal(ctx: Context): void {
+  const reqId = typeof ctx.state['reqId'] === 'string' ? (ctx.state['reqId'] as string) : undefined;
+  ctx.res.statusCode = 500;
+  for (const name of ctx.res.getHeaderNames()) if (name !== 'x-request-id') ctx.res.removeHeader(name);
+  ctx.status = 500;
+  ctx.set('Cache-Control', 'no-store');
+  ctx.type = PROBLEM_CONTENT_TYPE;
+  ctx.body = JSON.stringify({ ...problems.internal().toProblem(), ...(reqId ? { requestId: reqId } : {}) });
 }

@@ -53,14 +53,16 @@ new client.Gauge({
 
 new client.Gauge({
   name: 'p2ptel_duckdb_slots',
-  help: "DuckDB calls of this process: running (in a slot) and waiting for one",
-  labelNames: ['state'] as const,
+  help: 'DuckDB calls of this process by pool (default, exports): running (in a slot) and waiting for one',
+  labelNames: ['pool', 'state'] as const,
   registers: [registry],
   collect() {
-    const slots = sources?.db.slots();
-    if (!slots) return;
-    this.set({ state: 'active' }, slots.active);
-    this.set({ state: 'waiting' }, slots.waiting);
+    const stats = sources?.db.stats;
+    if (!stats) return;
+    for (const pool of ['default', 'exports'] as const) {
+      this.set({ pool, state: 'active' }, stats[pool].running);
+      this.set({ pool, state: 'waiting' }, stats[pool].queued);
+    }
   },
 });
 

@@ -14,6 +14,7 @@ const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestFrame(log: Logger, store: SnapshotStore) {
   return async function requestFrameMiddleware(ctx: Context, next: Next): Promise<void> {
     const started = performance.now();
+    ctx.state['arrivedAt'] = Date.now(); // deadlines of the request's work count from here
     const incoming = ctx.get('X-Request-Id');
     const reqId = SANE_ID.test(incoming) ? incoming : randomUUID();
     ctx.state['reqId'] = reqId;

@@ -18,6 +18,10 @@ import { loadPlatformConfig } from '../config/platform.ts';
 import { PilotReports } from './pilot-reports.ts';
 import { bindApiMetrics } from './metrics.ts';
 import { collectProcessMetrics, listenMetrics, type MetricsListener } from '../lib/metrics.ts';
+import { Admission } from './admission.ts';
+import { prepareExportScratch } from './export/scratch.ts';
+import { Revocation } from '../warehouse/control/revocation.ts';
+import { secureControlArea } from '../warehouse/control/documents.ts';
 
 export interface RunningApi {
   url: string;
@@ -31,7 +35,11 @@ export interface RunningApi {
 export async function startApi(config: AppConfig, log: Logger): Promise<RunningApi> {
   const layout = warehouseLayout(config.warehouseDir);
   const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
-  const db = await Db.open(config.duckdb, spill);
+  // Exports run in their own DuckDB slots; a request's work waits in a bounded queue (503 beyond).
+  const db = await Db.open(config.duckdb, spill, { exportSlots: config.api.exports.duckdbSlots, maxQueued: config.api.duckdbMaxQueued });
+  await secureControlArea(layout.control);
+  const removed = await prepareExportScratch(layout);
+  if (removed.length > 0) log.info({ files: removed.length }, 'removed export scratch files of processes that no longer run');
   const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs);
   await store.start();
   const platform = loadPlatformConfig(config.platformConfigFile);
@@ -41,21 +49,31 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     config,
     log,
     store,
-    onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs),
+    onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs, config.api.onDemand),
     secret: await tokenSecret(layout, config.tokenSecret),
     signingKey: await loadSigningKey(layout, config.manifestSigningKey),
     platform,
     pilotReports: new PilotReports(db, layout, platform, config.api.queryTimeoutMs),
+    exports: new Admission(config.api.exports.max, config.api.exports.perTenant),
+    revocation: await Revocation.start(layout, config.api.revocationPollMs, log),
   };
   collectProcessMetrics();
   bindApiMetrics(store, db);
   const app = createApp(deps);
-  const server = http.createServer(app.callback());
-  // Slow or stalled clients do not hold the server: receiving a request has a deadline, and an
-  // idle keep-alive connection is closed.
-  server.requestTimeout = config.api.requestTimeoutMs;
-  server.headersTimeout = Math.min(config.api.requestTimeoutMs, 20_000);
-  server.keepAliveTimeout = 5_000;
+  // Slow or stalled clients do not hold the server: receiving a request has a deadline, checked
+  // twice a second (Node checks every 30 s by default, so a deadline acted up to 30 s late), and
+  // an idle keep-alive connection is closed.
+  const server = http.createServer(
+    {
+      requestTimeout: config.api.requestTimeoutMs,
+      headersTimeout: Math.min(config.api.requestTimeoutMs, config.api.headersTimeoutMs),
+      connectionsCheckingInterval: 500,
+      keepAliveTimeout: 5_000,
+    },
+    app.callback(),
+  );
+  // Beyond the cap, a new connection is closed as soon as it is accepted.
+  server.maxConnections = config.api.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.api.port, config.api.host, () => resolve());
@@ -73,6 +91,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     async close() {
       store.stop();
       await metrics?.close();
+      deps.revocation.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -40,20 +40,28 @@ const ClaimsSchema = z.discriminatedUnion('role', [
 
 /** Who is calling, as a verified token says. */
 export type Caller =
-  | { role: 'tenant'; tenantId: string; customerId: string; capabilities: ReadonlySet<Capability>; expiresAt: number }
-  | { role: 'operator'; capabilities: ReadonlySet<Capability>; expiresAt: number };
+  | { role: 'tenant'; tenantId: string; customerId: string; capabilities: ReadonlySet<Capability>; expiresAt: number; tokenId: string }
+  | { role: 'operator'; capabilities: ReadonlySet<Capability>; expiresAt: number; tokenId: string };
 
 export class TokenError extends Error {
   override name = 'TokenError';
 }
 
-/** A lifetime such as 30d, 12h, 90m or 3600s, in seconds. */
-export function parseTtl(ttl: string): number {
+/** No token lives longer than this, whatever the configuration says (a revoked id is kept as long). */
+export const MAX_TOKEN_LIFETIME_SECONDS = 366 * 86_400;
+
+/** A lifetime such as 30d, 12h, 90m or 3600s, in seconds, at most `max` (itself such a lifetime). */
+export function parseTtl(ttl: string, max = '366d'): number {
+  const seconds = ttlSeconds(ttl);
+  const limit = Math.min(ttlSeconds(max), MAX_TOKEN_LIFETIME_SECONDS);
+  if (seconds <= 0 || seconds > limit) throw new TokenError(`a lifetime is between 1 second and ${max}`);
+  return seconds;
+}
+
+function ttlSeconds(ttl: string): number {
   const m = /^(\d{1,6})([smhd])$/.exec(ttl);
   if (!m) throw new TokenError(`a lifetime is a number and a unit s, m, h or d (e.g. 30d), not "${ttl}"`);
-  const seconds = Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as 's' | 'm' | 'h' | 'd'];
-  if (seconds <= 0 || seconds > 366 * 86_400) throw new TokenError('a lifetime is between 1 second and 366 days');
-  return seconds;
+  return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as 's' | 'm' | 'h' | 'd'];
 }
 
 /** The signing secret: TOKEN_SECRET when set, else control/token-secret (created on first use). */
@@ -91,6 +99,20 @@ export class TokenVerifyError extends Error {
   }
 }
 
+/** The id (jti) and expiry of a token this secret signed, even an expired one; null when it is not one. */
+export async function tokenIdentity(secret: Uint8Array, token: string): Promise<{ tokenId: string; expiresAt: number; expired: boolean } | null> {
+  try {
+    const c = await verifyToken(secret, token);
+    return { tokenId: c.tokenId, expiresAt: c.expiresAt, expired: false };
+  } catch (err) {
+    if (!(err instanceof TokenVerifyError) || err.reason !== 'expired') return null;
+  }
+  // Expired: the signature was checked before the expiry, so the claims can be read as they are.
+  const { payload } = await jwtVerify(token, secret, { issuer: ISSUER, audience: AUDIENCE, algorithms: [ALGORITHM], currentDate: new Date(0) }).catch(() => ({ payload: null }));
+  const parsed = ClaimsSchema.safeParse(payload);
+  return parsed.success ? { tokenId: parsed.data.jti, expiresAt: parsed.data.exp, expired: true } : null;
+}
+
 export async function verifyToken(secret: Uint8Array, token: string): Promise<Caller> {
   let payload: unknown;
   try {
@@ -106,6 +128,6 @@ export async function verifyToken(secret: Uint8Array, token: string): Promise<Ca
   const c = parsed.data;
   const capabilities = new Set(c.caps);
   return c.role === 'tenant'
-    ? { role: 'tenant', tenantId: c.sub, customerId: c.cid, capabilities, expiresAt: c.exp }
-    : { role: 'operator', capabilities, expiresAt: c.exp };
+    ? { role: 'tenant', tenantId: c.sub, customerId: c.cid, capabilities, expiresAt: c.exp, tokenId: c.jti }
+    : { role: 'operator', capabilities, expiresAt: c.exp, tokenId: c.jti };
 }

@@ -28,6 +28,9 @@ export const cronSchema = z.string().refine((s) => {
   }
 }, 'a cron pattern of five fields (minute hour day month weekday), e.g. "*/5 * * * *"');
 
+const TTL = /^\d{1,6}[smhd]$/;
+const TTL_HINT = 'a lifetime such as 30d, 12h, 90m or 3600s';
+
 const EnvSchema = z.object({
   WAREHOUSE_DIR: z.string().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
@@ -54,6 +57,21 @@ const EnvSchema = z.object({
   API_QUERY_TIMEOUT_SECONDS: z.coerce.number().positive().default(15),
   API_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
   SNAPSHOT_POLL_SECONDS: z.coerce.number().positive().default(2),
+  // Limits against abuse (docs/operations.md, "Limits").
+  API_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(20),
+  API_MAX_CONNECTIONS: positiveInt.default(1000),
+  API_DUCKDB_MAX_QUEUED: positiveInt.default(32),
+  API_EXPORTS_MAX: positiveInt.default(4),
+  API_EXPORTS_PER_TENANT: positiveInt.default(2),
+  API_EXPORT_DUCKDB_SLOTS: positiveInt.default(1),
+  API_EXPORT_DAY_TIMEOUT_SECONDS: z.coerce.number().positive().default(60),
+  API_ONDEMAND_MAX: positiveInt.default(8),
+  API_ONDEMAND_PER_TENANT: positiveInt.default(2),
+  REVOCATION_POLL_SECONDS: z.coerce.number().positive().default(1),
+  TOKEN_TENANT_TTL_DEFAULT: z.string().regex(TTL, TTL_HINT).default('30d'),
+  TOKEN_TENANT_TTL_MAX: z.string().regex(TTL, TTL_HINT).default('90d'),
+  TOKEN_OPERATOR_TTL_DEFAULT: z.string().regex(TTL, TTL_HINT).default('1d'),
+  TOKEN_OPERATOR_TTL_MAX: z.string().regex(TTL, TTL_HINT).default('30d'),
   // The worker tier (BullMQ on Redis).
   REDIS_URL: redisUrlSchema.default('redis://127.0.0.1:6379'),
   QUEUE_PREFIX: queuePrefixSchema.default('p2ptel'),
@@ -116,7 +134,33 @@ export interface AppConfig {
     snapshotPollMs: number;
     /** A listener serving only GET /metrics, without a token; null: none (operators use /metrics on the API port). */
     metrics: { port: number; host: string } | null;
+    /** Receiving a request's headers has this deadline (408 / connection closed beyond it). */
+    headersTimeoutMs: number;
+    /** Open connections the server accepts at once; beyond it new ones are closed at once. */
+    maxConnections: number;
+    /** Calls of a request's DuckDB work that may wait for a slot; beyond it 503 `busy`. */
+    duckdbMaxQueued: number;
+    exports: {
+      /** Exports running at once in the process (429 beyond). */
+      max: number;
+      /** Exports running at once per tenant (429 beyond). */
+      perTenant: number;
+      /** DuckDB slots of the export pool (separate from the shared pool). */
+      duckdbSlots: number;
+      /** Each DuckDB call of an export (one day's query) is interrupted after this. */
+      dayTimeoutMs: number;
+    };
+    onDemand: {
+      /** On-demand series computed at once in the process (503 `busy` beyond). */
+      max: number;
+      /** On-demand series computed at once per tenant (429 beyond). */
+      perTenant: number;
+    };
+    /** How often the deny list and the tenant list are re-checked (revocation takes this long at most). */
+    revocationPollMs: number;
   };
+  /** Lifetimes of issued tokens (`token --ttl`): the default and the most allowed (e.g. 30d). */
+  tokens: { tenant: { defaultTtl: string; maxTtl: string }; operator: { defaultTtl: string; maxTtl: string } };
   redis: RedisConfig;
   worker: WorkerConfig;
   /** Retries of every job: attempts in all, exponential backoff from `backoffMs`. */
@@ -206,6 +250,21 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       requestTimeoutMs: e.API_REQUEST_TIMEOUT_SECONDS * 1000,
       snapshotPollMs: e.SNAPSHOT_POLL_SECONDS * 1000,
       metrics: (overrides.metricsPort ?? e.METRICS_PORT) === undefined ? null : { port: (overrides.metricsPort ?? e.METRICS_PORT)!, host: e.METRICS_HOST },
+      headersTimeoutMs: e.API_HEADERS_TIMEOUT_SECONDS * 1000,
+      maxConnections: e.API_MAX_CONNECTIONS,
+      duckdbMaxQueued: e.API_DUCKDB_MAX_QUEUED,
+      exports: {
+        max: e.API_EXPORTS_MAX,
+        perTenant: e.API_EXPORTS_PER_TENANT,
+        duckdbSlots: e.API_EXPORT_DUCKDB_SLOTS,
+        dayTimeoutMs: e.API_EXPORT_DAY_TIMEOUT_SECONDS * 1000,
+      },
+      onDemand: { max: e.API_ONDEMAND_MAX, perTenant: e.API_ONDEMAND_PER_TENANT },
+      revocationPollMs: e.REVOCATION_POLL_SECONDS * 1000,
+    },
+    tokens: {
+      tenant: { defaultTtl: e.TOKEN_TENANT_TTL_DEFAULT, maxTtl: e.TOKEN_TENANT_TTL_MAX },
+      operator: { defaultTtl: e.TOKEN_OPERATOR_TTL_DEFAULT, maxTtl: e.TOKEN_OPERATOR_TTL_MAX },
     },
     redis: {
       url: overrides.redisUrl ?? e.REDIS_URL,

@@ -1,5 +1,6 @@
 // One in-memory DuckDB instance per process, with explicit threads, memory and spill folder,
-// and a cap on DuckDB calls in flight (they run on libuv's small thread pool).
+// and slots capping DuckDB calls in flight (they run on libuv's small thread pool): a shared pool
+// and a separate one for exports, each cancellable by an AbortSignal and optionally bounded.
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -11,11 +12,10 @@ import {
   quotedString,
   timestampValue,
   type DuckDBConnection,
-  type DuckDBResult,
+  type DuckDBDataChunk,
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import pLimit, { type LimitFunction } from 'p-limit';
 import type { DuckDbConfig } from '../lib/config.ts';
 import { fsyncDir, fsyncFile } from '../lib/fsx.ts';
 
@@ -24,13 +24,109 @@ export type SqlParams = Record<string, DuckDBValue>;
 export type SqlTypes = Record<string, DuckDBType | undefined>;
 export type Row = object;
 
+/** Raised instead of queueing when a bounded queue of DuckDB work is full. */
+export class SlotsBusy extends Error {
+  override name = 'SlotsBusy';
+  constructor() {
+    super('too much DuckDB work is queued');
+  }
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+  signal: AbortSignal | undefined;
+  onAbort: () => void;
+}
+
+/**
+ * A fixed number of slots for DuckDB calls, taken in arrival order. A waiter whose signal aborts
+ * (its client left, its deadline passed) leaves the queue at once; work that asks for a bounded
+ * queue is refused (SlotsBusy) rather than queued past `maxQueued`.
+ */
+export class Slots {
+  private running = 0;
+  private readonly waiting: Waiter[] = [];
+
+  constructor(
+    readonly size: number,
+    readonly maxQueued = Number.POSITIVE_INFINITY,
+  ) {}
+
+  get stats(): { running: number; queued: number } {
+    return { running: this.running, queued: this.waiting.length };
+  }
+
+  async run<T>(fn: () => Promise<T>, opts: { signal?: AbortSignal | undefined; bounded?: boolean } = {}): Promise<T> {
+    await this.acquire(opts.signal, opts.bounded ?? false);
+    try {
+      return await fn();
+    } finally {
+      this.release();
+    }
+  }
+
+  private acquire(signal: AbortSignal | undefined, bounded: boolean): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.running < this.size && this.waiting.length === 0) {
+      this.running++;
+      return Promise.resolve();
+    }
+    if (bounded && this.waiting.length >= this.maxQueued) return Promise.reject(new SlotsBusy());
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const i = this.waiting.indexOf(waiter);
+          if (i >= 0) this.waiting.splice(i, 1);
+          reject(signal!.reason);
+        },
+      };
+      signal?.addEventListener('abort', waiter.onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) {
+      // The slot passes straight to the next waiter: `running` does not change.
+      next.signal?.removeEventListener('abort', next.onAbort);
+      next.resolve();
+    } else {
+      this.running--;
+    }
+  }
+}
+
+export interface DbOptions {
+  /** Slots of the separate pool that exports run in (so that they cannot starve other work). */
+  exportSlots?: number;
+  /** Bounded work (a request's) is refused past this many calls waiting for a slot. */
+  maxQueued?: number;
+}
+
+export interface SessionOptions {
+  /** `exports` runs every call in the export pool; `default` in the shared one. */
+  pool?: 'default' | 'exports';
+  /** Aborting it removes the session's waiting call from the queue or interrupts its running one. */
+  signal?: AbortSignal | undefined;
+  /** Refuse (SlotsBusy) rather than queue past the pool's bound. */
+  bounded?: boolean;
+  /** Each call is interrupted (QueryTimeout) after this long holding its slot. */
+  callTimeoutMs?: number | undefined;
+}
+
 export class Db {
   private constructor(
     private readonly instance: DuckDBInstance,
-    private readonly limit: LimitFunction,
+    private readonly slots: Slots,
+    private readonly exportSlots: Slots,
   ) {}
 
-  static async open(config: DuckDbConfig, spillDir: string): Promise<Db> {
+  static async open(config: DuckDbConfig, spillDir: string, options: DbOptions = {}): Promise<Db> {
     fs.mkdirSync(spillDir, { recursive: true });
     // A private in-memory database: no database file is ever shared between processes (design.md).
     const instance = await DuckDBInstance.create(':memory:', {
@@ -40,26 +136,33 @@ export class Db {
       // No extension downloads at run time: the machine may be offline.
       autoinstall_known_extensions: 'false',
     });
-    return new Db(instance, pLimit(config.maxConcurrent));
+    const maxQueued = options.maxQueued ?? Number.POSITIVE_INFINITY;
+    return new Db(instance, new Slots(config.maxConcurrent, maxQueued), new Slots(options.exportSlots ?? 1, maxQueued));
   }
 
-  /** DuckDB calls running (in a slot) and waiting for one, for the metrics. */
-  slots(): { active: number; waiting: number } {
-    return { active: this.limit.activeCount, waiting: this.limit.pendingCount };
+  /** Calls running and waiting in each pool. */
+  get stats(): { default: { running: number; queued: number }; exports: { running: number; queued: number } } {
+    return { default: this.slots.stats, exports: this.exportSlots.stats };
   }
 
   /** A session on its own connection (its own temp tables); close it when done. */
-  async session(): Promise<DbSession> {
+  async session(options: SessionOptions = {}): Promise<DbSession> {
+    options.signal?.throwIfAborted();
     const conn = await this.instance.connect();
-    const session = new DbSession(conn, this.limit);
-    // Every timestamp is UTC, whatever the machine's zone.
-    await session.run(`SET TimeZone = 'UTC'`);
+    const session = new DbSession(conn, options.pool === 'exports' ? this.exportSlots : this.slots, options);
+    try {
+      // Every timestamp is UTC, whatever the machine's zone.
+      await session.run(`SET TimeZone = 'UTC'`);
+    } catch (err) {
+      session.close();
+      throw err;
+    }
     return session;
   }
 
   /** Run `fn` on a fresh session, closing it afterwards. */
-  async withSession<T>(fn: (s: DbSession) => Promise<T>): Promise<T> {
-    const s = await this.session();
+  async withSession<T>(fn: (s: DbSession) => Promise<T>, options: SessionOptions = {}): Promise<T> {
+    const s = await this.session(options);
     try {
       return await fn(s);
     } finally {
@@ -68,25 +171,19 @@ export class Db {
   }
 
   /**
-   * Like `withSession`, but the statement running when `ms` have passed is interrupted and the
-   * call fails with a QueryTimeout.
+   * Like `withSession`, but after `ms` (counted from this call, waits for a slot included) the
+   * waiting call leaves the queue or the running statement is interrupted, and the call fails with
+   * a QueryTimeout.
    */
-  async withSessionTimeout<T>(ms: number, fn: (s: DbSession) => Promise<T>): Promise<T> {
-    return this.withSession(async (s) => {
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        s.conn.interrupt();
-      }, ms);
-      try {
-        return await fn(s);
-      } catch (err) {
-        if (timedOut) throw new QueryTimeout(ms);
-        throw err;
-      } finally {
-        clearTimeout(timer);
-      }
-    });
+  async withSessionTimeout<T>(ms: number, fn: (s: DbSession) => Promise<T>, options: SessionOptions = {}): Promise<T> {
+    const timeout = AbortSignal.timeout(ms);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    try {
+      return await this.withSession(fn, { ...options, signal });
+    } catch (err) {
+      if (timeout.aborted && !options.signal?.aborted) throw new QueryTimeout(ms);
+      throw err;
+    }
   }
 
   close(): void {
@@ -102,14 +199,55 @@ export class QueryTimeout extends Error {
 }
 
 export class DbSession {
+  private readonly signal: AbortSignal | undefined;
+  private readonly bounded: boolean;
+  private readonly callTimeoutMs: number | undefined;
+  private readonly onAbort = () => this.conn.interrupt();
+
   constructor(
     readonly conn: DuckDBConnection,
-    private readonly limit: LimitFunction,
-  ) {}
+    private readonly slots: Slots,
+    options: SessionOptions = {},
+  ) {
+    this.signal = options.signal;
+    this.bounded = options.bounded ?? false;
+    this.callTimeoutMs = options.callTimeoutMs;
+    this.signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /**
+   * One DuckDB call through the pool's slots: it waits its turn (leaving the queue if the session's
+   * signal aborts), and fails with the signal's reason, or a QueryTimeout, when it was interrupted.
+   */
+  private call<T>(fn: () => Promise<T>): Promise<T> {
+    return this.slots.run(
+      async () => {
+        this.signal?.throwIfAborted();
+        let timedOut = false;
+        const timer =
+          this.callTimeoutMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                timedOut = true;
+                this.conn.interrupt();
+              }, this.callTimeoutMs);
+        try {
+          return await fn();
+        } catch (err) {
+          if (this.signal?.aborted) throw this.signal.reason;
+          if (timedOut) throw new QueryTimeout(this.callTimeoutMs!);
+          throw err;
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+      { signal: this.signal, bounded: this.bounded },
+    );
+  }
 
   /** Run a statement; returns the rows it changed (for COPY: the rows written). */
   async run(sql: string, params?: SqlParams, types?: SqlTypes): Promise<number> {
-    const result = await this.limit(() => this.conn.run(sql, params, types));
+    const result = await this.call(() => this.conn.run(sql, params, types));
     return result.rowsChanged;
   }
 
@@ -132,14 +270,22 @@ export class DbSession {
     }
   }
 
-  /** A streaming result: chunks are fetched as the caller iterates, so memory stays flat. */
-  async stream(sql: string, params?: SqlParams, types?: SqlTypes): Promise<DuckDBResult> {
-    return this.limit(() => this.conn.stream(sql, params, types));
+  /**
+   * A streaming result, chunk by chunk: the query and every fetch of a chunk go through the slots,
+   * and nothing is fetched before the caller asks, so memory stays flat.
+   */
+  async *chunks(sql: string, params?: SqlParams, types?: SqlTypes): AsyncGenerator<DuckDBDataChunk> {
+    const result = await this.call(() => this.conn.stream(sql, params, types));
+    for (;;) {
+      const chunk = await this.call(() => result.fetchChunk());
+      if (!chunk || chunk.rowCount === 0) return;
+      yield chunk;
+    }
   }
 
   /** All rows as plain JS objects (BIGINT as bigint, timestamps as Date). */
   async all<T extends Row = Row>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T[]> {
-    const reader = await this.limit(() => this.conn.runAndReadAll(sql, params, types));
+    const reader = await this.call(() => this.conn.runAndReadAll(sql, params, types));
     return reader.getRowObjectsJS() as T[];
   }
 
@@ -156,6 +302,7 @@ export class DbSession {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.signal?.removeEventListener('abort', this.onAbort);
     this.conn.closeSync();
   }
 }

@@ -1,6 +1,7 @@
 // Arrow IPC stream export: DuckDB result chunks become Arrow record batches with the types of
-// session-report.md (maps as Arrow maps, ts as microsecond timestamps in UTC), written batch by
-// batch so that memory stays flat whatever the export's size.
+// session-report.md (maps as Arrow maps, ts as microsecond timestamps in UTC), written in bounded
+// batches, each pulled only when the client has taken the previous one (back-pressure), so that
+// memory stays flat whatever the export's size.
 import { AsyncByteQueue, Field, RecordBatch, RecordBatchStreamWriter, Schema, Struct, makeData } from 'apache-arrow';
 import type { DuckDBDataChunk, DuckDBValue } from '@duckdb/node-api';
 import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
@@ -27,7 +28,7 @@ function batchOf(columns: DuckDBValue[][], rows: number): RecordBatch {
 }
 
 /** Bytes of an Arrow IPC stream made from `chunks` (DuckDB chunks of the export query, in column order). */
-export async function* arrowStream(chunks: AsyncIterable<DuckDBDataChunk>, rowsPerBatch = 16_384): AsyncGenerator<Buffer> {
+export async function* arrowStream(chunks: AsyncIterable<DuckDBDataChunk>, rowsPerBatch = 8192): AsyncGenerator<Buffer> {
   const pending: Buffer[] = [];
   // The writer's byte queue, drained after each batch: the IPC bytes leave as they are made.
   class Collect extends AsyncByteQueue {
@@ -50,6 +51,8 @@ export async function* arrowStream(chunks: AsyncIterable<DuckDBDataChunk>, rowsP
       columns = REPORT_COLUMNS.map(() => []);
       rows = 0;
       yield Buffer.concat(pending.splice(0));
+      // Building a batch is main-thread work: let other requests run between batches.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
   if (rows > 0) writer.write(batchOf(columns, rows));

@@ -4,7 +4,6 @@
 // size of the export.
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { TIMESTAMP, type DuckDBDataChunk } from '@duckdb/node-api';
 import { fileList, fillSql, quotedString, sqlFile, type Db, type DbSession, type SqlParams } from '../../warehouse/duckdb.ts';
@@ -12,7 +11,8 @@ import { projectionSql, REPORT_COLUMNS } from '../../warehouse/report-columns.ts
 import { timestampParam } from '../../warehouse/duckdb.ts';
 import { parseStreamId } from '../../warehouse/ids.ts';
 import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
-import { hostScratchDir, type WarehouseLayout } from '../../warehouse/layout.ts';
+import type { WarehouseLayout } from '../../warehouse/layout.ts';
+import { newScratchFile } from './scratch.ts';
 import type { ServedSnapshot } from '../snapshot-store.ts';
 import { ARROW_COLUMNS_SQL, arrowStream } from './arrow.ts';
 import { CSV_COLUMNS_SQL, CSV_HEADER, NDJSON_COLUMNS_SQL } from './lines.ts';
@@ -57,6 +57,12 @@ function exportDays(snap: ServedSnapshot, layout: WarehouseLayout, streamId: str
 const TYPES = { as_of: TIMESTAMP, lower: TIMESTAMP };
 
 /**
+ * COPY into the 0600 file made for it: DuckDB otherwise writes a temporary file beside an existing
+ * one and renames it over, with the umask's mode (0644).
+ */
+const IN_PLACE = 'USE_TMP_FILE false';
+
+/**
  * The export runs one UTC day at a time: every copy of a report lands in the folder of its ts's
  * date (session-report.md), so deduplication and ordering need only one day's rows, and DuckDB's
  * working memory follows the largest day rather than the whole export.
@@ -95,91 +101,127 @@ class DayQueries {
   }
 }
 
-async function scratchFile(layout: WarehouseLayout): Promise<string> {
-  const dir = hostScratchDir(layout);
-  await fs.promises.mkdir(dir, { recursive: true });
-  return path.join(dir, `export-${process.pid}-${randomBytes(6).toString('hex')}`);
+/**
+ * What one export holds: its DuckDB session and its scratch files. `release` closes and removes all
+ * of them, once, whichever way the export ends (finished, failed, refused, abandoned).
+ */
+class ExportResources {
+  private readonly files = new Set<string>();
+  private released = false;
+  /** A body already started (its first piece computed): ended on release, closing what it holds open. */
+  pending: AsyncGenerator<Buffer> | null = null;
+
+  constructor(
+    readonly session: DbSession,
+    private readonly layout: WarehouseLayout,
+  ) {}
+
+  async scratchFile(): Promise<string> {
+    if (this.released) throw new Error('export already released');
+    const file = await newScratchFile(this.layout);
+    this.files.add(file);
+    return file;
+  }
+
+  async removeFile(file: string): Promise<void> {
+    this.files.delete(file);
+    await fs.promises.rm(file, { force: true });
+  }
+
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    // A started body suspended at a yield still holds a read stream (a descriptor): end it first.
+    await this.pending?.return(undefined).catch(() => {});
+    this.session.close();
+    const files = [...this.files];
+    this.files.clear();
+    await Promise.all(files.map((f) => fs.promises.rm(f, { force: true })));
+  }
 }
 
-/** Stream a file DuckDB wrote, then remove it. */
-async function* drain(file: string): AsyncGenerator<Buffer> {
+/** Stream a file DuckDB wrote, then remove it (its descriptor is closed however the loop ends). */
+async function* drain(r: ExportResources, file: string): AsyncGenerator<Buffer> {
   try {
     for await (const buf of fs.createReadStream(file, { highWaterMark: 1 << 16 })) yield buf as Buffer;
   } finally {
-    await fs.promises.rm(file, { force: true });
+    await r.removeFile(file);
   }
 }
 
 /** CSV or NDJSON: each day written by DuckDB's own writer to a scratch file, then streamed. */
-async function* textDays(s: DbSession, layout: WarehouseLayout, q: DayQueries, format: 'csv' | 'ndjson'): AsyncGenerator<Buffer> {
+async function* textDays(r: ExportResources, q: DayQueries, format: 'csv' | 'ndjson'): AsyncGenerator<Buffer> {
   if (format === 'csv') yield Buffer.from(CSV_HEADER);
   for (let day = 0; day < q.count; day++) {
-    const file = await scratchFile(layout);
+    const file = await r.scratchFile();
     const columns = format === 'csv' ? CSV_COLUMNS_SQL : NDJSON_COLUMNS_SQL;
-    const options = format === 'csv' ? `FORMAT csv, HEADER false` : `FORMAT json`;
-    try {
-      await s.run(`COPY (SELECT ${columns} FROM (${q.sql(day)})) TO ${quotedString(file)} (${options})`, q.params, TYPES);
-    } catch (err) {
-      await fs.promises.rm(file, { force: true });
-      throw err;
-    }
-    yield* drain(file);
+    const options = format === 'csv' ? `FORMAT csv, HEADER false, ${IN_PLACE}` : `FORMAT json, ${IN_PLACE}`;
+    await r.session.run(`COPY (SELECT ${columns} FROM (${q.sql(day)})) TO ${quotedString(file)} (${options})`, q.params, TYPES);
+    yield* drain(r, file);
   }
 }
 
-/** Arrow: each day's rows converted to record batches as DuckDB streams them. */
-async function* arrowDays(s: DbSession, q: DayQueries): AsyncGenerator<Buffer> {
+/** Arrow: each day's rows converted to bounded record batches as DuckDB streams them. */
+async function* arrowDays(r: ExportResources, q: DayQueries): AsyncGenerator<Buffer> {
   async function* chunks(): AsyncGenerator<DuckDBDataChunk> {
     const select = (sql: string) => `SELECT ${ARROW_COLUMNS_SQL} FROM (${sql})`;
     if (q.count === 0) {
-      yield* await s.stream(select(q.empty()), q.params, TYPES);
+      yield* r.session.chunks(select(q.empty()), q.params, TYPES);
       return;
     }
-    for (let day = 0; day < q.count; day++) yield* await s.stream(select(q.sql(day)), q.params, TYPES);
+    for (let day = 0; day < q.count; day++) yield* r.session.chunks(select(q.sql(day)), q.params, TYPES);
   }
   yield* arrowStream(chunks());
 }
 
 /** Parquet needs its footer last: days go to scratch files, which one COPY joins in order. */
-async function parquetFile(s: DbSession, layout: WarehouseLayout, q: DayQueries): Promise<string> {
-  const parts: string[] = [];
-  const out = await scratchFile(layout);
-  try {
-    if (q.count === 0) {
-      await s.run(`COPY (${q.empty()}) TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd)`, q.params, TYPES);
-      return out;
-    }
-    for (let day = 0; day < q.count; day++) {
-      const part = await scratchFile(layout);
-      parts.push(part);
-      await s.run(`COPY (${q.sql(day)}) TO ${quotedString(part)} (FORMAT parquet)`, q.params, TYPES);
-    }
-    // The parts are read in list order, each already sorted: no sort, no dedup, memory flat.
-    await s.run(`COPY (SELECT * FROM read_parquet(${fileList(parts)})) TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd)`);
+async function parquetFile(r: ExportResources, q: DayQueries): Promise<string> {
+  const out = await r.scratchFile();
+  if (q.count === 0) {
+    await r.session.run(`COPY (${q.empty()}) TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd, ${IN_PLACE})`, q.params, TYPES);
     return out;
-  } catch (err) {
-    await fs.promises.rm(out, { force: true });
-    throw err;
-  } finally {
-    for (const p of parts) await fs.promises.rm(p, { force: true });
   }
+  const parts: string[] = [];
+  for (let day = 0; day < q.count; day++) {
+    const part = await r.scratchFile();
+    parts.push(part);
+    await r.session.run(`COPY (${q.sql(day)}) TO ${quotedString(part)} (FORMAT parquet, ${IN_PLACE})`, q.params, TYPES);
+  }
+  // The parts are read in list order, each already sorted: no sort, no dedup, memory flat.
+  await r.session.run(`COPY (SELECT * FROM read_parquet(${fileList(parts)})) TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd, ${IN_PLACE})`);
+  for (const p of parts) await r.removeFile(p);
+  return out;
 }
 
-/** Run `body` over a session that is closed when the stream ends, fails or is abandoned. */
-function sessionStream(s: DbSession, body: AsyncGenerator<Buffer>): Readable {
+/**
+ * The response body over `body`: whichever way it ends (read to the end, failed, or destroyed
+ * because the client left, even before its first read), the export's resources are released.
+ */
+function ownedStream(r: ExportResources, body: AsyncGenerator<Buffer>): Readable {
   async function* owned(): AsyncGenerator<Buffer> {
     try {
       yield* body;
     } finally {
-      s.close();
+      await r.release();
     }
   }
-  return Readable.from(owned(), { objectMode: false, highWaterMark: 1 << 16 });
+  const stream = Readable.from(owned(), { objectMode: false, highWaterMark: 1 << 16 });
+  // 'close' follows the end of `owned` when it ran; when it never started, nothing else releases.
+  stream.once('close', () => void r.release());
+  return stream;
+}
+
+export interface ExportLimits {
+  /** Aborting it (the client left) interrupts DuckDB and releases everything. */
+  signal: AbortSignal;
+  /** Each DuckDB call of a day (a COPY, or a fetch of Arrow rows) is interrupted after this long. */
+  dayTimeoutMs: number;
 }
 
 /**
  * Start the export and return its body. The first day (all of it, for Parquet) is computed before
  * this resolves, so that a failure still becomes an error response rather than a cut-off download.
+ * Exports run in DuckDB's export pool, so that they cannot take the slots of other routes.
  */
 export async function startExport(
   db: Db,
@@ -188,26 +230,28 @@ export async function startExport(
   streamId: string,
   window: WindowName,
   format: ExportFormat,
+  limits: ExportLimits,
 ): Promise<Readable> {
   const { presentColumns, days } = exportDays(snap, layout, streamId, window);
   const q = new DayQueries(days, presentColumns, streamId, snap, window);
-  const s = await db.session();
+  const s = await db.session({ pool: 'exports', signal: limits.signal, callTimeoutMs: limits.dayTimeoutMs });
+  const r = new ExportResources(s, layout);
   try {
     if (format === 'parquet') {
-      const file = await parquetFile(s, layout, q);
-      s.close();
-      return Readable.from(drain(file), { objectMode: false });
+      const file = await parquetFile(r, q);
+      return ownedStream(r, drain(r, file));
     }
-    const body = format === 'arrow' ? arrowDays(s, q) : textDays(s, layout, q, format);
+    const body = format === 'arrow' ? arrowDays(r, q) : textDays(r, q, format);
     // Compute the first piece now: errors before the headers are sent become problems.
     const first = await body.next();
+    r.pending = body;
     async function* withFirst(): AsyncGenerator<Buffer> {
       if (!first.done) yield first.value;
       yield* body;
     }
-    return sessionStream(s, withFirst());
+    return ownedStream(r, withFirst());
   } catch (err) {
-    s.close();
+    await r.release();
     throw err;
   }
 }

@@ -3,7 +3,8 @@
 import type { Router, RouterMiddleware } from '@koa/router';
 import { CompactSign } from 'jose';
 import { createHash } from 'node:crypto';
-import { assertStreamAccess, callerOf } from '../auth.ts';
+import { assertStreamAccess, callerOf, refusalMessage } from '../auth.ts';
+import { findTenant } from '../../warehouse/control/tenants.ts';
 import { problems } from '../errors.ts';
 import { readJsonBody } from '../body.ts';
 import { SignRequestSchema } from '../schemas/control.ts';
@@ -40,12 +41,16 @@ export function manifestRoutes(router: Router, deps: ApiDeps, auth: RouterMiddle
     const checked = checkManifestUrl(raw);
     if (!checked.ok) throw problems.invalidUrl(`${checked.reason}.`);
     if (streamId !== undefined) assertStreamAccess(caller, streamId);
+    // The tenant must still exist (auth's view may be a second old): a removed tenant signs nothing.
+    const tenant = await findTenant(deps.layout, caller.tenantId);
+    if (!tenant || tenant.customerId !== caller.customerId) throw problems.invalidToken(refusalMessage('tenant_removed'));
     const stored = await readOrigins(deps.layout, caller.tenantId);
     const allowlist = effectiveAllowlist(stored, deps.platform.manifests.defaultOrigins);
     if (!urlAllowed(checked.url, allowlist)) throw problems.originNotAllowed();
     const iat = Math.floor(Date.now() / 1000);
     const exp = iat + deps.platform.manifests.signatureTtlSeconds;
-    const payload = { url: raw as string, customerId: caller.customerId, ...(streamId === undefined ? {} : { streamId }), iat, exp };
+    // Signed: the normalised URL that the allowlist checked, not the string as sent.
+    const payload = { url: checked.url.href, customerId: caller.customerId, ...(streamId === undefined ? {} : { streamId }), iat, exp };
     const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
       .setProtectedHeader({ alg: 'ES256', typ: 'JWT' })
       .sign(deps.signingKey.privateKey);

@@ -12,6 +12,12 @@ import { bucketRange, windowSeries } from '../timeseries.ts';
 import { EXPORT_MEDIA, exportFileName, startExport } from '../export/export.ts';
 import type { ServedSnapshot, SummaryJson } from '../snapshot-store.ts';
 import type { ApiDeps } from '../deps.ts';
+import type { Readable } from 'node:stream';
+import { clientGoneSignal } from '../request-signal.ts';
+import { QueryTimeout } from '../../warehouse/duckdb.ts';
+
+/** What a refused export is told to wait: about the time a typical export takes. */
+const EXPORT_RETRY_AFTER_SECONDS = 10;
 import { STANDARD_BUCKET_SECONDS } from '../../warehouse/windows.ts';
 
 /** The snapshot this request is served from (captured once, when the request started). */
@@ -91,7 +97,7 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     if (rows === null && !snap.responses.has(key)) {
       // Refuse an oversized range before computing anything (the minute series locates `all`).
       bucketRange(snap.series.get(streamId)?.get(60) ?? [], snap.asOfMs, window, bucketSeconds);
-      rows = await deps.onDemand.series(snap, streamId, bucketSeconds);
+      rows = await deps.onDemand.series(snap, streamId, bucketSeconds, ctx);
     }
     sendSnapshotJson(ctx, snap, key, () => windowSeries(streamId, rows ?? [], snap.asOfMs, window, bucketSeconds));
   });
@@ -111,9 +117,37 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
       ctx.status = 304;
       return;
     }
-    const body = await startExport(deps.db, deps.layout, snap, streamId, window, format);
-    ctx.set('Content-Disposition', `attachment; filename="${exportFileName(streamId, window, format)}"`);
-    ctx.type = EXPORT_MEDIA[format].type;
+    const attachment = () => {
+      ctx.set('Content-Disposition', `attachment; filename="${exportFileName(streamId, window, format)}"`);
+      ctx.type = EXPORT_MEDIA[format].type;
+    };
+    if (ctx.method === 'HEAD') {
+      // The headers a GET would send, and no export started: nothing to compute, hold or clean up.
+      attachment();
+      ctx.status = 200;
+      return;
+    }
+    const admitted = deps.exports.admit(caller.role === 'tenant' ? caller.customerId : 'operator');
+    if (!admitted.ok) {
+      const { scope, limit } = admitted.refusal;
+      throw problems.tooManyExports(scope === 'tenant' ? 'tenant' : 'server', limit, EXPORT_RETRY_AFTER_SECONDS);
+    }
+    let body: Readable;
+    try {
+      body = await startExport(deps.db, deps.layout, snap, streamId, window, format, {
+        signal: clientGoneSignal(ctx),
+        dayTimeoutMs: deps.config.api.exports.dayTimeoutMs,
+      });
+    } catch (err) {
+      admitted.release();
+      if (err instanceof QueryTimeout) throw problems.timeout();
+      throw err;
+    }
+    // The place is held until the body is gone (sent, failed or destroyed); a response that closes
+    // early (client gone, HEAD-like end by Koa) destroys the body, which releases its files.
+    body.once('close', admitted.release);
+    ctx.res.once('close', () => body.destroy());
+    attachment();
     ctx.body = body;
   });
 }

@@ -1,7 +1,7 @@
-// The `tenants` commands' work: add a tenant (validated options), list tenants with their rates.
+// The `tenants` commands' work: add a tenant (validated options), remove one, list tenants with their rates.
 import { z } from 'zod';
 import { parseOption, runtime } from '../runtime.ts';
-import { addTenant, listTenants, TenantError } from '../../warehouse/control/tenants.ts';
+import { addTenant, listTenants, removeTenant, TenantError } from '../../warehouse/control/tenants.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';
@@ -52,5 +52,14 @@ export async function runTenantsList(flags: { warehouse?: string }): Promise<voi
         t.createdAt,
       ]),
     )}\n`,
+  );
+}
+
+export async function runTenantsRemove(flags: { warehouse?: string; customer: string }): Promise<void> {
+  const rt = runtime(flags);
+  const removed = await removeTenant(warehouseLayout(rt.config.warehouseDir), flags.customer);
+  if (!removed) throw new UserError(`no tenant for ${flags.customer}`);
+  process.stdout.write(
+    `removed ${removed.id} (customer ${removed.customerId}): its tokens are refused by every API process within seconds; its data stays in the warehouse\n`,
   );
 }

@@ -1,8 +1,10 @@
-// The `token` command's work: check the request, sign the token, print it alone.
+// The `token` commands' work: check the request, sign the token, print it alone (its id on
+// stderr); revoke a token by putting its id on the control area's deny list.
 import { runtime } from '../runtime.ts';
 import { findTenant } from '../../warehouse/control/tenants.ts';
+import { revokeTokenId } from '../../warehouse/control/revocation.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
-import { issueToken, parseTtl, tokenSecret, TokenError } from '../../api/tokens.ts';
+import { issueToken, MAX_TOKEN_LIFETIME_SECONDS, parseTtl, tokenIdentity, tokenSecret, TokenError } from '../../api/tokens.ts';
 import { UserError } from '../../lib/errors.ts';
 import type { TokenFlags } from '../commands/token.ts';
 
@@ -10,22 +12,52 @@ export async function runToken(flags: TokenFlags): Promise<void> {
   const rt = runtime(flags);
   const layout = warehouseLayout(rt.config.warehouseDir);
   if (flags.role !== 'tenant' && flags.role !== 'operator') throw new UserError('--role: tenant or operator');
+  const lifetimes = rt.config.tokens[flags.role];
   let ttl: number;
   try {
-    ttl = parseTtl(flags.ttl ?? (flags.role === 'operator' ? '1d' : '30d'));
+    ttl = parseTtl(flags.ttl ?? lifetimes.defaultTtl, lifetimes.maxTtl);
   } catch (err) {
     if (err instanceof TokenError) throw new UserError(`--ttl: ${err.message}`);
     throw err;
   }
+  let token: string;
   if (flags.role === 'operator') {
     if (flags.customer !== undefined) throw new UserError('an operator token is not tied to a customer: drop --customer');
-    const secret = await tokenSecret(layout, rt.config.tokenSecret);
-    process.stdout.write(`${await issueToken(secret, { role: 'operator' }, ttl)}\n`);
-    return;
+    token = await issueToken(await tokenSecret(layout, rt.config.tokenSecret), { role: 'operator' }, ttl);
+  } else {
+    if (flags.customer === undefined) throw new UserError('--customer is required for a tenant token');
+    const tenant = await findTenant(layout, flags.customer);
+    if (!tenant) throw new UserError(`no tenant for ${flags.customer}: create it with \`tenants add --customer ${flags.customer} --name NAME\``);
+    token = await issueToken(await tokenSecret(layout, rt.config.tokenSecret), { role: 'tenant', tenant }, ttl);
   }
-  if (flags.customer === undefined) throw new UserError('--customer is required for a tenant token');
-  const tenant = await findTenant(layout, flags.customer);
-  if (!tenant) throw new UserError(`no tenant for ${flags.customer}: create it with \`tenants add --customer ${flags.customer} --name NAME\``);
-  const secret = await tokenSecret(layout, rt.config.tokenSecret);
-  process.stdout.write(`${await issueToken(secret, { role: 'tenant', tenant }, ttl)}\n`);
+  process.stdout.write(`${token}\n`);
+  const identity = await tokenIdentity(await tokenSecret(layout, rt.config.tokenSecret), token);
+  process.stderr.write(`token id ${identity!.tokenId}, expires ${new Date(identity!.expiresAt * 1000).toISOString()} (revoke with \`token revoke ${identity!.tokenId}\`)\n`);
+}
+
+const TOKEN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function runTokenRevoke(value: string, flags: { warehouse?: string }): Promise<void> {
+  const rt = runtime(flags);
+  const layout = warehouseLayout(rt.config.warehouseDir);
+  const now = Math.floor(Date.now() / 1000);
+  let tokenId: string;
+  let expiresAt: number;
+  if (TOKEN_ID.test(value)) {
+    // An id alone does not say when its token expires: keep it as long as any token can live.
+    tokenId = value.toLowerCase();
+    expiresAt = now + MAX_TOKEN_LIFETIME_SECONDS;
+  } else {
+    const identity = await tokenIdentity(await tokenSecret(layout, rt.config.tokenSecret), value.trim());
+    if (!identity) throw new UserError('not a token of this warehouse (its signature does not verify) nor a token id');
+    if (identity.expired) {
+      process.stdout.write(`token ${identity.tokenId} has expired already: nothing to revoke\n`);
+      return;
+    }
+    ({ tokenId, expiresAt } = identity);
+  }
+  const { already } = await revokeTokenId(layout, tokenId, expiresAt, now);
+  process.stdout.write(
+    `${already ? 'already revoked' : 'revoked'}: token ${tokenId} is refused by every API process within seconds (listed until ${new Date(expiresAt * 1000).toISOString()})\n`,
+  );
 }

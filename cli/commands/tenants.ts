@@ -1,4 +1,4 @@
-// `tenants add` and `tenants list`: the tenants of the control area and their billing rates.
+// `tenants add`, `tenants remove` and `tenants list`: the tenants of the control area and their billing rates.
 import type { Command } from 'commander';
 import { action } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
@@ -22,6 +22,12 @@ export function registerTenants(program: Command): void {
       .option('--cdn-price-per-gb <usd>', 'CDN price in USD per GB (default: none on file; the platform default is assumed)')
       .option('--savings-share-pct <pct>', 'service fee as a percentage of the avoided CDN cost (default: the platform default)'),
   ).action(action(async (flags: TenantAddFlags) => (await import('../actions/tenants.ts')).runTenantsAdd(flags)));
+  withWarehouse(
+    tenants
+      .command('remove')
+      .description('remove a tenant: its tokens (and ingest keys) are refused from then on by every process, its origins list is deleted')
+      .requiredOption('--customer <id>', 'the tenant, by customer id or tenant id'),
+  ).action(action(async (flags: { warehouse?: string; customer: string }) => (await import('../actions/tenants.ts')).runTenantsRemove(flags)));
   withWarehouse(tenants.command('list').description('list tenants and their rates')).action(
     action(async (flags: { warehouse?: string }) => (await import('../actions/tenants.ts')).runTenantsList(flags)),
   );

@@ -1,4 +1,5 @@
-// `token`: issue a signed API token for a tenant or an operator; prints the token and nothing else.
+// `token`: issue a signed API token for a tenant or an operator; prints the token and nothing else
+// on stdout (its id on stderr). `token revoke`: refuse a token from now on, in every process.
 import type { Command } from 'commander';
 import { action } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
@@ -11,12 +12,35 @@ export interface TokenFlags {
 }
 
 export function registerToken(program: Command): void {
-  withWarehouse(
+  const token = withWarehouse(
     program
       .command('token')
-      .description('issue a signed API token (printed once, on stdout)')
+      .description('issue a signed API token (printed once, on stdout; its id on stderr)')
       .option('--customer <id>', 'the tenant, by customer id or tenant id (for a tenant token)')
       .option('--role <role>', 'tenant or operator', 'tenant')
-      .option('--ttl <lifetime>', 'lifetime, e.g. 30d, 12h, 90m (default: 30d for a tenant, 1d for an operator)'),
+      .option(
+        '--ttl <lifetime>',
+        'lifetime, e.g. 30d, 12h, 90m (default: 30d for a tenant, 1d for an operator; at most 90d and 30d: TOKEN_*_TTL_DEFAULT / _MAX)',
+      )
+      .addHelpText(
+        'after',
+        [
+          '',
+          'Revoking:',
+          '  p2ptel token revoke <token | token id>   refuse one token from now on (every API process within seconds)',
+          '  p2ptel tenants remove --customer ID      refuse every token of a tenant, and drop its origins list',
+        ].join('\n'),
+      ),
   ).action(action(async (flags: TokenFlags) => (await import('../actions/token.ts')).runToken(flags)));
+  withWarehouse(
+    token
+      .command('revoke')
+      .description('revoke a token: put its id on the deny list of the control area until it would have expired')
+      .argument('<token>', 'the token itself, or its id (printed on stderr when it was issued)'),
+  ).action(
+    // --warehouse may be parsed by `token` itself (it has the option too): take it from either.
+    action(async (value: string, _flags: { warehouse?: string }, cmd: Command) =>
+      (await import('../actions/token.ts')).runTokenRevoke(value, cmd.optsWithGlobals<{ warehouse?: string }>()),
+    ),
+  );
 }

@@ -81,8 +81,8 @@ describe('metrics', () => {
     const misses = (s: Map<string, number>) => s.get('p2ptel_api_cache_lookups_total{cache="responses",result="miss"}') ?? 0;
     expect(misses(after) - misses(before)).toBe(1);
     expect(hits(after) - hits(before)).toBe(1);
-    expect(after.get('p2ptel_duckdb_slots{state="active"}')).toBe(0);
-    expect(after.get('p2ptel_duckdb_slots{state="waiting"}')).toBe(0);
+    expect(after.get('p2ptel_duckdb_slots{pool="default",state="active"}')).toBe(0);
+    expect(after.get('p2ptel_duckdb_slots{pool="default",state="waiting"}')).toBe(0);
     expect(after.get('p2ptel_snapshot_swap_duration_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(after.has('p2ptel_process_resident_memory_bytes')).toBe(true);
   });

@@ -94,7 +94,8 @@ async function lockedUpdate<S extends z.ZodType, R>(
   empty: z.infer<S>,
   change: (current: z.infer<S>) => { next: z.infer<S>; result: R } | Promise<{ next: z.infer<S>; result: R }>,
 ): Promise<R> {
-  await fs.mkdir(path.dirname(file), { recursive: true });
+  // Control data is private to the service's user: folders 0700, files 0600 (design.md, principle 5).
+  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const release = await lockfile.lock(file, {
     realpath: false,
     stale: 10_000,
@@ -105,9 +106,26 @@ async function lockedUpdate<S extends z.ZodType, R>(
     const { next, result } = await change(current);
     const checked = schema.safeParse(next);
     if (!checked.success) throw new ControlDocumentError(`refusing to write an invalid ${path.basename(file)}: ${describeZodError(checked.error)}`);
-    await writeJsonDurable(file, checked.data);
+    await writeJsonDurable(file, checked.data, { mode: 0o600 });
     return result;
   } finally {
     await release();
   }
+}
+
+/**
+ * Make the control area private (folders 0700, files 0600), whatever an older version or a hand
+ * edit left: run once at a service's start. Lock folders of proper-lockfile are left as they are.
+ */
+export async function secureControlArea(controlDir: string): Promise<void> {
+  await fs.mkdir(controlDir, { recursive: true, mode: 0o700 });
+  async function walk(dir: string): Promise<void> {
+    await fs.chmod(dir, 0o700);
+    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+      const p = path.join(dir, entry.name);
+      if (entry.isDirectory() && !entry.name.endsWith('.lock')) await walk(p);
+      else if (entry.isFile()) await fs.chmod(p, 0o600).catch(() => {});
+    }
+  }
+  await walk(controlDir);
 }

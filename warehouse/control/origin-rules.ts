@@ -65,7 +65,12 @@ export function validateOrigins(list: unknown): { ok: true; origins: string[] } 
 
 export type ManifestUrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
 
-/** A URL that may be signed at all: absolute http(s), with a host and without credentials. */
+/**
+ * A URL that may be signed at all: absolute http(s), with a host and without credentials, and
+ * without what parsers read differently (an encoded `/` or `\`, a backslash, white space or a
+ * control character), so that the URL the allowlist checked is the one every client fetches. What
+ * is signed is its normalised form (`url.href`), never the string as sent.
+ */
 export function checkManifestUrl(value: unknown): ManifestUrlCheck {
   if (typeof value !== 'string' || value.length === 0) return { ok: false, reason: 'url must be a non-empty string' };
   if (value.length > 8192) return { ok: false, reason: 'url is longer than 8192 characters' };
@@ -78,6 +83,10 @@ export function checkManifestUrl(value: unknown): ManifestUrlCheck {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: 'url must be http:// or https://' };
   if (url.hostname === '') return { ok: false, reason: 'url has no host' };
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'url must not carry credentials' };
+  if (/%2f|%5c/i.test(value)) return { ok: false, reason: 'url must not contain an encoded / or \\ (%2F, %5C)' };
+  if (value.includes('\\')) return { ok: false, reason: 'url must not contain a backslash' };
+  // eslint-disable-next-line no-control-regex
+  if (/[\s\u0000-\u001f\u007f-\u009f]/u.test(value)) return { ok: false, reason: 'url must not contain white space or control characters' };
   return { ok: true, url };
 }
 

@@ -1,5 +1,7 @@
 // Tenants and their billing rates (api-decisions.md, "Tenants, rates and configuration"), kept in
 // control/tenants.json so that the API, the job workers and the CLI all read the same list.
+import fs from 'node:fs/promises';
+import { originsFile } from './origins.ts';
 import path from 'node:path';
 import { ulid } from 'ulid';
 import { z } from 'zod';
@@ -60,4 +62,17 @@ export async function addTenant(layout: WarehouseLayout, input: NewTenant): Prom
     const tenant = TenantSchema.parse({ id: `t_${ulid()}`, ...input, createdAt: new Date().toISOString() });
     return { next: { ...doc, tenants: [...doc.tenants, tenant] }, result: tenant };
   });
+}
+
+/**
+ * Remove a tenant (by id or customerId) and its origins list; returns it, or null when unknown.
+ * Its tokens and keys are refused from then on by every process (revocation.ts), within seconds.
+ */
+export async function removeTenant(layout: WarehouseLayout, idOrCustomer: string): Promise<Tenant | null> {
+  const removed = await updateDocument(tenantsFile(layout), TenantsDocSchema, EMPTY, (doc) => {
+    const tenant = doc.tenants.find((t) => t.id === idOrCustomer || t.customerId === idOrCustomer) ?? null;
+    return { next: tenant ? { ...doc, tenants: doc.tenants.filter((t) => t !== tenant) } : doc, result: tenant };
+  });
+  if (removed) await fs.rm(originsFile(layout, removed.id), { force: true });
+  return removed;
 }
