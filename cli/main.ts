@@ -11,6 +11,8 @@ import { registerSchedule } from './commands/schedule.ts';
 import { registerEnqueue } from './commands/enqueue.ts';
 import { registerRuns } from './commands/runs.ts';
 import { registerReports } from './commands/reports.ts';
+import { registerCollect } from './commands/collect.ts';
+import { registerIngestKeys } from './commands/ingest-keys.ts';
 
 const program = new Command('p2ptel')
   .description('Telemetry and pilot reports of peer-assisted video delivery')
@@ -22,6 +24,8 @@ registerGenerate(program);
 registerPipeline(program);
 registerReports(program);
 registerServe(program);
+registerCollect(program);
+registerIngestKeys(program);
 registerTenants(program);
 registerToken(program);
 registerWorker(program);
