@@ -8,8 +8,7 @@ import readline from 'node:readline';
 import { createReadStream } from 'node:fs';
 import { gzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import { fileList, fillSql, type Db } from '../warehouse/duckdb.ts';
-import { quotedString } from '../warehouse/duckdb.ts';
+import { fileList, fillSql, quotedString, type Db } from '../warehouse/duckdb.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
 
 const gzipAsync = promisify(gzip);
@@ -45,6 +44,19 @@ export class ReplayError extends Error {
   override name = 'ReplayError';
 }
 
+/** Write the reports of `files` as SDK JSON lines (time order) into `out`: DuckDB writes, memory stays flat. */
+export async function writeReportsNdjson(db: Db, files: string[], out: string): Promise<number> {
+  return db.withSession((s) =>
+    s.run(
+      fillSql(`COPY (SELECT {{cols}} FROM read_parquet({{files}}, union_by_name = true) ORDER BY ts, reportId) TO {{out}} (FORMAT json)`, {
+        cols: JSON_SELECT,
+        files: fileList(files),
+        out: quotedString(out),
+      }),
+    ),
+  );
+}
+
 /** Post every report of `files` (in time order) through the collector at `opts.url`. */
 export async function replayReports(db: Db, files: string[], scratch: string, opts: ReplayOptions): Promise<ReplayResult> {
   const started = Date.now();
@@ -52,16 +64,7 @@ export async function replayReports(db: Db, files: string[], scratch: string, op
   if (files.length === 0) return result;
   await fs.mkdir(scratch, { recursive: true });
   const ndjson = path.join(scratch, 'reports.ndjson');
-  // DuckDB writes the JSON lines (maps as objects) to a file that is then streamed: memory stays flat.
-  await db.withSession((s) =>
-    s.run(
-      fillSql(`COPY (SELECT {{cols}} FROM read_parquet({{files}}, union_by_name = true) ORDER BY ts, reportId) TO {{out}} (FORMAT json)`, {
-        cols: JSON_SELECT,
-        files: fileList(files),
-        out: quotedString(ndjson),
-      }),
-    ),
-  );
+  await writeReportsNdjson(db, files, ndjson);
   const batchSize = opts.batchSize ?? 500;
   const concurrency = opts.concurrency ?? 4;
   const endpoint = `${opts.url.replace(/\/+$/, '')}/v1/session-reports`;
