@@ -200,16 +200,24 @@ const CHECKS = REPORT_COLUMNS.map((col) => ({ name: col.name, required: col.requ
 export function checkReport(value: unknown, window: TimeWindow): Verdict {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, field: null, reason: 'a report must be a JSON object' };
   const input = value as Record<string, unknown>;
-  const report: Record<string, unknown> = {};
+  let present = 0;
   for (const { name, required, check } of CHECKS) {
     const v = Object.hasOwn(input, name) ? input[name] : undefined;
+    if (v !== undefined) present++;
     if (v === undefined || v === null) {
       if (required) return { ok: false, field: name, reason: 'is required' };
       continue;
     }
     const reason = check(v);
     if (reason !== null) return { ok: false, field: name, reason };
-    report[name] = v;
+  }
+  // The common case, nothing but known fields: the parsed object itself is kept (no copy to
+  // allocate); otherwise a copy without the unknown fields.
+  if (Object.keys(input).length === present) return checkTs(input, window);
+  const report: Record<string, unknown> = {};
+  for (const { name } of CHECKS) {
+    const v = Object.hasOwn(input, name) ? input[name] : undefined;
+    if (v !== undefined && v !== null) report[name] = v;
   }
   return checkTs(report, window);
 }
