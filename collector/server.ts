@@ -34,7 +34,6 @@ export function defaultSpoolDir(layout: WarehouseLayout, port: number): string {
 export async function startCollector(config: AppConfig, log: Logger, opts: { now?: () => number } = {}): Promise<RunningCollector> {
   const c = config.collector;
   const layout = warehouseLayout(config.warehouseDir);
-  if (c.spoolDir === null && c.port === 0) throw new Error('a collector on port 0 needs its spool folder given (--spool or COLLECTOR_SPOOL_DIR)');
   const spoolDir = c.spoolDir ?? defaultSpoolDir(layout, c.port);
   const spool = await Spool.open(spoolDir, log);
   const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
