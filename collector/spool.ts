@@ -134,6 +134,7 @@ export class Spool {
     await this.active.handle.close().catch(() => {});
     if (this.active.bytes === 0) await fs.rm(this.active.file, { force: true });
     await fs.rm(path.join(this.dir, PID_FILE), { force: true });
+    openHere.delete(path.resolve(this.dir));
   }
 
   private kick(): void {
@@ -247,13 +248,18 @@ async function cutTornTail(file: string): Promise<number> {
 const PID_FILE = 'collector.pid';
 const ID_FILE = 'collector.id';
 
+/** Spool folders this process has open (a pid file naming our own pid is stale otherwise: containers reuse pid 1). */
+const openHere = new Set<string>();
+
 /** One collector per spool folder: a second one on the same folder is refused while the first lives. */
 async function takePidLock(dir: string): Promise<void> {
   const file = path.join(dir, PID_FILE);
+  if (openHere.has(path.resolve(dir))) throw new SpoolBusyError(`spool ${dir} is already open in this process`);
   const me = `${process.pid} ${os.hostname()}\n`;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       await fs.writeFile(file, me, { flag: 'wx', mode: 0o600 });
+      openHere.add(path.resolve(dir));
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
