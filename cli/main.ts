@@ -12,6 +12,8 @@ import { registerEnqueue } from './commands/enqueue.ts';
 import { registerRuns } from './commands/runs.ts';
 import { registerReports } from './commands/reports.ts';
 import { registerSnapshots } from './commands/snapshots.ts';
+import { registerCollect } from './commands/collect.ts';
+import { registerIngestKeys } from './commands/ingest-keys.ts';
 
 const program = new Command('p2ptel')
   .description('Telemetry and pilot reports of peer-assisted video delivery')
@@ -23,6 +25,8 @@ registerGenerate(program);
 registerPipeline(program);
 registerReports(program);
 registerServe(program);
+registerCollect(program);
+registerIngestKeys(program);
 registerTenants(program);
 registerToken(program);
 registerWorker(program);

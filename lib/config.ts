@@ -86,6 +86,20 @@ const EnvSchema = z.object({
   JOB_BACKOFF_MS: z.coerce.number().int().nonnegative().default(10_000),
   ROLLUP_SCHEDULE: cronSchema.default('*/5 * * * *'),
   REPORTS_SCHEDULE: cronSchema.default('0 2 * * *'),
+  // The collector (SDK ingest, docs/sdk-ingest.md).
+  COLLECTOR_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+  COLLECTOR_HOST: z.string().min(1).optional(),
+  COLLECTOR_SPOOL_DIR: z.string().min(1).optional(),
+  COLLECTOR_MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
+  COLLECTOR_MAX_INFLATED_BYTES: positiveInt.default(8 * 1024 * 1024),
+  COLLECTOR_MAX_REPORTS: positiveInt.default(2000),
+  COLLECTOR_MAX_FUTURE_SECONDS: z.coerce.number().int().nonnegative().default(600),
+  COLLECTOR_LATE_HORIZON_DAYS: z.coerce.number().positive().default(35),
+  COLLECTOR_RATE_LIMIT_REPORTS_PER_SECOND: z.coerce.number().nonnegative().default(20_000),
+  COLLECTOR_FLUSH_SECONDS: z.coerce.number().positive().default(120),
+  COLLECTOR_FLUSH_REPORTS: positiveInt.default(200_000),
+  COLLECTOR_SPOOL_MAX_BYTES: positiveInt.default(2 * 1024 ** 3),
+  COLLECTOR_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
 });
 
 export interface DuckDbConfig {
@@ -167,6 +181,34 @@ export interface AppConfig {
   jobs: { attempts: number; backoffMs: number };
   /** Cron patterns (UTC) of the job schedulers installed by `cli schedule`. */
   schedules: { rollup: string; reports: string };
+  collector: CollectorConfig;
+}
+
+/** The collector of SDK session reports (docs/sdk-ingest.md has the why of each default). */
+export interface CollectorConfig {
+  port: number;
+  host: string;
+  /** This collector's own spool folder; null: <warehouse>/spool/<host>-<port>. */
+  spoolDir: string | null;
+  /** Largest request body on the wire (413 beyond). */
+  maxBodyBytes: number;
+  /** Largest body once gunzipped: inflating stops there (413). */
+  maxInflatedBytes: number;
+  /** Most reports in one request (413 beyond). */
+  maxReports: number;
+  /** A report's ts may be at most this far ahead of the collector's clock. */
+  maxFutureMs: number;
+  /** A report's ts may be at most this old (the late-data horizon). */
+  lateHorizonMs: number;
+  /** Reports per second one ingest key may send to one collector process; 0: no limit. */
+  rateLimitPerKey: number;
+  /** The spool is landed as Parquet when its open segment is this old... */
+  flushIntervalMs: number;
+  /** ...or holds this many reports, whichever comes first. */
+  flushReports: number;
+  /** Beyond this many bytes of unlanded spool, requests get 503 with Retry-After. */
+  spoolMaxBytes: number;
+  requestTimeoutMs: number;
 }
 
 export interface RedisConfig {
@@ -200,6 +242,9 @@ export interface ConfigOverrides {
   host?: string | undefined;
   /** The API's or worker's metrics listener port (flag over env). */
   metricsPort?: number | undefined;
+  collectorPort?: number | undefined;
+  collectorHost?: string | undefined;
+  spoolDir?: string | undefined;
   redisUrl?: string | undefined;
   queuePrefix?: string | undefined;
   /** Log level when LOG_LEVEL is not set: short commands only say what went wrong. */
@@ -281,5 +326,20 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     },
     jobs: { attempts: e.JOB_ATTEMPTS, backoffMs: e.JOB_BACKOFF_MS },
     schedules: { rollup: e.ROLLUP_SCHEDULE, reports: e.REPORTS_SCHEDULE },
+    collector: {
+      port: overrides.collectorPort ?? e.COLLECTOR_PORT,
+      host: overrides.collectorHost ?? e.COLLECTOR_HOST ?? e.HOST,
+      spoolDir: overrides.spoolDir ? path.resolve(overrides.spoolDir) : e.COLLECTOR_SPOOL_DIR ? path.resolve(e.COLLECTOR_SPOOL_DIR) : null,
+      maxBodyBytes: e.COLLECTOR_MAX_BODY_BYTES,
+      maxInflatedBytes: e.COLLECTOR_MAX_INFLATED_BYTES,
+      maxReports: e.COLLECTOR_MAX_REPORTS,
+      maxFutureMs: e.COLLECTOR_MAX_FUTURE_SECONDS * 1000,
+      lateHorizonMs: Math.round(e.COLLECTOR_LATE_HORIZON_DAYS * 86_400_000),
+      rateLimitPerKey: e.COLLECTOR_RATE_LIMIT_REPORTS_PER_SECOND,
+      flushIntervalMs: Math.round(e.COLLECTOR_FLUSH_SECONDS * 1000),
+      flushReports: e.COLLECTOR_FLUSH_REPORTS,
+      spoolMaxBytes: e.COLLECTOR_SPOOL_MAX_BYTES,
+      requestTimeoutMs: e.COLLECTOR_REQUEST_TIMEOUT_SECONDS * 1000,
+    },
   };
 }

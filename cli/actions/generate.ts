@@ -1,10 +1,15 @@
-// The `generate` command's work: synthetic session reports into the landing area.
+// The `generate` command's work: synthetic session reports into the landing area, or posted
+// through a collector in realistic batches (--post), like SDKs would.
 import fs from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { parseOption, progressBar, runtime, withJobDeps } from '../runtime.ts';
 import { isoDate, positiveInt, positiveNumber, nonNegativeInt } from '../options.ts';
 import { generateReports, type GenerateResult } from '../../warehouse/sample/generate.ts';
 import { bytes, duration, int } from '../format.ts';
+import { UserError } from '../../lib/errors.ts';
+import { hostScratchDir, warehouseLayout } from '../../warehouse/layout.ts';
 import type { GenerateFlags } from '../commands/generate.ts';
 
 export const DEFAULT_CUSTOMERS = ['acme', 'globex', 'initech'];
@@ -23,6 +28,11 @@ export async function runGenerate(flags: GenerateFlags): Promise<void> {
     hours,
     seed: parseOption('seed', nonNegativeInt, flags.seed),
   };
+  if (flags.post !== undefined) {
+    await postGenerated(rt, flags, options);
+    return;
+  }
+  if (flags.key !== undefined) throw new UserError('--key goes with --post');
   const bar = progressBar('generate');
   const started = Date.now();
   const result = await withJobDeps(rt, (deps) =>
@@ -40,4 +50,42 @@ export async function describeGeneration(r: GenerateResult, ms: number): Promise
     `  files     ${r.files.length} (${bytes(size)})`,
     `  time      ${duration(ms)} (${int(Math.round(r.reports / Math.max(ms / 1000, 0.001)))} reports/s)`,
   ].join('\n');
+}
+
+const collectorUrl = z.string().refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), 'an http:// or https:// URL of a collector');
+
+/** Generate into a scratch folder, then post every report through the collector; nothing lands here. */
+async function postGenerated(rt: ReturnType<typeof runtime>, flags: GenerateFlags, options: Parameters<typeof generateReports>[2]): Promise<void> {
+  const url = parseOption('post', collectorUrl, flags.post);
+  if (flags.key === undefined) throw new UserError('--post needs --key, the ingest key of the customer in --customers');
+  if (options.customers.length !== 1) throw new UserError('--post sends every report with one ingest key: give --customers with that key\'s customer only');
+  const batchSize = parseOption('batch', positiveInt.max(2000, 'at most 2000 (the collector limit)'), flags.batch);
+  const concurrency = parseOption('connections', positiveInt.max(256, 'at most 256'), flags.connections);
+  const { replayReports } = await import('../../collector/replay.ts');
+  await withJobDeps(rt, async (deps) => {
+    const scratch = path.join(hostScratchDir(deps.layout), `replay-${process.pid}-${randomBytes(4).toString('hex')}`);
+    try {
+      const bar = progressBar('generate');
+      const gen = await generateReports(deps.db, warehouseLayout(scratch), options, (p, step) => bar.update(p, step)).finally(() => bar.stop());
+      const post = progressBar('post');
+      const r = await replayReports(deps.db, gen.files, path.join(scratch, 'replay'), {
+        url,
+        key: flags.key!,
+        batchSize,
+        concurrency,
+        onProgress: (sent) => post.update((100 * sent) / Math.max(gen.reports, 1), `${int(sent)} reports`),
+      }).finally(() => post.stop());
+      process.stdout.write(
+        [
+          `posted ${int(r.reports)} reports (${int(gen.duplicates)} twice, as retrying SDKs do) to ${url}`,
+          `  accepted  ${int(r.accepted)}${r.rejected > 0 ? ` (${int(r.rejected)} rejected)` : ''}`,
+          `  requests  ${int(r.requests)} of up to ${batchSize} reports, ${concurrency} in flight (${int(r.retries)} retries)`,
+          `  time      ${duration(r.ms)} (${int(Math.round(r.reports / Math.max(r.ms / 1000, 0.001)))} reports/s)`,
+          `  the collector lands them at its next flush; then run \`pipeline\``,
+        ].join('\n') + '\n',
+      );
+    } finally {
+      await fs.rm(scratch, { recursive: true, force: true });
+    }
+  });
 }

@@ -1,7 +1,7 @@
 // The `start` command's work: sample data, a pipeline run, a summary, a tenant, the pilot reports,
-// a token, the API.
+// a token, the API, and a collector with an ingest key and a curl that posts a gzip'd report.
 import path from 'node:path';
-import { progressBar, runtime, withJobDeps } from '../runtime.ts';
+import { parseOption, progressBar, runtime, withJobDeps } from '../runtime.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startApi } from '../../api/server.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
@@ -17,11 +17,19 @@ import { DEFAULT_CUSTOMERS, describeGeneration } from './generate.ts';
 import { describeRun } from './pipeline.ts';
 import { closeOnSignals, serveConfig } from './serve.ts';
 import { bytes, percent, table } from '../format.ts';
-import type { ServeFlags } from '../commands/serve.ts';
+import type { StartFlags } from '../commands/start.ts';
+import { startCollector } from '../../collector/server.ts';
+import { addIngestKey, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
+import { stopCollectorOnSignals } from './collect.ts';
+import { z } from 'zod';
+import { SESSION_REPORTS_PATH } from '../../collector/route.ts';
 
-export async function runStart(flags: ServeFlags): Promise<void> {
+const START_KEY_LABEL = 'sample (npm start)';
+
+export async function runStart(flags: StartFlags): Promise<void> {
   const rt = runtime(flags);
   const config = serveConfig(flags, 'warn');
+  if (flags.collectorPort !== undefined) config.collector.port = parseOption('collector-port', z.coerce.number().int().min(0).max(65535), flags.collectorPort);
   const example = await withJobDeps(rt, async (deps) => {
     const out = (s: string) => process.stdout.write(`${s}\n`);
     out(`warehouse: ${deps.layout.root}`);
@@ -99,6 +107,13 @@ export async function runStart(flags: ServeFlags): Promise<void> {
   const token = await issueToken(await tokenSecret(layout, rt.config.tokenSecret), { role: 'tenant', tenant }, 30 * 86_400);
 
   const api = await startApi(config, createLogger(config.logLevel, 'p2ptel-api'));
+  const collectorLog = createLogger(config.logLevel, 'p2ptel-collector');
+  const collector = await startCollector(config, collectorLog);
+  // One sample ingest key at a time: the previous run's is revoked (keys are printed only once).
+  for (const k of await listIngestKeys(layout)) {
+    if (k.label === START_KEY_LABEL && k.revokedAt === null) await revokeIngestKey(layout, k.id);
+  }
+  const { key } = await addIngestKey(layout, { customer: tenant.customerId, label: START_KEY_LABEL });
   const auth = `-H "Authorization: Bearer ${token}"`;
   process.stdout.write(
     [
@@ -113,7 +128,23 @@ export async function runStart(flags: ServeFlags): Promise<void> {
       `  curl -s ${auth} "${api.url}/telemetry/timeseries?streamId=${streamId}&bucketSeconds=300&window=24h"`,
       `  curl -s ${auth} "${api.url}/control/reports/pilot/${streamId}?format=html" -o pilot-report.html`,
       '',
+      `collector of SDK reports listening on ${collector.url}; ingest key of ${tenant.customerId} (public, write-only):`,
+      key,
+      `post a gzip'd batch of one report (it lands within ${Math.round(config.collector.flushIntervalMs / 1000)} s; \`npm run cli -- pipeline\` then counts it):`,
+      `  ${samplePostCurl(collector.url, key, streamId)}`,
+      '',
     ].join('\n'),
   );
-  await closeOnSignals(api, rt.log);
+  await Promise.all([closeOnSignals(api, rt.log), stopCollectorOnSignals(collector, collectorLog)]);
+}
+
+/** A shell line that posts one fresh report (its id and ts made when it runs), gzip'd. */
+export function samplePostCurl(url: string, key: string, streamId: string): string {
+  const report =
+    `{"reportId":"curl-%s","sessionId":"curl-%s","streamId":"${streamId}","ts":"%s","intervalMs":30000,"seq":0,"final":true,` +
+    `"cohort":"p2p","contentType":"live","bytesOffloaded":3000000,"bytesFallback":1000000,"peerCount":3,"bufferHealth":12.5,"watchMs":30000,"startupMs":900}`;
+  return (
+    `now=$(date -u +%Y-%m-%dT%H:%M:%SZ); id=$(date +%s)$RANDOM; printf '{"reports":[${report}]}' "$id" "$id" "$now" | gzip | ` +
+    `curl -s -X POST --data-binary @- -H "Content-Type: application/json" -H "Content-Encoding: gzip" -H "X-Ingest-Key: ${key}" "${url}${SESSION_REPORTS_PATH}"`
+  );
 }

@@ -1,4 +1,4 @@
-// `generate`: synthetic session reports into the landing area.
+// `generate`: synthetic session reports into the landing area, or (--post) through a collector.
 import type { Command } from 'commander';
 import { action } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
@@ -11,6 +11,10 @@ export interface GenerateFlags {
   start?: string;
   hours: string;
   seed: string;
+  post?: string;
+  key?: string;
+  batch: string;
+  connections: string;
 }
 
 export function registerGenerate(program: Command): void {
@@ -23,6 +27,10 @@ export function registerGenerate(program: Command): void {
       .option('--sessions <n>', 'sessions per stream', '400')
       .option('--start <iso>', 'start of the period (default: --hours before now)')
       .option('--hours <h>', 'length of the period in hours', '6')
-      .option('--seed <n>', 'random seed: the same seed and arguments give the same files', '1'),
+      .option('--seed <n>', 'random seed: the same seed and arguments give the same files', '1')
+      .option('--post <url>', 'instead of writing files, post the reports through the collector at this URL (e.g. http://127.0.0.1:3001)')
+      .option('--key <key>', 'with --post: the ingest key of the (one) customer given in --customers')
+      .option('--batch <n>', 'with --post: reports per request', '500')
+      .option('--connections <n>', 'with --post: requests in flight', '4'),
   ).action(action(async (flags: GenerateFlags) => (await import('../actions/generate.ts')).runGenerate(flags)));
 }

@@ -1,7 +1,7 @@
 // The CLI around the API: tenants, tokens (printed alone on stdout, verifiable), `serve` with a
-// clean SIGTERM, and `start` serving what it printed.
+// clean SIGTERM, and `start` serving what it printed (the API's curls and the collector's).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { cli } from '../helpers/cli.ts';
@@ -109,7 +109,7 @@ describe('serve and start', () => {
   it('start generates, rolls up, pre-renders the pilot reports, prints a token and curl commands that work, and stops on Ctrl-C', async () => {
     const wh = await tempDir();
     try {
-      const { child, output } = await startLong(['start', '--warehouse', wh, '--port', '0'], /pilot-report\.html\n/);
+      const { child, output } = await startLong(['start', '--warehouse', wh, '--port', '0', '--collector-port', '0'], /session-reports"\n/);
       const text = output();
       expect(text).toMatch(/generated [\d,]+ reports/);
       expect(text).toMatch(/snapshot \S+ published/);
@@ -125,6 +125,12 @@ describe('serve and start', () => {
         // The pilot report was rendered by start's report run: served from its file.
         if (m[2]!.includes('/control/reports/pilot/')) expect(res.headers.get('x-report-source')).toBe('prerendered');
       }
+      // The collector's curl posts a gzip'd report with the printed ingest key: accepted.
+      const post = text.split('\n').find((l) => l.includes('| gzip | curl'))!;
+      const posted = await new Promise<string>((resolve, reject) =>
+        execFile('bash', ['-c', post.trim()], (err, stdout) => (err ? reject(err) : resolve(stdout))),
+      );
+      expect(JSON.parse(posted)).toEqual({ accepted: 1, rejected: [] });
       const exited = new Promise<number | null>((r) => child.on('exit', r));
       child.kill('SIGINT');
       expect(await exited).toBe(0);

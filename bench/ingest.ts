@@ -1,0 +1,197 @@
+// npm run bench:ingest -- [--duration 15] [--connections 20] [--batch 500] [--warehouse DIR]
+// gzip'd batches of realistic generated reports (bodies prepared before the load), posted by
+// autocannon in this process from 20 connections, in one run against the real collector (cli
+// collect, its own process, default flush policy, rate limit off) and against a bare node:http
+// server that reads, gunzips and JSON.parses the same bodies and answers 202 without storing
+// (bench/bare-ingest-server.ts). Then the collector again at 50 % of its sustained rate, for the
+// p99 of acknowledgement and whether the flush keeps up (the spool's size sampled from /readyz).
+// Prints reports/s, ratios, p99, spool sizes and peak RSS (/proc/<pid>/status VmHWM).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import readline from 'node:readline';
+import { createReadStream } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { Command } from 'commander';
+import autocannon from 'autocannon';
+import { loadConfig } from '../lib/config.ts';
+import { silentLogger } from '../lib/log.ts';
+import { PROJECT_ROOT } from '../lib/version.ts';
+import { openJobDeps } from '../jobs/deps.ts';
+import { generateReports } from '../warehouse/sample/generate.ts';
+import { warehouseLayout } from '../warehouse/layout.ts';
+import { addTenant, findTenant } from '../warehouse/control/tenants.ts';
+import { addIngestKey } from '../warehouse/control/ingest-keys.ts';
+import { writeReportsNdjson } from '../collector/replay.ts';
+import { describeRatio, writeResult } from './report.ts';
+import { startChild as startIn, type ChildServer } from './servers.ts';
+
+const opts = new Command()
+  .option('--duration <s>', 'seconds of load per measurement', '15')
+  .option('--connections <n>', 'concurrent connections', '20')
+  .option('--batch <n>', 'reports per request', '500')
+  .option('--warehouse <dir>', 'warehouse folder of the run (its spool and landed files are removed first)', path.join(PROJECT_ROOT, 'bench', 'output', 'ingest-warehouse'))
+  .parse()
+  .opts<{ duration: string; connections: string; batch: string; warehouse: string }>();
+const duration = Number(opts.duration);
+const connections = Number(opts.connections);
+const batch = Number(opts.batch);
+const dir = path.resolve(opts.warehouse);
+
+// A fresh warehouse each run: a tenant, a key, and realistic bodies from the generator.
+await fs.rm(dir, { recursive: true, force: true });
+const config = loadConfig({ warehouseDir: dir });
+const deps = await openJobDeps(config, silentLogger);
+const tenant =
+  (await findTenant(deps.layout, 'acme')) ?? (await addTenant(deps.layout, { customerId: 'acme', name: 'Acme', cdnPricePerGb: null, savingsSharePct: 25 }));
+const { key } = await addIngestKey(deps.layout, { customer: tenant.customerId, label: 'bench' });
+const sampleDir = path.join(dir, 'bench-sample');
+const sample = await generateReports(deps.db, warehouseLayout(sampleDir), {
+  customers: ['acme'],
+  streams: 10,
+  sessions: 100,
+  start: new Date(Math.floor(Date.now() / 1000) * 1000 - 3 * 3_600_000),
+  hours: 3,
+  seed: 3,
+});
+const ndjson = path.join(sampleDir, 'reports.ndjson');
+await writeReportsNdjson(deps.db, sample.files, ndjson);
+await deps.close();
+const bodies: Buffer[] = [];
+let lines: string[] = [];
+let rawBytes = 0;
+for await (const line of readline.createInterface({ input: createReadStream(ndjson, 'utf8'), crlfDelay: Infinity })) {
+  if (line === '') continue;
+  lines.push(line);
+  if (lines.length === batch) {
+    const text = `{"reports":[${lines.join(',')}]}`;
+    rawBytes += text.length;
+    bodies.push(gzipSync(text));
+    lines = [];
+    if (bodies.length === 60) break;
+  }
+}
+await fs.rm(sampleDir, { recursive: true, force: true });
+const gzBytes = bodies.reduce((a, b) => a + b.length, 0);
+process.stderr.write(
+  `${bodies.length} distinct bodies of ${batch} reports: ${Math.round(gzBytes / bodies.length / 1024)} KiB gzip'd, ${Math.round(rawBytes / bodies.length / 1024)} KiB JSON each\n`,
+);
+
+const headers = { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'X-Ingest-Key': key };
+interface Load {
+  reportsPerSecond: number;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+async function load(url: string, seconds: number, overallRate?: number): Promise<Load> {
+  const r = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    ...(overallRate ? { overallRate } : {}),
+    requests: bodies.map((body) => ({ method: 'POST', path: '/v1/session-reports', headers, body })),
+  });
+  return {
+    requestsPerSecond: r.requests.average,
+    reportsPerSecond: r.requests.average * batch,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
+}
+
+async function peakRssMiB(server: ChildServer): Promise<number> {
+  const status = await fs.readFile(`/proc/${server.child.pid}/status`, 'utf8');
+  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)![1]) / 1024);
+}
+
+/** Sample the collector's spool (bytes not landed, sealed segments) while `fn` runs. */
+async function sampled<T>(url: string, fn: () => Promise<T>): Promise<{ result: T; samples: { t: number; bytes: number; sealed: number }[] }> {
+  const samples: { t: number; bytes: number; sealed: number }[] = [];
+  const started = Date.now();
+  let on = true;
+  const poll = (async () => {
+    while (on) {
+      try {
+        const res = await fetch(`${url}/readyz`);
+        const body = (await res.json()) as { spool?: { bytes: number; sealedSegments: number } };
+        if (body.spool) samples.push({ t: Date.now() - started, bytes: body.spool.bytes, sealed: body.spool.sealedSegments });
+      } catch {
+        /* a missed sample */
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  })();
+  const result = await fn();
+  on = false;
+  await poll;
+  return { result, samples };
+}
+
+const logDir = path.join(PROJECT_ROOT, 'bench', 'output');
+await fs.mkdir(logDir, { recursive: true });
+const startChild = (args: string[], ready: RegExp, env: Record<string, string> = {}) => startIn(logDir, args, ready, env);
+
+const bare = await startChild(['bin/run-ts.js', 'bench/bare-ingest-server.ts'], /^(http:\S+)/m);
+const collector = await startChild(['bin/p2ptel.js', 'collect', '--warehouse', dir, '--port', '0', '--spool', path.join(dir, 'spool', 'bench')], /collector listening on (\S+)/, {
+  LOG_LEVEL: 'info',
+  COLLECTOR_RATE_LIMIT_REPORTS_PER_SECOND: '0',
+});
+
+await load(collector.url, 3); // warm-up of both, not measured
+await load(bare.url, 3);
+const bareRun = await load(bare.url, duration);
+process.stderr.write(`bare: ${Math.round(bareRun.reportsPerSecond)} reports/s, p99 ${bareRun.p99} ms\n`);
+const full = await sampled(collector.url, () => load(collector.url, duration));
+process.stderr.write(`collector: ${Math.round(full.result.reportsPerSecond)} reports/s, p99 ${full.result.p99} ms\n`);
+// Let the flusher land the backlog of the saturated run before the half-rate one.
+for (let i = 0; i < 120; i++) {
+  const body = (await (await fetch(`${collector.url}/readyz`)).json()) as { spool: { sealedSegments: number } };
+  if (body.spool.sealedSegments === 0) break;
+  await new Promise((r) => setTimeout(r, 500));
+}
+const halfRate = Math.max(1, Math.round(full.result.requestsPerSecond / 2));
+const half = await sampled(collector.url, () => load(collector.url, duration * 2, halfRate));
+process.stderr.write(`collector at ${halfRate * batch} reports/s: p99 ${half.result.p99} ms\n`);
+
+const rss = { collector: await peakRssMiB(collector), bare: await peakRssMiB(bare) };
+collector.child.kill('SIGTERM');
+bare.child.kill('SIGTERM');
+const stopStarted = Date.now();
+await new Promise((r) => (collector.child.exitCode !== null ? r(null) : collector.child.once('exit', r)));
+const finalFlushMs = Date.now() - stopStarted;
+
+const third = (xs: { bytes: number }[], part: 0 | 2) => {
+  const n = Math.max(1, Math.floor(xs.length / 3));
+  const slice = part === 0 ? xs.slice(0, n) : xs.slice(-n);
+  return Math.max(...slice.map((x) => x.bytes));
+};
+const halfSamples = half.samples;
+const spool = {
+  fullRateMaxMiB: Math.round(Math.max(...full.samples.map((s) => s.bytes)) / 2 ** 20),
+  halfRateMaxMiB: Math.round(Math.max(...halfSamples.map((s) => s.bytes)) / 2 ** 20),
+  halfRateFirstThirdMaxMiB: Math.round(third(halfSamples, 0) / 2 ** 20),
+  halfRateLastThirdMaxMiB: Math.round(third(halfSamples, 2) / 2 ** 20),
+  halfRateMaxSealedSegments: Math.max(...halfSamples.map((s) => s.sealed)),
+};
+const failures = full.result.non2xx + full.result.errors + half.result.non2xx + half.result.errors + bareRun.non2xx + bareRun.errors;
+const ratio = full.result.reportsPerSecond / bareRun.reportsPerSecond;
+const keepsUp = spool.halfRateMaxSealedSegments <= 1 && spool.halfRateLastThirdMaxMiB <= spool.halfRateFirstThirdMaxMiB * 1.5 + 1;
+const out = [
+  `ingest benchmark: ${connections} connections, ${batch} reports per gzip'd request, ${duration} s per measurement`,
+  `  bare node:http (gunzip + JSON.parse, no storage)  ${Math.round(bareRun.reportsPerSecond)} reports/s  p99 ${bareRun.p99} ms  peak RSS ${rss.bare} MiB`,
+  `  collector (validate + fsync'd spool + flush)      ${Math.round(full.result.reportsPerSecond)} reports/s  p99 ${full.result.p99} ms  peak RSS ${rss.collector} MiB`,
+  `    ${full.result.reportsPerSecond >= 50_000 ? 'goal ≥ 50,000 reports/s: met' : 'goal ≥ 50,000 reports/s: NOT met'}`,
+  `    ${describeRatio('reports/s, collector / bare', ratio, 0.5, false)}`,
+  `  collector at 50 % (${halfRate * batch} reports/s offered, ${Math.round(half.result.reportsPerSecond)} served, ${duration * 2} s): p50 ${half.result.p50} ms, p99 ${half.result.p99} ms (goal ≤ 50 ms: ${half.result.p99 <= 50 ? 'met' : 'NOT met'})`,
+  `    spool not landed: max ${spool.halfRateMaxMiB} MiB (first third ${spool.halfRateFirstThirdMaxMiB} MiB, last third ${spool.halfRateLastThirdMaxMiB} MiB), sealed segments waiting at most ${spool.halfRateMaxSealedSegments}: flush ${keepsUp ? 'keeps up' : 'does NOT keep up'}`,
+  `  saturated run: spool peaked at ${spool.fullRateMaxMiB} MiB; SIGTERM → exit (final flush) ${finalFlushMs} ms`,
+  `  non-2xx or errors: ${failures}`,
+];
+process.stdout.write(`${out.join('\n')}\n`);
+const file = await writeResult('ingest', { connections, batch, duration, bare: bareRun, collector: full.result, half: { rate: halfRate * batch, ...half.result }, spool, rss, finalFlushMs, ratio, keepsUp });
+process.stdout.write(`  (${path.relative(PROJECT_ROOT, file)})\n`);
+if (failures > 0) process.exitCode = 1;

@@ -1,0 +1,23 @@
+// `collect`: a collector of SDK session reports (POST /v1/session-reports), until SIGINT or SIGTERM,
+// which land everything spooled before exiting. Run several, each with its own spool folder.
+import type { Command } from 'commander';
+import { action } from '../runtime.ts';
+import { withWarehouse } from '../options.ts';
+
+export interface CollectFlags {
+  warehouse?: string;
+  port?: string;
+  host?: string;
+  spool?: string;
+}
+
+export function registerCollect(program: Command): void {
+  withWarehouse(
+    program
+      .command('collect')
+      .description('collect session reports posted by the SDK and land them as Parquet (logs on stderr)')
+      .option('--port <port>', 'port (env COLLECTOR_PORT, default 3001)')
+      .option('--host <host>', 'interface (env COLLECTOR_HOST, else HOST, default 127.0.0.1)')
+      .option('--spool <dir>', "this collector's own spool folder (env COLLECTOR_SPOOL_DIR, default <warehouse>/spool/<host>-<port>)"),
+  ).action(action(async (flags: CollectFlags) => (await import('../actions/collect.ts')).runCollect(flags)));
+}

@@ -1,0 +1,28 @@
+// The collector's Koa application, built in one function: the API's request frame (request ids,
+// problem+json, one log line per request), CORS of the ingest route, then the routes. Anything
+// added later (a /metrics route) goes here too.
+import Koa from 'koa';
+import { Router } from '@koa/router';
+import { requestFrame } from '../api/request-context.ts';
+import type { SnapshotStore } from '../api/snapshot-store.ts';
+import { ingestCors, sessionReportsRoute } from './route.ts';
+import { collectorHealthRoutes } from './health.ts';
+import type { CollectorDeps } from './deps.ts';
+
+/** The collector reads no snapshot: the frame's snapshot slot stays empty. */
+const NO_SNAPSHOTS = { current: () => null } as Pick<SnapshotStore, 'current'> as SnapshotStore;
+
+export function createCollectorApp(deps: CollectorDeps): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true; // errors are logged by the frame, once, with the request id
+
+  const router = new Router();
+  collectorHealthRoutes(router, deps);
+  sessionReportsRoute(router, deps);
+
+  app.use(requestFrame(deps.log, NO_SNAPSHOTS));
+  app.use(ingestCors());
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,19 @@
+// What the collector's routes share: config, logger, the warehouse (for keys and tenants), the
+// spool, the flusher and the per-key limiter.
+import type { CollectorConfig } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import type { WarehouseLayout } from '../warehouse/layout.ts';
+import type { Spool } from './spool.ts';
+import type { Flusher } from './flusher.ts';
+import type { KeyRateLimiter } from './limits.ts';
+
+export interface CollectorDeps {
+  config: CollectorConfig;
+  log: Logger;
+  layout: WarehouseLayout;
+  spool: Spool;
+  flusher: Flusher;
+  limiter: KeyRateLimiter;
+  /** The clock reports' `ts` is checked against (a parameter so tests can pin it). */
+  now: () => number;
+}

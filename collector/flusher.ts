@@ -1,0 +1,154 @@
+// The flusher: turns the spool into Parquet files of the landing area, per (customer, UTC date)
+// partition, with the column types of session-report.md (the types `generate` writes). DuckDB
+// writes each sealed segment into this host's scratch folder; each file is fsynced, renamed into
+// raw/session_reports/customer=…/date=…/ and its folder fsynced; then the segment is deleted. A
+// crash at any point lands the segment again at the next start: at least once, and the copies are
+// the same reports (dedup by reportId downstream). No half-written file is ever in the landing area.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fillSql, quotedString, type Db } from '../warehouse/duckdb.ts';
+import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
+import { hostScratchDir, type WarehouseLayout } from '../warehouse/layout.ts';
+import { fsyncDir, listFiles } from '../lib/fsx.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Segment, Spool } from './spool.ts';
+
+const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** The spool's JSON columns: the catalog's types, `ts` as epoch microseconds. */
+const JSON_COLUMNS = `{${REPORT_COLUMNS.map((c) => `${quotedString(c.name)}: ${quotedString(c.name === 'ts' ? 'BIGINT' : c.type)}`).join(', ')}}`;
+const SELECT_LIST = REPORT_COLUMNS.map((c) => (c.name === 'ts' ? 'make_timestamp(ts) AS ts' : quoteIdent(c.name))).join(', ');
+
+// A line cut by a crash reads as a row of nulls (ignore_errors): it was never acknowledged.
+const LAND_SEGMENT_SQL = `
+COPY (
+  SELECT ${SELECT_LIST},
+         split_part(streamId, ':', 1) AS customer,
+         CAST(CAST(make_timestamp(ts) AS DATE) AS VARCHAR) AS date
+  FROM read_json({{segment}}, format = 'newline_delimited', ignore_errors = true, columns = ${JSON_COLUMNS})
+  WHERE reportId IS NOT NULL AND streamId IS NOT NULL AND ts IS NOT NULL
+) TO {{dir}} (FORMAT parquet, PARTITION_BY (customer, date), FILENAME_PATTERN {{pattern}})`;
+
+export interface FlushPolicy {
+  /** Seal and land the open segment once it is this old... */
+  intervalMs: number;
+  /** ...or holds this many reports. */
+  reports: number;
+}
+
+export interface LandedSegment {
+  seq: number;
+  rows: number;
+  files: string[];
+}
+
+export class Flusher {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private failures = 0;
+  private retryAt = 0;
+  readonly landed: LandedSegment[] = [];
+
+  constructor(
+    private readonly spool: Spool,
+    private readonly db: Db,
+    private readonly layout: WarehouseLayout,
+    private readonly policy: FlushPolicy,
+    private readonly log: Logger,
+  ) {}
+
+  /** Check a few times a second whether the open segment is due, and land what is sealed. */
+  start(): void {
+    const every = Math.max(50, Math.min(1000, Math.floor(this.policy.intervalMs / 4)));
+    this.timer = setInterval(() => void this.tick(false), every);
+    this.timer.unref();
+    void this.tick(false);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Seal whatever the open segment holds and land every sealed segment (SIGTERM, tests). */
+  async flushAll(): Promise<void> {
+    while (this.running) await this.running;
+    this.retryAt = 0;
+    await this.tick(true);
+    const err = this.spool.sealed().length > 0 ? new Error('some spool segments could not be landed (see the log)') : null;
+    if (err) throw err;
+  }
+
+  private tick(force: boolean): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.work(force).finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async work(force: boolean): Promise<void> {
+    if (!force && Date.now() < this.retryAt) return;
+    try {
+      const open = this.spool.openSegment();
+      const due = open.reports >= this.policy.reports || (open.reports > 0 && Date.now() - open.openedAt >= this.policy.intervalMs);
+      if ((force && open.bytes > 0) || due) await this.spool.seal();
+      for (const segment of [...this.spool.sealed()]) {
+        const landed = await this.land(segment);
+        await this.spool.remove(segment);
+        this.landed.push(landed);
+        if (this.landed.length > 100) this.landed.shift();
+        this.log.info({ segment: segment.seq, rows: landed.rows, files: landed.files.length }, 'flusher: segment landed');
+      }
+      this.failures = 0;
+    } catch (err) {
+      // The segment stays in the spool; try again later, backing off up to a minute.
+      this.failures++;
+      this.retryAt = Date.now() + Math.min(60_000, 500 * 2 ** Math.min(this.failures, 7));
+      this.log.error({ err, failures: this.failures }, 'flusher: landing failed; will retry');
+    }
+  }
+
+  /** Land one sealed segment: Parquet per partition, each file complete before it appears. */
+  private async land(segment: Segment): Promise<LandedSegment> {
+    const scratch = path.join(hostScratchDir(this.layout), `collector-${process.pid}-${segment.seq}-${randomBytes(4).toString('hex')}`);
+    await fs.mkdir(scratch, { recursive: true });
+    try {
+      const stem = `ingest-${this.spool.id}-${String(segment.seq).padStart(12, '0')}`;
+      const rows = await this.db.withSession((s) =>
+        s.run(fillSql(LAND_SEGMENT_SQL, { segment: quotedString(segment.file), dir: quotedString(scratch), pattern: quotedString(`${stem}-{i}`) })),
+      );
+      const written = await listFiles(scratch, '.parquet');
+      const dirs = new Set<string>();
+      const files: string[] = [];
+      for (const file of written) {
+        const rel = path.relative(scratch, file);
+        const target = path.join(this.layout.rawReports, rel);
+        const handle = await fs.open(file, 'r');
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        await fs.mkdir(path.dirname(target), { recursive: true });
+        // A segment landed again after a crash has the same names: the rename replaces a file
+        // with the same reports.
+        await fs.rename(file, target);
+        dirs.add(path.dirname(target));
+        files.push(target);
+      }
+      // The renamed entries, and the partition folders made for them, survive a crash.
+      const parents = new Set<string>();
+      for (const d of dirs) {
+        await fsyncDir(d);
+        parents.add(path.dirname(d));
+      }
+      for (const p of parents) await fsyncDir(p);
+      if (parents.size > 0) await fsyncDir(this.layout.rawReports);
+      return { seq: segment.seq, rows, files };
+    } finally {
+      await fs.rm(scratch, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,146 @@
+// The replay tool (`generate --post`): sends session reports held in Parquet files through a
+// collector the way SDKs do: gzip'd JSON batches, several connections, retries with exponential
+// backoff and jitter on 429/503/network errors, never on another 4xx. So the whole path SDK →
+// collector → landing → rollup → API can be run and measured.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import readline from 'node:readline';
+import { createReadStream } from 'node:fs';
+import { gzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { fileList, fillSql, quotedString, type Db } from '../warehouse/duckdb.ts';
+import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
+
+const gzipAsync = promisify(gzip);
+const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** The columns as the SDK sends them: `ts` as ISO 8601 UTC with microseconds. */
+const JSON_SELECT = REPORT_COLUMNS.map((c) =>
+  c.name === 'ts' ? `strftime(ts, '%Y-%m-%dT%H:%M:%S.%fZ') AS ts` : quoteIdent(c.name),
+).join(', ');
+
+export interface ReplayOptions {
+  url: string;
+  key: string;
+  /** Reports per request (default 500). */
+  batchSize?: number;
+  /** Requests in flight (default 4). */
+  concurrency?: number;
+  /** Attempts per batch on 429/503/network errors (default 8). */
+  attempts?: number;
+  onProgress?: (sent: number) => void;
+}
+
+export interface ReplayResult {
+  reports: number;
+  accepted: number;
+  rejected: number;
+  requests: number;
+  retries: number;
+  ms: number;
+}
+
+export class ReplayError extends Error {
+  override name = 'ReplayError';
+}
+
+/** Write the reports of `files` as SDK JSON lines (time order) into `out`: DuckDB writes, memory stays flat. */
+export async function writeReportsNdjson(db: Db, files: string[], out: string): Promise<number> {
+  return db.withSession((s) =>
+    s.run(
+      fillSql(`COPY (SELECT {{cols}} FROM read_parquet({{files}}, union_by_name = true) ORDER BY ts, reportId) TO {{out}} (FORMAT json)`, {
+        cols: JSON_SELECT,
+        files: fileList(files),
+        out: quotedString(out),
+      }),
+    ),
+  );
+}
+
+/** Post every report of `files` (in time order) through the collector at `opts.url`. */
+export async function replayReports(db: Db, files: string[], scratch: string, opts: ReplayOptions): Promise<ReplayResult> {
+  const started = Date.now();
+  const result: ReplayResult = { reports: 0, accepted: 0, rejected: 0, requests: 0, retries: 0, ms: 0 };
+  if (files.length === 0) return result;
+  await fs.mkdir(scratch, { recursive: true });
+  const ndjson = path.join(scratch, 'reports.ndjson');
+  await writeReportsNdjson(db, files, ndjson);
+  const batchSize = opts.batchSize ?? 500;
+  const concurrency = opts.concurrency ?? 4;
+  const endpoint = `${opts.url.replace(/\/+$/, '')}/v1/session-reports`;
+  const inFlight = new Set<Promise<void>>();
+  let failure: Error | null = null;
+
+  const send = async (lines: string[]) => {
+    const body = await gzipAsync(`{"reports":[${lines.join(',')}]}`);
+    const attempts = opts.attempts ?? 8;
+    for (let attempt = 1; ; attempt++) {
+      let status: number;
+      let text = '';
+      let retryAfter = 0;
+      try {
+        result.requests++;
+        const res = await fetch(endpoint, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'X-Ingest-Key': opts.key },
+          body,
+        });
+        status = res.status;
+        text = await res.text();
+        retryAfter = Number(res.headers.get('retry-after') ?? 0);
+      } catch {
+        status = 0; // network error: retried
+      }
+      if (status === 202) {
+        const r = JSON.parse(text) as { accepted: number; rejected: unknown[] };
+        result.accepted += r.accepted;
+        result.rejected += r.rejected.length;
+        return;
+      }
+      if ((status === 0 || status === 429 || status === 503) && attempt < attempts) {
+        result.retries++;
+        // Exponential backoff with full jitter, at least what Retry-After asks.
+        const backoff = Math.random() * Math.min(30_000, 250 * 2 ** attempt);
+        await new Promise((r) => setTimeout(r, Math.max(backoff, retryAfter * 1000)));
+        continue;
+      }
+      let detail = text.slice(0, 300);
+      try {
+        const p = JSON.parse(text) as { code?: string; detail?: string };
+        detail = `${p.code ?? ''}: ${p.detail ?? ''}`;
+      } catch {
+        /* not problem+json */
+      }
+      throw new ReplayError(`the collector answered ${status === 0 ? 'nothing (network error)' : status} (${detail})`);
+    }
+  };
+
+  const lines = readline.createInterface({ input: createReadStream(ndjson, 'utf8'), crlfDelay: Infinity });
+  let batch: string[] = [];
+  const dispatch = async (b: string[]) => {
+    while (inFlight.size >= concurrency) await Promise.race(inFlight);
+    if (failure) throw failure;
+    const p: Promise<void> = send(b)
+      .catch((err: Error) => {
+        failure ??= err;
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+    result.reports += b.length;
+    opts.onProgress?.(result.reports);
+  };
+  for await (const line of lines) {
+    if (line === '') continue;
+    batch.push(line);
+    if (batch.length >= batchSize) {
+      await dispatch(batch);
+      batch = [];
+    }
+  }
+  if (batch.length > 0) await dispatch(batch);
+  await Promise.all(inFlight);
+  if (failure) throw failure;
+  await fs.rm(ndjson, { force: true });
+  result.ms = Date.now() - started;
+  return result;
+}

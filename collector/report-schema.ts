@@ -1,0 +1,234 @@
+// One posted session report, checked against the column catalog (warehouse/report-columns.ts) so
+// that what the collector accepts is exactly what the warehouse reads: JSON names, types and ranges
+// of their Parquet types, id syntax, counters >= 0, maps, and `ts` within the accepted window.
+// Unknown fields are dropped, not refused. The contract is a zod schema derived from the catalog
+// (SessionReportSchema); the hot path runs the same rules compiled into plain per-column checks
+// (zod costs ~100 ms per 500-report batch here, the whole budget many times over), and a test
+// holds the two to the same verdict on every case.
+import { z } from 'zod';
+import { REPORT_COLUMNS, type ReportColumn } from '../warehouse/report-columns.ts';
+import { parseStreamId } from '../warehouse/ids.ts';
+
+/** What a valid report becomes in the spool: the columns, with `ts` as epoch microseconds. */
+export type SpoolReport = Record<string, unknown> & { reportId: string; streamId: string; ts: number };
+
+const INT32_MAX = 2 ** 31 - 1;
+/** Longest text value (ids, versions, regions): enough for any real one, bounded for the spool. */
+export const MAX_TEXT_LENGTH = 256;
+/** Most entries of a map column, and the longest key. */
+export const MAX_MAP_ENTRIES = 64;
+const MAX_MAP_KEY_LENGTH = 64;
+
+/** Closed vocabularies of session-report.md (region, versions and map keys are open). */
+const VOCABULARIES: Record<string, readonly string[]> = {
+  cohort: ['p2p', 'control'],
+  contentType: ['live', 'vod'],
+  deliveryMode: ['p2p', 'hybrid', 'cdn'],
+  device: ['desktop', 'mobile', 'tablet', 'tv', 'other'],
+};
+
+const ISO_TS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:(Z)|([+-])(\d{2}):(\d{2}))$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Epoch microseconds of an ISO 8601 date-time with a zone (microseconds kept), or null. */
+export function isoToMicros(text: string): number | null {
+  const m = ISO_TS.exec(text);
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  // Dates that do not exist (2026-02-29, 24:00) are refused rather than rolled over.
+  if (mo < 1 || mo > 12 || d < 1 || d > (mo === 2 && leap ? 29 : DAYS_IN_MONTH[mo - 1]!) || h > 23 || mi > 59 || s > 59) return null;
+  let ms = Date.UTC(y, mo - 1, d, h, mi, s);
+  if (m[8] === undefined) {
+    const zh = Number(m[10]);
+    const zm = Number(m[11]);
+    if (zh > 23 || zm > 59) return null;
+    ms -= (m[9] === '-' ? -1 : 1) * (zh * 60 + zm) * 60_000;
+  }
+  const fraction = m[7] === undefined ? 0 : Number(m[7].padEnd(6, '0').slice(0, 6));
+  return ms * 1000 + fraction;
+}
+
+function integer(col: ReportColumn): z.ZodType<number> {
+  const max = col.type === 'BIGINT' ? Number.MAX_SAFE_INTEGER : INT32_MAX;
+  // Every integer of a report counts or measures something: none is negative.
+  return z
+    .number({ error: 'must be a number' })
+    // Not .int(): it also refuses unsafe integers, with the same message as fractions.
+    .refine(Number.isInteger, 'must be a whole number')
+    .min(0, col.counter ? 'a counter must be 0 or more' : 'must be 0 or more')
+    .max(max, `must be at most ${max}`);
+}
+
+function mapOf(valueType: string): z.ZodType {
+  const max = valueType === 'BIGINT' ? Number.MAX_SAFE_INTEGER : INT32_MAX;
+  return z
+    .record(
+      z.string().min(1, 'a map key must not be empty').max(MAX_MAP_KEY_LENGTH, `a map key is at most ${MAX_MAP_KEY_LENGTH} characters`),
+      z.number({ error: 'a map value must be a number' }).refine(Number.isInteger, 'a map value must be a whole number').min(0, 'a map value must be 0 or more').max(max, `must be at most ${max}`),
+      { error: 'must be an object of counts' },
+    )
+    .refine((m) => Object.keys(m).length <= MAX_MAP_ENTRIES, `at most ${MAX_MAP_ENTRIES} entries`);
+}
+
+function fieldSchema(col: ReportColumn): z.ZodType {
+  switch (col.family) {
+    case 'string': {
+      const vocab = VOCABULARIES[col.name];
+      if (vocab) return z.enum(vocab as [string, ...string[]], { error: `must be one of ${vocab.join(', ')}` });
+      if (col.name === 'streamId') {
+        return z
+          .string({ error: 'must be a string' })
+          .refine((s) => parseStreamId(s) !== null, 'must be <customerId>:<name> (session-report.md, "Ids")');
+      }
+      return z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(MAX_TEXT_LENGTH, `at most ${MAX_TEXT_LENGTH} characters`);
+    }
+    case 'integer':
+      return integer(col);
+    case 'float':
+      return z.number({ error: 'must be a number' }).min(0, 'must be 0 or more').max(1e9, 'must be at most 1e9');
+    case 'boolean':
+      return z.boolean({ error: 'must be true or false' });
+    case 'timestamp':
+      // Checked against the clock by `reportSchema` below; here only its form.
+      return z.union([z.string(), z.number()], { error: 'must be an ISO 8601 date-time with a zone, or epoch milliseconds' });
+    case 'map': {
+      const valueType = /,\s*(\w+)\)$/.exec(col.type)![1]!;
+      return mapOf(valueType);
+    }
+  }
+}
+
+const SHAPE = Object.fromEntries(
+  REPORT_COLUMNS.map((col) => {
+    const schema = fieldSchema(col);
+    return [col.name, col.required ? schema : schema.nullish()];
+  }),
+);
+
+export interface TimeWindow {
+  /** Epoch ms: the latest acceptable ts (now + allowed clock skew). */
+  latestMs: number;
+  /** Epoch ms: the oldest acceptable ts (now − late-data horizon). */
+  earliestMs: number;
+}
+
+const REQUIRED = new Set(REPORT_COLUMNS.filter((c) => c.required).map((c) => c.name));
+
+/** The contract: a report as zod sees it (without the clock check of `ts`). */
+export const SessionReportSchema = z.object(SHAPE, { error: 'a report must be a JSON object' });
+
+type Verdict = { ok: true; report: SpoolReport } | { ok: false; field: string | null; reason: string };
+
+/** The zod verdict on a report (slow; the reference the fast checks are tested against). */
+export function checkReportWithZod(value: unknown, window: TimeWindow): Verdict {
+  const parsed = SessionReportSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.length > 0 ? String(issue.path[0]) : null;
+    const missing = field !== null && REQUIRED.has(field) && (value as Record<string, unknown>)[field] == null;
+    return { ok: false, field, reason: missing ? 'is required' : issue.message };
+  }
+  return checkTs(parsed.data as Record<string, unknown>, window);
+}
+
+// The same rules as plain functions: each returns null when the value is good, else the reason.
+type Check = (v: unknown) => string | null;
+
+function integerCheck(col: ReportColumn): Check {
+  const max = col.type === 'BIGINT' ? Number.MAX_SAFE_INTEGER : INT32_MAX;
+  const negative = col.counter ? 'a counter must be 0 or more' : 'must be 0 or more';
+  return (v) => {
+    if (typeof v !== 'number') return 'must be a number';
+    if (!Number.isInteger(v)) return 'must be a whole number';
+    if (v < 0) return negative;
+    if (v > max) return `must be at most ${max}`;
+    return null;
+  };
+}
+
+function mapCheck(valueType: string): Check {
+  const max = valueType === 'BIGINT' ? Number.MAX_SAFE_INTEGER : INT32_MAX;
+  return (v) => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'must be an object of counts';
+    const keys = Object.keys(v);
+    for (const k of keys) {
+      if (k.length === 0) return 'a map key must not be empty';
+      if (k.length > MAX_MAP_KEY_LENGTH) return `a map key is at most ${MAX_MAP_KEY_LENGTH} characters`;
+      const x = (v as Record<string, unknown>)[k];
+      if (typeof x !== 'number') return 'a map value must be a number';
+      if (!Number.isInteger(x)) return 'a map value must be a whole number';
+      if (x < 0) return 'a map value must be 0 or more';
+      if (x > max) return `must be at most ${max}`;
+    }
+    if (keys.length > MAX_MAP_ENTRIES) return `at most ${MAX_MAP_ENTRIES} entries`;
+    return null;
+  };
+}
+
+function columnCheck(col: ReportColumn): Check {
+  switch (col.family) {
+    case 'string': {
+      const vocab = VOCABULARIES[col.name];
+      if (vocab) {
+        const allowed = new Set(vocab);
+        const reason = `must be one of ${vocab.join(', ')}`;
+        return (v) => (typeof v === 'string' && allowed.has(v) ? null : reason);
+      }
+      if (col.name === 'streamId') {
+        return (v) => (typeof v !== 'string' ? 'must be a string' : parseStreamId(v) === null ? 'must be <customerId>:<name> (session-report.md, "Ids")' : null);
+      }
+      return (v) =>
+        typeof v !== 'string' ? 'must be a string' : v.length === 0 ? 'must not be empty' : v.length > MAX_TEXT_LENGTH ? `at most ${MAX_TEXT_LENGTH} characters` : null;
+    }
+    case 'integer':
+      return integerCheck(col);
+    case 'float':
+      return (v) => (typeof v !== 'number' ? 'must be a number' : v < 0 ? 'must be 0 or more' : v > 1e9 ? 'must be at most 1e9' : null);
+    case 'boolean':
+      return (v) => (typeof v === 'boolean' ? null : 'must be true or false');
+    case 'timestamp':
+      return (v) => (typeof v === 'string' || typeof v === 'number' ? null : 'must be an ISO 8601 date-time with a zone, or epoch milliseconds');
+    case 'map':
+      return mapCheck(/,\s*(\w+)\)$/.exec(col.type)![1]!);
+  }
+}
+
+const CHECKS = REPORT_COLUMNS.map((col) => ({ name: col.name, required: col.required, check: columnCheck(col) }));
+
+/** Turn a parsed report into its spool form, or say which field is wrong and why (first one). */
+export function checkReport(value: unknown, window: TimeWindow): Verdict {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, field: null, reason: 'a report must be a JSON object' };
+  const input = value as Record<string, unknown>;
+  let present = 0;
+  for (const { name, required, check } of CHECKS) {
+    const v = Object.hasOwn(input, name) ? input[name] : undefined;
+    if (v !== undefined) present++;
+    if (v === undefined || v === null) {
+      if (required) return { ok: false, field: name, reason: 'is required' };
+      continue;
+    }
+    const reason = check(v);
+    if (reason !== null) return { ok: false, field: name, reason };
+  }
+  // The common case, nothing but known fields: the parsed object itself is kept (no copy to
+  // allocate); otherwise a copy without the unknown fields.
+  if (Object.keys(input).length === present) return checkTs(input, window);
+  const report: Record<string, unknown> = {};
+  for (const { name } of CHECKS) {
+    const v = Object.hasOwn(input, name) ? input[name] : undefined;
+    if (v !== undefined && v !== null) report[name] = v;
+  }
+  return checkTs(report, window);
+}
+
+function checkTs(report: Record<string, unknown>, window: TimeWindow): Verdict {
+  const ts = report['ts'] as string | number;
+  const micros = typeof ts === 'number' ? (Number.isFinite(ts) ? Math.round(ts * 1000) : null) : isoToMicros(ts);
+  if (micros === null) return { ok: false, field: 'ts', reason: 'must be an ISO 8601 date-time with a zone (e.g. 2026-11-20T21:14:05.123Z), or epoch milliseconds' };
+  const ms = micros / 1000;
+  if (ms > window.latestMs) return { ok: false, field: 'ts', reason: 'is too far in the future (check the device clock)' };
+  if (ms < window.earliestMs) return { ok: false, field: 'ts', reason: 'is older than the late-data horizon' };
+  report['ts'] = micros;
+  return { ok: true, report: report as SpoolReport };
+}

@@ -1,0 +1,96 @@
+// Starting and stopping a collector: its own spool folder (replayed at start), its flusher, its own
+// DuckDB for landing, Node's HTTP timeouts, and a close that stops taking requests, lands everything
+// the spool holds, and only then lets go.
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import fs from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import type { AppConfig } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import { Db } from '../warehouse/duckdb.ts';
+import { hostScratchDir, warehouseLayout, type WarehouseLayout } from '../warehouse/layout.ts';
+import { Spool } from './spool.ts';
+import { Flusher } from './flusher.ts';
+import { KeyRateLimiter } from './limits.ts';
+import { createCollectorApp } from './app.ts';
+import type { CollectorDeps } from './deps.ts';
+
+export interface RunningCollector {
+  url: string;
+  server: http.Server;
+  deps: CollectorDeps;
+  /** Seal the spool and land everything it holds now. */
+  flush(): Promise<void>;
+  /** Stop taking requests, land everything, release the spool. */
+  close(): Promise<void>;
+}
+
+/** This collector's spool folder: configured, else one per host and port under <warehouse>/spool/. */
+export function defaultSpoolDir(layout: WarehouseLayout, port: number): string {
+  return path.join(layout.root, 'spool', `${os.hostname().replace(/[^A-Za-z0-9._-]/g, '_')}-${port}`);
+}
+
+export async function startCollector(config: AppConfig, log: Logger, opts: { now?: () => number } = {}): Promise<RunningCollector> {
+  const c = config.collector;
+  const layout = warehouseLayout(config.warehouseDir);
+  const spoolDir = c.spoolDir ?? defaultSpoolDir(layout, c.port);
+  const spool = await Spool.open(spoolDir, log);
+  const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
+  // Landing is one COPY at a time on one DuckDB thread: the other cores stay with the HTTP work,
+  // which is what acknowledgements wait for (a segment of 200,000 reports lands in seconds).
+  const db = await Db.open({ ...config.duckdb, threads: 1, maxConcurrent: 1 }, spill);
+  const flusher = new Flusher(spool, db, layout, { intervalMs: c.flushIntervalMs, reports: c.flushReports }, log);
+  const deps: CollectorDeps = {
+    config: c,
+    log,
+    layout,
+    spool,
+    flusher,
+    limiter: new KeyRateLimiter(c.rateLimitPerKey, c.maxReports),
+    now: opts.now ?? Date.now,
+  };
+  flusher.start(); // lands what an earlier run left first
+
+  const server = http.createServer(createCollectorApp(deps).callback());
+  server.requestTimeout = c.requestTimeoutMs;
+  server.headersTimeout = Math.min(c.requestTimeoutMs, 20_000);
+  server.keepAliveTimeout = 65_000; // SDKs post every few seconds: keep their connections
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(c.port, c.host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `http://${host}:${addr.port}`;
+  log.info({ url, spool: spoolDir, spoolId: spool.id }, 'collector listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    server,
+    deps,
+    flush: () => flusher.flushAll(),
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+          setTimeout(() => server.closeAllConnections(), 5_000).unref();
+        });
+        flusher.stop();
+        try {
+          await flusher.flushAll();
+        } catch (err) {
+          // What could not be landed stays in the spool for the next start.
+          log.error({ err }, 'collector: could not land everything before stopping');
+        }
+        await spool.close();
+        db.close();
+        await fs.rm(spill, { recursive: true, force: true });
+        log.info('collector stopped');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,307 @@
+// The collector's local append-only spool: accepted reports as NDJSON lines in numbered segment
+// files, fsynced before any request that brought them is answered (design.md, principle 8).
+// Group commit: appends that arrive while a write+fsync is in flight wait and go out together in
+// the next one, so throughput does not pay one fsync per request. The flusher seals the open
+// segment (a new one takes the appends), lands sealed ones as Parquet and deletes them.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fsyncDir } from '../lib/fsx.ts';
+import type { Logger } from '../lib/log.ts';
+
+export interface Segment {
+  seq: number;
+  file: string;
+  bytes: number;
+  /** Reports it holds; null for a segment left by an earlier process (not counted). */
+  reports: number | null;
+}
+
+export class SpoolBusyError extends Error {
+  override name = 'SpoolBusyError';
+}
+
+const SEGMENT_RE = /^seg-(\d{12})\.ndjson$/;
+const segmentName = (seq: number) => `seg-${String(seq).padStart(12, '0')}.ndjson`;
+
+interface Pending {
+  data: Buffer;
+  reports: number;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+interface Active extends Segment {
+  handle: fs.FileHandle;
+  openedAt: number;
+}
+
+export class Spool {
+  private pending: Pending[] = [];
+  private pendingBytes = 0;
+  private sealWaiters: { resolve: (s: Segment | null) => void; reject: (err: Error) => void }[] = [];
+  private writing = false;
+  private failure: Error | null = null;
+  private closed = false;
+
+  private constructor(
+    readonly dir: string,
+    /** Names this spool's landed files, so that collectors sharing a warehouse never collide. */
+    readonly id: string,
+    private active: Active,
+    private readonly sealedSegments: Segment[],
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Open (or create) a spool folder: take its pid lock, keep the segments an earlier process left
+   * (their torn last line, never acknowledged, cut off) to be landed, and open a new segment.
+   */
+  static async open(dir: string, log: Logger): Promise<Spool> {
+    await fs.mkdir(dir, { recursive: true });
+    await takePidLock(dir);
+    const id = await spoolId(dir);
+    const names = (await fs.readdir(dir)).filter((n) => SEGMENT_RE.test(n)).sort();
+    const sealed: Segment[] = [];
+    for (const name of names) {
+      const file = path.join(dir, name);
+      const bytes = await cutTornTail(file);
+      if (bytes === 0) {
+        await fs.rm(file, { force: true });
+        continue;
+      }
+      sealed.push({ seq: Number(SEGMENT_RE.exec(name)![1]), file, bytes, reports: null });
+    }
+    if (sealed.length > 0) log.info({ segments: sealed.length, bytes: sealed.reduce((a, s) => a + s.bytes, 0) }, 'spool: replaying segments left by an earlier run');
+    const nextSeq = sealed.length > 0 ? sealed[sealed.length - 1]!.seq + 1 : 1;
+    const active = await openSegment(dir, nextSeq);
+    return new Spool(dir, id, active, sealed, log);
+  }
+
+  /** Append lines (whole NDJSON lines); resolves once they are on disk (fsync), rejects if not. */
+  append(data: Buffer, reports: number): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new Error('spool closed'));
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ data, reports, resolve, reject });
+      this.pendingBytes += data.length;
+      this.kick();
+    });
+  }
+
+  /** Seal the open segment (if it holds anything) and open the next; returns the sealed one. */
+  seal(): Promise<Segment | null> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      this.sealWaiters.push({ resolve, reject });
+      this.kick();
+    });
+  }
+
+  /** Sealed segments waiting to be landed, oldest first. */
+  sealed(): readonly Segment[] {
+    return this.sealedSegments;
+  }
+
+  /** Forget a landed segment: delete its file (durably, so a restart does not land it again). */
+  async remove(segment: Segment): Promise<void> {
+    await fs.rm(segment.file, { force: true });
+    await fsyncDir(this.dir);
+    const i = this.sealedSegments.indexOf(segment);
+    if (i >= 0) this.sealedSegments.splice(i, 1);
+  }
+
+  /** Bytes accepted and not landed yet (sealed, open, and waiting for the next fsync). */
+  bytes(): number {
+    return this.sealedSegments.reduce((a, s) => a + s.bytes, 0) + this.active.bytes + this.pendingBytes;
+  }
+
+  /** The open segment: how many reports it holds and since when (ms since epoch). */
+  openSegment(): { reports: number; bytes: number; openedAt: number } {
+    return { reports: this.active.reports ?? 0, bytes: this.active.bytes, openedAt: this.active.openedAt };
+  }
+
+  /** The error that stopped the spool (a failed write or fsync), or null. */
+  failed(): Error | null {
+    return this.failure;
+  }
+
+  /** Wait for pending writes, then close the open segment (it stays on disk for the flusher or the next start). */
+  async close(): Promise<void> {
+    while (this.writing) await new Promise((r) => setTimeout(r, 5));
+    this.closed = true;
+    await this.active.handle.close().catch(() => {});
+    if (this.active.bytes === 0) await fs.rm(this.active.file, { force: true });
+    await fs.rm(path.join(this.dir, PID_FILE), { force: true });
+    openHere.delete(path.resolve(this.dir));
+  }
+
+  private kick(): void {
+    if (this.writing) return;
+    this.writing = true;
+    void this.loop().finally(() => {
+      this.writing = false;
+      // Work that arrived in the tick between the last check and now.
+      if (this.pending.length > 0 || this.sealWaiters.length > 0) this.kick();
+    });
+  }
+
+  /** The one writer: every batch and every seal goes through here, in order. */
+  private async loop(): Promise<void> {
+    while (!this.failure && (this.pending.length > 0 || this.sealWaiters.length > 0)) {
+      if (this.sealWaiters.length > 0) {
+        const waiters = this.sealWaiters.splice(0);
+        try {
+          const sealed = await this.rotate();
+          for (const w of waiters) w.resolve(sealed);
+        } catch (err) {
+          this.fail(err as Error);
+          for (const w of waiters) w.reject(err as Error);
+        }
+        continue;
+      }
+      const batch = this.pending.splice(0);
+      const data = batch.length === 1 ? batch[0]!.data : Buffer.concat(batch.map((b) => b.data));
+      try {
+        let offset = 0;
+        while (offset < data.length) {
+          const { bytesWritten } = await this.active.handle.write(data, offset, data.length - offset, null);
+          offset += bytesWritten;
+        }
+        await this.active.handle.datasync();
+      } catch (err) {
+        this.fail(err as Error);
+        for (const b of batch) b.reject(err as Error);
+        return;
+      } finally {
+        this.pendingBytes -= data.length;
+      }
+      this.active.bytes += data.length;
+      this.active.reports = (this.active.reports ?? 0) + batch.reduce((a, b) => a + b.reports, 0);
+      for (const b of batch) b.resolve();
+    }
+    // A failure rejects whatever still waits.
+    if (this.failure) {
+      for (const b of this.pending.splice(0)) b.reject(this.failure);
+      for (const w of this.sealWaiters.splice(0)) w.reject(this.failure);
+    }
+  }
+
+  private async rotate(): Promise<Segment | null> {
+    if (this.active.bytes === 0) return null;
+    const next = await openSegment(this.dir, this.active.seq + 1);
+    const old = this.active;
+    this.active = next;
+    await old.handle.close();
+    const sealed: Segment = { seq: old.seq, file: old.file, bytes: old.bytes, reports: old.reports };
+    this.sealedSegments.push(sealed);
+    return sealed;
+  }
+
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    this.log.error({ err }, 'spool: a write failed; refusing reports until restarted');
+  }
+}
+
+async function openSegment(dir: string, seq: number): Promise<Active> {
+  const file = path.join(dir, segmentName(seq));
+  const handle = await fs.open(file, 'a', 0o600);
+  // The new file's entry must survive a crash before anything in it is acknowledged.
+  await fsyncDir(dir);
+  return { seq, file, bytes: 0, reports: 0, handle, openedAt: Date.now() };
+}
+
+/**
+ * Cut a segment after its last complete line: a crash during a write can leave part of a line,
+ * which belonged to a request that was never answered. Returns the size kept.
+ */
+async function cutTornTail(file: string): Promise<number> {
+  const handle = await fs.open(file, 'r+');
+  try {
+    const { size } = await handle.stat();
+    const chunk = Buffer.alloc(64 * 1024);
+    let end = size;
+    let keep = 0;
+    while (end > 0) {
+      const start = Math.max(0, end - chunk.length);
+      const { bytesRead } = await handle.read(chunk, 0, end - start, start);
+      const nl = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
+      if (nl >= 0) {
+        keep = start + nl + 1;
+        break;
+      }
+      end = start;
+    }
+    if (keep < size) {
+      await handle.truncate(keep);
+      await handle.sync();
+    }
+    return keep;
+  } finally {
+    await handle.close();
+  }
+}
+
+const PID_FILE = 'collector.pid';
+const ID_FILE = 'collector.id';
+
+/** Spool folders this process has open (a pid file naming our own pid is stale otherwise: containers reuse pid 1). */
+const openHere = new Set<string>();
+
+/** One collector per spool folder: a second one on the same folder is refused while the first lives. */
+async function takePidLock(dir: string): Promise<void> {
+  const file = path.join(dir, PID_FILE);
+  if (openHere.has(path.resolve(dir))) throw new SpoolBusyError(`spool ${dir} is already open in this process`);
+  const me = `${process.pid} ${os.hostname()}\n`;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await fs.writeFile(file, me, { flag: 'wx', mode: 0o600 });
+      openHere.add(path.resolve(dir));
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const [pidText, host] = (await fs.readFile(file, 'utf8').catch(() => '')).trim().split(' ');
+    const pid = Number(pidText);
+    if (host !== undefined && host !== os.hostname()) {
+      throw new SpoolBusyError(`spool ${dir} belongs to a collector on host ${host}; give each collector its own spool folder`);
+    }
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      throw new SpoolBusyError(`spool ${dir} is in use by the collector with pid ${pid}; give each collector its own spool folder`);
+    }
+    // Its owner is gone (killed): take it over.
+    await fs.rm(file, { force: true });
+  }
+  throw new SpoolBusyError(`could not take the lock of spool ${dir}`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function spoolId(dir: string): Promise<string> {
+  const file = path.join(dir, ID_FILE);
+  try {
+    const text = (await fs.readFile(file, 'utf8')).trim();
+    if (/^[a-z0-9]{16}$/.test(text)) return text;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const id = randomBytes(8).toString('hex');
+  const tmp = `${file}.tmp-${process.pid}`;
+  await fs.writeFile(tmp, `${id}\n`, { mode: 0o600 });
+  const h = await fs.open(tmp, 'r');
+  await h.sync();
+  await h.close();
+  await fs.rename(tmp, file);
+  await fsyncDir(dir);
+  return id;
+}

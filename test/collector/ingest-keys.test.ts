@@ -1,0 +1,81 @@
+// Ingest keys: kept hashed in a 0600 control file, printed once by the CLI, refused by a running
+// collector as soon as they are revoked or their tenant is gone, and good only for their customer.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs/promises';
+import { startTestCollector, sampleReport, type TestCollector } from '../helpers/collector.ts';
+import { addIngestKey, hashIngestKey, ingestKeysFile, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
+import { addTenant, tenantsFile } from '../../warehouse/control/tenants.ts';
+import { writeJsonDurable } from '../../lib/fsx.ts';
+import { cli } from '../helpers/cli.ts';
+
+let t: TestCollector;
+const recent = () => new Date(Date.now() - 60_000);
+const one = (streamId: string, n: number) => JSON.stringify({ reports: [sampleReport(streamId, recent(), n)] });
+
+beforeAll(async () => {
+  t = await startTestCollector();
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('ingest keys', () => {
+  it('are stored as hashes only, in a file of mode 0600', async () => {
+    const file = ingestKeysFile(t.wh.layout);
+    const text = await fs.readFile(file, 'utf8');
+    expect(text).not.toContain(t.keys['acme']!);
+    expect(text).toContain(hashIngestKey(t.keys['acme']!));
+    expect((await fs.stat(file)).mode & 0o777).toBe(0o600);
+  });
+
+  it('a revocation is seen by the running collector on the next request', async () => {
+    const { key, record } = await addIngestKey(t.wh.layout, { customer: 'acme' });
+    expect((await t.post(one('acme:live-main', 1), { key })).status).toBe(202);
+    await revokeIngestKey(t.wh.layout, record.id);
+    const res = await t.post(one('acme:live-main', 2), { key });
+    expect(res.status).toBe(401);
+    expect((res.json as { detail: string }).detail).toMatch(/revoked/);
+    expect((await fs.stat(ingestKeysFile(t.wh.layout))).mode & 0o777).toBe(0o600);
+  });
+
+  it("a key writes only its customer's streams", async () => {
+    expect((await t.post(one('globex:live-main', 3), { key: t.keys['globex']! })).status).toBe(202);
+    expect((await t.post(one('globex:live-main', 4), { key: t.keys['acme']! })).status).toBe(403);
+  });
+
+  it("a key of a customer that has no tenant any more is refused, and a new tenant of that customer does not revive it", async () => {
+    const tenant = await addTenant(t.wh.layout, { customerId: 'umbrella', name: 'Umbrella', cdnPricePerGb: null, savingsSharePct: 25 });
+    const { key } = await addIngestKey(t.wh.layout, { customer: 'umbrella' });
+    expect((await t.post(one('umbrella:live', 5), { key })).status).toBe(202);
+    // What `tenants remove` does to the document: the tenant is no longer listed.
+    const doc = JSON.parse(await fs.readFile(tenantsFile(t.wh.layout), 'utf8')) as { version: 1; tenants: { id: string }[] };
+    await writeJsonDurable(tenantsFile(t.wh.layout), { ...doc, tenants: doc.tenants.filter((x) => x.id !== tenant.id) });
+    const gone = await t.post(one('umbrella:live', 6), { key });
+    expect(gone.status).toBe(401);
+    expect((gone.json as { detail: string }).detail).toMatch(/tenant/);
+    await addTenant(t.wh.layout, { customerId: 'umbrella', name: 'Umbrella again', cdnPricePerGb: null, savingsSharePct: 25 });
+    expect((await t.post(one('umbrella:live', 7), { key })).status).toBe(401);
+  });
+
+  it('the CLI prints a key once, lists keys without them, and revokes by key', async () => {
+    const added = await cli(['ingest-keys', 'add', '--customer', 'acme', '--label', 'web player', '--warehouse', t.wh.root]);
+    expect(added.code, added.stderr).toBe(0);
+    const key = added.stdout.trim();
+    expect(key).toMatch(/^ingest_[A-Za-z0-9_-]{32}$/);
+    expect((await t.post(one('acme:live-main', 8), { key })).status).toBe(202);
+    const listed = await cli(['ingest-keys', 'list', '--warehouse', t.wh.root]);
+    expect(listed.stdout).toContain('web player');
+    expect(listed.stdout).toContain(`…${key.slice(-4)}`);
+    expect(listed.stdout).not.toContain(key);
+    const revoked = await cli(['ingest-keys', 'revoke', key, '--warehouse', t.wh.root]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect((await t.post(one('acme:live-main', 9), { key })).status).toBe(401);
+    const unknownCustomer = await cli(['ingest-keys', 'add', '--customer', 'nobody', '--warehouse', t.wh.root]);
+    expect(unknownCustomer.code).toBe(2);
+    expect(unknownCustomer.stderr).toMatch(/no tenant/);
+    const unknownKey = await cli(['ingest-keys', 'revoke', 'ikey_01ARZ3NDEKTSV4RRFFQ69G5FAV', '--warehouse', t.wh.root]);
+    expect(unknownKey.code).toBe(2);
+    expect((await listIngestKeys(t.wh.layout)).filter((k) => k.revokedAt !== null).length).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -1,0 +1,141 @@
+// Ingest keys: public, write-only keys that players embed to post session reports to a collector
+// (docs/sdk-ingest.md). Kept in control/ingest-keys.json (mode 0600) as SHA-256 hashes only: the
+// key itself is printed once, when it is made. Every collector reads the file through the
+// stat-checked cache, so a revocation is seen on the next request.
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ulid } from 'ulid';
+import { z } from 'zod';
+import { CUSTOMER_ID_PATTERN } from '../ids.ts';
+import type { WarehouseLayout } from '../layout.ts';
+import { readDocumentCached, updateDocument } from './documents.ts';
+import { findTenant, TENANT_ID_PATTERN, type Tenant } from './tenants.ts';
+import { fsyncDir } from '../../lib/fsx.ts';
+
+/** `ingest_` and 32 characters of base64url (24 random bytes). */
+export const INGEST_KEY_PATTERN = /^ingest_[A-Za-z0-9_-]{32}$/;
+export const INGEST_KEY_ID_PATTERN = /^ikey_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+const IngestKeySchema = z.object({
+  id: z.string().regex(INGEST_KEY_ID_PATTERN),
+  /** SHA-256 of the key, hex. */
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The key's last four characters, so that an operator can tell keys apart in `list`. */
+  hint: z.string().max(8),
+  customerId: z.string().regex(CUSTOMER_ID_PATTERN),
+  /** The tenant the key was made for: a tenant removed and made again does not revive old keys. */
+  tenantId: z.string().regex(TENANT_ID_PATTERN),
+  label: z.string().max(200).nullable(),
+  createdAt: z.string(),
+  revokedAt: z.string().nullable(),
+});
+export type IngestKey = z.infer<typeof IngestKeySchema>;
+
+const IngestKeysDocSchema = z
+  .object({ version: z.literal(1), keys: z.array(IngestKeySchema) })
+  .refine((d) => new Set(d.keys.map((k) => k.hash)).size === d.keys.length, 'two keys share a hash');
+type IngestKeysDoc = z.infer<typeof IngestKeysDocSchema>;
+const EMPTY: IngestKeysDoc = { version: 1, keys: [] };
+
+export class IngestKeyError extends Error {
+  override name = 'IngestKeyError';
+}
+
+export function ingestKeysFile(layout: WarehouseLayout): string {
+  return path.join(layout.control, 'ingest-keys.json');
+}
+
+export function hashIngestKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/**
+ * Create the document empty with mode 0600 if it does not exist yet: the atomic replace keeps the
+ * mode of the file it replaces, so every later version stays 0600.
+ */
+async function ensureFile(layout: WarehouseLayout): Promise<void> {
+  const file = ingestKeysFile(layout);
+  await fs.mkdir(layout.control, { recursive: true, mode: 0o700 });
+  try {
+    const handle = await fs.open(file, 'wx', 0o600);
+    try {
+      await handle.writeFile(`${JSON.stringify(EMPTY, null, 2)}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fsyncDir(layout.control);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
+/** Make a key for a tenant's customer; the returned `key` is the only time it is ever shown. */
+export async function addIngestKey(
+  layout: WarehouseLayout,
+  input: { customer: string; label?: string | null },
+): Promise<{ key: string; record: IngestKey; tenant: Tenant }> {
+  const tenant = await findTenant(layout, input.customer);
+  if (!tenant) throw new IngestKeyError(`no tenant has the id or customer id ${input.customer}: add it first with \`tenants add\``);
+  const key = `ingest_${randomBytes(24).toString('base64url')}`;
+  const record: IngestKey = {
+    id: `ikey_${ulid()}`,
+    hash: hashIngestKey(key),
+    hint: key.slice(-4),
+    customerId: tenant.customerId,
+    tenantId: tenant.id,
+    label: input.label ?? null,
+    createdAt: new Date().toISOString(),
+    revokedAt: null,
+  };
+  await ensureFile(layout);
+  await updateDocument(ingestKeysFile(layout), IngestKeysDocSchema, EMPTY, (doc) => ({ next: { ...doc, keys: [...doc.keys, record] }, result: null }));
+  return { key, record, tenant };
+}
+
+/** Every key ever made, revoked ones included, in creation order (shared: do not modify). */
+export async function listIngestKeys(layout: WarehouseLayout): Promise<readonly IngestKey[]> {
+  return (await readDocumentCached(ingestKeysFile(layout), IngestKeysDocSchema, EMPTY)).keys;
+}
+
+/** Revoke a key, named by the key itself or by its id; revoking twice is not an error. */
+export async function revokeIngestKey(layout: WarehouseLayout, keyOrId: string): Promise<IngestKey> {
+  const match = (k: IngestKey) => (INGEST_KEY_ID_PATTERN.test(keyOrId) ? k.id === keyOrId : k.hash === hashIngestKey(keyOrId));
+  await ensureFile(layout);
+  return updateDocument(ingestKeysFile(layout), IngestKeysDocSchema, EMPTY, (doc) => {
+    const found = doc.keys.find(match);
+    if (!found) throw new IngestKeyError('no ingest key matches (give the key itself or its id, ikey_…)');
+    if (found.revokedAt !== null) return { next: doc, result: found };
+    const revoked = { ...found, revokedAt: new Date().toISOString() };
+    return { next: { ...doc, keys: doc.keys.map((k) => (k === found ? revoked : k)) }, result: revoked };
+  });
+}
+
+export type KeyCheck =
+  | { ok: true; key: IngestKey; customerId: string }
+  | { ok: false; reason: 'missing' | 'malformed' | 'unknown' | 'revoked' | 'no_tenant' };
+
+/** Live keys by hash, built once per version of the document. */
+const indexes = new WeakMap<object, Map<string, IngestKey>>();
+
+/**
+ * What a presented key may do: write the reports of its customer, if it is well formed, known,
+ * not revoked, and its customer still has a tenant (a removed tenant's keys stop at once).
+ */
+export async function checkIngestKey(layout: WarehouseLayout, key: string | null): Promise<KeyCheck> {
+  if (key === null || key === '') return { ok: false, reason: 'missing' };
+  if (!INGEST_KEY_PATTERN.test(key)) return { ok: false, reason: 'malformed' };
+  const keys = await listIngestKeys(layout);
+  let index = indexes.get(keys);
+  if (!index) {
+    index = new Map(keys.map((k) => [k.hash, k]));
+    indexes.set(keys, index);
+  }
+  const found = index.get(hashIngestKey(key));
+  if (!found) return { ok: false, reason: 'unknown' };
+  if (found.revokedAt !== null) return { ok: false, reason: 'revoked' };
+  const tenant = await findTenant(layout, found.customerId);
+  if (!tenant || tenant.id !== found.tenantId) return { ok: false, reason: 'no_tenant' };
+  return { ok: true, key: found, customerId: found.customerId };
+}
