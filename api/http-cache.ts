@@ -30,9 +30,23 @@ export function setSnapshotHeaders(ctx: Context, snap: ServedSnapshot, etag: str
 export function sendSnapshotJson(ctx: Context, snap: ServedSnapshot, key: string, build: () => unknown): void {
   let cached: CachedBody | undefined = snap.responses.get(key);
   if (!cached) {
-    cached = { body: Buffer.from(JSON.stringify(build())), etag: etagFor(snap.id, key) };
+    cached = serialise(snap, key, build());
     snap.responses.set(key, cached);
   }
+  sendCached(ctx, snap, cached);
+}
+
+/** `sendSnapshotJson` for bodies read on demand: concurrent first requests share one build. */
+export async function sendSnapshotJsonAsync(ctx: Context, snap: ServedSnapshot, key: string, build: () => Promise<unknown>): Promise<void> {
+  const cached = snap.responses.get(key) ?? (await snap.responses.getOrBuild(key, async () => serialise(snap, key, await build())));
+  sendCached(ctx, snap, cached);
+}
+
+function serialise(snap: ServedSnapshot, key: string, value: unknown): CachedBody {
+  return { body: Buffer.from(JSON.stringify(value)), etag: etagFor(snap.id, key) };
+}
+
+function sendCached(ctx: Context, snap: ServedSnapshot, cached: CachedBody): void {
   setSnapshotHeaders(ctx, snap, cached.etag);
   if (etagMatches(ctx.get('If-None-Match') || undefined, cached.etag)) {
     ctx.status = 304;

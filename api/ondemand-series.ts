@@ -10,24 +10,38 @@ import { parseStreamId } from '../warehouse/ids.ts';
 import { problems } from './errors.ts';
 import type { ServedSnapshot } from './snapshot-store.ts';
 
+/** Rough heap bytes of a cached row (an object of eight numbers). */
+const ROW_BYTES = 120;
+
 export class OnDemandSeries {
-  private readonly cache = new LRUCache<string, Promise<BucketRow[]>>({ max: 2000 });
+  /** Computed series, bounded in bytes (API_SERIES_CACHE_MB); concurrent requests share `pending`. */
+  private readonly cache: LRUCache<string, BucketRow[]>;
+  private readonly pending = new Map<string, Promise<BucketRow[]>>();
 
   constructor(
     private readonly db: Db,
     private readonly layout: WarehouseLayout,
     private readonly timeoutMs: number,
-  ) {}
+    cacheBytes = 16 * 2 ** 20,
+  ) {
+    this.cache = new LRUCache({ maxSize: Math.max(1, cacheBytes), sizeCalculation: (rows) => 64 + ROW_BYTES * rows.length });
+  }
 
   /** Every non-empty bucket of the stream up to asOf, in time order. */
   series(snap: ServedSnapshot, streamId: string, bucketSeconds: number): Promise<BucketRow[]> {
     const key = `${snap.id}|${streamId}|${bucketSeconds}`;
-    let p = this.cache.get(key);
+    const hit = this.cache.get(key);
+    if (hit) return Promise.resolve(hit);
+    let p = this.pending.get(key);
     if (!p) {
-      p = this.compute(snap, streamId, bucketSeconds);
       // A failure (a timeout) is not remembered: the next request tries again.
-      p.catch(() => this.cache.delete(key));
-      this.cache.set(key, p);
+      p = this.compute(snap, streamId, bucketSeconds).then((rows) => {
+        this.cache.set(key, rows);
+        return rows;
+      });
+      this.pending.set(key, p);
+      const done = () => this.pending.delete(key);
+      p.then(done, done);
     }
     return p;
   }

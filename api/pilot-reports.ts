@@ -47,17 +47,22 @@ interface Composed {
 
 export class PilotReports {
   /** Bodies by snapshot, stream, bucket size, format and inputs fingerprint. */
-  private readonly bodies = new LRUCache<string, ServedReport>({ maxSize: 128 * 1024 * 1024, sizeCalculation: (r) => r.body.length + 64 });
+  private readonly bodies: LRUCache<string, ServedReport>;
   private readonly pending = new Map<string, Promise<ServedReport>>();
   /** Composed reports, so that asking for another format of one report does not run the SQL again. */
-  private readonly composed = new LRUCache<string, Promise<Composed>>({ max: 64 });
+  private readonly composed: LRUCache<string, Promise<Composed>>;
 
   constructor(
     private readonly db: Db,
     private readonly layout: WarehouseLayout,
     private readonly platform: PlatformConfig,
     private readonly timeoutMs: number,
-  ) {}
+    /** Bounds (API_REPORT_CACHE_MB, API_REPORT_COMPOSED_MAX). */
+    caches: { bodiesBytes: number; composed: number } = { bodiesBytes: 32 * 2 ** 20, composed: 8 },
+  ) {
+    this.bodies = new LRUCache({ maxSize: Math.max(1, caches.bodiesBytes), sizeCalculation: (r) => r.body.length + 64 });
+    this.composed = new LRUCache({ max: Math.max(1, caches.composed) });
+  }
 
   async get(snap: ServedSnapshot, streamId: string, bucketSeconds: number, format: ReportFormat): Promise<ServedReport> {
     const customerId = parseStreamId(streamId)?.customerId;

@@ -11,6 +11,8 @@ import { hostScratchDir, warehouseLayout } from '../warehouse/layout.ts';
 import { createApp } from './app.ts';
 import { OnDemandSeries } from './ondemand-series.ts';
 import { SnapshotStore } from './snapshot-store.ts';
+import { ResponseCache } from './response-cache.ts';
+import { SnapshotSeries } from './timeseries.ts';
 import { tokenSecret } from './tokens.ts';
 import type { ApiDeps } from './deps.ts';
 import { loadSigningKey } from '../warehouse/control/signing-key.ts';
@@ -27,8 +29,11 @@ export interface RunningApi {
 export async function startApi(config: AppConfig, log: Logger): Promise<RunningApi> {
   const layout = warehouseLayout(config.warehouseDir);
   const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
-  const db = await Db.open(config.duckdb, spill);
-  const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs);
+  // The API's DuckDB is sized on its own (API_DUCKDB_*): small reads, not the jobs' partitions.
+  const db = await Db.open(config.api.duckdb, spill);
+  // Snapshot files are immutable: their Parquet footers are parsed once, not on every read.
+  await db.withSession((s) => s.run('SET GLOBAL parquet_metadata_cache = true'));
+  const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs, new ResponseCache(config.api.caches.responsesBytes));
   await store.start();
   const platform = loadPlatformConfig(config.platformConfigFile);
   const deps: ApiDeps = {
@@ -37,11 +42,15 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     config,
     log,
     store,
-    onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs),
+    series: new SnapshotSeries(db, config.api.caches.seriesBytes),
+    onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs, config.api.caches.seriesBytes),
     secret: await tokenSecret(layout, config.tokenSecret),
     signingKey: await loadSigningKey(layout, config.manifestSigningKey),
     platform,
-    pilotReports: new PilotReports(db, layout, platform, config.api.queryTimeoutMs),
+    pilotReports: new PilotReports(db, layout, platform, config.api.queryTimeoutMs, {
+      bodiesBytes: config.api.caches.reportsBytes,
+      composed: config.api.caches.composedReports,
+    }),
   };
   const app = createApp(deps);
   const server = http.createServer(app.callback());

@@ -25,15 +25,9 @@ import { listTenants, type Tenant } from '../../warehouse/control/tenants.ts';
 import { CUSTOMER_ID_PATTERN, streamBelongsTo } from '../../warehouse/ids.ts';
 import type { BucketRow } from '../../warehouse/bucket-series.ts';
 
-const DAILY = 86_400;
-
-/** Each of a customer's streams with its daily buckets. */
-function dailyOf(snap: ServedSnapshot, customerId: string): [string, readonly BucketRow[]][] {
-  const out: [string, readonly BucketRow[]][] = [];
-  for (const [streamId, bySize] of snap.series) {
-    if (streamBelongsTo(streamId, customerId)) out.push([streamId, bySize.get(DAILY) ?? []]);
-  }
-  return out;
+/** Each of a customer's streams with its daily buckets, read from the snapshot's series files. */
+async function dailyOf(deps: ApiDeps, snap: ServedSnapshot, customerId: string): Promise<[string, readonly BucketRow[]][]> {
+  return [...(await deps.series.daily(snap, customerId))].filter(([streamId]) => streamBelongsTo(streamId, customerId));
 }
 
 interface Customer {
@@ -66,15 +60,15 @@ async function oneCustomer(deps: ApiDeps, snap: ServedSnapshot, customerId: stri
   return found;
 }
 
-function figures(deps: ApiDeps, snap: ServedSnapshot, c: Customer, period: Period): BillingFigures {
-  return billingForPeriod(dailyOf(snap, c.customerId), period, c.rates, deps.platform.billing.defaultCdnPricePerGb);
+async function figures(deps: ApiDeps, snap: ServedSnapshot, c: Customer, period: Period): Promise<BillingFigures> {
+  return billingForPeriod(await dailyOf(deps, snap, c.customerId), period, c.rates, deps.platform.billing.defaultCdnPricePerGb);
 }
 
 const totalsOf = ({ lineItems: _lines, ...totals }: BillingFigures) => totals;
 
-function invoiceOf(deps: ApiDeps, snap: ServedSnapshot, c: Customer, month: string, withLines: boolean) {
+async function invoiceOf(deps: ApiDeps, snap: ServedSnapshot, c: Customer, month: string, withLines: boolean) {
   const period = monthPeriod(month);
-  const f = figures(deps, snap, c, period);
+  const f = await figures(deps, snap, c, period);
   return {
     id: invoiceId(c.customerId, month),
     customerId: c.customerId,
@@ -96,8 +90,8 @@ function invoiceOf(deps: ApiDeps, snap: ServedSnapshot, c: Customer, month: stri
 }
 
 /** Closed months in which the customer delivered anything. */
-function invoiceMonths(snap: ServedSnapshot, c: Customer): string[] {
-  const daily = dailyOf(snap, c.customerId);
+async function invoiceMonths(deps: ApiDeps, snap: ServedSnapshot, c: Customer): Promise<string[]> {
+  const daily = await dailyOf(deps, snap, c.customerId);
   const first = Math.min(...daily.flatMap(([, rows]) => rows.map((r) => r.startMs)));
   if (!Number.isFinite(first)) return [];
   return closedMonths(first, snap.asOfMs).filter((m) => {
@@ -121,12 +115,14 @@ export function billingRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
   router.get('/billing/summary', auth, guard, async (ctx) => {
     const snap = snapshotOf(ctx);
     const period = periodParams(queryOf(ctx), snap.asOfMs);
-    const rows = (await customers(deps, snap)).map((c) => ({
-      customerId: c.customerId,
-      tenantId: c.tenant?.id ?? null,
-      name: c.tenant?.name ?? null,
-      ...totalsOf(figures(deps, snap, c, period)),
-    }));
+    const rows = await Promise.all(
+      (await customers(deps, snap)).map(async (c) => ({
+        customerId: c.customerId,
+        tenantId: c.tenant?.id ?? null,
+        name: c.tenant?.name ?? null,
+        ...totalsOf(await figures(deps, snap, c, period)),
+      })),
+    );
     const micro = (f: (r: (typeof rows)[number]) => number) => rows.reduce((a, r) => a + Math.round(f(r) * 1e6), 0) / 1e6;
     send(ctx, snap, {
       ...period,
@@ -147,23 +143,24 @@ export function billingRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
     const snap = snapshotOf(ctx);
     const period = periodParams(queryOf(ctx), snap.asOfMs);
     const c = await oneCustomer(deps, snap, param(ctx, 'customerId'));
-    const days = daysOf(period).map((date) => ({ date, ...totalsOf(figures(deps, snap, c, { from: date, to: date })) }));
+    const days = await Promise.all(daysOf(period).map(async (date) => ({ date, ...totalsOf(await figures(deps, snap, c, { from: date, to: date })) })));
     send(ctx, snap, {
       customerId: c.customerId,
       ...period,
       asOf: snap.manifest.asOf,
       // Each day is costed on its own; the period's totals are costed over the whole period.
       days: days.map(({ currency: _c, cdnPricePerGb: _p, savingsSharePct: _s, assumedRate: _a, ...d }) => d),
-      totals: totalsOf(figures(deps, snap, c, period)),
+      totals: totalsOf(await figures(deps, snap, c, period)),
     });
   });
 
   router.get('/billing/invoices', auth, guard, async (ctx) => {
     const snap = snapshotOf(ctx);
     const only = textParam(queryOf(ctx), 'customerId');
-    const list = (await customers(deps, snap))
-      .filter((c) => only === undefined || c.customerId === only)
-      .flatMap((c) => invoiceMonths(snap, c).map((m) => invoiceOf(deps, snap, c, m, false)));
+    const chosen = (await customers(deps, snap)).filter((c) => only === undefined || c.customerId === only);
+    const list = (
+      await Promise.all(chosen.map(async (c) => Promise.all((await invoiceMonths(deps, snap, c)).map((m) => invoiceOf(deps, snap, c, m, false)))))
+    ).flat();
     send(ctx, snap, { asOf: snap.manifest.asOf, invoices: list });
   });
 
@@ -172,15 +169,15 @@ export function billingRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
     const parsed = parseInvoiceId(param(ctx, 'id'));
     if (!parsed) throw problems.invoiceNotFound();
     const c = (await customers(deps, snap)).find((x) => x.customerId === parsed.customerId);
-    if (!c || !invoiceMonths(snap, c).includes(parsed.month)) throw problems.invoiceNotFound();
-    send(ctx, snap, { asOf: snap.manifest.asOf, ...invoiceOf(deps, snap, c, parsed.month, true) });
+    if (!c || !(await invoiceMonths(deps, snap, c)).includes(parsed.month)) throw problems.invoiceNotFound();
+    send(ctx, snap, { asOf: snap.manifest.asOf, ...(await invoiceOf(deps, snap, c, parsed.month, true)) });
   });
 
   router.get('/billing/customers/:customerId', auth, guard, async (ctx) => {
     const snap = snapshotOf(ctx);
     const c = await oneCustomer(deps, snap, param(ctx, 'customerId'));
     const month = periodParams({}, snap.asOfMs);
-    const f = figures(deps, snap, c, month);
+    const f = await figures(deps, snap, c, month);
     send(ctx, snap, {
       customerId: c.customerId,
       tenant: c.tenant ? { id: c.tenant.id, name: c.tenant.name, createdAt: c.tenant.createdAt } : null,

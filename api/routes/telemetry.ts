@@ -5,7 +5,7 @@ import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import { assertStreamAccess, callerOf, canSee, requireCapability, requireOperator } from '../auth.ts';
 import { problems } from '../errors.ts';
-import { sendSnapshotJson, setSnapshotHeaders, snapshotEtag, etagMatches } from '../http-cache.ts';
+import { sendSnapshotJson, sendSnapshotJsonAsync, setSnapshotHeaders, snapshotEtag, etagMatches } from '../http-cache.ts';
 import { bucketSecondsParam, detailParam, enumParam, queryOf, streamIdParam, windowParam } from '../query.ts';
 import { bucketRange, windowSeries } from '../timeseries.ts';
 import { EXPORT_FORMATS, EXPORT_MEDIA, exportFileName, startExport } from '../export/export.ts';
@@ -90,13 +90,12 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     if (!snap.knows(streamId)) throw problems.streamNotFound();
     const key = `series|${streamId}|${window}|${bucketSeconds}`;
     const standard = (STANDARD_BUCKET_SECONDS as readonly number[]).includes(bucketSeconds);
-    let rows = standard ? snap.series.get(streamId)?.get(bucketSeconds) ?? [] : null;
-    if (rows === null && !snap.responses.has(key)) {
-      // Refuse an oversized range before computing anything (the minute series locates `all`).
-      bucketRange(snap.series.get(streamId)?.get(60) ?? [], snap.asOfMs, window, bucketSeconds);
-      rows = await deps.onDemand.series(snap, streamId, bucketSeconds);
-    }
-    sendSnapshotJson(ctx, snap, key, () => windowSeries(streamId, rows ?? [], snap.asOfMs, window, bucketSeconds));
+    await sendSnapshotJsonAsync(ctx, snap, key, async () => {
+      if (standard) return deps.series.window(snap, streamId, window, bucketSeconds);
+      // Refuse an oversized range before computing anything (the first minute locates `all`).
+      bucketRange(window === 'all' ? await deps.series.firstMinute(snap, streamId) : null, snap.asOfMs, window, bucketSeconds);
+      return windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds), snap.asOfMs, window, bucketSeconds);
+    });
   });
 
   router.get('/telemetry/export', auth, async (ctx) => {
