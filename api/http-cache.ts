@@ -36,9 +36,13 @@ export function sendSnapshotJson(ctx: Context, snap: ServedSnapshot, key: string
   sendCached(ctx, snap, cached);
 }
 
-/** `sendSnapshotJson` for bodies read on demand: concurrent first requests share one build. */
-export async function sendSnapshotJsonAsync(ctx: Context, snap: ServedSnapshot, key: string, build: () => Promise<unknown>): Promise<void> {
-  const cached = snap.responses.get(key) ?? (await snap.responses.getOrBuild(key, async () => serialise(snap, key, await build())));
+/**
+ * `sendSnapshotJson` for bodies read on demand, `build` giving the JSON text: concurrent first
+ * requests share one build.
+ */
+export async function sendSnapshotJsonText(ctx: Context, snap: ServedSnapshot, key: string, build: () => Promise<string>): Promise<void> {
+  const cached =
+    snap.responses.get(key) ?? (await snap.responses.getOrBuild(key, async () => ({ body: Buffer.from(await build()), etag: etagFor(snap.id, key) })));
   sendCached(ctx, snap, cached);
 }
 

@@ -105,6 +105,7 @@ export class SnapshotStore {
   private watcher: fs.FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> | null = null;
+  private again: Promise<void> | null = null;
   /** The last snapshot that failed to load, retried only after a while rather than on every tick. */
   private failed: { id: string; at: number } | null = null;
 
@@ -139,9 +140,20 @@ export class SnapshotStore {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** Load the snapshot CURRENT names if it is new; one load at a time. */
+  /**
+   * Load the snapshot CURRENT names if it is new; one load at a time. A call during a load runs
+   * one more check after it: a publication writes a temporary file and then renames it over
+   * CURRENT, and the rename's event must not be lost in the check the first event started.
+   */
   refresh(): Promise<void> {
-    this.inFlight ??= this.load().finally(() => {
+    if (this.inFlight) {
+      this.again ??= this.inFlight.then(() => {
+        this.again = null;
+        return this.refresh();
+      });
+      return this.again;
+    }
+    this.inFlight = this.load().finally(() => {
       this.inFlight = null;
     });
     return this.inFlight;

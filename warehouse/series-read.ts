@@ -3,7 +3,7 @@
 // files, so that a reader's memory follows what it asked for, not the history.
 import path from 'node:path';
 import { fillSql, quotedString, sqlFile, type DbSession } from './duckdb.ts';
-import { toBucketRow, type BucketRow } from './bucket-series.ts';
+import type { BucketRow } from './bucket-series.ts';
 
 /**
  * Every series file of a customer in a snapshot (the layout contract: any .parquet at any depth
@@ -25,36 +25,57 @@ export interface SeriesQuery {
   toMs: number | null;
 }
 
+/** Non-empty buckets as columns (one array per figure, ordered by stream then start). */
+export interface SeriesColumns {
+  streamId: string[];
+  startMs: number[];
+  sessions: number[];
+  bytesOffloaded: number[];
+  bytesFallback: number[];
+  offloadRatio: number[];
+  avgPeerCount: number[];
+  avgBufferHealth: number[];
+  rebufferEvents: number[];
+}
+
 // Far outside any real bucket, inside DuckDB's timestamp range.
 const MIN_US = -(2n ** 52n);
 const MAX_US = 2n ** 52n;
 
-/** Non-empty buckets, ordered by stream then start; streams with none are absent. */
-export async function readSeries(s: DbSession, q: SeriesQuery): Promise<Map<string, BucketRow[]>> {
-  // The stream is spliced as a quoted literal rather than bound: a bound value in the filter is not
-  // pushed into the Parquet scan as a table filter, and without it every row group is read.
+export async function readSeriesColumns(s: DbSession, q: SeriesQuery): Promise<SeriesColumns> {
+  // The stream is spliced as a quoted literal rather than bound, so that the filter reaches the
+  // Parquet scan as a table filter and prunes row groups by their statistics.
   const sql = fillSql(sqlFile('read_series'), {
     files: quotedString(q.glob),
     stream_filter: q.streamId === null ? 'true' : `streamId = ${quotedString(q.streamId)}`,
   });
-  const rows = await s.all<Record<string, unknown>>(sql, {
+  return s.columns<SeriesColumns & Record<string, unknown[]>>(sql, {
     bucket_seconds: q.bucketSeconds,
     from_us: q.fromMs === null ? MIN_US : BigInt(q.fromMs) * 1000n,
     to_us: q.toMs === null ? MAX_US : BigInt(q.toMs) * 1000n,
   });
-  const out = new Map<string, BucketRow[]>();
-  for (const r of rows) {
-    const id = String(r['streamId']);
-    let list = out.get(id);
-    if (!list) out.set(id, (list = []));
-    list.push(toBucketRow(r));
-  }
-  return out;
 }
 
-/** One stream's non-empty buckets of one size in a range, in time order. */
-export async function readStreamSeries(s: DbSession, q: SeriesQuery & { streamId: string }): Promise<BucketRow[]> {
-  return (await readSeries(s, q)).get(q.streamId) ?? [];
+/** Non-empty buckets as rows, by stream (ordered by start); streams with none are absent. */
+export async function readSeries(s: DbSession, q: SeriesQuery): Promise<Map<string, BucketRow[]>> {
+  const c = await readSeriesColumns(s, q);
+  const out = new Map<string, BucketRow[]>();
+  for (let i = 0; i < c.startMs.length; i++) {
+    const id = c.streamId[i]!;
+    let list = out.get(id);
+    if (!list) out.set(id, (list = []));
+    list.push({
+      startMs: c.startMs[i]!,
+      sessions: c.sessions[i]!,
+      bytesOffloaded: c.bytesOffloaded[i]!,
+      bytesFallback: c.bytesFallback[i]!,
+      offloadRatio: c.offloadRatio[i]!,
+      avgPeerCount: c.avgPeerCount[i]!,
+      avgBufferHealth: c.avgBufferHealth[i]!,
+      rebufferEvents: c.rebufferEvents[i]!,
+    });
+  }
+  return out;
 }
 
 /** Start (ms) of the stream's first non-empty bucket of this size, or null when it has none. */

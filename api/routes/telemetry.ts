@@ -5,7 +5,7 @@ import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import { assertStreamAccess, callerOf, canSee, requireCapability, requireOperator } from '../auth.ts';
 import { problems } from '../errors.ts';
-import { sendSnapshotJson, sendSnapshotJsonAsync, setSnapshotHeaders, snapshotEtag, etagMatches } from '../http-cache.ts';
+import { sendSnapshotJson, sendSnapshotJsonText, setSnapshotHeaders, snapshotEtag, etagMatches } from '../http-cache.ts';
 import { bucketSecondsParam, detailParam, enumParam, queryOf, streamIdParam, windowParam } from '../query.ts';
 import { bucketRange, windowSeries } from '../timeseries.ts';
 import { EXPORT_FORMATS, EXPORT_MEDIA, exportFileName, startExport } from '../export/export.ts';
@@ -90,11 +90,11 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     if (!snap.knows(streamId)) throw problems.streamNotFound();
     const key = `series|${streamId}|${window}|${bucketSeconds}`;
     const standard = (STANDARD_BUCKET_SECONDS as readonly number[]).includes(bucketSeconds);
-    await sendSnapshotJsonAsync(ctx, snap, key, async () => {
-      if (standard) return deps.series.window(snap, streamId, window, bucketSeconds);
+    await sendSnapshotJsonText(ctx, snap, key, async () => {
+      if (standard) return deps.series.windowJson(snap, streamId, window, bucketSeconds);
       // Refuse an oversized range before computing anything (the first minute locates `all`).
       bucketRange(window === 'all' ? await deps.series.firstMinute(snap, streamId) : null, snap.asOfMs, window, bucketSeconds);
-      return windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds), snap.asOfMs, window, bucketSeconds);
+      return JSON.stringify(windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds), snap.asOfMs, window, bucketSeconds));
     });
   });
 
