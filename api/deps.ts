@@ -24,7 +24,7 @@ export interface ApiDeps {
   secret: Uint8Array;
   /** The manifest signing key; its public half is served at /manifest/public-key. */
   signingKey: SigningKey;
-  /** The platform configuration document. */
+  /** The platform configuration document, as it is now (stat-checked on every read). */
   platform: PlatformConfig;
   /** Pilot reports: pre-rendered files or rendered on demand, kept per snapshot. */
   pilotReports: PilotReports;

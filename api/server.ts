@@ -16,7 +16,7 @@ import { SnapshotSeries } from './timeseries.ts';
 import { tokenSecret } from './tokens.ts';
 import type { ApiDeps } from './deps.ts';
 import { loadSigningKey } from '../warehouse/control/signing-key.ts';
-import { loadPlatformConfig } from '../config/platform.ts';
+import { platformConfigReader } from '../config/platform.ts';
 import { PilotReports } from './pilot-reports.ts';
 
 export interface RunningApi {
@@ -35,7 +35,12 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   await db.withSession((s) => s.run('SET GLOBAL parquet_metadata_cache = true'));
   const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs, new ResponseCache(config.api.caches.responsesBytes));
   await store.start();
-  const platform = loadPlatformConfig(config.platformConfigFile);
+  // Read through the stat-checked reader on every use: an edit applies without a restart, and the
+  // pilot reports' fingerprints match those of the report job, which reads it the same way.
+  const platform = platformConfigReader(config.platformConfigFile, (err) =>
+    log.error({ err: err.message }, 'the platform configuration is invalid; keeping the last good one'),
+  );
+  platform.current(); // an invalid document at start is fatal, as before
   const deps: ApiDeps = {
     db,
     layout,
@@ -46,8 +51,10 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs, config.api.caches.seriesBytes),
     secret: await tokenSecret(layout, config.tokenSecret),
     signingKey: await loadSigningKey(layout, config.manifestSigningKey),
-    platform,
-    pilotReports: new PilotReports(db, layout, platform, config.api.queryTimeoutMs, {
+    get platform() {
+      return platform.current();
+    },
+    pilotReports: new PilotReports(db, layout, () => platform.current(), config.api.queryTimeoutMs, {
       bodiesBytes: config.api.caches.reportsBytes,
       composed: config.api.caches.composedReports,
     }),
