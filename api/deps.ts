@@ -1,10 +1,11 @@
 // What the API's routes share: the process's DuckDB, the warehouse, config, the snapshot store
-// and the on-demand series cache.
+// and the series readers and caches.
 import type { AppConfig } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Db } from '../warehouse/duckdb.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { OnDemandSeries } from './ondemand-series.ts';
+import type { SnapshotSeries } from './timeseries.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 import type { SigningKey } from '../warehouse/control/signing-key.ts';
 import type { PlatformConfig } from '../config/platform.ts';
@@ -18,12 +19,14 @@ export interface ApiDeps {
   config: AppConfig;
   log: Logger;
   store: SnapshotStore;
+  /** Reads of the snapshot's precomputed series (standard sizes, billing's daily series). */
+  series: SnapshotSeries;
   onDemand: OnDemandSeries;
   /** Signing secret of API tokens. */
   secret: Uint8Array;
   /** The manifest signing key; its public half is served at /manifest/public-key. */
   signingKey: SigningKey;
-  /** The platform configuration document. */
+  /** The platform configuration document, as it is now (stat-checked on every read). */
   platform: PlatformConfig;
   /** Pilot reports: pre-rendered files or rendered on demand, kept per snapshot. */
   pilotReports: PilotReports;

@@ -32,9 +32,27 @@ export function sendSnapshotJson(ctx: Context, snap: ServedSnapshot, key: string
   let cached: CachedBody | undefined = snap.responses.get(key);
   countResponseLookup(cached !== undefined);
   if (!cached) {
-    cached = { body: Buffer.from(JSON.stringify(build())), etag: etagFor(snap.id, key) };
+    cached = serialise(snap, key, build());
     snap.responses.set(key, cached);
   }
+  sendCached(ctx, snap, cached);
+}
+
+/**
+ * `sendSnapshotJson` for bodies read on demand, `build` giving the JSON text: concurrent first
+ * requests share one build.
+ */
+export async function sendSnapshotJsonText(ctx: Context, snap: ServedSnapshot, key: string, build: () => Promise<string>): Promise<void> {
+  const cached =
+    snap.responses.get(key) ?? (await snap.responses.getOrBuild(key, async () => ({ body: Buffer.from(await build()), etag: etagFor(snap.id, key) })));
+  sendCached(ctx, snap, cached);
+}
+
+function serialise(snap: ServedSnapshot, key: string, value: unknown): CachedBody {
+  return { body: Buffer.from(JSON.stringify(value)), etag: etagFor(snap.id, key) };
+}
+
+function sendCached(ctx: Context, snap: ServedSnapshot, cached: CachedBody): void {
   setSnapshotHeaders(ctx, snap, cached.etag);
   if (etagMatches(ctx.get('If-None-Match') || undefined, cached.etag)) {
     ctx.status = 304;

@@ -17,6 +17,8 @@ import type { ServedSnapshot } from './snapshot-store.ts';
 
 /** What a refused request is told to wait, in seconds. */
 const RETRY_AFTER_SECONDS = 2;
+/** Rough heap bytes of a cached row (an object of eight numbers). */
+const ROW_BYTES = 120;
 
 interface Computation {
   result: Promise<BucketRow[]>;
@@ -26,7 +28,8 @@ interface Computation {
 }
 
 export class OnDemandSeries {
-  private readonly done = new LRUCache<string, BucketRow[]>({ max: 2000 });
+  /** Computed series, bounded in bytes (API_SERIES_CACHE_MB); concurrent requests share `running`. */
+  private readonly done: LRUCache<string, BucketRow[]>;
   private readonly running = new Map<string, Computation>();
   private readonly admission: Admission;
 
@@ -35,8 +38,10 @@ export class OnDemandSeries {
     private readonly layout: WarehouseLayout,
     private readonly timeoutMs: number,
     limits: { max: number; perTenant: number } = { max: 8, perTenant: 2 },
+    cacheBytes = 16 * 2 ** 20,
   ) {
     this.admission = new Admission(limits.max, limits.perTenant);
+    this.done = new LRUCache({ maxSize: Math.max(1, cacheBytes), sizeCalculation: (rows) => 64 + ROW_BYTES * rows.length });
   }
 
   /** Computations under way (for tests and metrics). */

@@ -34,6 +34,8 @@ interface ReportRequest {
   streamId: string;
   bucketSeconds: number;
   format: ReportFormat;
+  /** The platform configuration the request is served under (read once per request). */
+  platform: PlatformConfig;
   fingerprint: string;
 }
 
@@ -47,25 +49,32 @@ interface Composed {
 
 export class PilotReports {
   /** Bodies by snapshot, stream, bucket size, format and inputs fingerprint. */
-  private readonly bodies = new LRUCache<string, ServedReport>({ maxSize: 128 * 1024 * 1024, sizeCalculation: (r) => r.body.length + 64 });
+  private readonly bodies: LRUCache<string, ServedReport>;
   private readonly pending = new Map<string, Promise<ServedReport>>();
   /** Composed reports, so that asking for another format of one report does not run the SQL again. */
-  private readonly composed = new LRUCache<string, Promise<Composed>>({ max: 64 });
+  private readonly composed: LRUCache<string, Promise<Composed>>;
 
   constructor(
     private readonly db: Db,
     private readonly layout: WarehouseLayout,
-    private readonly platform: PlatformConfig,
+    /** The platform configuration as it is now (an edit changes the fingerprint, so the key). */
+    private readonly platform: () => PlatformConfig,
     private readonly timeoutMs: number,
-  ) {}
+    /** Bounds (API_REPORT_CACHE_MB, API_REPORT_COMPOSED_MAX). */
+    caches: { bodiesBytes: number; composed: number } = { bodiesBytes: 32 * 2 ** 20, composed: 8 },
+  ) {
+    this.bodies = new LRUCache({ maxSize: Math.max(1, caches.bodiesBytes), sizeCalculation: (r) => r.body.length + 64 });
+    this.composed = new LRUCache({ max: Math.max(1, caches.composed) });
+  }
 
   async get(snap: ServedSnapshot, streamId: string, bucketSeconds: number, format: ReportFormat): Promise<ServedReport> {
     const customerId = parseStreamId(streamId)?.customerId;
     if (!customerId) throw problems.streamNotFound();
     // The tenant's name and rates are inputs of the report: read them on every request, so that a
     // change of rates is seen at once (the fingerprint changes, and so do the key and the ETag).
-    const fingerprint = inputsFingerprint(await findTenant(this.layout, customerId), this.platform);
-    const req: ReportRequest = { snap, customerId, streamId, bucketSeconds, format, fingerprint };
+    const platform = this.platform();
+    const fingerprint = inputsFingerprint(await findTenant(this.layout, customerId), platform);
+    const req: ReportRequest = { snap, customerId, streamId, bucketSeconds, format, platform, fingerprint };
     const key = `${snap.id}|${streamId}|${bucketSeconds}|${format}|${fingerprint}`;
     const hit = this.bodies.get(key);
     if (hit) return hit;
@@ -96,8 +105,8 @@ export class PilotReports {
   }
 
   /** The nightly run's file for this request, when its folder was rendered from the same inputs. */
-  private async prerendered({ snap, customerId, streamId, bucketSeconds, format, fingerprint }: ReportRequest): Promise<Buffer | null> {
-    if (bucketSeconds !== this.platform.pilot.defaultBucketSeconds) return null;
+  private async prerendered({ snap, customerId, streamId, bucketSeconds, format, platform, fingerprint }: ReportRequest): Promise<Buffer | null> {
+    if (bucketSeconds !== platform.pilot.defaultBucketSeconds) return null;
     const dir = customerReportsDir(this.layout, snap.id, customerId);
     const published = await readPublishedReports(dir);
     if (!published || published.snapshot !== snap.id || published.bucketSeconds !== bucketSeconds || published.fingerprint !== fingerprint) return null;
@@ -118,15 +127,15 @@ export class PilotReports {
     return p;
   }
 
-  private async composeNow({ snap, customerId, streamId, bucketSeconds }: ReportRequest): Promise<Composed> {
-    const deps = { db: this.db, layout: this.layout, platform: this.platform };
+  private async composeNow({ snap, customerId, streamId, bucketSeconds, platform }: ReportRequest): Promise<Composed> {
+    const deps = { db: this.db, layout: this.layout, platform };
     try {
       const { reports, tenant } = await composeCustomerReports(deps, { id: snap.id, manifest: snap.manifest }, customerId, bucketSeconds, streamId, (fn) =>
         this.db.withSessionTimeout(this.timeoutMs, fn),
       );
       const report = reports[0];
       if (!report) throw problems.streamNotFound();
-      return { report, fingerprint: inputsFingerprint(tenant, this.platform) };
+      return { report, fingerprint: inputsFingerprint(tenant, platform) };
     } catch (err) {
       if (err instanceof QueryTimeout) throw problems.timeout();
       throw err;

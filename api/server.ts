@@ -11,10 +11,12 @@ import { hostScratchDir, warehouseLayout } from '../warehouse/layout.ts';
 import { createApp } from './app.ts';
 import { OnDemandSeries } from './ondemand-series.ts';
 import { SnapshotStore } from './snapshot-store.ts';
+import { ResponseCache } from './response-cache.ts';
+import { SnapshotSeries } from './timeseries.ts';
 import { tokenSecret } from './tokens.ts';
 import type { ApiDeps } from './deps.ts';
 import { loadSigningKey } from '../warehouse/control/signing-key.ts';
-import { loadPlatformConfig } from '../config/platform.ts';
+import { platformConfigReader } from '../config/platform.ts';
 import { PilotReports } from './pilot-reports.ts';
 import { bindApiMetrics } from './metrics.ts';
 import { collectProcessMetrics, listenMetrics, type MetricsListener } from '../lib/metrics.ts';
@@ -35,25 +37,39 @@ export interface RunningApi {
 export async function startApi(config: AppConfig, log: Logger): Promise<RunningApi> {
   const layout = warehouseLayout(config.warehouseDir);
   const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
+  // The API's DuckDB is sized on its own (API_DUCKDB_*): small reads, not the jobs' partitions.
   // Exports run in their own DuckDB slots; a request's work waits in a bounded queue (503 beyond).
-  const db = await Db.open(config.duckdb, spill, { exportSlots: config.api.exports.duckdbSlots, maxQueued: config.api.duckdbMaxQueued });
+  const db = await Db.open(config.api.duckdb, spill, { exportSlots: config.api.exports.duckdbSlots, maxQueued: config.api.duckdbMaxQueued });
+  // Snapshot files are immutable: their Parquet footers are parsed once, not on every read.
+  await db.withSession((s) => s.run('SET GLOBAL parquet_metadata_cache = true'));
   await secureControlArea(layout.control);
   const removed = await prepareExportScratch(layout);
   if (removed.length > 0) log.info({ files: removed.length }, 'removed export scratch files of processes that no longer run');
-  const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs);
+  const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs, new ResponseCache(config.api.caches.responsesBytes));
   await store.start();
-  const platform = loadPlatformConfig(config.platformConfigFile);
+  // Read through the stat-checked reader on every use: an edit applies without a restart, and the
+  // pilot reports' fingerprints match those of the report job, which reads it the same way.
+  const platform = platformConfigReader(config.platformConfigFile, (err) =>
+    log.error({ err: err.message }, 'the platform configuration is invalid; keeping the last good one'),
+  );
+  platform.current(); // an invalid document at start is fatal, as before
   const deps: ApiDeps = {
     db,
     layout,
     config,
     log,
     store,
-    onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs, config.api.onDemand),
+    series: new SnapshotSeries(db, config.api.caches.seriesBytes),
+    onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs, config.api.onDemand, config.api.caches.seriesBytes),
     secret: await tokenSecret(layout, config.tokenSecret),
     signingKey: await loadSigningKey(layout, config.manifestSigningKey),
-    platform,
-    pilotReports: new PilotReports(db, layout, platform, config.api.queryTimeoutMs),
+    get platform() {
+      return platform.current();
+    },
+    pilotReports: new PilotReports(db, layout, () => platform.current(), config.api.queryTimeoutMs, {
+      bodiesBytes: config.api.caches.reportsBytes,
+      composed: config.api.caches.composedReports,
+    }),
     exports: new Admission(config.api.exports.max, config.api.exports.perTenant),
     revocation: await Revocation.start(layout, config.api.revocationPollMs, log),
   };

@@ -1,13 +1,13 @@
-// The published snapshot as the API serves it: loaded once into memory when CURRENT moves, and
-// swapped in one assignment, so a request that started on the old snapshot finishes on it and no
-// request ever sees a mix. A newer snapshot that cannot be read is logged and skipped.
+// The published snapshot as the API serves it: what stays small whatever the history (stream
+// summaries, platform and per-customer rows: a few rows per stream) is loaded when CURRENT moves
+// and swapped in one assignment, so a request that started on the old snapshot finishes on it
+// and no request ever sees a mix. Series, which grow with streams × history, stay in the
+// snapshot's Parquet and are read on demand (api/timeseries.ts). A newer snapshot that cannot be
+// read is logged and skipped.
 import fs from 'node:fs';
 import path from 'node:path';
-import { LRUCache } from 'lru-cache';
 import { fileList, toNumber, type Db } from '../warehouse/duckdb.ts';
-import { toBucketRow, type BucketRow } from '../warehouse/bucket-series.ts';
-
-export type { BucketRow };
+import type { BucketRow } from '../warehouse/bucket-series.ts';
 import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
 import { readStreamSummaries, summaryFigures, type StreamSummary } from '../warehouse/snapshot-read.ts';
 import { publishedDir, readCurrent, snapshotFiles, SnapshotUnreadableError } from '../warehouse/snapshots.ts';
@@ -16,6 +16,10 @@ import { WINDOW_NAMES, type WindowName } from '../warehouse/windows.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { Logger } from '../lib/log.ts';
 import { snapshotSwapSeconds } from './metrics.ts';
+import { seriesGlob } from '../warehouse/series-read.ts';
+import { ResponseCache, type CachedBody, type SnapshotResponses } from './response-cache.ts';
+
+export type { BucketRow, CachedBody };
 
 /** A stream summary as the API serves it: lastSeenAt as an ISO 8601 string. */
 export type SummaryJson = Omit<StreamSummary, 'windowName' | 'lastSeenAt'> & { lastSeenAt: string | null };
@@ -24,18 +28,10 @@ export interface PlatformJson extends Omit<SummaryJson, 'streamId'> {
   streams: number;
 }
 
-/** A response body serialised once for this snapshot, with its ETag. */
-export interface CachedBody {
-  body: Buffer;
-  etag: string;
-}
-
 export class ServedSnapshot {
   readonly asOfMs: number;
   /** HTTP date of asOf, for Last-Modified. */
   readonly lastModified: string;
-  /** Serialised responses, built on first request. */
-  readonly responses = new LRUCache<string, CachedBody>({ maxSize: 64 * 1024 * 1024, sizeCalculation: (v) => v.body.length + 64 });
 
   constructor(
     readonly id: string,
@@ -45,7 +41,8 @@ export class ServedSnapshot {
     readonly platform: ReadonlyMap<WindowName, PlatformJson>,
     /** Per-customer rows, by window then customer (windows where the customer reported). */
     readonly customerRows: ReadonlyMap<WindowName, ReadonlyMap<string, PlatformJson>>,
-    readonly series: ReadonlyMap<string, ReadonlyMap<number, readonly BucketRow[]>>,
+    /** Serialised responses of this snapshot, built on first request (a view of the process's bounded cache). */
+    readonly responses: SnapshotResponses,
   ) {
     this.asOfMs = Date.parse(manifest.asOf);
     this.lastModified = new Date(this.asOfMs).toUTCString();
@@ -56,6 +53,16 @@ export class ServedSnapshot {
     return this.summaries.get('all')?.has(streamId) ?? false;
   }
 
+  /** Whether the snapshot has a partition (and so series files) for the customer. */
+  hasCustomer(customerId: string): boolean {
+    return this.manifest.partitions.some((p) => p.customerId === customerId);
+  }
+
+  /** The customer's series files (the glob of the layout contract). */
+  seriesGlob(customerId: string): string {
+    return seriesGlob(this.dir, customerId);
+  }
+
   /** The landed files (absolute) and present columns of one customer's partition in this snapshot. */
   customerInputs(layout: WarehouseLayout, customerId: string): { files: string[]; presentColumns: string[] } | null {
     const p = this.manifest.partitions.find((x) => x.customerId === customerId);
@@ -64,37 +71,19 @@ export class ServedSnapshot {
   }
 }
 
-export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: string): Promise<ServedSnapshot> {
+export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: string, cache: ResponseCache): Promise<ServedSnapshot> {
   const dir = publishedDir(layout, snapshot);
   const files = snapshotFiles(dir);
   const manifest = await readSnapshotManifest(files.manifest);
-  const customers = manifest.partitions.map((p) => p.customerId);
 
   const summaries = new Map<WindowName, Map<string, SummaryJson>>(WINDOW_NAMES.map((w) => [w, new Map()]));
   const platform = new Map<WindowName, PlatformJson>();
   const customerRows = new Map<WindowName, Map<string, PlatformJson>>(WINDOW_NAMES.map((w) => [w, new Map()]));
-  const series = new Map<string, Map<number, BucketRow[]>>();
 
   for (const { windowName, lastSeenAt, ...row } of await readStreamSummaries(db, { dir, manifest })) {
     summaries.get(windowName as WindowName)?.set(row.streamId, { ...row, lastSeenAt: lastSeenAt?.toISOString() ?? null });
   }
   await db.withSession(async (s) => {
-    if (customers.length > 0) {
-      const buckets = await s.all<Record<string, unknown>>(
-        `SELECT streamId, bucketSeconds, epoch_ms(bucketStart) AS startMs, sessions, bytesOffloaded, bytesFallback,
-                offloadRatio, avgPeerCount, avgBufferHealth, rebufferEvents
-         FROM read_parquet(${fileList(customers.map(files.series))}) ORDER BY streamId, bucketSeconds, bucketStart`,
-      );
-      for (const b of buckets) {
-        const streamId = String(b['streamId']);
-        const size = Number(b['bucketSeconds']);
-        let bySize = series.get(streamId);
-        if (!bySize) series.set(streamId, (bySize = new Map()));
-        let list = bySize.get(size);
-        if (!list) bySize.set(size, (list = []));
-        list.push(toBucketRow(b));
-      }
-    }
     const rows = await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${fileList([files.platform])})`);
     for (const r of rows) platform.set(r['windowName'] as WindowName, addedUp(r));
     if (fs.existsSync(files.customers)) {
@@ -103,7 +92,7 @@ export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: st
       }
     }
   });
-  return new ServedSnapshot(snapshot, dir, manifest, summaries, platform, customerRows, series);
+  return new ServedSnapshot(snapshot, dir, manifest, summaries, platform, customerRows, cache.forSnapshot(snapshot));
 }
 
 /** A platform-wide or per-customer row as the API serves it. */
@@ -118,6 +107,7 @@ export class SnapshotStore {
   private watcher: fs.FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> | null = null;
+  private again: Promise<void> | null = null;
   /** The last snapshot that failed to load, retried only after a while rather than on every tick. */
   private failed: { id: string; at: number } | null = null;
   /** Why nothing is served although something is published (CURRENT or its manifest is damaged). */
@@ -128,6 +118,8 @@ export class SnapshotStore {
     private readonly layout: WarehouseLayout,
     private readonly log: Logger,
     private readonly pollMs: number,
+    /** Serialised responses of every snapshot served, bounded as a whole. */
+    readonly responses: ResponseCache,
   ) {}
 
   current(): ServedSnapshot | null {
@@ -161,9 +153,20 @@ export class SnapshotStore {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** Load the snapshot CURRENT names if it is new; one load at a time. */
+  /**
+   * Load the snapshot CURRENT names if it is new; one load at a time. A call during a load runs
+   * one more check after it: a publication writes a temporary file and then renames it over
+   * CURRENT, and the rename's event must not be lost in the check the first event started.
+   */
   refresh(): Promise<void> {
-    this.inFlight ??= this.load().finally(() => {
+    if (this.inFlight) {
+      this.again ??= this.inFlight.then(() => {
+        this.again = null;
+        return this.refresh();
+      });
+      return this.again;
+    }
+    this.inFlight = this.load().finally(() => {
       this.inFlight = null;
     });
     return this.inFlight;
@@ -187,8 +190,9 @@ export class SnapshotStore {
     if (this.failed?.id === pointer.snapshot && Date.now() - this.failed.at < 30_000) return;
     const started = Date.now();
     try {
-      const next = await loadSnapshot(this.db, this.layout, pointer.snapshot);
+      const next = await loadSnapshot(this.db, this.layout, pointer.snapshot, this.responses);
       this.snapshot = next; // the swap: one assignment
+      this.responses.serve(next.id);
       this.failed = null;
       this.unreadable = null;
       this.log.info({ snapshot: next.id, asOf: next.manifest.asOf, ms: Date.now() - started }, 'serving snapshot');

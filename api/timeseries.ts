@@ -1,9 +1,16 @@
 // The bucketed series of a window (api-decisions.md, "Timeseries"): whole aligned buckets from
 // the one holding asOf − window (for `all`, the stream's first report) to the one holding asOf,
-// every bucket present, the empty ones with zeros.
+// every bucket present, the empty ones with zeros. Standard sizes are read on demand from the
+// snapshot's series files (only the window's row groups), so memory follows the requests, not
+// the history; the serialised answers are cached by the route.
+import { LRUCache } from 'lru-cache';
 import { problems } from './errors.ts';
 import { fillBuckets, toBucketJson, type BucketJson, type BucketRow } from '../warehouse/bucket-series.ts';
+import { firstBucketStart, readSeries, readSeriesColumns, type SeriesColumns } from '../warehouse/series-read.ts';
 import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
+import { parseStreamId } from '../warehouse/ids.ts';
+import type { Db, DbSession } from '../warehouse/duckdb.ts';
+import type { ServedSnapshot } from './snapshot-store.ts';
 
 export const MAX_BUCKETS = 10_000;
 
@@ -22,12 +29,14 @@ export function bucketStart(ms: number, bucketSeconds: number): number {
   return Math.floor(ms / size) * size;
 }
 
-/** The range [from, to] of bucket starts for a window; throws 400 past MAX_BUCKETS. */
-export function bucketRange(rows: readonly BucketRow[], asOfMs: number, window: WindowName, bucketSeconds: number): { from: number; to: number } {
+/**
+ * The range [from, to] of bucket starts for a window; `firstMs` is the start of the stream's first
+ * non-empty bucket (used by `all`; null when it has none). Throws 400 past MAX_BUCKETS.
+ */
+export function bucketRange(firstMs: number | null, asOfMs: number, window: WindowName, bucketSeconds: number): { from: number; to: number } {
   const seconds = windowSeconds(window);
   const to = bucketStart(asOfMs, bucketSeconds);
-  const from =
-    seconds === null ? Math.min(rows[0]?.startMs ?? to, to) : bucketStart(asOfMs - seconds * 1000, bucketSeconds);
+  const from = seconds === null ? Math.min(firstMs ?? to, to) : bucketStart(asOfMs - seconds * 1000, bucketSeconds);
   const count = (to - from) / (bucketSeconds * 1000) + 1;
   if (count > MAX_BUCKETS) {
     throw problems.invalidQuery(
@@ -47,7 +56,114 @@ export function windowSeries(
   window: WindowName,
   bucketSeconds: number,
 ): SeriesJson {
-  const { from, to } = bucketRange(rows, asOfMs, window, bucketSeconds);
+  const { from, to } = bucketRange(rows[0]?.startMs ?? null, asOfMs, window, bucketSeconds);
   const buckets = fillBuckets(rows, from, to, bucketSeconds).map(toBucketJson);
   return { streamId, window, bucketSeconds, from: new Date(from).toISOString(), to: new Date(to).toISOString(), buckets };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const ZEROS = '"sessions":0,"bytesOffloaded":0,"bytesFallback":0,"offloadRatio":0,"avgPeerCount":0,"avgBufferHealth":0,"rebufferEvents":0}';
+
+/**
+ * The JSON text of `windowSeries` (the same bytes as JSON.stringify of it), written straight from
+ * the columns of one stream's non-empty buckets (sorted by start): a 10 000-bucket answer costs
+ * one string per bucket rather than three objects.
+ */
+export function seriesJsonText(streamId: string, window: WindowName, bucketSeconds: number, from: number, to: number, c: SeriesColumns): string {
+  const step = bucketSeconds * 1000;
+  const n = c.startMs.length;
+  const parts: string[] = [];
+  let i = 0;
+  while (i < n && c.startMs[i]! < from) i++;
+  for (let start = from; start <= to; start += step) {
+    if (i < n && c.startMs[i] === start) {
+      parts.push(
+        `{"start":"${iso(start)}","sessions":${c.sessions[i]},"bytesOffloaded":${c.bytesOffloaded[i]},"bytesFallback":${c.bytesFallback[i]},` +
+          `"offloadRatio":${c.offloadRatio[i]},"avgPeerCount":${c.avgPeerCount[i]},"avgBufferHealth":${c.avgBufferHealth[i]},"rebufferEvents":${c.rebufferEvents[i]}}`,
+      );
+      i++;
+    } else {
+      parts.push(`{"start":"${iso(start)}",${ZEROS}`);
+    }
+  }
+  return (
+    `{"streamId":${JSON.stringify(streamId)},"window":${JSON.stringify(window)},"bucketSeconds":${bucketSeconds},` +
+    `"from":"${iso(from)}","to":"${iso(to)}","buckets":[${parts.join(',')}]}`
+  );
+}
+
+const NO_ROWS: SeriesColumns = {
+  streamId: [],
+  startMs: [],
+  sessions: [],
+  bytesOffloaded: [],
+  bytesFallback: [],
+  offloadRatio: [],
+  avgPeerCount: [],
+  avgBufferHealth: [],
+  rebufferEvents: [],
+};
+
+/** Rough heap bytes of a row kept in the cache (an object of eight numbers). */
+const ROW_BYTES = 120;
+
+/**
+ * Reads of a snapshot's precomputed series: a stream's window of one standard size, its first
+ * minute (where `all` starts), a customer's daily series (billing). Rows that several answers
+ * share are kept in a cache bounded in bytes.
+ */
+export class SnapshotSeries {
+  private readonly rows: LRUCache<string, BucketRow[] | Map<string, BucketRow[]>>;
+  private readonly pending = new Map<string, Promise<Map<string, BucketRow[]>>>();
+
+  constructor(
+    private readonly db: Db,
+    cacheBytes: number,
+  ) {
+    this.rows = new LRUCache({
+      maxSize: Math.max(1, cacheBytes),
+      sizeCalculation: (v) => 64 + ROW_BYTES * (Array.isArray(v) ? v.length : [...v.values()].reduce((n, l) => n + l.length + 1, 0)),
+    });
+  }
+
+  /** The JSON text of a window's series at a standard size, read from the snapshot's files. */
+  async windowJson(snap: ServedSnapshot, streamId: string, window: WindowName, bucketSeconds: number): Promise<string> {
+    const customerId = parseStreamId(streamId)?.customerId;
+    const glob = customerId && snap.hasCustomer(customerId) ? snap.seriesGlob(customerId) : null;
+    return this.db.withSession(async (s) => {
+      const first = windowSeconds(window) === null && glob ? await firstBucketStart(s, glob, streamId, bucketSeconds) : null;
+      // Refused (400) before reading anything when the window is too many buckets.
+      const { from, to } = bucketRange(first, snap.asOfMs, window, bucketSeconds);
+      const cols = glob ? await readSeriesColumns(s, { glob, streamId, bucketSeconds, fromMs: from, toMs: to }) : NO_ROWS;
+      return seriesJsonText(streamId, window, bucketSeconds, from, to, cols);
+    });
+  }
+
+  /** Start of the stream's first minute bucket (its first report's minute), or null. */
+  async firstMinute(snap: ServedSnapshot, streamId: string): Promise<number | null> {
+    const customerId = parseStreamId(streamId)?.customerId;
+    if (!customerId || !snap.hasCustomer(customerId)) return null;
+    return this.db.withSession((s: DbSession) => firstBucketStart(s, snap.seriesGlob(customerId), streamId, 60));
+  }
+
+  /** Each of a customer's streams with its daily buckets (all history), by stream id. */
+  async daily(snap: ServedSnapshot, customerId: string): Promise<ReadonlyMap<string, readonly BucketRow[]>> {
+    if (!snap.hasCustomer(customerId)) return new Map();
+    const key = `${snap.id}|daily|${customerId}`;
+    const hit = this.rows.get(key);
+    if (hit instanceof Map) return hit;
+    let p = this.pending.get(key);
+    if (!p) {
+      p = this.db
+        .withSession((s) => readSeries(s, { glob: snap.seriesGlob(customerId), bucketSeconds: 86_400, streamId: null, fromMs: null, toMs: null }))
+        .then((rows) => {
+          this.rows.set(key, rows);
+          return rows;
+        });
+      this.pending.set(key, p);
+      const done = () => this.pending.delete(key);
+      p.then(done, done);
+    }
+    return p;
+  }
 }

@@ -87,3 +87,58 @@ export function loadPlatformConfig(file: string = DEFAULT_PLATFORM_CONFIG_FILE):
   }
   return parsed.data;
 }
+
+/**
+ * The platform configuration as long-running processes read it: a stat of the file on every read
+ * (a few µs), parsed again only when its inode, size or times changed, so an edit shows in the
+ * next request or run without a restart, and the API and the report job always agree on it (the
+ * pilot reports' inputs fingerprint included). An edit that does not validate keeps the last
+ * good document in use (reported once per version through `onInvalid`); with none yet, it throws.
+ */
+export class PlatformConfigReader {
+  private last: { stamp: string; value: PlatformConfig } | null = null;
+  private refused: string | null = null;
+
+  constructor(
+    readonly file: string = DEFAULT_PLATFORM_CONFIG_FILE,
+    private readonly onInvalid: (err: PlatformConfigError) => void = () => {},
+  ) {}
+
+  current(): PlatformConfig {
+    let stamp: string;
+    try {
+      const st = fs.statSync(this.file, { bigint: true });
+      stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    } catch (err) {
+      return this.fallback(new PlatformConfigError(`cannot read the platform configuration ${this.file}: ${(err as Error).message}`), 'missing');
+    }
+    if (this.last?.stamp === stamp) return this.last.value;
+    try {
+      // Read after the stat: the content is at least as new as the stamp it is kept under.
+      const value = loadPlatformConfig(this.file);
+      this.last = { stamp, value };
+      this.refused = null;
+      return value;
+    } catch (err) {
+      return this.fallback(err as PlatformConfigError, stamp);
+    }
+  }
+
+  private fallback(err: PlatformConfigError, stamp: string): PlatformConfig {
+    if (!this.last) throw err;
+    if (this.refused !== stamp) {
+      this.refused = stamp;
+      this.onInvalid(err);
+    }
+    return this.last.value;
+  }
+}
+
+const readers = new Map<string, PlatformConfigReader>();
+
+/** The process's one reader of a platform configuration file (the first caller's `onInvalid` reports). */
+export function platformConfigReader(file: string, onInvalid?: (err: PlatformConfigError) => void): PlatformConfigReader {
+  let r = readers.get(file);
+  if (!r) readers.set(file, (r = new PlatformConfigReader(file, onInvalid)));
+  return r;
+}

@@ -8,6 +8,11 @@ import { CronExpressionParser } from 'cron-parser';
 
 const positiveInt = z.coerce.number().int().positive();
 
+/** A DuckDB memory size such as 4GB or 512MiB. */
+const memorySize = z
+  .string()
+  .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'a size such as 4GB or 512MiB');
+
 /** A redis:// or rediss:// URL (BullMQ's connection). */
 export const redisUrlSchema = z
   .string()
@@ -35,10 +40,7 @@ const EnvSchema = z.object({
   WAREHOUSE_DIR: z.string().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   DUCKDB_THREADS: positiveInt.optional(),
-  DUCKDB_MEMORY_LIMIT: z
-    .string()
-    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'a size such as 4GB or 512MiB')
-    .optional(),
+  DUCKDB_MEMORY_LIMIT: memorySize.optional(),
   DUCKDB_MAX_CONCURRENT: positiveInt.default(2),
   SNAPSHOT_KEEP: positiveInt.default(5),
   SNAPSHOT_DEBRIS_GRACE_SECONDS: z.coerce.number().int().nonnegative().default(3600),
@@ -72,6 +74,15 @@ const EnvSchema = z.object({
   TOKEN_TENANT_TTL_MAX: z.string().regex(TTL, TTL_HINT).default('90d'),
   TOKEN_OPERATOR_TTL_DEFAULT: z.string().regex(TTL, TTL_HINT).default('1d'),
   TOKEN_OPERATOR_TTL_MAX: z.string().regex(TTL, TTL_HINT).default('30d'),
+  // The API's own DuckDB and caches: sized for a server whose memory must not grow with history,
+  // separately from the jobs' (DUCKDB_*), which crunch whole partitions.
+  API_DUCKDB_THREADS: positiveInt.default(2),
+  API_DUCKDB_MEMORY_LIMIT: memorySize.default('192MB'),
+  API_DUCKDB_MAX_CONCURRENT: positiveInt.default(2),
+  API_RESPONSE_CACHE_MB: z.coerce.number().nonnegative().default(32),
+  API_SERIES_CACHE_MB: z.coerce.number().nonnegative().default(16),
+  API_REPORT_CACHE_MB: z.coerce.number().nonnegative().default(32),
+  API_REPORT_COMPOSED_MAX: z.coerce.number().int().nonnegative().default(8),
   // The worker tier (BullMQ on Redis).
   REDIS_URL: redisUrlSchema.default('redis://127.0.0.1:6379'),
   QUEUE_PREFIX: queuePrefixSchema.default('p2ptel'),
@@ -172,6 +183,9 @@ export interface AppConfig {
     };
     /** How often the deny list and the tenant list are re-checked (revocation takes this long at most). */
     revocationPollMs: number;
+    /** The API process's DuckDB (series reads, on-demand sizes, pilot reports, exports). */
+    duckdb: DuckDbConfig;
+    caches: ApiCacheConfig;
   };
   /** Lifetimes of issued tokens (`token --ttl`): the default and the most allowed (e.g. 30d). */
   tokens: { tenant: { defaultTtl: string; maxTtl: string }; operator: { defaultTtl: string; maxTtl: string } };
@@ -209,6 +223,18 @@ export interface CollectorConfig {
   /** Beyond this many bytes of unlanded spool, requests get 503 with Retry-After. */
   spoolMaxBytes: number;
   requestTimeoutMs: number;
+}
+
+/** Bounds of the API's in-memory caches, in bytes (or entries where said). */
+export interface ApiCacheConfig {
+  /** Serialised telemetry responses with their ETags, of the current snapshot (and, briefly, the previous). */
+  responsesBytes: number;
+  /** Series rows kept for reuse across windows: on-demand bucket sizes, billing's daily series. */
+  seriesBytes: number;
+  /** Pilot report bodies. */
+  reportsBytes: number;
+  /** Composed pilot report objects (entries), so another format of one report skips the SQL. */
+  composedReports: number;
 }
 
 export interface RedisConfig {
@@ -306,6 +332,13 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       },
       onDemand: { max: e.API_ONDEMAND_MAX, perTenant: e.API_ONDEMAND_PER_TENANT },
       revocationPollMs: e.REVOCATION_POLL_SECONDS * 1000,
+      duckdb: { threads: e.API_DUCKDB_THREADS, memoryLimit: e.API_DUCKDB_MEMORY_LIMIT, maxConcurrent: e.API_DUCKDB_MAX_CONCURRENT },
+      caches: {
+        responsesBytes: Math.round(e.API_RESPONSE_CACHE_MB * 2 ** 20),
+        seriesBytes: Math.round(e.API_SERIES_CACHE_MB * 2 ** 20),
+        reportsBytes: Math.round(e.API_REPORT_CACHE_MB * 2 ** 20),
+        composedReports: e.API_REPORT_COMPOSED_MAX,
+      },
     },
     tokens: {
       tenant: { defaultTtl: e.TOKEN_TENANT_TTL_DEFAULT, maxTtl: e.TOKEN_TENANT_TTL_MAX },

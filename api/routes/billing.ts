@@ -18,8 +18,6 @@ import { listTenants, type Tenant } from '../../warehouse/control/tenants.ts';
 import { streamBelongsTo } from '../../warehouse/ids.ts';
 import type { BucketRow } from '../../warehouse/bucket-series.ts';
 
-const DAILY = 86_400;
-
 /**
  * A fingerprint of the tenants document, part of every cache key: a change of rates or tenants
  * gives new bodies and ETags. The list object is the same while the file is unchanged
@@ -37,6 +35,10 @@ function fingerprintOf(tenants: readonly Tenant[]): string {
 
 async function ledgerOf(deps: ApiDeps, snap: ServedSnapshot): Promise<{ ledger: Ledger; version: string }> {
   const tenants = await listTenants(deps.layout);
+  // The ledger is pure and synchronous: every customer's daily series is read first (from the
+  // snapshot's series files, through the bounded series cache).
+  const daily = new Map<string, ReadonlyMap<string, readonly BucketRow[]>>();
+  for (const p of snap.manifest.partitions) daily.set(p.customerId, await deps.series.daily(snap, p.customerId));
   const ledger: Ledger = {
     asOf: snap.manifest.asOf,
     asOfMs: snap.asOfMs,
@@ -44,11 +46,7 @@ async function ledgerOf(deps: ApiDeps, snap: ServedSnapshot): Promise<{ ledger: 
     tenants,
     defaults: deps.platform.billing,
     daily(customerId) {
-      const out: [string, readonly BucketRow[]][] = [];
-      for (const [streamId, bySize] of snap.series) {
-        if (streamBelongsTo(streamId, customerId)) out.push([streamId, bySize.get(DAILY) ?? []]);
-      }
-      return out;
+      return [...(daily.get(customerId) ?? [])].filter(([streamId]) => streamBelongsTo(streamId, customerId));
     },
   };
   return { ledger, version: fingerprintOf(tenants) };

@@ -5,7 +5,7 @@ import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import { assertStreamAccess, callerOf, canSee, requireCapability } from '../auth.ts';
 import { problems } from '../errors.ts';
-import { sendSnapshotJson, setSnapshotHeaders, snapshotEtag, etagMatches } from '../http-cache.ts';
+import { sendSnapshotJson, sendSnapshotJsonText, setSnapshotHeaders, snapshotEtag, etagMatches } from '../http-cache.ts';
 import { parseQuery } from '../query.ts';
 import { ExportQuery, PlatformMetricsQuery, StreamIdQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
 import { bucketRange, windowSeries } from '../timeseries.ts';
@@ -93,13 +93,12 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     if (!snap.knows(streamId)) throw problems.streamNotFound();
     const key = `series|${streamId}|${window}|${bucketSeconds}`;
     const standard = (STANDARD_BUCKET_SECONDS as readonly number[]).includes(bucketSeconds);
-    let rows = standard ? snap.series.get(streamId)?.get(bucketSeconds) ?? [] : null;
-    if (rows === null && !snap.responses.has(key)) {
-      // Refuse an oversized range before computing anything (the minute series locates `all`).
-      bucketRange(snap.series.get(streamId)?.get(60) ?? [], snap.asOfMs, window, bucketSeconds);
-      rows = await deps.onDemand.series(snap, streamId, bucketSeconds, ctx);
-    }
-    sendSnapshotJson(ctx, snap, key, () => windowSeries(streamId, rows ?? [], snap.asOfMs, window, bucketSeconds));
+    await sendSnapshotJsonText(ctx, snap, key, async () => {
+      if (standard) return deps.series.windowJson(snap, streamId, window, bucketSeconds);
+      // Refuse an oversized range before computing anything (the first minute locates `all`).
+      bucketRange(window === 'all' ? await deps.series.firstMinute(snap, streamId) : null, snap.asOfMs, window, bucketSeconds);
+      return JSON.stringify(windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds, ctx), snap.asOfMs, window, bucketSeconds));
+    });
   });
 
   router.get('/telemetry/export', auth, async (ctx) => {

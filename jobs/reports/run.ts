@@ -2,7 +2,7 @@
 // the three formats into the snapshot's report folder (pilot/publish.ts). The BullMQ worker and
 // `cli reports` both call this function.
 import type { JobDeps } from '../deps.ts';
-import { loadPlatformConfig } from '../../config/platform.ts';
+import { platformConfigReader } from '../../config/platform.ts';
 import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
 import { cleanReportLeftovers, customersWithData, publishSnapshotReports, type CustomerPublication, type ReportFailure } from '../../pilot/publish.ts';
 import { cleanDebris } from '../../warehouse/snapshots.ts';
@@ -52,7 +52,11 @@ export async function runReports(
     const missing = input.customers.filter((c) => !present.has(c));
     if (missing.length > 0) throw new UnknownCustomerError(`no data for ${missing.join(', ')} in snapshot ${id}: nothing to render for ${missing.length === 1 ? 'it' : 'them'}`);
   }
-  const platform = loadPlatformConfig(deps.config.platformConfigFile);
+  // The same stat-checked reader as the API's: an edit applies to the next run of a long-lived
+  // worker, and both processes compute the same inputs fingerprint from the same document.
+  const platform = platformConfigReader(deps.config.platformConfigFile, (err) =>
+    deps.log.error({ err: err.message }, 'the platform configuration is invalid; keeping the last good one'),
+  ).current();
   const started = Date.now();
   const result = await publishSnapshotReports(
     { db: deps.db, layout: deps.layout, platform },

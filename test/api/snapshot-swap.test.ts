@@ -11,6 +11,9 @@ import { runPipeline } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
 import { readCurrent } from '../../warehouse/snapshots.ts';
 import { writeJsonDurable } from '../../lib/fsx.ts';
+import { expectedSeries } from '../helpers/series.ts';
+import { expectSameRows, Independent, type Row } from '../helpers/independent.ts';
+import type { WindowName } from '../../warehouse/windows.ts';
 
 const logs: Record<string, unknown>[] = [];
 const sink = new Writable({
@@ -110,5 +113,37 @@ describe('snapshot swap', () => {
     await writeJsonDurable(t.wh.layout.currentPointer, good);
     const next = await runPipeline(t.wh, { asOf: new Date(AS_OF.getTime() + 6 * 60_000) });
     await waitForSnapshot(next.manifest.snapshot);
+  });
+
+  it('serves the new snapshot\'s series, read from its files, equal to independent SQL, within 2 s of publication', async () => {
+    // Two streams' series, cached in the old snapshot's responses, then a publication.
+    const cases: [string, WindowName, number][] = [
+      ['acme:live-main', '1h', 60],
+      ['acme:live-main', '24h', 600],
+      ['acme:vod-library', 'all', 86400],
+      ['acme:live-main', '7d', 3600],
+      ['acme:live-main', '24h', 900], // on demand
+    ];
+    for (const [streamId, window, size] of cases) {
+      expect((await t.get(`/telemetry/timeseries?streamId=${streamId}&window=${window}&bucketSeconds=${size}`, t.tokens.acme)).status).toBe(200);
+    }
+    const before = (await t.get('/readyz')).json as { asOf: string };
+    const asOf = new Date(Date.parse(before.asOf) + 3 * 60_000);
+    const run = await runPipeline(t.wh, { asOf });
+    const published = Date.now();
+    await waitForSnapshot(run.manifest.snapshot);
+    const servedAfterMs = Date.now() - published;
+    expect(servedAfterMs).toBeLessThan(2_000);
+
+    const ind = await Independent.create(t.wh.db, t.wh.layout.rawReports, asOf);
+    for (const [streamId, window, size] of cases) {
+      const r = await t.get(`/telemetry/timeseries?streamId=${streamId}&window=${window}&bucketSeconds=${size}`, t.tokens.acme);
+      expect(r.status, r.text).toBe(200);
+      const got = r.json as Record<string, unknown>;
+      const want = await expectedSeries(ind, streamId, window, size);
+      expect({ ...got, buckets: undefined }).toEqual({ ...want, buckets: undefined });
+      expectSameRows(got['buckets'] as Row[], want['buckets'] as Row[], `${streamId} ${window} ${size} after the swap`);
+      expect(r.headers.get('last-modified')).toBe(asOf.toUTCString());
+    }
   });
 });

@@ -1,0 +1,52 @@
+// The series JSON written straight from columns (api/timeseries.ts seriesJsonText) is byte for byte
+// what JSON.stringify gives for the same window built the plain way (fillBuckets, toBucketJson):
+// gaps, buckets before the window, fractional figures, an empty stream.
+import { describe, expect, it } from 'vitest';
+import { seriesJsonText, windowSeries } from '../../api/timeseries.ts';
+import type { BucketRow } from '../../warehouse/bucket-series.ts';
+import type { SeriesColumns } from '../../warehouse/series-read.ts';
+
+const STEP = 600_000;
+const T0 = Date.parse('2026-11-20T00:00:00Z');
+
+function columnsOf(streamId: string, rows: BucketRow[]): SeriesColumns {
+  return {
+    streamId: rows.map(() => streamId),
+    startMs: rows.map((r) => r.startMs),
+    sessions: rows.map((r) => r.sessions),
+    bytesOffloaded: rows.map((r) => r.bytesOffloaded),
+    bytesFallback: rows.map((r) => r.bytesFallback),
+    offloadRatio: rows.map((r) => r.offloadRatio),
+    avgPeerCount: rows.map((r) => r.avgPeerCount),
+    avgBufferHealth: rows.map((r) => r.avgBufferHealth),
+    rebufferEvents: rows.map((r) => r.rebufferEvents),
+  };
+}
+
+const row = (k: number, f: number): BucketRow => ({
+  startMs: T0 + k * STEP,
+  sessions: 3 + k,
+  bytesOffloaded: 123_456_789_012 * (k + 1),
+  bytesFallback: 0,
+  offloadRatio: 1 / (k + 3),
+  avgPeerCount: f,
+  avgBufferHealth: 0.1 + 0.2,
+  rebufferEvents: k,
+});
+
+describe('series JSON text', () => {
+  it('equals JSON.stringify of the plain series, with gaps and buckets outside the window', () => {
+    const rows = [row(-30, 2.5), row(1, 1e-7), row(2, 3), row(7, 12345.678901234567), row(143, 0)];
+    const asOf = T0 + 143 * STEP + 59_000;
+    const plain = windowSeries('acme:live "x"', rows, asOf, '24h', 600);
+    const from = Date.parse(plain.from);
+    const to = Date.parse(plain.to);
+    expect(plain.buckets.length).toBe(145);
+    expect(seriesJsonText('acme:live "x"', '24h', 600, from, to, columnsOf('acme:live "x"', rows))).toBe(JSON.stringify(plain));
+  });
+
+  it('equals it for a stream without any bucket', () => {
+    const plain = windowSeries('acme:quiet', [], T0, '1h', 600);
+    expect(seriesJsonText('acme:quiet', '1h', 600, Date.parse(plain.from), Date.parse(plain.to), columnsOf('acme:quiet', []))).toBe(JSON.stringify(plain));
+  });
+});
