@@ -19,16 +19,16 @@ import { streamBelongsTo } from '../../warehouse/ids.ts';
 import type { BucketRow } from '../../warehouse/bucket-series.ts';
 
 /**
- * A fingerprint of the tenants document, part of every cache key: a change of rates or tenants
- * gives new bodies and ETags. The list object is the same while the file is unchanged
+ * A fingerprint of a control document (tenants, platform rates), part of every cache key: a change
+ * of rates or tenants gives new bodies and ETags. The object is the same while its file is unchanged
  * (readDocumentCached), so it is hashed once per version.
  */
-const fingerprints = new WeakMap<readonly Tenant[], string>();
-function fingerprintOf(tenants: readonly Tenant[]): string {
-  let f = fingerprints.get(tenants);
+const fingerprints = new WeakMap<object, string>();
+function fingerprintOf(document: object): string {
+  let f = fingerprints.get(document);
   if (f === undefined) {
-    f = createHash('sha1').update(JSON.stringify(tenants)).digest('base64url').slice(0, 16);
-    fingerprints.set(tenants, f);
+    f = createHash('sha1').update(JSON.stringify(document)).digest('base64url').slice(0, 16);
+    fingerprints.set(document, f);
   }
   return f;
 }
@@ -49,7 +49,8 @@ async function ledgerOf(deps: ApiDeps, snap: ServedSnapshot): Promise<{ ledger: 
       return [...(daily.get(customerId) ?? [])].filter(([streamId]) => streamBelongsTo(streamId, customerId));
     },
   };
-  return { ledger, version: fingerprintOf(tenants) };
+  // The platform's default rates are part of the figures too: an edit gives new bodies at once.
+  return { ledger, version: `${fingerprintOf(tenants)}.${fingerprintOf(deps.platform.billing)}` };
 }
 
 function periodOf(ctx: Context, snap: ServedSnapshot): Period {

@@ -24,8 +24,8 @@ let url: string;
 beforeAll(async () => {
   const app = new Koa();
   app.silent = true;
-  // The frame only asks the store for its current snapshot: none here.
-  const noSnapshot = { current: () => null } as unknown as SnapshotStore;
+  // The frame only asks the store for its current snapshot (none here) and to explain errors.
+  const noSnapshot = { current: () => null, explain: (err: unknown) => err } as unknown as SnapshotStore;
   app.use(requestFrame(pino({ level: 'info' }, sink), noSnapshot));
   app.use((ctx) => {
     if (ctx.path === '/cyclic') {
