@@ -58,6 +58,15 @@ describe('ingest keys', () => {
     expect((await t.post(one('umbrella:live', 7), { key })).status).toBe(401);
   });
 
+  it('collect and ingest-keys have --help naming --warehouse', async () => {
+    for (const c of ['collect', 'ingest-keys add', 'ingest-keys list', 'ingest-keys revoke']) {
+      const r = await cli([...c.split(' '), '--help']);
+      expect(r.code, c).toBe(0);
+      expect(r.stdout).toContain(`Usage: p2ptel ${c}`);
+      expect(r.stdout).toContain('--warehouse <dir>');
+    }
+  });
+
   it('the CLI prints a key once, lists keys without them, and revokes by key', async () => {
     const added = await cli(['ingest-keys', 'add', '--customer', 'acme', '--label', 'web player', '--warehouse', t.wh.root]);
     expect(added.code, added.stderr).toBe(0);
