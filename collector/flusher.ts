@@ -48,7 +48,6 @@ export class Flusher {
   private running: Promise<void> | null = null;
   private failures = 0;
   private retryAt = 0;
-  readonly landed: LandedSegment[] = [];
 
   constructor(
     private readonly spool: Spool,
@@ -76,8 +75,7 @@ export class Flusher {
     while (this.running) await this.running;
     this.retryAt = 0;
     await this.tick(true);
-    const err = this.spool.sealed().length > 0 ? new Error('some spool segments could not be landed (see the log)') : null;
-    if (err) throw err;
+    if (this.spool.sealed().length > 0) throw new Error('some spool segments could not be landed (see the log)');
   }
 
   private tick(force: boolean): Promise<void> {
@@ -97,8 +95,6 @@ export class Flusher {
       for (const segment of [...this.spool.sealed()]) {
         const landed = await this.land(segment);
         await this.spool.remove(segment);
-        this.landed.push(landed);
-        if (this.landed.length > 100) this.landed.shift();
         this.log.info({ segment: segment.seq, rows: landed.rows, files: landed.files.length }, 'flusher: segment landed');
       }
       this.failures = 0;

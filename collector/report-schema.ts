@@ -27,6 +27,15 @@ const VOCABULARIES: Record<string, readonly string[]> = {
   device: ['desktop', 'mobile', 'tablet', 'tv', 'other'],
 };
 
+/**
+ * No lone UTF-16 surrogates: JSON.stringify escapes them, and DuckDB's JSON reader turns such a
+ * string into NULL, which would drop an acknowledged report at landing.
+ */
+export function wellFormed(s: string): boolean {
+  return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+const NOT_UNICODE = 'must be valid Unicode text (no lone surrogates)';
+
 const ISO_TS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:(Z)|([+-])(\d{2}):(\d{2}))$/;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -64,7 +73,7 @@ function mapOf(valueType: string): z.ZodType {
   const max = valueType === 'BIGINT' ? Number.MAX_SAFE_INTEGER : INT32_MAX;
   return z
     .record(
-      z.string().min(1, 'a map key must not be empty').max(MAX_MAP_KEY_LENGTH, `a map key is at most ${MAX_MAP_KEY_LENGTH} characters`),
+      z.string().min(1, 'a map key must not be empty').max(MAX_MAP_KEY_LENGTH, `a map key is at most ${MAX_MAP_KEY_LENGTH} characters`).refine(wellFormed, NOT_UNICODE),
       z.number({ error: 'a map value must be a number' }).refine(Number.isInteger, 'a map value must be a whole number').min(0, 'a map value must be 0 or more').max(max, `must be at most ${max}`),
       { error: 'must be an object of counts' },
     )
@@ -81,7 +90,7 @@ function fieldSchema(col: ReportColumn): z.ZodType {
           .string({ error: 'must be a string' })
           .refine((s) => parseStreamId(s) !== null, 'must be <customerId>:<name> (session-report.md, "Ids")');
       }
-      return z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(MAX_TEXT_LENGTH, `at most ${MAX_TEXT_LENGTH} characters`);
+      return z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(MAX_TEXT_LENGTH, `at most ${MAX_TEXT_LENGTH} characters`).refine(wellFormed, NOT_UNICODE);
     }
     case 'integer':
       return integer(col);
@@ -155,6 +164,7 @@ function mapCheck(valueType: string): Check {
     for (const k of keys) {
       if (k.length === 0) return 'a map key must not be empty';
       if (k.length > MAX_MAP_KEY_LENGTH) return `a map key is at most ${MAX_MAP_KEY_LENGTH} characters`;
+      if (!wellFormed(k)) return NOT_UNICODE;
       const x = (v as Record<string, unknown>)[k];
       if (typeof x !== 'number') return 'a map value must be a number';
       if (!Number.isInteger(x)) return 'a map value must be a whole number';
@@ -179,7 +189,15 @@ function columnCheck(col: ReportColumn): Check {
         return (v) => (typeof v !== 'string' ? 'must be a string' : parseStreamId(v) === null ? 'must be <customerId>:<name> (session-report.md, "Ids")' : null);
       }
       return (v) =>
-        typeof v !== 'string' ? 'must be a string' : v.length === 0 ? 'must not be empty' : v.length > MAX_TEXT_LENGTH ? `at most ${MAX_TEXT_LENGTH} characters` : null;
+        typeof v !== 'string'
+          ? 'must be a string'
+          : v.length === 0
+            ? 'must not be empty'
+            : v.length > MAX_TEXT_LENGTH
+              ? `at most ${MAX_TEXT_LENGTH} characters`
+              : !wellFormed(v)
+                ? NOT_UNICODE
+                : null;
     }
     case 'integer':
       return integerCheck(col);

@@ -52,7 +52,8 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
   };
   flusher.start(); // lands what an earlier run left first
 
-  const server = http.createServer(createCollectorApp(deps).callback());
+  // Timeouts are checked every connectionsCheckingInterval (30 s by default): check often.
+  const server = http.createServer({ connectionsCheckingInterval: 2_000 }, createCollectorApp(deps).callback());
   server.requestTimeout = c.requestTimeoutMs;
   server.headersTimeout = Math.min(c.requestTimeoutMs, 20_000);
   server.keepAliveTimeout = 65_000; // SDKs post every few seconds: keep their connections

@@ -6,7 +6,7 @@ import net from 'node:net';
 import { cli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/warehouse.ts';
 
-const COMMANDS = ['start', 'generate', 'pipeline', 'reports', 'serve', 'collect', 'ingest-keys add', 'ingest-keys list', 'ingest-keys revoke', 'token', 'tenants add', 'tenants list', 'worker', 'schedule', 'enqueue', 'runs'];
+const COMMANDS = ['start', 'generate', 'pipeline', 'reports', 'serve', 'token', 'tenants add', 'tenants list', 'worker', 'schedule', 'enqueue', 'runs'];
 const QUEUE_COMMANDS = ['worker', 'schedule', 'enqueue', 'runs'];
 let dir: string;
 

@@ -146,6 +146,13 @@ const CASES: Case[] = [
   { name: "another customer's malformed stream is still foreign", body: batch(report(33, { streamId: 'Globex:x y' })), status: 403, code: 'forbidden_stream' },
   { name: 'ts far in the future', body: batch(report(34, { ts: new Date(NOW + 3_600_000).toISOString() })), status: 400, code: 'invalid_reports' },
   { name: 'ts older than the late-data horizon', body: batch(report(35, { ts: new Date(NOW - 40 * 86_400_000).toISOString() })), status: 400, code: 'invalid_reports' },
+  {
+    name: 'a lone UTF-16 surrogate (it would read as NULL at landing)',
+    body: batch(report(37, { sessionId: 'sess-\ud800' })),
+    status: 400,
+    code: 'invalid_reports',
+    check: (res) => expect((res.json as { rejected: { field: string }[] }).rejected[0]!.field).toBe('sessionId'),
+  },
   { name: 'an impossible date', body: batch(report(36, { ts: '2026-02-31T10:00:00Z' })), status: 400, code: 'invalid_reports' },
   { name: 'missing key', body: batch(report(40)), key: null, status: 401, code: 'missing_ingest_key' },
   { name: 'unknown key', body: batch(report(41)), key: `ingest_${'A'.repeat(32)}`, status: 401, code: 'invalid_ingest_key' },

@@ -58,6 +58,26 @@ describe('ingest keys', () => {
     expect((await t.post(one('umbrella:live', 7), { key })).status).toBe(401);
   });
 
+  it('collect and ingest-keys have --help naming --warehouse', async () => {
+    for (const c of ['collect', 'ingest-keys add', 'ingest-keys list', 'ingest-keys revoke']) {
+      const r = await cli([...c.split(' '), '--help']);
+      expect(r.code, c).toBe(0);
+      expect(r.stdout).toContain(`Usage: p2ptel ${c}`);
+      expect(r.stdout).toContain('--warehouse <dir>');
+    }
+  });
+
+  it('generate --post says clearly what it needs', async () => {
+    const noKey = await cli(['generate', '--post', t.url, '--customers', 'acme', '--warehouse', t.wh.root]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(/--post needs --key/);
+    const two = await cli(['generate', '--post', t.url, '--key', t.keys['acme']!, '--customers', 'acme,globex', '--warehouse', t.wh.root]);
+    expect(two.code).toBe(2);
+    expect(two.stderr).toMatch(/one ingest key/);
+    const badUrl = await cli(['generate', '--post', 'ftp://x', '--key', t.keys['acme']!, '--customers', 'acme', '--warehouse', t.wh.root]);
+    expect(badUrl.code).toBe(2);
+  });
+
   it('the CLI prints a key once, lists keys without them, and revokes by key', async () => {
     const added = await cli(['ingest-keys', 'add', '--customer', 'acme', '--label', 'web player', '--warehouse', t.wh.root]);
     expect(added.code, added.stderr).toBe(0);

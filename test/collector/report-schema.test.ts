@@ -12,6 +12,7 @@ const base = sampleReport('acme:live-main', new Date(NOW - 60_000), 0);
 const VALUES: unknown[] = [
   null, undefined, '', 'x', 'x'.repeat(257), 0, -1, 1.5, -0.5, 2 ** 31, 2 ** 53, 1e300, true, false, [], [1], {}, { a: 1 }, { a: -1 }, { a: 1.5 }, { '': 1 },
   { ['k'.repeat(65)]: 1 }, Object.fromEntries(Array.from({ length: MAX_MAP_ENTRIES + 1 }, (_, i) => [`k${i}`, 1])), { a: 'one' }, 'acme:ok', 'acme:bad name', 'globex:x',
+  'lone \ud800 surrogate', { ['k\udc00']: 1 }, 'emoji 😀', 'nul \u0000 ok',
   'p2p', 'control', 'live', 'vod', 'hybrid', 'cdn', 'tv', 'mobile', '2026-11-20T11:59:00Z', '2026-11-20T11:59:00.123456+01:00', '2026-11-20T13:00:00Z',
   '2025-01-01T00:00:00Z', '2026-02-30T00:00:00Z', '2026-11-20 11:59:00', NOW - 1000, NOW + 3_600_000,
 ];
