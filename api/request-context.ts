@@ -11,7 +11,13 @@ import { handleError, problems } from './errors.ts';
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestFrame(log: Logger, store: SnapshotStore) {
+/** What the frame needs of the snapshot store: the snapshot to serve, and a word on failures. */
+export type FrameSnapshots = Pick<SnapshotStore, 'current' | 'explain'>;
+
+/** For apps that read no snapshot (the collector): no snapshot, errors as they are. */
+export const NO_SNAPSHOTS: FrameSnapshots = { current: () => null, explain: (err) => err };
+
+export function requestFrame(log: Logger, store: FrameSnapshots) {
   return async function requestFrameMiddleware(ctx: Context, next: Next): Promise<void> {
     const started = performance.now();
     ctx.state['arrivedAt'] = Date.now(); // deadlines of the request's work count from here

@@ -3,14 +3,10 @@
 // added later (a /metrics route) goes here too.
 import Koa from 'koa';
 import { Router } from '@koa/router';
-import { requestFrame } from '../api/request-context.ts';
-import type { SnapshotStore } from '../api/snapshot-store.ts';
+import { NO_SNAPSHOTS, requestFrame } from '../api/request-context.ts';
 import { ingestCors, sessionReportsRoute } from './route.ts';
 import { collectorHealthRoutes } from './health.ts';
 import type { CollectorDeps } from './deps.ts';
-
-/** The collector reads no snapshot: the frame's snapshot slot stays empty. */
-const NO_SNAPSHOTS = { current: () => null } as Pick<SnapshotStore, 'current'> as SnapshotStore;
 
 export function createCollectorApp(deps: CollectorDeps): Koa {
   const app = new Koa({ proxy: false });

@@ -6,9 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import Koa from 'koa';
 import { pino } from 'pino';
-import { requestFrame } from '../../api/request-context.ts';
+import { NO_SNAPSHOTS, requestFrame } from '../../api/request-context.ts';
 import { ApiError } from '../../api/errors.ts';
-import type { SnapshotStore } from '../../api/snapshot-store.ts';
 
 const lines: Record<string, unknown>[] = [];
 const sink = new Writable({
@@ -24,9 +23,7 @@ let url: string;
 beforeAll(async () => {
   const app = new Koa();
   app.silent = true;
-  // The frame only asks the store for its current snapshot (none here) and to explain errors.
-  const noSnapshot = { current: () => null, explain: (err: unknown) => err } as unknown as SnapshotStore;
-  app.use(requestFrame(pino({ level: 'info' }, sink), noSnapshot));
+  app.use(requestFrame(pino({ level: 'info' }, sink), NO_SNAPSHOTS));
   app.use((ctx) => {
     if (ctx.path === '/cyclic') {
       const loop: Record<string, unknown> = {};
