@@ -60,6 +60,6 @@ export async function runTenantsRemove(flags: { warehouse?: string; customer: st
   const removed = await removeTenant(warehouseLayout(rt.config.warehouseDir), flags.customer);
   if (!removed) throw new UserError(`no tenant for ${flags.customer}`);
   process.stdout.write(
-    `removed ${removed.id} (customer ${removed.customerId}): its tokens are refused by every API process within seconds; its data stays in the warehouse\n`,
+    `removed ${removed.id} (customer ${removed.customerId}): its tokens (every API process) and its ingest keys (every collector) are refused within seconds; its data stays in the warehouse\n`,
   );
 }
