@@ -27,7 +27,7 @@ export async function runPipeline(
 ): Promise<PipelineResult> {
   const startedAt = Date.now();
   const runId = newSnapshotId(opts.asOf);
-  const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid, rebuild: opts.rebuild === true });
+  const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid, rebuild: opts.rebuild === true, batching: 'merged' });
   const total = plan.batches.length + 1;
   let done = 0;
   onProgress({ done, total, step: 'planned' });
@@ -36,8 +36,8 @@ export async function runPipeline(
     await Promise.all(
       plan.batches.map((batch) =>
         limit(async () => {
-          await rollupPartition(deps, { runId, asOf: opts.asOf, customerId: batch.customerId, dates: batch.dates });
-          onProgress({ done: ++done, total, step: `customer ${batch.customerId} (${batch.dates.length} days)` });
+          await rollupPartition(deps, { runId, asOf: opts.asOf, partitions: batch.partitions });
+          onProgress({ done: ++done, total, step: `${batch.partitions.length} partitions built` });
         }),
       ),
     );
