@@ -8,6 +8,7 @@ import { rollupPartition } from './rollup/partition.ts';
 import { publishRollup, type PublishResult } from './rollup/publish.ts';
 import { buildDir, newSnapshotId } from '../warehouse/snapshots.ts';
 import type { JobDeps } from './deps.ts';
+import type { StateMeta } from '../warehouse/state-store.ts';
 
 export interface PipelineProgress {
   done: number;
@@ -33,10 +34,12 @@ export async function runPipeline(
   onProgress({ done, total, step: 'planned' });
   try {
     const limit = pLimit(deps.config.partitionConcurrency);
+    const built: StateMeta[] = [];
     await Promise.all(
       plan.batches.map((batch) =>
         limit(async () => {
-          await rollupPartition(deps, { runId, asOf: opts.asOf, partitions: batch.partitions });
+          const r = await rollupPartition(deps, { runId, asOf: opts.asOf, partitions: batch.partitions });
+          built.push(...r.states);
           onProgress({ done: ++done, total, step: `${batch.partitions.length} partitions built` });
         }),
       ),
@@ -47,6 +50,7 @@ export async function runPipeline(
       customers: plan.customers,
       misplaced: plan.misplaced,
       decisions: plan.decisions,
+      knownStates: [...plan.reused, ...built],
       startedAt,
     });
     onProgress({ done: ++done, total, step: 'published' });

@@ -22,11 +22,12 @@ import {
 } from './duckdb.ts';
 import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
 import { SERIES_ROW_GROUP_SIZE } from './partition-state.ts';
-import { stateFiles, type StateMeta } from './state-store.ts';
+import { compactedHoursFile, stateFiles, type StateMeta } from './state-store.ts';
+import { createHash } from 'node:crypto';
 import { STANDARD_BUCKET_SECONDS, WINDOWS, WINDOW_NAMES } from './windows.ts';
 import type { SnapshotFiles } from './snapshots.ts';
 import type { WarehouseLayout } from './layout.ts';
-import { fsyncDir } from '../lib/fsx.ts';
+import { exists, fsyncDir } from '../lib/fsx.ts';
 
 const MINUTE_US = 60_000_000n;
 const HOUR_US = 3_600_000_000n;
@@ -125,10 +126,12 @@ export async function combineStates(
   const reportPieces = (source: string) => fillSql(sqlFile('report_pieces'), { source });
 
   await s.run(`CREATE OR REPLACE TEMP TABLE window_pieces AS SELECT * FROM (${reportPieces(emptyReports)}) LIMIT 0`);
-  // 1. Hour pieces wholly inside every window they touch.
+  // 1. Hour pieces wholly inside every window they touch: each customer's older days from one
+  //    compacted file (reused while those days' states are the same), the recent days from theirs.
   if (states.length > 0) {
     const notCut = cutHours.length > 0 ? `NOT (NOT at_start AND start_us IN (${lit(cutHours)}))` : 'true';
-    await s.run(`INSERT INTO window_pieces BY NAME ${statePiecesSql(hoursOf(states), notCut, asOfUs)}`);
+    const hourFiles = await compactedHours(s, layout, states, asOfDate);
+    await s.run(`INSERT INTO window_pieces BY NAME ${statePiecesSql(hourFiles, notCut, asOfUs)}`);
   }
   // 2. Minute pieces of the hours an edge cuts (the hour's first instant is in its hour piece).
   const cutHourDates = new Set(cutHours.map(dateOfUs));
@@ -274,6 +277,45 @@ export async function combineStates(
      DROP TABLE IF EXISTS added_up; DROP TABLE IF EXISTS partial_pieces; DROP TABLE IF EXISTS partial_series;`,
   );
   return { customers, platformRows, edgeReportsRead };
+}
+
+/** Days this recent are read from their own states; older ones from a customer's compacted file. */
+const RECENT_DAYS = 2;
+
+/**
+ * The hour-piece files to read for `states`: per customer, one compacted file of the hour pieces
+ * of its days older than RECENT_DAYS before asOf's date, named by a hash of exactly which states
+ * it holds (so a file of that name is always right, and any change of those states names another
+ * file), plus the recent days' own files. A run then opens a few files per customer instead of
+ * one per day of history; a late file into an old day rebuilds its customer's compacted file.
+ */
+async function compactedHours(s: DbSession, layout: WarehouseLayout, states: readonly StateMeta[], asOfDate: string): Promise<string[]> {
+  const cutoff = new Date(Date.parse(`${asOfDate}T00:00:00Z`) - RECENT_DAYS * 86_400_000).toISOString().slice(0, 10);
+  const out: string[] = [];
+  const byCustomer = new Map<string, StateMeta[]>();
+  for (const m of states) {
+    if (m.date >= cutoff) out.push(stateFiles(layout, m).hours);
+    else byCustomer.set(m.customerId, [...(byCustomer.get(m.customerId) ?? []), m]);
+  }
+  for (const [customerId, list] of byCustomer) {
+    if (list.length === 1) {
+      out.push(stateFiles(layout, list[0]!).hours);
+      continue;
+    }
+    const key = createHash('sha256')
+      .update(list.map((m) => `${m.date}/${m.stateId}`).sort().join('\n'))
+      .digest('hex')
+      .slice(0, 24);
+    const file = compactedHoursFile(layout, customerId, key);
+    if (!(await exists(file))) {
+      await copyToParquet(s, `SELECT * FROM read_parquet(${fileList(list.map((m) => stateFiles(layout, m).hours))})`, file);
+    }
+    // Touched on use: retention keeps the files runs still use.
+    const now = new Date();
+    await fs.utimes(file, now, now).catch(() => {});
+    out.push(file);
+  }
+  return out;
 }
 
 /** A hard link (the snapshot shares the state's immutable file), or a copy across file systems. */

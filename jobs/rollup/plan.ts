@@ -4,7 +4,7 @@
 // the run.
 import { beginBuild, cleanDebris } from '../../warehouse/snapshots.ts';
 import { discoverLanding, quarantineFile, type LandedFile, type QuarantinedFile } from '../../warehouse/landing.ts';
-import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision } from '../../warehouse/state-store.ts';
+import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
 import type { JobDeps } from '../deps.ts';
 
 /**
@@ -28,6 +28,8 @@ export interface RollupPlan {
   decisions: PartitionDecision[];
   /** The partitions to rebuild, grouped into jobs of similar size. */
   batches: PartitionBatch[];
+  /** The states the plan chose to reuse. */
+  reused: StateMeta[];
 }
 
 export async function planRollup(
@@ -79,5 +81,6 @@ export async function planRollup(
   }
   const rebuilt = decisions.filter((d) => d.action === 'rebuild').length;
   log.info({ partitions: decisions.length, rebuilt, reused: decisions.length - rebuilt, jobs: batches.length }, 'run planned');
-  return { runId: input.runId, asOf: input.asOf, customers, misplaced: quarantined, decisions, batches };
+  const reused = decisions.flatMap((d) => (states.get(partitionKey(d.customerId, d.date)) ?? []).filter((m) => m.stateId === d.stateId));
+  return { runId: input.runId, asOf: input.asOf, customers, misplaced: quarantined, decisions, batches, reused };
 }
