@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { TIMESTAMP, VARCHAR } from '@duckdb/node-api';
-import { copyToParquet, fillSql, quotedString, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import { copyToParquet, createEmptyTable, fillSql, quotedString, sqlFile, toNumber, type DbSession } from './duckdb.ts';
 import { loadCustomerReports, type LoadOutcome } from './partition-load.ts';
 import { newStateId, partitionKey, stateInput, stateVersion, TMP_PREFIX, writeState, type StateMeta } from './state-store.ts';
 import { STANDARD_BUCKET_SECONDS } from './windows.ts';
@@ -66,7 +66,7 @@ export async function buildPartitionStates(
     await s.run(`DROP TABLE raw_reports`);
     await s.run(sqlFile('state_pieces'));
     await s.run(`DROP TABLE reports`);
-    await s.run(`CREATE OR REPLACE TEMP TABLE series_rows AS SELECT * FROM (${stateSeriesSql()}) LIMIT 0`, { bucket_seconds: 60 });
+    await createEmptyTable(s, 'series_rows', stateSeriesSql(), { bucket_seconds: 60 });
     for (const size of STANDARD_BUCKET_SECONDS) {
       await s.run(`INSERT INTO series_rows ${stateSeriesSql()}`, { bucket_seconds: size });
     }

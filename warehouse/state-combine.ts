@@ -11,6 +11,7 @@ import pLimit from 'p-limit';
 import { BIGINT, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
 import {
   copyToParquet,
+  createEmptyTable,
   fileList,
   fillSql,
   sqlFile,
@@ -122,10 +123,10 @@ export async function combineStates(
   const states = input.states.filter((m) => m.date <= asOfDate && m.files.length > 0);
   const hoursOf = (list: readonly StateMeta[]) => list.map((m) => stateFiles(layout, m).hours);
   const minutesOf = (list: readonly StateMeta[]) => list.map((m) => stateFiles(layout, m).minutes);
-  const emptyReports = `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0)`;
+  const emptyReports = `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} WHERE false)`;
   const reportPieces = (source: string) => fillSql(sqlFile('report_pieces'), { source });
 
-  await s.run(`CREATE OR REPLACE TEMP TABLE window_pieces AS SELECT * FROM (${reportPieces(emptyReports)}) LIMIT 0`);
+  await createEmptyTable(s, 'window_pieces', reportPieces(emptyReports));
   // 1. Hour pieces wholly inside every window they touch: each customer's older days from one
   //    compacted file (reused while those days' states are the same), the recent days from theirs.
   if (states.length > 0) {
@@ -150,7 +151,7 @@ export async function combineStates(
   // 3. Raw reports of the minutes an edge cuts, deduplicated by the one rule (all copies of a
   //    report share its ts, so they are all in that minute).
   let edgeReportsRead = 0;
-  await s.run(`CREATE OR REPLACE TEMP TABLE edge_pieces AS SELECT * FROM (${reportPieces(emptyReports)}) LIMIT 0`);
+  await createEmptyTable(s, 'edge_pieces', reportPieces(emptyReports));
   const cutMinuteDates = new Set(cutMinutes.map(dateOfUs));
   const withCutMinutes = states.filter((m) => cutMinuteDates.has(m.date));
   if (withCutMinutes.length > 0) {
@@ -229,7 +230,7 @@ export async function combineStates(
   }
   const dirs = new Set(complete.map((m) => path.dirname(build.seriesDay(m.customerId, m.date))));
   const seriesPieces = `(SELECT streamId, sessionId, start_us, reports, off, fb, peer_sum, peer_n, buf_sum, buf_n, stalls FROM partial_pieces)`;
-  await s.run(`CREATE OR REPLACE TEMP TABLE partial_pieces AS SELECT *, NULL::VARCHAR AS customer FROM window_pieces LIMIT 0`);
+  await createEmptyTable(s, 'partial_pieces', `SELECT *, NULL::VARCHAR AS customer FROM window_pieces`);
   const partialDay = states.filter((m) => m.date === asOfDate && dayStartUs(m.date) + DAY_US - 1n > asOfUs);
   if (partialDay.length > 0) {
     await s.run(
@@ -249,7 +250,7 @@ export async function combineStates(
     }
   }
   const seriesSql = fillSql(sqlFile('series_combine'), { pieces: seriesPieces });
-  await s.run(`CREATE OR REPLACE TEMP TABLE partial_series AS SELECT * FROM (${seriesSql}) LIMIT 0`, { bucket_seconds: 60 });
+  await createEmptyTable(s, 'partial_series', seriesSql, { bucket_seconds: 60 });
   if (partialDay.length > 0) {
     for (const size of STANDARD_BUCKET_SECONDS) await s.run(`INSERT INTO partial_series ${seriesSql}`, { bucket_seconds: size });
   }
