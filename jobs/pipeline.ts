@@ -51,6 +51,7 @@ export async function runPipeline(
       misplaced: plan.misplaced,
       decisions: plan.decisions,
       knownStates: [...plan.reused, ...built],
+      pruneNeeded: plan.pruneNeeded,
       startedAt,
     });
     onProgress({ done: ++done, total, step: 'published' });

@@ -30,6 +30,12 @@ export interface RollupPlan {
   batches: PartitionBatch[];
   /** The states the plan chose to reuse. */
   reused: StateMeta[];
+  /**
+   * Whether retention may find something to remove: a partition is rebuilt (its old state will be
+   * superseded), a partition has states but no file any more, or some partition holds more than
+   * one state (superseded earlier, kept through the grace time).
+   */
+  pruneNeeded: boolean;
 }
 
 export async function planRollup(
@@ -82,5 +88,7 @@ export async function planRollup(
   const rebuilt = decisions.filter((d) => d.action === 'rebuild').length;
   log.info({ partitions: decisions.length, rebuilt, reused: decisions.length - rebuilt, jobs: batches.length }, 'run planned');
   const reused = decisions.flatMap((d) => (states.get(partitionKey(d.customerId, d.date)) ?? []).filter((m) => m.stateId === d.stateId));
-  return { runId: input.runId, asOf: input.asOf, customers, misplaced: quarantined, decisions, batches, reused };
+  const pruneNeeded =
+    rebuild.length > 0 || [...states.keys()].some((k) => !byPartition.has(k)) || [...states.values()].some((l) => l.length > 1);
+  return { runId: input.runId, asOf: input.asOf, customers, misplaced: quarantined, decisions, batches, reused, pruneNeeded };
 }

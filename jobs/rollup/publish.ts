@@ -27,6 +27,8 @@ export interface PublishInput {
    * them so that the publish step does not read every state's record again.
    */
   knownStates?: readonly StateMeta[];
+  /** False when the plan saw nothing for retention to remove (absent: look anyway). */
+  pruneNeeded?: boolean;
   /** When the run started (ms since epoch), for the manifest's duration. */
   startedAt: number;
 }
@@ -188,6 +190,7 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   );
   // States that no partition uses any more (files gone, superseded), once past the grace time
   // that protects runs still in flight.
+  if (input.pruneNeeded === false) return { manifest, published: outcome.published, dir: outcome.dir, pruned: outcome.pruned };
   const prunedStates = await pruneStates(layout, {
     keep: new Set(states.map((m) => m.stateId)),
     livePartitions: new Set(input.decisions.map((d) => partitionKey(d.customerId, d.date))),
