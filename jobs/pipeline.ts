@@ -10,6 +10,7 @@ import { buildDir, newSnapshotId } from '../warehouse/snapshots.ts';
 import type { JobDeps } from './deps.ts';
 import { assertAsOfNotAhead } from '../lib/time.ts';
 import { lockRun } from '../warehouse/run-lock.ts';
+import type { StateMeta } from '../warehouse/state-store.ts';
 
 export interface PipelineProgress {
   done: number;
@@ -50,7 +51,7 @@ async function runLocked(
 ): Promise<PipelineResult> {
   const startedAt = Date.now();
   const runId = newSnapshotId(opts.asOf);
-  const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid, rebuild: opts.rebuild === true });
+  const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid, rebuild: opts.rebuild === true, batching: 'merged' });
   const total = plan.batches.length + 1;
   let done = 0;
   onProgress({ done, total, step: 'planned' });
@@ -59,17 +60,19 @@ async function runLocked(
     // On a failure, start no more partitions and wait for those running to stop before the build
     // folder is removed: one still running would otherwise re-create it as debris.
     let failure: { reason: unknown } | null = null;
+    const built: StateMeta[] = [];
     await Promise.allSettled(
       plan.batches.map((batch) =>
         limit(async () => {
           if (failure) return;
           try {
-            await rollupPartition(deps, { runId, asOf: opts.asOf, customerId: batch.customerId, dates: batch.dates });
+            const r = await rollupPartition(deps, { runId, asOf: opts.asOf, partitions: batch.partitions });
+            built.push(...r.states);
           } catch (err) {
             failure ??= { reason: err };
             return;
           }
-          onProgress({ done: ++done, total, step: `customer ${batch.customerId} (${batch.dates.length} days)` });
+          onProgress({ done: ++done, total, step: `${batch.partitions.length} partitions built` });
         }),
       ),
     );
@@ -80,6 +83,8 @@ async function runLocked(
       customers: plan.customers,
       misplaced: plan.misplaced,
       decisions: plan.decisions,
+      knownStates: [...plan.reused, ...built],
+      pruneNeeded: plan.pruneNeeded,
       startedAt,
       replaceCurrent: opts.replaceCurrent === true,
     });

@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fileList, fillSql, quotedIdentifier, quotedString, sqlFile, type Db } from './duckdb.ts';
+import { emptyRawReportsSql, fileList, fillSql, quotedIdentifier, quotedString, sqlFile, type Db } from './duckdb.ts';
 import { projectionSql, REPORT_COLUMNS, ROLLUP_COLUMNS } from './report-columns.ts';
 import { summaryParams } from './state-combine.ts';
 import { fsyncDir } from '../lib/fsx.ts';
@@ -56,7 +56,7 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
           raw:
             rawFiles.length > 0
               ? `SELECT filename, file_row_number, ${projectionSql(ALL_COLUMNS, present)} FROM read_parquet(${fileList(rawFiles)}, union_by_name = true, filename = true, file_row_number = true, hive_partitioning = false)`
-              : `SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS file_row_number, ${projectionSql(ALL_COLUMNS, new Set())} LIMIT 0`,
+              : `${emptyRawReportsSql(projectionSql(ALL_COLUMNS, new Set()))} LIMIT 0`,
           as_of: `TIMESTAMP ${quotedString(manifest.asOf.replace('T', ' ').replace('Z', ''))}`,
           snapshot: quotedString(manifest.snapshot),
           snapshot_dir: quotedString(dir),

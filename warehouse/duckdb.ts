@@ -363,6 +363,11 @@ export async function createEmptyTable(s: DbSession, name: string, query: string
   await s.run(`CREATE OR REPLACE TEMP TABLE ${quotedIdentifier(name)} AS SELECT * FROM (${query}) LIMIT 0`, params, types);
 }
 
+/** The empty typed `raw_reports` of a load with no file (what load_raw.sql would give). */
+export function emptyRawReportsSql(projection: string): string {
+  return `SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS file_row_number, ${projection}`;
+}
+
 /** Extra options of a Parquet COPY, e.g. `ROW_GROUP_SIZE 8192` (code constants only). */
 export interface CopyOptions {
   rowGroupSize?: number;

@@ -1,7 +1,7 @@
 // Loads a batch of one customer's landed files (one or more date partitions) into the session's `raw_reports` table, quarantining every
 // file that is unreadable, lacks a column, or holds rows that break session-report.md, so that a
 // bad file never stops the rollup of the others.
-import { fileList, fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import { createEmptyTable, emptyRawReportsSql, fileList, fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
 import { validateRows } from './validate-rows.ts';
 import { checkSchema, cleanDuckDbMessage, isFileError, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
 import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
@@ -63,7 +63,7 @@ export async function loadCustomerReports(
   //    a failed bulk read is followed by a read of each file alone to find the culprits.
   for (;;) {
     if (files.length === 0) {
-      await ctx.s.run(`CREATE OR REPLACE TEMP TABLE raw_reports AS SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS file_row_number, ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0`);
+      await createEmptyTable(ctx.s, 'raw_reports', emptyRawReportsSql(projectionSql(ROLLUP_COLUMNS, new Set())));
       break;
     }
     try {

@@ -11,6 +11,7 @@ import pLimit from 'p-limit';
 import { BIGINT, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
 import {
   copyToParquet,
+  createEmptyTable,
   fileList,
   fillSql,
   sqlFile,
@@ -22,11 +23,12 @@ import {
 } from './duckdb.ts';
 import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
 import { SERIES_ROW_GROUP_SIZE } from './partition-state.ts';
-import { stateFiles, type StateMeta } from './state-store.ts';
+import { compactedHoursFile, stateFiles, type StateMeta } from './state-store.ts';
+import { createHash } from 'node:crypto';
 import { STANDARD_BUCKET_SECONDS, WINDOWS, WINDOW_NAMES } from './windows.ts';
 import type { SnapshotFiles } from './snapshots.ts';
 import type { WarehouseLayout } from './layout.ts';
-import { fsyncDir } from '../lib/fsx.ts';
+import { exists, fsyncDir } from '../lib/fsx.ts';
 
 const MINUTE_US = 60_000_000n;
 const HOUR_US = 3_600_000_000n;
@@ -121,14 +123,16 @@ export async function combineStates(
   const states = input.states.filter((m) => m.date <= asOfDate && m.files.length > 0);
   const hoursOf = (list: readonly StateMeta[]) => list.map((m) => stateFiles(layout, m).hours);
   const minutesOf = (list: readonly StateMeta[]) => list.map((m) => stateFiles(layout, m).minutes);
-  const emptyReports = `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0)`;
+  const emptyReports = `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} WHERE false)`;
   const reportPieces = (source: string) => fillSql(sqlFile('report_pieces'), { source });
 
-  await s.run(`CREATE OR REPLACE TEMP TABLE window_pieces AS SELECT * FROM (${reportPieces(emptyReports)}) LIMIT 0`);
-  // 1. Hour pieces wholly inside every window they touch.
+  await createEmptyTable(s, 'window_pieces', reportPieces(emptyReports));
+  // 1. Hour pieces wholly inside every window they touch: each customer's older days from one
+  //    compacted file (reused while those days' states are the same), the recent days from theirs.
   if (states.length > 0) {
     const notCut = cutHours.length > 0 ? `NOT (NOT at_start AND start_us IN (${lit(cutHours)}))` : 'true';
-    await s.run(`INSERT INTO window_pieces BY NAME ${statePiecesSql(hoursOf(states), notCut, asOfUs)}`);
+    const hourFiles = await compactedHours(s, layout, states, asOfDate);
+    await s.run(`INSERT INTO window_pieces BY NAME ${statePiecesSql(hourFiles, notCut, asOfUs)}`);
   }
   // 2. Minute pieces of the hours an edge cuts (the hour's first instant is in its hour piece).
   const cutHourDates = new Set(cutHours.map(dateOfUs));
@@ -147,7 +151,7 @@ export async function combineStates(
   // 3. Raw reports of the minutes an edge cuts, deduplicated by the one rule (all copies of a
   //    report share its ts, so they are all in that minute).
   let edgeReportsRead = 0;
-  await s.run(`CREATE OR REPLACE TEMP TABLE edge_pieces AS SELECT * FROM (${reportPieces(emptyReports)}) LIMIT 0`);
+  await createEmptyTable(s, 'edge_pieces', reportPieces(emptyReports));
   const cutMinuteDates = new Set(cutMinutes.map(dateOfUs));
   const withCutMinutes = states.filter((m) => cutMinuteDates.has(m.date));
   if (withCutMinutes.length > 0) {
@@ -226,7 +230,7 @@ export async function combineStates(
   }
   const dirs = new Set(complete.map((m) => path.dirname(build.seriesDay(m.customerId, m.date))));
   const seriesPieces = `(SELECT streamId, sessionId, start_us, reports, off, fb, peer_sum, peer_n, buf_sum, buf_n, stalls FROM partial_pieces)`;
-  await s.run(`CREATE OR REPLACE TEMP TABLE partial_pieces AS SELECT *, NULL::VARCHAR AS customer FROM window_pieces LIMIT 0`);
+  await createEmptyTable(s, 'partial_pieces', `SELECT *, NULL::VARCHAR AS customer FROM window_pieces`);
   const partialDay = states.filter((m) => m.date === asOfDate && dayStartUs(m.date) + DAY_US - 1n > asOfUs);
   if (partialDay.length > 0) {
     await s.run(
@@ -246,7 +250,7 @@ export async function combineStates(
     }
   }
   const seriesSql = fillSql(sqlFile('series_combine'), { pieces: seriesPieces });
-  await s.run(`CREATE OR REPLACE TEMP TABLE partial_series AS SELECT * FROM (${seriesSql}) LIMIT 0`, { bucket_seconds: 60 });
+  await createEmptyTable(s, 'partial_series', seriesSql, { bucket_seconds: 60 });
   if (partialDay.length > 0) {
     for (const size of STANDARD_BUCKET_SECONDS) await s.run(`INSERT INTO partial_series ${seriesSql}`, { bucket_seconds: size });
   }
@@ -274,6 +278,45 @@ export async function combineStates(
      DROP TABLE IF EXISTS added_up; DROP TABLE IF EXISTS partial_pieces; DROP TABLE IF EXISTS partial_series;`,
   );
   return { customers, platformRows, edgeReportsRead };
+}
+
+/** Days this recent are read from their own states; older ones from a customer's compacted file. */
+const RECENT_DAYS = 2;
+
+/**
+ * The hour-piece files to read for `states`: per customer, one compacted file of the hour pieces
+ * of its days older than RECENT_DAYS before asOf's date, named by a hash of exactly which states
+ * it holds (so a file of that name is always right, and any change of those states names another
+ * file), plus the recent days' own files. A run then opens a few files per customer instead of
+ * one per day of history; a late file into an old day rebuilds its customer's compacted file.
+ */
+async function compactedHours(s: DbSession, layout: WarehouseLayout, states: readonly StateMeta[], asOfDate: string): Promise<string[]> {
+  const cutoff = new Date(Date.parse(`${asOfDate}T00:00:00Z`) - RECENT_DAYS * 86_400_000).toISOString().slice(0, 10);
+  const out: string[] = [];
+  const byCustomer = new Map<string, StateMeta[]>();
+  for (const m of states) {
+    if (m.date >= cutoff) out.push(stateFiles(layout, m).hours);
+    else byCustomer.set(m.customerId, [...(byCustomer.get(m.customerId) ?? []), m]);
+  }
+  for (const [customerId, list] of byCustomer) {
+    if (list.length === 1) {
+      out.push(stateFiles(layout, list[0]!).hours);
+      continue;
+    }
+    const key = createHash('sha256')
+      .update(list.map((m) => `${m.date}/${m.stateId}`).sort().join('\n'))
+      .digest('hex')
+      .slice(0, 24);
+    const file = compactedHoursFile(layout, customerId, key);
+    if (!(await exists(file))) {
+      await copyToParquet(s, `SELECT * FROM read_parquet(${fileList(list.map((m) => stateFiles(layout, m).hours))})`, file);
+    }
+    // Touched on use: retention keeps the files runs still use.
+    const now = new Date();
+    await fs.utimes(file, now, now).catch(() => {});
+    out.push(file);
+  }
+  return out;
 }
 
 /** A hard link (the snapshot shares the state's immutable file), or a copy across file systems. */

@@ -99,6 +99,14 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
   };
 }
 
+/**
+ * A customer's compacted hour pieces of many states (state-combine.ts), named by a hash of which
+ * states it holds: state/customer=<id>/hours-<key>.parquet.
+ */
+export function compactedHoursFile(layout: WarehouseLayout, customerId: string, key: string): string {
+  return path.join(layout.state, `customer=${customerId}`, `hours-${key}.parquet`);
+}
+
 export function newStateId(): string {
   return `${compactIso(new Date())}-${randomBytes(4).toString('hex')}`;
 }
@@ -233,12 +241,22 @@ export async function pruneStates(
   };
   const states = await readStates(layout);
   for (const c of await readdirOrEmpty(layout.state)) {
+    if (!c.startsWith('customer=')) {
+      // Scratch of a batch build that was killed.
+      if (c.startsWith(TMP_PREFIX) && (await old(path.join(layout.state, c)))) {
+        await fs.rm(path.join(layout.state, c), { recursive: true, force: true });
+        pruned.debris++;
+      }
+      continue;
+    }
     for (const d of await readdirOrEmpty(path.join(layout.state, c))) {
       if (!d.startsWith('date=')) {
-        // Scratch of a batch build that was killed.
-        if (d.startsWith(TMP_PREFIX) && (await old(path.join(layout.state, c, d)))) {
-          await fs.rm(path.join(layout.state, c, d), { recursive: true, force: true });
-          pruned.debris++;
+        // Compacted hour pieces not used for a while (a use touches the file), and the temporary
+        // files of a killed write of one.
+        if (d.startsWith('hours-') && (await old(path.join(layout.state, c, d)))) {
+          await fs.rm(path.join(layout.state, c, d), { force: true });
+          if (d.includes(TMP_PREFIX)) pruned.debris++;
+          else pruned.superseded++;
         }
         continue;
       }

@@ -2,7 +2,7 @@
 // session's `reports` table, from the raw files the snapshot was computed from: the base of every
 // figure computed after the rollup (on-demand series, pilot reports).
 import { TIMESTAMP, VARCHAR } from '@duckdb/node-api';
-import { fileList, fillSql, sqlFile, timestampParam, type DbSession } from './duckdb.ts';
+import { createEmptyTable, emptyRawReportsSql, fileList, fillSql, sqlFile, timestampParam, type DbSession } from './duckdb.ts';
 import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
 
 export interface StreamInputs {
@@ -19,7 +19,7 @@ export async function loadStreamReports(
   columns: readonly string[] = ROLLUP_COLUMNS,
 ): Promise<void> {
   if (inputs.files.length === 0) {
-    await s.run(`CREATE OR REPLACE TEMP TABLE raw_reports AS SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS file_row_number, ${projectionSql(columns, new Set())} LIMIT 0`);
+    await createEmptyTable(s, 'raw_reports', emptyRawReportsSql(projectionSql(columns, new Set())));
   } else {
     await s.run(
       fillSql(sqlFile('stream_reports'), {

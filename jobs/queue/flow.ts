@@ -23,13 +23,13 @@ export function rollupFlow(plan: RollupPlan, startedAt: number, retry: AppConfig
     queueName: QUEUES.rollup,
     data: parent,
     opts: runJobOptions(retry, rollupJobId(plan.asOf)),
-    children: plan.batches.map(({ customerId, dates }) => {
-      const data: PartitionPayload = { runId: plan.runId, asOf, customerId, dates };
+    children: plan.batches.map(({ partitions }, i) => {
+      const data: PartitionPayload = { runId: plan.runId, asOf, partitions };
       return {
         name: JOBS.partition,
         queueName: QUEUES.partitions,
         data,
-        opts: partitionJobOptions(retry, partitionJobId(plan.asOf, customerId)),
+        opts: partitionJobOptions(retry, partitionJobId(plan.asOf, `${partitions[0]!.customerId}-${i}`)),
       };
     }),
   };

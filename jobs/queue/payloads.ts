@@ -23,8 +23,12 @@ export type PlanPayload = z.infer<typeof PlanPayload>;
 
 const date = z.iso.date();
 
-/** One job of a run: the (customer, date) partitions of one customer whose states it rebuilds. */
-export const PartitionPayload = z.object({ runId, asOf: isoInstant, customerId, dates: z.array(date).min(1) });
+/** One job of a run: the (customer, date) partitions whose states it rebuilds. */
+export const PartitionPayload = z.object({
+  runId,
+  asOf: isoInstant,
+  partitions: z.array(z.object({ customerId, date })).min(1),
+});
 export type PartitionPayload = z.infer<typeof PartitionPayload>;
 
 export const PublishPayload = z.object({
@@ -64,9 +68,10 @@ export const PlanResult = z.object({
 export type PlanResult = z.infer<typeof PlanResult>;
 
 export const PartitionResult = z.object({
-  customerId,
+  /** Customers of the partitions the job rebuilt, comma-separated. */
+  customerId: z.string(),
   /** Date partitions whose states the job rebuilt. */
-  dates: z.number().optional(),
+  partitions: z.number().optional(),
   reports: z.number(),
   streams: z.number(),
   files: z.number(),

@@ -115,7 +115,8 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
       if (!(await fs.stat(dir).then((s) => s.isDirectory()).catch(() => false))) {
         throw new UnrecoverableError(`the build folder of run ${data.runId} is gone; enqueue the run again`);
       }
-      await progress(job, { percent: 0, step: `building ${data.dates.length} day(s) of ${data.customerId}` });
+      const customers = [...new Set(data.partitions.map((p) => p.customerId))].join(',');
+      await progress(job, { percent: 0, step: `building ${data.partitions.length} partition(s) of ${customers}` });
       // A long job keeps the run's build folder from being judged debris by another run's plan.
       const keepAlive = setInterval(() => {
         keepBuildAlive(ctx.deps.layout, data.runId).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cannot refresh the build folder'));
@@ -123,14 +124,14 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
       let r;
       try {
         await keepBuildAlive(ctx.deps.layout, data.runId);
-        r = await rollupPartition(depsFor(log), { runId: data.runId, asOf: new Date(data.asOf), customerId: data.customerId, dates: data.dates });
+        r = await rollupPartition(depsFor(log), { runId: data.runId, asOf: new Date(data.asOf), partitions: data.partitions });
       } finally {
         clearInterval(keepAlive);
       }
-      await progress(job, { percent: 100, step: `built ${data.dates.length} day(s) of ${data.customerId}` });
+      await progress(job, { percent: 100, step: `built ${data.partitions.length} partition(s) of ${customers}` });
       return {
-        customerId: data.customerId,
-        dates: data.dates.length,
+        customerId: customers,
+        partitions: data.partitions.length,
         reports: r.states.reduce((a, m) => a + m.reports, 0),
         streams: r.states.reduce((a, m) => Math.max(a, m.streams), 0),
         files: r.states.reduce((a, m) => a + m.files.length, 0),

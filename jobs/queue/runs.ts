@@ -160,7 +160,7 @@ async function failureOf(queues: Queues, run: Job): Promise<string> {
     const child = await queues.partitions.getJob(id);
     if (!child) continue;
     const payload = resultOf(PartitionPayload, child.data);
-    const customer = payload ? payload.customerId : id;
+    const customer = payload ? [...new Set(payload.partitions.map((p) => p.customerId))].join(',') : id;
     return `partition ${customer} failed after ${child.attemptsMade} attempt(s): ${child.failedReason}`;
   }
   return run.failedReason || 'failed';

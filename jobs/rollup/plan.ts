@@ -4,15 +4,18 @@
 // the run.
 import { beginBuild, cleanDebris } from '../../warehouse/snapshots.ts';
 import { discoverLanding, quarantineFile, type LandedFile, type QuarantinedFile } from '../../warehouse/landing.ts';
-import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision } from '../../warehouse/state-store.ts';
+import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
 import type { JobDeps } from '../deps.ts';
 
-/** Dates of one customer rebuilt by one job: a month, so that a job's memory does not grow with history. */
-export const DATES_PER_BATCH = 31;
+/**
+ * Partitions rebuilt by one job: about a month of one customer, so that a job's memory does not
+ * grow with history, while a run whose changes are small (a new hour for every customer) pays
+ * its fixed costs once.
+ */
+export const PARTITIONS_PER_BATCH = 31;
 
 export interface PartitionBatch {
-  customerId: string;
-  dates: string[];
+  partitions: { customerId: string; date: string }[];
 }
 
 export interface RollupPlan {
@@ -23,13 +26,32 @@ export interface RollupPlan {
   misplaced: QuarantinedFile[];
   /** Every partition with landed files, reused or rebuilt. */
   decisions: PartitionDecision[];
-  /** The partitions to rebuild, as jobs. */
+  /** The partitions to rebuild, grouped into jobs of similar size. */
   batches: PartitionBatch[];
+  /** The states the plan chose to reuse. */
+  reused: StateMeta[];
+  /**
+   * Whether retention may find something to remove: a partition is rebuilt (its old state will be
+   * superseded), a partition has states but no file any more, or some partition holds more than
+   * one state (superseded earlier, kept through the grace time).
+   */
+  pruneNeeded: boolean;
 }
 
 export async function planRollup(
   deps: JobDeps,
-  input: { runId: string; asOf: Date; ownerPid: number | null; rebuild?: boolean },
+  input: {
+    runId: string;
+    asOf: Date;
+    ownerPid: number | null;
+    rebuild?: boolean;
+    /**
+     * 'per-customer' (the worker tier): a job never mixes customers, so a run whose changes are
+     * spread over customers spreads over workers. 'merged' (one process): small changes of many
+     * customers make one job, which pays the fixed costs of a job once.
+     */
+    batching?: 'per-customer' | 'merged';
+  },
 ): Promise<RollupPlan> {
   const { layout, config, log } = deps;
   await cleanDebris(layout, config.snapshots.debrisGraceMs, log);
@@ -53,12 +75,20 @@ export async function planRollup(
     .map(([key, list]) =>
       decidePartition(list[0]!.customerId, list[0]!.date, list.map(stateInput), states.get(key), input.rebuild === true),
     );
+  const rebuild = decisions.filter((d) => d.action === 'rebuild').map(({ customerId, date }) => ({ customerId, date }));
+  const groups = input.batching === 'merged' ? [rebuild] : customers.map((c) => rebuild.filter((p) => p.customerId === c));
   const batches: PartitionBatch[] = [];
-  for (const c of customers) {
-    const dates = decisions.filter((d) => d.customerId === c && d.action === 'rebuild').map((d) => d.date);
-    for (let i = 0; i < dates.length; i += DATES_PER_BATCH) batches.push({ customerId: c, dates: dates.slice(i, i + DATES_PER_BATCH) });
+  for (const group of groups) {
+    // Decisions are sorted by customer then date: consecutive slices keep a customer's days together.
+    const jobs = Math.ceil(group.length / PARTITIONS_PER_BATCH);
+    for (let j = 0; j < jobs; j++) {
+      batches.push({ partitions: group.slice(Math.floor((j * group.length) / jobs), Math.floor(((j + 1) * group.length) / jobs)) });
+    }
   }
   const rebuilt = decisions.filter((d) => d.action === 'rebuild').length;
   log.info({ partitions: decisions.length, rebuilt, reused: decisions.length - rebuilt, jobs: batches.length }, 'run planned');
-  return { runId: input.runId, asOf: input.asOf, customers, misplaced: quarantined, decisions, batches };
+  const reused = decisions.flatMap((d) => (states.get(partitionKey(d.customerId, d.date)) ?? []).filter((m) => m.stateId === d.stateId));
+  const pruneNeeded =
+    rebuild.length > 0 || [...states.keys()].some((k) => !byPartition.has(k)) || [...states.values()].some((l) => l.length > 1);
+  return { runId: input.runId, asOf: input.asOf, customers, misplaced: quarantined, decisions, batches, reused, pruneNeeded };
 }

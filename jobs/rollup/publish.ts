@@ -23,6 +23,13 @@ export interface PublishInput {
   misplaced: QuarantinedFile[];
   /** Every partition of the plan, reused or rebuilt. */
   decisions: PartitionDecision[];
+  /**
+   * The states this process already read (the plan's) and built (its jobs): an inline run passes
+   * them so that the publish step does not read every state's record again.
+   */
+  knownStates?: readonly StateMeta[];
+  /** False when the plan saw nothing for retention to remove (absent: look anyway). */
+  pruneNeeded?: boolean;
   /** When the run started (ms since epoch), for the manifest's duration. */
   startedAt: number;
   /** Publish even over a CURRENT with a later asOf (`pipeline --replace-current`). */
@@ -45,8 +52,22 @@ export class StateMissingError extends Error {
  * The state each planned partition uses: the one the plan chose to reuse, or the newest one this
  * run built (a retried job may have built two).
  */
-export async function chosenStates(deps: JobDeps, runId: string, decisions: readonly PartitionDecision[]): Promise<StateMeta[]> {
-  const states = await readStates(deps.layout);
+export async function chosenStates(
+  deps: JobDeps,
+  runId: string,
+  decisions: readonly PartitionDecision[],
+  known?: readonly StateMeta[],
+): Promise<StateMeta[]> {
+  let states: Map<string, StateMeta[]>;
+  if (known) {
+    states = new Map();
+    for (const m of known) {
+      const key = partitionKey(m.customerId, m.date);
+      states.set(key, [...(states.get(key) ?? []), m].sort((a, b) => (a.builtAt < b.builtAt ? 1 : -1)));
+    }
+  } else {
+    states = await readStates(deps.layout);
+  }
   return decisions.map((d) => {
     const list = states.get(partitionKey(d.customerId, d.date)) ?? [];
     const m = d.action === 'reuse' ? list.find((x) => x.stateId === d.stateId) : list.find((x) => x.runId === runId);
@@ -66,7 +87,7 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   const log = deps.log.child({ runId: input.runId });
   const build = snapshotFiles(buildDir(layout, input.runId));
   await removeStrayOutputs(build.dir);
-  const states = await chosenStates(deps, input.runId, input.decisions);
+  const states = await chosenStates(deps, input.runId, input.decisions, input.knownStates);
 
   const combined = await db.withSession((s) =>
     combineStates(s, {
@@ -178,6 +199,7 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   );
   // States that no partition uses any more (files gone, superseded), once past the grace time
   // that protects runs still in flight.
+  if (input.pruneNeeded === false) return { manifest, published: outcome.published, dir: outcome.dir, pruned: outcome.pruned };
   const prunedStates = await pruneStates(layout, {
     keep: new Set(states.map((m) => m.stateId)),
     livePartitions: new Set(input.decisions.map((d) => partitionKey(d.customerId, d.date))),

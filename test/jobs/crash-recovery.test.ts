@@ -120,7 +120,7 @@ describe('worker crashes and failures', () => {
     expect(await readHistory(wh.layout)).toEqual(history);
     expect(await manifestsOf(runId)).toEqual([]);
 
-    const globex = (await partitionJobsOf(runId)).find((j) => (j.data as { customerId: string }).customerId === 'globex')!;
+    const globex = (await partitionJobsOf(runId)).find((j) => PartitionPayload.parse(j.data).partitions[0]!.customerId === 'globex')!;
     expect(await globex.getState()).toBe('failed');
     expect(globex.attemptsMade).toBe(2);
     expect(globex.failedReason).toMatch(/EEXIST|ENOTDIR|exists/);

@@ -76,7 +76,7 @@ describe('a rollup run on the worker tier', () => {
 
     // Each partition job says which worker took it (BullMQ records the worker's name on the job).
     const children = (await queues.partitions.getJobs(['completed'])).filter((j) => PartitionPayload.safeParse(j.data).data?.runId === flowManifest.runId);
-    expect(children.map((j) => (j.data as { customerId: string }).customerId).sort()).toEqual(CUSTOMERS);
+    expect(children.map((j) => PartitionPayload.parse(j.data).partitions.map((p) => p.customerId).join(',')).sort()).toEqual(CUSTOMERS);
     const takers = [...new Set(children.map((j) => j.processedBy))].sort();
     expect(takers).toEqual(workers.map((w) => `${os.hostname()}#${w.pid}`).sort());
     // And their logs carry the job ids.

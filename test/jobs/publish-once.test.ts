@@ -26,7 +26,7 @@ let wh: TestWarehouse;
 async function planAndPartitions(): Promise<PublishInput> {
   const startedAt = Date.now();
   const plan = await planRollup(wh, { runId: RUN_ID, asOf: AS_OF, ownerPid: null });
-  for (const b of plan.batches) await rollupPartition(wh, { runId: RUN_ID, asOf: AS_OF, customerId: b.customerId, dates: b.dates });
+  for (const b of plan.batches) await rollupPartition(wh, { runId: RUN_ID, asOf: AS_OF, partitions: b.partitions });
   return { runId: RUN_ID, asOf: AS_OF, customers: plan.customers, misplaced: plan.misplaced, decisions: plan.decisions, startedAt };
 }
 

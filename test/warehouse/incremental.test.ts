@@ -135,4 +135,17 @@ describe('incremental runs equal from-scratch runs and the independent SQL', () 
     const states = await readStates(inc.layout);
     for (const list of states.values()) expect(list).toHaveLength(1);
   }, 600_000);
+
+  it('prunes the state of a partition whose files are all gone, and the figures follow', async () => {
+    const gone = path.join(inc.layout.rawReports, 'customer=globex', 'date=2026-11-19');
+    expect((await readStates(inc.layout)).has('globex/2026-11-19')).toBe(true);
+    await fs.rm(gone, { recursive: true });
+    const asOf = new Date('2026-11-21T06:00:00Z');
+    const run = await runPipeline(inc, { asOf });
+    expect((await readStates(inc.layout)).has('globex/2026-11-19')).toBe(false);
+    expect(run.manifest.partitionStates!.rebuilt).toBe(0);
+    await expectSnapshotMatchesIndependent(inc.db, inc.layout, run.manifest.snapshot, 'after removing a partition');
+    const base = await fromScratch(asOf);
+    expect(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot)).toEqual(await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot));
+  }, 120_000);
 });
