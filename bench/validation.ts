@@ -51,18 +51,28 @@ await deps.db.withSession(async (s) => {
   }
 });
 
-const cols = ROLLUP_COLUMNS.map((c) => `"${c}"`);
+// Every rollup column read and aggregated per file, every aggregate fetched (an aggregate that is
+// not fetched would be pruned by DuckDB's optimizer and not read at all).
+const numeric = ['bytesOffloaded', 'bytesFallback', 'peerCount', 'bufferHealth', 'stallCount'];
+const bareAggregates = [
+  'count(*) AS n',
+  ...numeric.map((c) => `sum("${c}") AS "${c}"`),
+  'count(DISTINCT streamId) AS streams',
+  'max(ts) AS ts',
+  'count_if(final) AS finals',
+  'max(length(reportId)) AS r',
+  'max(length(sessionId)) AS s',
+];
+void ROLLUP_COLUMNS;
 async function bareScan(): Promise<{ seconds: number; rows: number }> {
   const t = performance.now();
   let rows = 0;
   await deps.db.withSession(async (s) => {
     for (const files of byCustomer.values()) {
       const r = await s.all<{ n: bigint }>(
-        `SELECT sum(n) AS n FROM (SELECT filename, count(*) AS n, ${cols.filter((c) => !['"reportId"', '"sessionId"', '"streamId"', '"ts"', '"final"'].includes(c)).map((c) => `sum(${c})`).join(', ')},
-                count(DISTINCT streamId), max(ts), count_if(final), max(length(reportId)), max(length(sessionId))
-         FROM read_parquet(${fileList(files.map((f) => f.path))}, union_by_name = true, filename = true) GROUP BY filename)`,
+        `SELECT filename, ${bareAggregates.join(', ')} FROM read_parquet(${fileList(files.map((f) => f.path))}, union_by_name = true, filename = true) GROUP BY filename`,
       );
-      rows += Number(r[0]!.n);
+      rows += r.reduce((a, x) => a + Number(x.n), 0);
     }
   });
   return { seconds: (performance.now() - t) / 1000, rows };

@@ -1,8 +1,9 @@
 // The row rules of session-report.md, checked straight from landed files before anything casts a
 // value: every figure, export, pilot report and catalog view reads only files that passed them
 // (a snapshot's manifest lists no other), so no cast downstream can fail on a value. The checks
-// are generated from the column catalog (report-columns.ts) and run as one aggregate scan of the
-// checked columns, grouped by file.
+// are generated from the column catalog (report-columns.ts): one cheap aggregate scan of the
+// checked columns grouped by file (screen_rows.sql: min, max and counts), then an exact count,
+// rule by rule (validate_rows.sql), of the few files the screen flags.
 import { fileList, fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
 import { cleanDuckDbMessage, isFileError } from './landing.ts';
 import { familyOf, INT32_MAX, mapValueType, REPORT_COLUMNS, type ReportColumn } from './report-columns.ts';
@@ -87,8 +88,47 @@ function columnRules(col: ReportColumn, types: readonly string[]): RowRule[] {
   return rules;
 }
 
-/** The validation statement for `files` and the rules it checks (rule i is column r<i>). */
-export function validationSql(files: readonly FileToCheck[]): { sql: string; rules: RowRule[] } {
+/**
+ * Per column, a test over aggregates that is true whenever some row breaks one of the column's
+ * rules (and may be true when none does: the exact count decides). Cheap: min, max and counts.
+ */
+export function columnScreens(stored: ReadonlyMap<string, readonly string[]>): string[] {
+  const screens: string[] = [];
+  for (const col of REPORT_COLUMNS) {
+    const types = stored.get(col.name);
+    if (!types || types.length === 0) continue;
+    const id = quoteIdent(col.name);
+    const tests: string[] = [];
+    if (col.required) tests.push(`count(*) > count(${id})`);
+    if (col.name === 'streamId') tests.push(`NOT bool_and(starts_with(${id}, $customer_prefix) AND regexp_full_match(${id}, $stream_id_regex))`);
+    if (col.family === 'timestamp') {
+      const day = (agg: string) => `CAST(CAST(${agg}(${id}) AS TIMESTAMP) AS DATE)`;
+      tests.push(`NOT isfinite(min(${id}))`, `NOT isfinite(max(${id}))`);
+      tests.push(`${day('min')} <> ${FOLDER_DATE}`, `${day('max')} <> ${FOLDER_DATE}`);
+    }
+    if (col.max !== null) {
+      const isMap = col.family === 'map';
+      const valueTypes = isMap ? types.map((t) => mapValueType(t) ?? 'DOUBLE') : types;
+      const anyFloat = valueTypes.some((t) => familyOf(t) === 'float');
+      const wantInteger = familyOf(isMap ? mapValueType(col.type)! : col.type) === 'integer';
+      const values = isMap ? `map_values(${id})` : null;
+      // NaN sorts above everything in DuckDB: it makes max fail `<= bound`, as +Infinity does.
+      const lo = isMap ? `min(list_min(${values}))` : `min(${id})`;
+      const hi = isMap ? `max(list_max(${values}))` : `max(${id})`;
+      tests.push(`${lo} < 0`, `NOT (${hi} <= ${col.max})`);
+      if (wantInteger && anyFloat) {
+        const frac = isMap ? `max(list_max(list_transform(CAST(${values} AS DOUBLE[]), v -> abs(v - trunc(v)))))` : `max(abs(CAST(${id} AS DOUBLE) - trunc(CAST(${id} AS DOUBLE))))`;
+        tests.push(`NOT (${frac} = 0)`);
+      }
+    }
+    screens.push(...tests.map((t) => `coalesce(${t}, false)`));
+  }
+  return screens;
+}
+
+const FOLDER_DATE = String.raw`CAST(regexp_extract(filename, 'date=(\d{4}-\d{2}-\d{2})', 1) AS DATE)`;
+
+function storedTypes(files: readonly FileToCheck[]): Map<string, string[]> {
   const stored = new Map<string, string[]>();
   for (const f of files) {
     for (const [name, type] of f.columns) {
@@ -97,7 +137,21 @@ export function validationSql(files: readonly FileToCheck[]): { sql: string; rul
       stored.set(name, list);
     }
   }
-  const rules = rowRules(stored);
+  return stored;
+}
+
+/** The screening statement for `files` (one row per file: filename, suspect). */
+export function screenSql(files: readonly FileToCheck[]): string {
+  const screens = columnScreens(storedTypes(files));
+  return fillSql(sqlFile('screen_rows'), {
+    files: fileList(files.map((f) => f.path)),
+    screens: screens.length > 0 ? `(${screens.join('\n    OR ')})` : 'false',
+  });
+}
+
+/** The validation statement for `files` and the rules it checks (rule i is column r<i>). */
+export function validationSql(files: readonly FileToCheck[]): { sql: string; rules: RowRule[] } {
+  const rules = rowRules(storedTypes(files));
   // The SQL groups by streamId and ts, which every accepted file has (required columns).
   const sql = fillSql(sqlFile('validate_rows'), {
     files: fileList(files.map((f) => f.path)),
@@ -140,7 +194,15 @@ export async function validateRows(
   return bad;
 }
 
-async function checkOnce(s: DbSession, files: readonly FileToCheck[], customerId: string): Promise<Map<string, RowVerdict>> {
+async function checkOnce(s: DbSession, all: readonly FileToCheck[], customerId: string): Promise<Map<string, RowVerdict>> {
+  // Screen every file cheaply; count rule by rule only in those the screen flags.
+  const screened = await s.all<{ filename: string; suspect: boolean }>(screenSql(all), {
+    customer_prefix: `${customerId}:`,
+    stream_id_regex: STREAM_ID_REGEX_SQL,
+  });
+  const suspect = new Set(screened.filter((r) => r.suspect).map((r) => r.filename));
+  const files = all.filter((f) => suspect.has(f.path));
+  if (files.length === 0) return new Map();
   const { sql, rules } = validationSql(files);
   const rows = await s.all<CheckRow>(sql, { customer: customerId, stream_id_regex: STREAM_ID_REGEX_SQL });
   const bad = new Map<string, RowVerdict>();

@@ -3,6 +3,7 @@
 // Everything about figures lives in those functions; this is only the BullMQ adapter.
 import fs from 'node:fs/promises';
 import { assertAsOfNotAhead } from '../../lib/time.ts';
+import { RunAlreadyRunningError, runLocked } from '../../warehouse/run-lock.ts';
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { AppConfig } from '../../lib/config.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -82,6 +83,10 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
         assertAsOfNotAhead(asOf, ctx.config.snapshots.asOfMaxSkewMs);
       } catch (err) {
         throw new UnrecoverableError((err as Error).message);
+      }
+      // An inline run of the same asOf is computing it: never twice.
+      if (await runLocked(ctx.deps.layout, asOf, ctx.config.snapshots.lockStaleMs)) {
+        throw new UnrecoverableError(new RunAlreadyRunningError(asOf).message);
       }
       const runId = rollupRunId(asOf);
       const rollupId = rollupJobId(asOf);
