@@ -28,7 +28,7 @@ function batchOf(columns: DuckDBValue[][], rows: number): RecordBatch {
 }
 
 /** Bytes of an Arrow IPC stream made from `chunks` (DuckDB chunks of the export query, in column order). */
-export async function* arrowStream(chunks: AsyncIterable<DuckDBDataChunk>, rowsPerBatch = 8192): AsyncGenerator<Buffer> {
+export async function* arrowStream(chunks: AsyncIterable<DuckDBDataChunk>, rowsPerBatch = 2048): AsyncGenerator<Buffer> {
   const pending: Buffer[] = [];
   // The writer's byte queue, drained after each batch: the IPC bytes leave as they are made.
   class Collect extends AsyncByteQueue {
