@@ -45,9 +45,15 @@ const SUMMARY_PROPS = {
   avgBufferHealth: { ...nonNeg, description: 'mean buffer health over reports, seconds' },
 };
 
+/** A refusal that says when to come back (429, 503 of the limits in docs/operations.md). */
+const problemRetry = (description: string): Json => ({
+  ...problem(description),
+  headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'string', pattern: '^[0-9]+$' } } },
+});
+
 const commonErrors = {
-  '401': problem('Missing, malformed, badly signed or expired token (with WWW-Authenticate)'),
-  '503': problem('No snapshot published yet, or the request timed out'),
+  '401': problem('Missing, malformed, badly signed, expired or revoked token, or a token of a removed tenant (with WWW-Authenticate)'),
+  '503': problemRetry('No snapshot published yet (snapshot_unavailable), or the request timed out (timeout), with Retry-After'),
 };
 
 const windowParam = { $ref: '#/components/parameters/window' };
@@ -192,6 +198,10 @@ export const OPENAPI = {
           '403': problem('No streamId (stream_id_required), or a stream not attributed to the caller (forbidden_stream)'),
           '404': problem('A stream of the caller that has never reported'),
           ...commonErrors,
+          '429': problemRetry('The caller already has as many on-demand series (non-standard bucketSeconds) in progress as allowed (too_many_requests)'),
+          '503': problemRetry(
+            'No snapshot yet (snapshot_unavailable); an on-demand series not computed within the query timeout counted from the request\'s arrival (timeout); too much on-demand work queued on the server (busy)',
+          ),
         },
       },
     },
@@ -218,10 +228,12 @@ export const OPENAPI = {
             ),
           },
           '304': { $ref: '#/components/responses/NotModified' },
-          '400': problem('Bad window or format (invalid_window, invalid_format)'),
+          '400': problem('Bad window or format (invalid_window, invalid_format); checked before any work starts'),
           '403': problem('No streamId (stream_id_required), or a stream not attributed to the caller'),
           '404': problem('A stream of the caller that has never reported'),
           ...commonErrors,
+          '429': problemRetry('The caller (or the server) already runs as many exports as allowed (too_many_exports)'),
+          '503': problemRetry('No snapshot yet (snapshot_unavailable), or the first day of the export took longer than its query timeout (timeout)'),
         },
       },
     },
@@ -300,7 +312,8 @@ export const OPENAPI = {
             content: { 'application/json': { schema: ref('Origins') } },
           },
           '400': {
-            description: 'Invalid JSON (invalid_json) or invalid entries (invalid_origins, each listed with index, value and reason); nothing stored',
+            description:
+              'Invalid JSON (invalid_json), JSON nested more than 32 levels (json_too_deep), or invalid entries (invalid_origins, each listed with index, value and reason, at most 100, nested values only named); nothing stored',
             content: { 'application/problem+json': { schema: ref('InvalidOriginsProblem') } },
           },
           '401': commonErrors['401'],
@@ -334,7 +347,9 @@ export const OPENAPI = {
         requestBody: { required: true, content: { 'application/json': { schema: ref('SignRequest') } } },
         responses: {
           '200': { description: 'A compact JWS (ES256) and its claims', content: { 'application/json': { schema: ref('SignResponse') } } },
-          '400': problem('Not an http(s) URL, a URL with credentials (invalid_url), bad JSON (invalid_json)'),
+          '400': problem(
+            'Not an http(s) URL, a URL with credentials, an encoded / or \\ (%2F, %5C), a backslash, white space or a control character (invalid_url); bad JSON (invalid_json, json_too_deep)',
+          ),
           '401': commonErrors['401'],
           '403': problem('The URL is outside the allowlist (origin_not_allowed), a foreign streamId (forbidden_stream), an operator token (tenant_only)'),
           '413': problem('A body over 64 KiB'),
@@ -474,7 +489,7 @@ export const OPENAPI = {
         required: ['jws', 'url', 'customerId', 'iat', 'exp', 'issuedAt', 'expiresAt'],
         properties: {
           jws: { type: 'string', pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$', description: 'compact JWS, ES256, over { url, customerId, streamId?, iat, exp }' },
-          url: { type: 'string' },
+          url: { type: 'string', description: 'the normalised URL that the allowlist checked (lower-case scheme and host, default port dropped, dot segments resolved): what the JWS signs' },
           customerId: { type: 'string' },
           streamId: { type: 'string' },
           iat: { type: 'integer' },
