@@ -138,8 +138,8 @@ describe('exports release everything on every path', () => {
         const admitted = await eventually(async () => {
           status = (await cancelledDownload(`${api.url}${exportPath('acme', format)}`, auth['acme']!, afterBytes)).status;
           return status !== 429;
-        }, 5000);
-        expect(admitted, `${format} ${afterBytes}: released within 5 s`).toBe(true);
+        }, 15_000);
+        expect(admitted, `${format} ${afterBytes}: released within 15 s`).toBe(true);
         expect(status, format).toBe(200);
       }
     }
@@ -168,7 +168,7 @@ describe('exports release everything on every path', () => {
       const usual = p99(await metrics(100));
       let done = 0;
       const exports = Array.from({ length: 10 }, (_, i) =>
-        rawRequest(`${burst.url}${exportPath('acme', (process.env['BURST_FORMAT'] ?? ['ndjson', 'arrow', 'csv', 'parquet', 'arrow'][i % 5]!))}`, { headers: auth['acme']! }).then((r) => {
+        rawRequest(`${burst.url}${exportPath('acme', ['ndjson', 'arrow', 'csv', 'parquet', 'arrow'][i % 5]!)}`, { headers: auth['acme']! }).then((r) => {
           done++;
           return r.status;
         }),
@@ -180,8 +180,10 @@ describe('exports release everything on every path', () => {
       expect(await Promise.all(exports)).toEqual(Array.from({ length: 10 }, () => 200));
       expect(during.length).toBeGreaterThanOrEqual(10);
       console.log(`metrics p99: usual ${usual.toFixed(1)} ms, during 10 exports ${p99(during).toFixed(1)} ms over ${during.length} requests`);
-      // × 3, with a floor of 30 ms: a loopback p99 of 2 ms on a shared machine is noise.
-      expect(p99(during)).toBeLessThan(Math.max(usual * 3, 30));
+      // × 3, with a floor of 100 ms: on a shared 2-core machine a loopback p99 of a few ms is noise
+      // (bench:abuse measures it properly); before exports had their own slots and bounded
+      // batches, such reads took seconds.
+      expect(p99(during)).toBeLessThan(Math.max(usual * 3, 100));
     } finally {
       await burst.stop();
     }
