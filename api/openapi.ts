@@ -31,8 +31,13 @@ const snapshotHeaders = {
 };
 const json = (schema: z.ZodType, description = 'OK', headers: Json = snapshotHeaders): Json => ({ description, headers, content: { 'application/json': { schema: ref(schema) } } });
 const NOT_MODIFIED = { $ref: '#/components/responses/NotModified' };
-const UNAUTHORIZED = problem('Missing, malformed, badly signed or expired token (with WWW-Authenticate)');
-const UNAVAILABLE = problem('No snapshot published yet, or the request timed out');
+/** A refusal that says when to come back (429 and 503 of the limits in docs/operations.md). */
+const problemRetry = (description: string): Json => ({
+  ...problem(description),
+  headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'string', pattern: '^[0-9]+$' } } },
+});
+const UNAUTHORIZED = problem('Missing, malformed, badly signed, expired or revoked token, or a token of a removed tenant (with WWW-Authenticate)');
+const UNAVAILABLE = problemRetry('No snapshot published yet (snapshot_unavailable), a published one that cannot be read (snapshot_unreadable), or the request timed out (timeout), with Retry-After');
 
 /** Query parameters of a route from its zod schema: what a client sends (`io: input`). */
 function queryParameters(schema: z.ZodObject): Json[] {
@@ -144,7 +149,10 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         '401': UNAUTHORIZED,
         '403': problem('No streamId (stream_id_required), or a stream not attributed to the caller (forbidden_stream)'),
         '404': problem('A stream of the caller that has never reported'),
-        '503': UNAVAILABLE,
+        '429': problemRetry('The caller already has as many on-demand series (non-standard bucketSeconds) in progress as allowed (too_many_requests)'),
+        '503': problemRetry(
+          "No snapshot yet (snapshot_unavailable, snapshot_unreadable); an on-demand series not computed within the query timeout counted from the request's arrival (timeout); too much on-demand work queued on the server (busy)",
+        ),
       },
     },
   },
@@ -163,11 +171,12 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
           ),
         },
         '304': NOT_MODIFIED,
-        '400': problem('Bad window or format (invalid_window, invalid_format)'),
+        '400': problem('Bad window or format (invalid_window, invalid_format); checked before any work starts'),
         '401': UNAUTHORIZED,
         '403': problem('No streamId (stream_id_required), or a stream not attributed to the caller'),
         '404': problem('A stream of the caller that has never reported'),
-        '503': UNAVAILABLE,
+        '429': problemRetry('The caller (or the server) already runs as many exports as allowed (too_many_exports)'),
+        '503': problemRetry('No snapshot yet (snapshot_unavailable, snapshot_unreadable), or the first day of the export took longer than its query timeout (timeout)'),
       },
     },
   },
@@ -226,7 +235,10 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       body: OriginsPutSchema,
       responses: {
         '200': json(OriginsSchema, 'The stored list', { ETag: { description: 'Version of the new list', schema: { type: 'string' } } }),
-        '400': problem('Invalid JSON (invalid_json) or invalid entries (invalid_origins, each listed with index, value and reason); nothing stored', InvalidOriginsProblemSchema),
+        '400': problem(
+          'Invalid JSON (invalid_json), JSON nested more than 32 levels (json_too_deep), or invalid entries (invalid_origins, each listed with index, value and reason, at most 100, nested values only named); nothing stored',
+          InvalidOriginsProblemSchema,
+        ),
         '401': UNAUTHORIZED,
         '403': problem("Another tenant's id (forbidden_tenant)"),
         '404': problem('No tenant with this id (tenant_not_found)'),
@@ -254,7 +266,9 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       body: SignRequestSchema,
       responses: {
         '200': json(SignResponseSchema, 'A compact JWS (ES256) and its claims', {}),
-        '400': problem('Not an http(s) URL, a URL with credentials (invalid_url), bad JSON (invalid_json)'),
+        '400': problem(
+          'Not an http(s) URL, a URL with credentials, an encoded / or \\ (%2F, %5C), a backslash, white space or a control character (invalid_url); bad JSON (invalid_json, json_too_deep)',
+        ),
         '401': UNAUTHORIZED,
         '403': problem('The URL is outside the allowlist (origin_not_allowed), a foreign streamId (forbidden_stream), an operator token (tenant_only)'),
         '413': problem('A body over 64 KiB'),

@@ -79,16 +79,10 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   // Slow or stalled clients do not hold the server: receiving a request has a deadline, checked
   // twice a second (Node checks every 30 s by default, so a deadline acted up to 30 s late), and
   // an idle keep-alive connection is closed.
-  const server = http.createServer(
-    {
-      requestTimeout: config.api.requestTimeoutMs,
-      headersTimeout: Math.min(config.api.requestTimeoutMs, config.api.headersTimeoutMs),
-      connectionsCheckingInterval: 500,
-      keepAliveTimeout: 5_000,
-    },
-    app.callback(),
-  );
-  // Beyond the cap, a new connection is closed as soon as it is accepted.
+  const server = http.createServer({ connectionsCheckingInterval: 500 }, app.callback());
+  server.requestTimeout = config.api.requestTimeoutMs;
+  server.headersTimeout = Math.min(config.api.requestTimeoutMs, config.api.headersTimeoutMs);
+  server.keepAliveTimeout = 5_000;
   server.maxConnections = config.api.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

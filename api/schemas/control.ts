@@ -65,7 +65,7 @@ export const SignResponseSchema = z
       .string()
       .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
       .describe('compact JWS, ES256, over { url, customerId, streamId?, iat, exp }'),
-    url: z.string(),
+    url: z.string().describe('the normalised URL that the allowlist checked (lower-case scheme and host, default port dropped, dot segments resolved): what the JWS signs'),
     customerId: z.string(),
     streamId: z.string().optional(),
     iat: z.int(),

@@ -231,6 +231,21 @@ describe('revocation', () => {
     }
   });
 
+  it('limits token lifetimes (configurable) and says how to revoke in token --help', async () => {
+    const long = await cli(['token', '--customer', 'acme', '--ttl', '100d', '--warehouse', t.wh.root]);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toMatch(/--ttl: a lifetime is between 1 second and 90d/);
+    const operator = await cli(['token', '--role', 'operator', '--ttl', '31d', '--warehouse', t.wh.root]);
+    expect(operator.stderr).toMatch(/between 1 second and 30d/);
+    const allowed = await cli(['token', '--customer', 'acme', '--ttl', '100d', '--warehouse', t.wh.root], { TOKEN_TENANT_TTL_MAX: '120d' });
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(decodeJwt(allowed.stdout.trim()).exp! - decodeJwt(allowed.stdout.trim()).iat!).toBe(100 * 86_400);
+    expect(allowed.stderr).toMatch(/token id [0-9a-f-]{36}.*token revoke/);
+    const help = await cli(['token', '--help']);
+    expect(help.stdout).toMatch(/token revoke <token \| token id>/);
+    expect(help.stdout).toMatch(/tenants remove --customer ID/);
+  });
+
   it('refuses every token of a removed tenant, its signing included, within seconds', async () => {
     const secret = await tokenSecret(t.wh.layout, null);
     const tenant = await addTenant(t.wh.layout, { customerId: 'initech', name: 'Initech', cdnPricePerGb: null, savingsSharePct: 25 });
