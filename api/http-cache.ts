@@ -59,7 +59,8 @@ function sendCached(ctx: Context, snap: ServedSnapshot, cached: CachedBody): voi
     return;
   }
   ctx.status = 200;
-  ctx.type = 'application/json';
+  // The header itself: Koa's `type` setter looks the media type up on every call.
+  ctx.set('Content-Type', 'application/json; charset=utf-8');
   ctx.body = cached.body;
 }
 

@@ -6,7 +6,7 @@
 import { LRUCache } from 'lru-cache';
 import { problems } from './errors.ts';
 import { fillBuckets, toBucketJson, type BucketJson, type BucketRow } from '../warehouse/bucket-series.ts';
-import { firstBucketStart, readSeries, readSeriesColumns, type SeriesColumns } from '../warehouse/series-read.ts';
+import { emptyColumns, firstBucketStart, readSeries, readSeriesColumns, type SeriesColumns } from '../warehouse/series-read.ts';
 import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
 import type { Db, DbSession } from '../warehouse/duckdb.ts';
@@ -92,18 +92,6 @@ export function seriesJsonText(streamId: string, window: WindowName, bucketSecon
   );
 }
 
-const NO_ROWS: SeriesColumns = {
-  streamId: [],
-  startMs: [],
-  sessions: [],
-  bytesOffloaded: [],
-  bytesFallback: [],
-  offloadRatio: [],
-  avgPeerCount: [],
-  avgBufferHealth: [],
-  rebufferEvents: [],
-};
-
 /** Rough heap bytes of a row kept in the cache (an object of eight numbers). */
 const ROW_BYTES = 120;
 
@@ -134,7 +122,7 @@ export class SnapshotSeries {
       const first = windowSeconds(window) === null && glob ? await firstBucketStart(s, glob, streamId, bucketSeconds) : null;
       // Refused (400) before reading anything when the window is too many buckets.
       const { from, to } = bucketRange(first, snap.asOfMs, window, bucketSeconds);
-      const cols = glob ? await readSeriesColumns(s, { glob, streamId, bucketSeconds, fromMs: from, toMs: to }) : NO_ROWS;
+      const cols = glob ? await readSeriesColumns(s, { glob, streamId, bucketSeconds, fromMs: from, toMs: to }) : emptyColumns();
       return seriesJsonText(streamId, window, bucketSeconds, from, to, cols);
     });
   }

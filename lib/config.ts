@@ -76,7 +76,7 @@ const EnvSchema = z.object({
   TOKEN_OPERATOR_TTL_MAX: z.string().regex(TTL, TTL_HINT).default('30d'),
   // The API's own DuckDB and caches: sized for a server whose memory must not grow with history,
   // separately from the jobs' (DUCKDB_*), which crunch whole partitions.
-  API_DUCKDB_THREADS: positiveInt.default(2),
+  API_DUCKDB_THREADS: positiveInt.default(1),
   API_DUCKDB_MEMORY_LIMIT: memorySize.default('192MB'),
   API_DUCKDB_MAX_CONCURRENT: positiveInt.default(2),
   API_RESPONSE_CACHE_MB: z.coerce.number().nonnegative().default(32),

@@ -49,11 +49,23 @@ export async function readSeriesColumns(s: DbSession, q: SeriesQuery): Promise<S
     files: quotedString(q.glob),
     stream_filter: q.streamId === null ? 'true' : `streamId = ${quotedString(q.streamId)}`,
   });
-  return s.columns<SeriesColumns & Record<string, unknown[]>>(sql, {
-    bucket_seconds: q.bucketSeconds,
-    from_us: q.fromMs === null ? MIN_US : BigInt(q.fromMs) * 1000n,
-    to_us: q.toMs === null ? MAX_US : BigInt(q.toMs) * 1000n,
-  });
+  try {
+    return await s.columns<SeriesColumns & Record<string, unknown[]>>(sql, {
+      bucket_seconds: q.bucketSeconds,
+      from_us: q.fromMs === null ? MIN_US : BigInt(q.fromMs) * 1000n,
+      to_us: q.toMs === null ? MAX_US : BigInt(q.toMs) * 1000n,
+    });
+  } catch (err) {
+    // A customer without series files (nothing to bucket) has no buckets, not an error.
+    if (NO_FILES.test((err as Error).message)) return emptyColumns();
+    throw err;
+  }
+}
+
+const NO_FILES = /No files found that match the pattern/i;
+
+export function emptyColumns(): SeriesColumns {
+  return { streamId: [], startMs: [], sessions: [], bytesOffloaded: [], bytesFallback: [], offloadRatio: [], avgPeerCount: [], avgBufferHealth: [], rebufferEvents: [] };
 }
 
 /** Non-empty buckets as rows, by stream (ordered by start); streams with none are absent. */
@@ -80,10 +92,16 @@ export async function readSeries(s: DbSession, q: SeriesQuery): Promise<Map<stri
 
 /** Start (ms) of the stream's first non-empty bucket of this size, or null when it has none. */
 export async function firstBucketStart(s: DbSession, glob: string, streamId: string, bucketSeconds: number): Promise<number | null> {
-  const rows = await s.all<{ first: bigint | number | null }>(
-    fillSql(sqlFile('first_series_bucket'), { files: quotedString(glob), stream: quotedString(streamId) }),
-    { bucket_seconds: bucketSeconds },
-  );
+  let rows: { first: bigint | number | null }[];
+  try {
+    rows = await s.all<{ first: bigint | number | null }>(
+      fillSql(sqlFile('first_series_bucket'), { files: quotedString(glob), stream: quotedString(streamId) }),
+      { bucket_seconds: bucketSeconds },
+    );
+  } catch (err) {
+    if (NO_FILES.test((err as Error).message)) return null;
+    throw err;
+  }
   const first = rows[0]?.first;
   return first === null || first === undefined ? null : Number(first);
 }

@@ -66,7 +66,7 @@ beforeAll(async () => {
   const tenant = await addTenant(wh.layout, { customerId: 'big', name: 'Big', cdnPricePerGb: null, savingsSharePct: 25 });
   token = await issueToken(await tokenSecret(wh.layout, null), { role: 'tenant', tenant }, 3600);
   server = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin/p2ptel.js'), 'serve', '--warehouse', wh.root, '--port', '0'], {
-    env: { ...process.env, DUCKDB_MEMORY_LIMIT: '128MB', DUCKDB_THREADS: '2', LOG_LEVEL: 'warn' },
+    env: { ...process.env, API_DUCKDB_MEMORY_LIMIT: '128MB', API_DUCKDB_THREADS: '2', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   url = await new Promise<string>((resolve, reject) => {
