@@ -7,7 +7,7 @@ import { assertStreamAccess, callerOf } from '../auth.ts';
 import { problems } from '../errors.ts';
 import { readJsonBody } from '../body.ts';
 import { SignRequestSchema } from '../schemas/control.ts';
-import { etagMatches } from '../http-cache.ts';
+import { notModified } from '../http-cache.ts';
 import type { ApiDeps } from '../deps.ts';
 import { effectiveAllowlist, readOrigins } from '../../warehouse/control/origins.ts';
 import { checkManifestUrl, urlAllowed } from '../../warehouse/control/origin-rules.ts';
@@ -19,7 +19,7 @@ export function manifestRoutes(router: Router, deps: ApiDeps, auth: RouterMiddle
   router.get('/manifest/public-key', (ctx) => {
     ctx.set('ETag', jwkEtag);
     ctx.set('Cache-Control', 'public, max-age=3600');
-    if (etagMatches(ctx.get('If-None-Match') || undefined, jwkEtag)) {
+    if (notModified(ctx, jwkEtag)) {
       ctx.status = 304;
       return;
     }

@@ -6,6 +6,7 @@ import type { Context } from 'koa';
 import { callerOf } from '../auth.ts';
 import { problems } from '../errors.ts';
 import { readJsonBody } from '../body.ts';
+import { notModified } from '../http-cache.ts';
 import { OriginsPutSchema } from '../schemas/control.ts';
 import type { ApiDeps } from '../deps.ts';
 import { findTenant, type Tenant } from '../../warehouse/control/tenants.ts';
@@ -55,7 +56,7 @@ export function originsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
     const tenant = await tenantOfPath(ctx, deps);
     const stored = await readOrigins(deps.layout, tenant.id);
     const etag = etagOf(tenant, stored);
-    if (ctx.get('If-None-Match') === etag) {
+    if (notModified(ctx, etag)) {
       ctx.status = 304;
       ctx.set('ETag', etag);
       return;

@@ -5,7 +5,7 @@ import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import { assertStreamAccess, callerOf, canSee, requireCapability } from '../auth.ts';
 import { problems } from '../errors.ts';
-import { sendSnapshotJson, setSnapshotHeaders, snapshotEtag, etagMatches } from '../http-cache.ts';
+import { sendSnapshotJson, setSnapshotHeaders, snapshotEtag, notModified } from '../http-cache.ts';
 import { parseQuery } from '../query.ts';
 import { ExportQuery, PlatformMetricsQuery, StreamIdQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
 import { bucketRange, windowSeries } from '../timeseries.ts';
@@ -107,7 +107,7 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     if (!snap.knows(streamId)) throw problems.streamNotFound();
     const etag = snapshotEtag(snap, `export|${streamId}|${window}|${format}`);
     setSnapshotHeaders(ctx, snap, etag);
-    if (etagMatches(ctx.get('If-None-Match') || undefined, etag)) {
+    if (notModified(ctx, etag)) {
       ctx.status = 304;
       return;
     }
