@@ -6,7 +6,7 @@ import { problems } from '../errors.ts';
 import { notModified, setSnapshotHeaders } from '../http-cache.ts';
 import { parseQuery } from '../query.ts';
 import { PilotReportQuery } from '../schemas/reports.ts';
-import { snapshotOf } from './telemetry.ts';
+import { snapshotOf } from '../request-context.ts';
 import { REPORT_MEDIA_TYPES, reportDownloadName } from '../../pilot/formats.ts';
 import type { ApiDeps } from '../deps.ts';
 

@@ -10,16 +10,10 @@ import { parseQuery } from '../query.ts';
 import { ExportQuery, PlatformMetricsQuery, StreamIdQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
 import { bucketRange, windowSeries } from '../timeseries.ts';
 import { EXPORT_MEDIA, exportFileName, startExport } from '../export/export.ts';
-import type { ServedSnapshot, SummaryJson } from '../snapshot-store.ts';
+import type { SummaryJson } from '../snapshot-store.ts';
+import { snapshotOf } from '../request-context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { STANDARD_BUCKET_SECONDS } from '../../warehouse/windows.ts';
-
-/** The snapshot this request is served from (captured once, when the request started). */
-export function snapshotOf(ctx: Context): ServedSnapshot {
-  const snap = ctx.state['snapshot'] as ServedSnapshot | null | undefined;
-  if (!snap) throw problems.snapshotUnavailable();
-  return snap;
-}
 
 const METRIC_FIELDS = ['totalSessions', 'totalBytesOffloaded', 'totalBytesFallback', 'avgOffloadRatio', 'avgPeerCount', 'avgBufferHealth'] as const;
 
