@@ -10,7 +10,7 @@ import { SignRequestSchema } from '../schemas/control.ts';
 import { notModified } from '../http-cache.ts';
 import type { ApiDeps } from '../deps.ts';
 import { effectiveAllowlist, readOrigins } from '../../warehouse/control/origins.ts';
-import { checkManifestUrl, urlAllowed } from '../../warehouse/control/origin-rules.ts';
+import { checkManifestUrl, urlAllowed } from '../../lib/origin-rules.ts';
 
 export function manifestRoutes(router: Router, deps: ApiDeps, auth: RouterMiddleware): void {
   const jwk = Buffer.from(JSON.stringify(deps.signingKey.publicJwk));

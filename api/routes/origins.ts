@@ -11,7 +11,7 @@ import { OriginsPutSchema } from '../schemas/control.ts';
 import type { ApiDeps } from '../deps.ts';
 import { findTenant, type Tenant } from '../../warehouse/control/tenants.ts';
 import { readOrigins, replaceOrigins, VersionMismatch, type StoredOrigins } from '../../warehouse/control/origins.ts';
-import { validateOrigins } from '../../warehouse/control/origin-rules.ts';
+import { validateOrigins } from '../../lib/origin-rules.ts';
 
 /** The tenant named in the path, if the caller may manage it: 403 for another's, 404 for none. */
 async function tenantOfPath(ctx: Context, deps: ApiDeps): Promise<Tenant> {

@@ -35,7 +35,7 @@ export const OriginsSchema = z
 
 /**
  * The body of PUT .../origins. Its entries are checked one by one by the origin rules
- * (warehouse/control/origin-rules.ts), which say what is wrong with each.
+ * (lib/origin-rules.ts), which say what is wrong with each.
  */
 export const OriginsPutSchema = z
   .object({
