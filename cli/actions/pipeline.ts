@@ -1,12 +1,15 @@
 // The `pipeline` command's work: one inline rollup run, and what it did.
-import { parseOption, progressBar, runtime, withJobDeps } from '../runtime.ts';
+import { z } from 'zod';
+import { progressBar, runtime, withJobDeps } from '../runtime.ts';
 import { isoDate } from '../options.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { bytes, duration, int } from '../format.ts';
 
-export async function runPipelineCommand(flags: { warehouse?: string; asOf?: string }): Promise<void> {
+export const Flags = z.object({ warehouse: z.string().optional(), asOf: isoDate.optional() });
+
+export async function run(flags: z.output<typeof Flags>): Promise<void> {
   const rt = runtime(flags);
-  const asOf = flags.asOf === undefined ? new Date() : parseOption('as-of', isoDate, flags.asOf);
+  const asOf = flags.asOf ?? new Date();
   const bar = progressBar('pipeline');
   const result = await withJobDeps(rt, (deps) =>
     runPipeline(deps, { asOf }, (p) => bar.update((100 * p.done) / p.total, p.step)),

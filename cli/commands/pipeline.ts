@@ -1,6 +1,6 @@
 // `pipeline`: one rollup run, inline (no Redis), that publishes a snapshot.
 import type { Command } from 'commander';
-import { action } from '../runtime.ts';
+import { commandAction } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
 
 export function registerPipeline(program: Command): void {
@@ -9,5 +9,5 @@ export function registerPipeline(program: Command): void {
       .command('pipeline')
       .description('run the rollups once, inline (no Redis), and publish a snapshot')
       .option('--as-of <iso>', 'snapshot time: reports with ts up to it count (default: now)'),
-  ).action(action(async (flags: { warehouse?: string; asOf?: string }) => (await import('../actions/pipeline.ts')).runPipelineCommand(flags)));
+  ).action(commandAction(() => import('../actions/pipeline.ts')));
 }
