@@ -17,6 +17,11 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === bare);
 }
 
+/** Whether the request's If-None-Match names `etag` (any of a list, weak or strong, or `*`): answer 304. */
+export function notModified(ctx: Context, etag: string): boolean {
+  return etagMatches(ctx.get('If-None-Match') || undefined, etag);
+}
+
 /** Set the freshness headers of snapshot data: ETag, Last-Modified (= asOf), private caching. */
 export function setSnapshotHeaders(ctx: Context, snap: ServedSnapshot, etag: string): void {
   ctx.set('ETag', etag);
@@ -54,7 +59,7 @@ function serialise(snap: ServedSnapshot, key: string, value: unknown): CachedBod
 
 function sendCached(ctx: Context, snap: ServedSnapshot, cached: CachedBody): void {
   setSnapshotHeaders(ctx, snap, cached.etag);
-  if (etagMatches(ctx.get('If-None-Match') || undefined, cached.etag)) {
+  if (notModified(ctx, cached.etag)) {
     ctx.status = 304;
     return;
   }

@@ -58,10 +58,23 @@ function problemFor(schema: z.ZodObject, name: string): ApiError {
 }
 
 /**
- * The query parameters a schema names, parsed and typed. Repeated parameters are refused rather
- * than guessed at; parameters the schema does not name are ignored.
+ * Parsed query strings per schema, by their raw text: clients poll the same few URLs, so the
+ * common case costs one map lookup. Bounded: cleared when full (a miss only costs a parse).
+ */
+const memos = new WeakMap<z.ZodObject, Map<string, unknown>>();
+const MEMO_SIZE = 512;
+
+/**
+ * The query parameters a schema names, parsed and typed (treat the result as read-only: it is
+ * shared by requests with the same query string). Repeated parameters are refused rather than
+ * guessed at; parameters the schema does not name are ignored.
  */
 export function parseQuery<S extends z.ZodObject>(ctx: Context, schema: S): z.output<S> {
+  let memo = memos.get(schema);
+  if (!memo) memos.set(schema, (memo = new Map()));
+  const raw = ctx.querystring;
+  const hit = memo.get(raw);
+  if (hit !== undefined) return hit as z.output<S>;
   const query = queryOf(ctx);
   for (const name in schema.shape) {
     if (Array.isArray(query[name])) {
@@ -69,6 +82,8 @@ export function parseQuery<S extends z.ZodObject>(ctx: Context, schema: S): z.ou
     }
   }
   const parsed = schema.safeParse(query);
-  if (parsed.success) return parsed.data;
-  throw problemFor(schema, String(parsed.error.issues[0]?.path[0] ?? ''));
+  if (!parsed.success) throw problemFor(schema, String(parsed.error.issues[0]?.path[0] ?? ''));
+  if (memo.size >= MEMO_SIZE) memo.clear();
+  memo.set(raw, Object.freeze(parsed.data));
+  return parsed.data;
 }

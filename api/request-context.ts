@@ -6,10 +6,22 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../lib/log.ts';
 import type { Caller } from './tokens.ts';
-import type { SnapshotStore } from './snapshot-store.ts';
+import type { ServedSnapshot, SnapshotStore } from './snapshot-store.ts';
 import { handleError, problems } from './errors.ts';
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The snapshot this request reads (captured once, when it started), or null when none is loaded. */
+export function currentSnapshot(ctx: Context): ServedSnapshot | null {
+  return (ctx.state['snapshot'] as ServedSnapshot | null | undefined) ?? null;
+}
+
+/** The snapshot this request reads; 503 when none is loaded yet. */
+export function snapshotOf(ctx: Context): ServedSnapshot {
+  const snap = currentSnapshot(ctx);
+  if (!snap) throw problems.snapshotUnavailable();
+  return snap;
+}
 
 /** What the frame needs of the snapshot store: the snapshot to serve, and a word on failures. */
 export type FrameSnapshots = Pick<SnapshotStore, 'current' | 'explain'>;

@@ -1,7 +1,7 @@
 // Shared plumbing of CLI commands: config from flags and env, the logger, job dependencies,
 // progress bars (only on a terminal), and turning failures into one clear line and an exit code.
 import { SingleBar, Presets } from 'cli-progress';
-import { ZodError } from 'zod';
+import { ZodError, type z } from 'zod';
 import { ConfigError, loadConfig, queuePrefixSchema, redisUrlSchema, type AppConfig } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { describeZodError, EXIT, ExitError, UserError } from '../lib/errors.ts';
@@ -88,6 +88,31 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void>): 
       process.exitCode = reportError(err);
     }
   };
+}
+
+/**
+ * A command's work, in its own module under cli/actions/ (loaded only when the command runs): the
+ * schema of its flags, over the strings commander hands over, and `run` with the parsed flags.
+ * Action modules import nothing from cli/commands/, so types flow one way.
+ */
+export interface CommandModule<S extends z.ZodType> {
+  Flags: S;
+  run(flags: z.output<S>): Promise<void>;
+}
+
+const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** The commander action of a command without arguments: load its module, parse the flags, run. */
+export function commandAction<S extends z.ZodType>(load: () => Promise<CommandModule<S>>): (flags: unknown) => Promise<void> {
+  return action(async (raw: unknown) => {
+    const m = await load();
+    const parsed = m.Flags.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new UserError(issue.path.length > 0 ? `--${kebab(String(issue.path[0]))}: ${issue.message}` : issue.message);
+    }
+    await m.run(parsed.data);
+  });
 }
 
 export function reportError(err: unknown): number {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { describeZodError } from '../lib/errors.ts';
-import { validateOrigins } from '../warehouse/control/origin-rules.ts';
+import { validateOrigins } from '../lib/origin-rules.ts';
 
 export const PlatformConfigSchema = z.object({
   billing: z.object({

@@ -153,7 +153,7 @@ export interface AppConfig {
     host: string;
     /** Work that touches DuckDB on a request (on-demand series) is cancelled after this. */
     queryTimeoutMs: number;
-    /** A request not answered (or, for exports, not started) within this gets 503. */
+    /** Time a client has to send its whole request (Node's requestTimeout: 408 and the connection closed after it). */
     requestTimeoutMs: number;
     /** How often the server checks CURRENT besides watching it. */
     snapshotPollMs: number;

@@ -27,6 +27,17 @@ export const SteadyStateSchema = z.object({
   steadyBuckets: count(),
 });
 
+/** What the whole stream and each cohort report besides sessions, bytes and offload. */
+const playback = {
+  rebufferEvents: count(),
+  rebufferRatio: fraction(),
+  startupP95Ms: nullable(nonNegative()),
+  avgPeerCount: nonNegative(),
+  avgBufferHealth: nonNegative(),
+  p2pConnectionSuccess: nullable(fraction()),
+  signalingErrors: count(),
+};
+
 export const CohortResultSchema = z
   .object({
     sessions: count(),
@@ -34,13 +45,7 @@ export const CohortResultSchema = z
     bytesFallback: count(),
     offloadRatio: fraction(),
     steadyStateOffloadRatio: fraction(),
-    rebufferEvents: count(),
-    rebufferRatio: fraction(),
-    startupP95Ms: nullable(nonNegative()),
-    avgPeerCount: nonNegative(),
-    avgBufferHealth: nonNegative(),
-    p2pConnectionSuccess: nullable(fraction()),
-    signalingErrors: count(),
+    ...playback,
   })
   .meta({ id: 'Cohort' });
 
@@ -95,13 +100,7 @@ export const PilotReportSchema = z
       bytesDelivered: count(),
       offloadRatio: fraction(),
       steadyState: SteadyStateSchema,
-      rebufferEvents: count(),
-      rebufferRatio: fraction(),
-      startupP95Ms: nullable(nonNegative()),
-      avgPeerCount: nonNegative(),
-      avgBufferHealth: nonNegative(),
-      p2pConnectionSuccess: nullable(fraction()),
-      signalingErrors: count(),
+      ...playback,
       cohorts: z.object({ p2p: CohortResultSchema.nullable(), control: CohortResultSchema.nullable() }),
       controlDeltas: z
         .object({ offloadRatio: z.number(), rebufferRatio: z.number(), startupP95Ms: z.number().nullable(), avgBufferHealth: z.number() })

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Router } from '@koa/router';
 import type { Context } from 'koa';
 import { problems } from '../errors.ts';
-import { snapshotOf } from './telemetry.ts';
+import { snapshotOf } from '../request-context.ts';
 import { sendSnapshotJson } from '../http-cache.ts';
 import { parseQuery } from '../query.ts';
 import { InvoicesQuery, PeriodQuery } from '../schemas/billing.ts';

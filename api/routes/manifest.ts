@@ -8,10 +8,10 @@ import { findTenant } from '../../warehouse/control/tenants.ts';
 import { problems } from '../errors.ts';
 import { readJsonBody } from '../body.ts';
 import { SignRequestSchema } from '../schemas/control.ts';
-import { etagMatches } from '../http-cache.ts';
+import { notModified } from '../http-cache.ts';
 import type { ApiDeps } from '../deps.ts';
 import { effectiveAllowlist, readOrigins } from '../../warehouse/control/origins.ts';
-import { checkManifestUrl, urlAllowed } from '../../warehouse/control/origin-rules.ts';
+import { checkManifestUrl, urlAllowed } from '../../lib/origin-rules.ts';
 
 export function manifestRoutes(router: Router, deps: ApiDeps, auth: RouterMiddleware): void {
   const jwk = Buffer.from(JSON.stringify(deps.signingKey.publicJwk));
@@ -20,7 +20,7 @@ export function manifestRoutes(router: Router, deps: ApiDeps, auth: RouterMiddle
   router.get('/manifest/public-key', (ctx) => {
     ctx.set('ETag', jwkEtag);
     ctx.set('Cache-Control', 'public, max-age=3600');
-    if (etagMatches(ctx.get('If-None-Match') || undefined, jwkEtag)) {
+    if (notModified(ctx, jwkEtag)) {
       ctx.status = 304;
       return;
     }

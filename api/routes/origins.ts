@@ -6,11 +6,12 @@ import type { Context } from 'koa';
 import { callerOf } from '../auth.ts';
 import { problems } from '../errors.ts';
 import { readJsonBody } from '../body.ts';
+import { notModified } from '../http-cache.ts';
 import { OriginsPutSchema } from '../schemas/control.ts';
 import type { ApiDeps } from '../deps.ts';
 import { findTenant, type Tenant } from '../../warehouse/control/tenants.ts';
 import { readOrigins, replaceOrigins, VersionMismatch, type StoredOrigins } from '../../warehouse/control/origins.ts';
-import { validateOrigins } from '../../warehouse/control/origin-rules.ts';
+import { validateOrigins } from '../../lib/origin-rules.ts';
 
 /** The tenant named in the path, if the caller may manage it: 403 for another's, 404 for none. */
 async function tenantOfPath(ctx: Context, deps: ApiDeps): Promise<Tenant> {
@@ -55,7 +56,7 @@ export function originsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
     const tenant = await tenantOfPath(ctx, deps);
     const stored = await readOrigins(deps.layout, tenant.id);
     const etag = etagOf(tenant, stored);
-    if (ctx.get('If-None-Match') === etag) {
+    if (notModified(ctx, etag)) {
       ctx.status = 304;
       ctx.set('ETag', etag);
       return;

@@ -3,10 +3,10 @@
 import type { Router, RouterMiddleware } from '@koa/router';
 import { assertStreamAccess, callerOf, requireCapability } from '../auth.ts';
 import { problems } from '../errors.ts';
-import { etagMatches, setSnapshotHeaders } from '../http-cache.ts';
+import { notModified, setSnapshotHeaders } from '../http-cache.ts';
 import { parseQuery } from '../query.ts';
 import { PilotReportQuery } from '../schemas/reports.ts';
-import { snapshotOf } from './telemetry.ts';
+import { snapshotOf } from '../request-context.ts';
 import { REPORT_MEDIA_TYPES, reportDownloadName } from '../../pilot/formats.ts';
 import type { ApiDeps } from '../deps.ts';
 
@@ -33,7 +33,7 @@ export function reportsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
     ctx.set('X-Report-Source', report.source);
     if (format === 'md') ctx.set('Content-Disposition', `attachment; filename="${reportDownloadName(streamId, format)}"`);
     if (format === 'html') ctx.set('Content-Security-Policy', HTML_CSP);
-    if (etagMatches(ctx.get('If-None-Match') || undefined, report.etag)) {
+    if (notModified(ctx, report.etag)) {
       ctx.status = 304;
       return;
     }

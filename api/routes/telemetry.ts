@@ -5,12 +5,13 @@ import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import { assertStreamAccess, callerOf, canSee, requireCapability } from '../auth.ts';
 import { problems } from '../errors.ts';
-import { sendSnapshotJson, sendSnapshotJsonText, setSnapshotHeaders, snapshotEtag, etagMatches } from '../http-cache.ts';
+import { sendSnapshotJson, sendSnapshotJsonText, setSnapshotHeaders, snapshotEtag, etagMatches, notModified } from '../http-cache.ts';
 import { parseQuery } from '../query.ts';
 import { ExportQuery, PlatformMetricsQuery, StreamIdQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
 import { bucketRange, windowSeries } from '../timeseries.ts';
 import { EXPORT_MEDIA, exportFileName, startExport } from '../export/export.ts';
-import type { ServedSnapshot, SummaryJson } from '../snapshot-store.ts';
+import type { SummaryJson } from '../snapshot-store.ts';
+import { snapshotOf } from '../request-context.ts';
 import type { ApiDeps } from '../deps.ts';
 import type { Readable } from 'node:stream';
 import { clientGoneSignal } from '../request-signal.ts';
@@ -19,13 +20,6 @@ import { QueryTimeout } from '../../warehouse/duckdb.ts';
 /** What a refused export is told to wait: about the time a typical export takes. */
 const EXPORT_RETRY_AFTER_SECONDS = 10;
 import { STANDARD_BUCKET_SECONDS } from '../../warehouse/windows.ts';
-
-/** The snapshot this request is served from (captured once, when the request started). */
-export function snapshotOf(ctx: Context): ServedSnapshot {
-  const snap = ctx.state['snapshot'] as ServedSnapshot | null | undefined;
-  if (!snap) throw problems.snapshotUnavailable();
-  return snap;
-}
 
 const METRIC_FIELDS = ['totalSessions', 'totalBytesOffloaded', 'totalBytesFallback', 'avgOffloadRatio', 'avgPeerCount', 'avgBufferHealth'] as const;
 
@@ -112,7 +106,7 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     if (!snap.knows(streamId)) throw problems.streamNotFound();
     const etag = snapshotEtag(snap, `export|${streamId}|${window}|${format}`);
     setSnapshotHeaders(ctx, snap, etag);
-    if (etagMatches(ctx.get('If-None-Match') || undefined, etag)) {
+    if (notModified(ctx, etag)) {
       ctx.status = 304;
       return;
     }

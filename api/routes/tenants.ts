@@ -1,9 +1,9 @@
 // GET /control/tenants and GET /control/tenants/:id (operators, tenants:read): every tenant with
 // its ids, name, rates, number of allowed origins, streams and last report time.
 import type { Router } from '@koa/router';
-import type { Context } from 'koa';
 import { problems } from '../errors.ts';
 import type { ApiDeps } from '../deps.ts';
+import { currentSnapshot } from '../request-context.ts';
 import type { ServedSnapshot } from '../snapshot-store.ts';
 import { findTenant, listTenants, type Tenant } from '../../warehouse/control/tenants.ts';
 import { readOrigins } from '../../warehouse/control/origins.ts';
@@ -27,12 +27,10 @@ async function describeTenant(deps: ApiDeps, snap: ServedSnapshot | null, tenant
   };
 }
 
-const current = (ctx: Context): ServedSnapshot | null => (ctx.state['snapshot'] as ServedSnapshot | null) ?? null;
-
 /** Registered on the operator router (routes/operator.ts: operators with tenants:read). */
 export function tenantsRoutes(router: Router, deps: ApiDeps): void {
   router.get('/control/tenants', async (ctx) => {
-    const snap = current(ctx);
+    const snap = currentSnapshot(ctx);
     const tenants = await listTenants(deps.layout);
     ctx.set('Cache-Control', 'private, no-cache');
     ctx.body = {
@@ -45,6 +43,6 @@ export function tenantsRoutes(router: Router, deps: ApiDeps): void {
     const tenant = await findTenant(deps.layout, String((ctx.params as Record<string, string>)['id']));
     if (!tenant) throw problems.tenantNotFound();
     ctx.set('Cache-Control', 'private, no-cache');
-    ctx.body = { asOf: current(ctx)?.manifest.asOf ?? null, ...(await describeTenant(deps, current(ctx), tenant, true)) };
+    ctx.body = { asOf: currentSnapshot(ctx)?.manifest.asOf ?? null, ...(await describeTenant(deps, currentSnapshot(ctx), tenant, true)) };
   });
 }

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { count, isoInstant, nonNegative } from '../../lib/json-schema.ts';
 import { percent } from '../../billing/cost-rules.ts';
+import { MAX_ORIGIN_LENGTH, MAX_ORIGINS } from '../../lib/origin-rules.ts';
 
 const tenantInfo = {
   id: z.string(),
@@ -19,8 +20,6 @@ export const TenantInfoSchema = z.object(tenantInfo).meta({ id: 'TenantInfo' });
 export const TenantListSchema = z.object({ asOf: isoInstant().nullable(), tenants: z.array(TenantInfoSchema) }).meta({ id: 'TenantList' });
 export const TenantDetailSchema = z.object({ asOf: isoInstant().nullable(), ...tenantInfo, streamIds: z.array(z.string()) }).meta({ id: 'TenantDetail' });
 
-const MAX_ORIGINS = 500;
-const MAX_ORIGIN_LENGTH = 2048;
 
 export const OriginsSchema = z
   .object({
@@ -35,7 +34,7 @@ export const OriginsSchema = z
 
 /**
  * The body of PUT .../origins. Its entries are checked one by one by the origin rules
- * (warehouse/control/origin-rules.ts), which say what is wrong with each.
+ * (lib/origin-rules.ts), which say what is wrong with each.
  */
 export const OriginsPutSchema = z
   .object({

@@ -1,5 +1,6 @@
 // The `pipeline` command's work: one inline rollup run, and what it did.
-import { parseOption, progressBar, runtime, withJobDeps } from '../runtime.ts';
+import { z } from 'zod';
+import { progressBar, runtime, withJobDeps } from '../runtime.ts';
 import { isoDate } from '../options.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { bytes, duration, int } from '../format.ts';
@@ -7,9 +8,16 @@ import { assertAsOfNotAhead, describeAhead } from '../../lib/time.ts';
 import { EXIT, ExitError } from '../../lib/errors.ts';
 import { readCurrent } from '../../warehouse/snapshots.ts';
 
-export async function runPipelineCommand(flags: { warehouse?: string; asOf?: string; rebuild?: boolean; replaceCurrent?: boolean }): Promise<void> {
+export const Flags = z.object({
+  warehouse: z.string().optional(),
+  asOf: isoDate.optional(),
+  rebuild: z.boolean().optional(),
+  replaceCurrent: z.boolean().optional(),
+});
+
+export async function run(flags: z.output<typeof Flags>): Promise<void> {
   const rt = runtime(flags);
-  const asOf = flags.asOf === undefined ? new Date() : parseOption('as-of', isoDate, flags.asOf);
+  const asOf = flags.asOf ?? new Date();
   // Refused before anything is opened or written (runPipeline checks again, for other callers).
   assertAsOfNotAhead(asOf, rt.config.snapshots.asOfMaxSkewMs);
   const bar = progressBar('pipeline');

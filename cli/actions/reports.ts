@@ -1,19 +1,20 @@
 // The `reports` command's work: the same function as the nightly job, run inline, and what it wrote.
 import path from 'node:path';
 import { z } from 'zod';
-import { parseOption, progressBar, runtime, withJobDeps } from '../runtime.ts';
+import { progressBar, runtime, withJobDeps } from '../runtime.ts';
 import { duration, int, table } from '../format.ts';
 import { describeFailures, runReports, UnknownCustomerError, type ReportRunResult } from '../../jobs/reports/run.ts';
 import { SnapshotUnreadableError } from '../../warehouse/snapshots.ts';
 import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
 import { EXIT, ExitError, UserError } from '../../lib/errors.ts';
-import type { ReportsFlags } from '../commands/reports.ts';
 
 const customerId = z.string().regex(CUSTOMER_ID_PATTERN, 'a customer id: 1–64 characters of [a-z0-9_-]');
 
-export async function runReportsCommand(flags: ReportsFlags): Promise<void> {
+export const Flags = z.object({ warehouse: z.string().optional(), customer: z.array(customerId), force: z.boolean().optional() });
+
+export async function run(flags: z.output<typeof Flags>): Promise<void> {
   const rt = runtime(flags);
-  const customers = flags.customer.map((c) => parseOption('customer', customerId, c));
+  const customers = flags.customer;
   const bar = progressBar('reports');
   let result: ReportRunResult;
   try {

@@ -4,7 +4,14 @@ import { parseOption } from '../runtime.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { createLogger, type Logger } from '../../lib/log.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
-import type { ServeFlags } from '../commands/serve.ts';
+
+/** The flags of `serve` (and `start`), as commander hands them over; serveConfig parses them. */
+export interface ServeFlags {
+  warehouse?: string;
+  port?: string;
+  host?: string;
+  metricsPort?: string;
+}
 
 const port = z.coerce.number().int().min(0).max(65535);
 

@@ -1,6 +1,6 @@
 // `pipeline`: one rollup run, inline (no Redis), that publishes a snapshot.
 import type { Command } from 'commander';
-import { action } from '../runtime.ts';
+import { commandAction } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
 
 export function registerPipeline(program: Command): void {
@@ -11,5 +11,5 @@ export function registerPipeline(program: Command): void {
       .option('--as-of <iso>', 'snapshot time: reports with ts up to it count (default: now)')
       .option('--rebuild', 'rebuild the state of every partition instead of reusing unchanged ones (same figures, full cost)')
       .option('--replace-current', 'publish even if the current snapshot has a later asOf (the way back from an asOf in the future)'),
-  ).action(action(async (flags: { warehouse?: string; asOf?: string; rebuild?: boolean; replaceCurrent?: boolean }) => (await import('../actions/pipeline.ts')).runPipelineCommand(flags)));
+  ).action(commandAction(() => import('../actions/pipeline.ts')));
 }

@@ -1,14 +1,8 @@
 // `reports`: the nightly report run, inline (no Redis): pilot reports of the current snapshot
 // pre-rendered as a static site per customer.
 import type { Command } from 'commander';
-import { action } from '../runtime.ts';
+import { commandAction } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-
-export interface ReportsFlags {
-  warehouse?: string;
-  customer: string[];
-  force?: boolean;
-}
 
 const collect = (value: string, previous: string[]) => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
 
@@ -19,5 +13,5 @@ export function registerReports(program: Command): void {
       .description("pre-render the pilot reports of the current snapshot (json, md, html and an index page per customer), inline (no Redis)")
       .option('--customer <id>', 'only this customer (repeat, or separate ids with commas; default: every customer with data)', collect, [])
       .option('--force', 'render again even when the folder already holds these reports for the same inputs'),
-  ).action(action(async (flags: ReportsFlags) => (await import('../actions/reports.ts')).runReportsCommand(flags)));
+  ).action(commandAction(() => import('../actions/reports.ts')));
 }

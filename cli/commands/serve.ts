@@ -3,12 +3,9 @@ import type { Command } from 'commander';
 import { action } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
 
-export interface ServeFlags {
-  warehouse?: string;
-  port?: string;
-  host?: string;
-  metricsPort?: string;
-}
+import type { ServeFlags } from '../actions/serve.ts';
+
+export type { ServeFlags };
 
 export function registerServe(program: Command): void {
   withWarehouse(

@@ -9,7 +9,7 @@ export const QUEUES = {
   rollup: 'rollup',
   /** One job per customer partition of a run (the flow's children). */
   partitions: 'rollup-partition',
-  /** Report runs (placeholder until the pilot-report issue). */
+  /** Report runs: the pilot reports of a published snapshot, pre-rendered (jobs/reports/run.ts). */
   reports: 'reports',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

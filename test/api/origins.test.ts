@@ -110,6 +110,11 @@ describe('origins routes', () => {
     const etag = read.headers.get('etag')!;
     expect(etag).toMatch(new RegExp(`^"${acme}\\.\\d+"$`));
     expect((await t.get(`/control/tenants/${acme}/origins`, t.tokens.acme, { 'If-None-Match': etag })).status).toBe(304);
+    // If-None-Match as HTTP has it: a list, weak tags, `*` (the same comparison as every route).
+    for (const header of [`"other", ${etag}`, `W/${etag}`, '*']) {
+      expect((await t.get(`/control/tenants/${acme}/origins`, t.tokens.acme, { 'If-None-Match': header })).status, header).toBe(304);
+    }
+    expect((await t.get(`/control/tenants/${acme}/origins`, t.tokens.acme, { 'If-None-Match': '"other"' })).status).toBe(200);
     const ok = await put(acme, { origins: ['https://cdn.acme.test/live'] }, t.tokens.acme, { 'If-Match': etag });
     expect(ok.status).toBe(200);
     const stale = await put(acme, { origins: ['https://stale.example'] }, t.tokens.acme, { 'If-Match': etag });

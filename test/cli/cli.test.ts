@@ -54,6 +54,8 @@ describe('cli', () => {
       [['runs', '--warehouse', dir, '--redis', 'localhost:6379'], /--redis: a redis:\/\/ or rediss:\/\/ URL/],
       [['schedule', '--warehouse', dir, '--rollup-cron', 'every 5 minutes'], /--rollup-cron: a cron pattern of five fields/],
       [['worker', '--warehouse', dir, '--concurrency', '0'], /--concurrency: greater than 0/],
+      [['worker', '--warehouse', dir, '--metrics-port', '70000'], /--metrics-port: /],
+      [['serve', '--warehouse', dir, '--metrics-port', 'x'], /--metrics-port: /],
       [['runs', '--warehouse', dir, '--queue-prefix', 'a:b'], /--queue-prefix: 1–64 characters/],
     ];
     for (const [args, message] of cases) {

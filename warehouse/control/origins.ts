@@ -5,7 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { WarehouseLayout } from '../layout.ts';
 import { readDocument, updateDocument } from './documents.ts';
-import { MAX_ORIGINS, normaliseOrigin } from './origin-rules.ts';
+import { MAX_ORIGINS, normaliseOrigin } from '../../lib/origin-rules.ts';
 
 const OriginsDocSchema = z.object({
   version: z.number().int().nonnegative(),

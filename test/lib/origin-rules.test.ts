@@ -1,7 +1,7 @@
 // The origin rules of api-decisions.md as tables: which entries are valid and how they are stored,
 // and which manifest URLs an allowlist allows.
 import { describe, expect, it } from 'vitest';
-import { checkManifestUrl, normaliseOrigin, urlAllowed, validateOrigins } from '../../warehouse/control/origin-rules.ts';
+import { checkManifestUrl, normaliseOrigin, urlAllowed, validateOrigins } from '../../lib/origin-rules.ts';
 
 describe('origin entries', () => {
   const valid: [string, string][] = [
