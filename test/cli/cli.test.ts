@@ -48,7 +48,7 @@ describe('cli', () => {
       [['generate', '--warehouse', dir, '--streams', '0'], /--streams: greater than 0/],
       [['generate', '--warehouse', dir, '--start', 'yesterday'], /--start: an ISO 8601 date-time with a zone/],
       [['generate', '--warehouse', dir, '--customers', 'Acme Corp'], /customer id is 1–64 characters/],
-      [['pipeline', '--warehouse', dir, '--as-of', '2026-13-45T00:00:00Z'], /--as-of: not a real date/],
+      [['pipeline', '--warehouse', dir, '--as-of', '2026-13-45T00:00:00Z'], /--as-of: an ISO 8601 date-time with a zone naming a real instant/],
       [['enqueue', 'rolup', '--warehouse', dir], /unknown run kind "rolup": rollup or reports/],
       [['enqueue', 'rollup', '--warehouse', dir, '--as-of', 'now'], /--as-of: an ISO 8601 date-time with a zone/],
       [['runs', '--warehouse', dir, '--redis', 'localhost:6379'], /--redis: a redis:\/\/ or rediss:\/\/ URL/],
