@@ -27,6 +27,7 @@ interface Served {
 }
 
 const warehouses: TestWarehouse[] = [];
+const children = new Set<ChildProcess>();
 
 async function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): Promise<number> {
   const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
@@ -61,6 +62,7 @@ async function serveAndSweep(wh: TestWarehouse, tokens: string[]): Promise<Serve
     env: { ...process.env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  children.add(child);
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let err = '';
@@ -106,6 +108,8 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  // A server still running (the test timed out mid-sweep) goes too.
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   for (const wh of warehouses) await wh.close();
 });
 
