@@ -40,8 +40,9 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   // The API's DuckDB is sized on its own (API_DUCKDB_*): small reads, not the jobs' partitions.
   // Exports run in their own DuckDB slots; a request's work waits in a bounded queue (503 beyond).
   const db = await Db.open(config.api.duckdb, spill, { exportSlots: config.api.exports.duckdbSlots, maxQueued: config.api.duckdbMaxQueued });
-  // Snapshot files are immutable: their Parquet footers are parsed once, not on every read.
-  await db.withSession((s) => s.run('SET GLOBAL parquet_metadata_cache = true'));
+  // DuckDB's parquet_metadata_cache is left off: with it, every Parquet file read (snapshot series,
+  // and the raw files of exports and reports) keeps a descriptor open for the life of the process,
+  // a count that grows with history (seen by test/api/export-release.test.ts).
   await secureControlArea(layout.control);
   const removed = await prepareExportScratch(layout);
   if (removed.length > 0) log.info({ files: removed.length }, 'removed export scratch files of processes that no longer run');
