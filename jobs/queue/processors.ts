@@ -15,6 +15,7 @@ import { runReports } from '../reports/run.ts';
 import { buildDir, keepBuildAlive } from '../../warehouse/snapshots.ts';
 import type { Queues } from './client.ts';
 import { addRunJob } from './enqueue.ts';
+import { partitionsCounter } from './metrics.ts';
 import { rollupFlow } from './flow.ts';
 import { QUEUES, rollupJobId, rollupRunId, type RunKind } from './names.ts';
 import {
@@ -166,6 +167,11 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
       }
       await progress(job, { percent: 100, step: r.published ? 'published' : 'discarded (a later asOf is current)' });
       const m = r.manifest;
+      // Counted once per run: a retried publish that finds its snapshot made adds nothing.
+      if (m?.partitionStates && !r.alreadyPublished) {
+        partitionsCounter.labels('reused').inc(m.partitionStates.reused);
+        partitionsCounter.labels('rebuilt').inc(m.partitionStates.rebuilt);
+      }
       return {
         runId: data.runId,
         asOf: data.asOf,

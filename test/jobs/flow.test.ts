@@ -100,6 +100,21 @@ describe('a rollup run on the worker tier', () => {
       expect(value(`p2ptel_queue_jobs{queue="${q}",state="${state}"}`)).toBe(await queues.partitions.getJobCountByTypes(state));
     }
     expect(text).toContain('p2ptel_process_cpu_seconds_total');
+
+    // The worker that published the run counted its partitions, reused and rebuilt, as its manifest says.
+    const published = await readSnapshotManifest(snapshotFiles(publishedDir(wh.layout, (await readCurrent(wh.layout))!.snapshot)).manifest);
+    const counted = { reused: 0, rebuilt: 0 };
+    for (const w of workers) {
+      const m = String(w.logs.find((l) => l.msg === 'worker ready')?.['metrics'] ?? '');
+      if (!m) continue;
+      const lines = (await (await fetch(m)).text()).split('\n');
+      for (const result of ['reused', 'rebuilt'] as const) {
+        const line = lines.find((l) => l.startsWith(`p2ptel_rollup_partitions_total{result="${result}"} `));
+        if (line) counted[result] += Number(line.split(' ')[1]);
+      }
+    }
+    expect(counted).toEqual({ reused: published.partitionStates!.reused, rebuilt: published.partitionStates!.rebuilt });
+    expect(counted.rebuilt).toBeGreaterThan(0);
   });
 
   it('runs a run enqueued twice once', async () => {
