@@ -6,10 +6,10 @@ import pLimit from 'p-limit';
 import { planRollup } from './rollup/plan.ts';
 import { rollupPartition } from './rollup/partition.ts';
 import { publishRollup, type PublishResult } from './rollup/publish.ts';
-import { buildDir, newSnapshotId } from '../warehouse/snapshots.ts';
+import { buildDir, buildLive, compactIso, newSnapshotId } from '../warehouse/snapshots.ts';
 import type { JobDeps } from './deps.ts';
 import { assertAsOfNotAhead } from '../lib/time.ts';
-import { lockRun } from '../warehouse/run-lock.ts';
+import { lockRun, RunAlreadyRunningError } from '../warehouse/run-lock.ts';
 import type { StateMeta } from '../warehouse/state-store.ts';
 
 export interface PipelineProgress {
@@ -38,6 +38,11 @@ export async function runPipeline(
   assertAsOfNotAhead(opts.asOf, deps.config.snapshots.asOfMaxSkewMs);
   const unlock = await lockRun(deps.layout, opts.asOf, deps.config.snapshots.lockStaleMs);
   try {
+    // A distributed run of this asOf on the workers (its build folder is named by the compact
+    // asOf, jobs/queue/names.ts) that is still alive: the same snapshot must not be computed twice.
+    if (await buildLive(deps.layout, compactIso(opts.asOf), deps.config.snapshots.debrisGraceMs)) {
+      throw new RunAlreadyRunningError(opts.asOf);
+    }
     return await runLocked(deps, opts, onProgress);
   } finally {
     await unlock();

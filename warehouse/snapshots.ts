@@ -87,6 +87,21 @@ export async function keepBuildAlive(layout: WarehouseLayout, runId: string): Pr
   await writeJsonDurable(files.owner, { ...owner, refreshedAt: new Date().toISOString() });
 }
 
+/**
+ * Whether the build folder of run `runId` belongs to a run still in progress: it exists, its owner
+ * record is readable, and it was started or refreshed (partition jobs refresh it) within
+ * `graceMs`. What debris cleanup would remove is not live.
+ */
+export async function buildLive(layout: WarehouseLayout, runId: string, graceMs: number): Promise<boolean> {
+  try {
+    const owner = OwnerSchema.parse(JSON.parse(await fs.readFile(snapshotFiles(buildDir(layout, runId)).owner, 'utf8')));
+    const last = Math.max(Date.parse(owner.startedAt), owner.refreshedAt ? Date.parse(owner.refreshedAt) : 0);
+    return Date.now() - last <= graceMs;
+  } catch {
+    return false;
+  }
+}
+
 export const CurrentPointerSchema = z.object({
   snapshot: z.string().regex(/^[A-Za-z0-9TZ_-]+$/),
   asOf: z.string(),

@@ -13,7 +13,14 @@ export const REDIS_MISSING_MESSAGE =
 export interface RedisServer {
   url: string;
   port: number;
+  /** Stop the server (SIGTERM) and start it again on the same port and folder. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface RedisOptions {
+  /** Persist with the append-only file (what docs/jobs.md recommends); default: no persistence. */
+  appendonly?: boolean;
 }
 
 export function redisServerInstalled(): boolean {
@@ -56,25 +63,36 @@ function whenReady(child: ChildProcess, timeoutMs: number): Promise<void> {
 }
 
 /** Start a redis-server of our own; throws REDIS_MISSING_MESSAGE when the binary is missing. */
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(opts: RedisOptions = {}): Promise<RedisServer> {
   if (!redisServerInstalled()) throw new Error(REDIS_MISSING_MESSAGE);
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'p2ptel-redis-'));
-  // A port found free can be taken before redis binds it: try a few.
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    const child = spawn(
+  const spawnOn = (port: number): ChildProcess =>
+    spawn(
       'redis-server',
       [
         '--port', String(port),
         '--bind', '127.0.0.1',
         '--dir', dir,
         '--save', '',
-        '--appendonly', 'no',
+        '--appendonly', opts.appendonly ? 'yes' : 'no',
+        '--appendfsync', 'everysec',
         '--maxmemory-policy', 'noeviction',
         '--daemonize', 'no',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
+  const stopChild = async (child: ChildProcess): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+  // A port found free can be taken before redis binds it: try a few.
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    let child = spawnOn(port);
     try {
       await whenReady(child, 10_000);
     } catch (err) {
@@ -88,14 +106,15 @@ export async function startRedisServer(): Promise<RedisServer> {
     return {
       url: `redis://127.0.0.1:${port}`,
       port,
+      async restart() {
+        await stopChild(child);
+        child = spawnOn(port);
+        await whenReady(child, 10_000);
+        child.stdout?.resume();
+        child.stderr?.resume();
+      },
       async stop() {
-        if (child.exitCode === null && child.signalCode === null) {
-          const exited = new Promise((r) => child.once('exit', r));
-          child.kill('SIGTERM');
-          const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-          await exited;
-          clearTimeout(timer);
-        }
+        await stopChild(child);
         await fs.rm(dir, { recursive: true, force: true });
       },
     };

@@ -42,8 +42,8 @@ beforeAll(async () => {
   await fs.rm(wh.layout.state, { recursive: true, force: true });
   queues = await testQueues(env);
   // Both ready before the run is added, so that both are there to take partitions.
-  // The first one serves its metrics (worker --metrics-port).
-  workers = await Promise.all([readyWorker(env, { args: ['--metrics-port', '0'] }), readyWorker(env)]);
+  // Both serve their metrics (worker --metrics-port): the run's counts are on whichever published it.
+  workers = await Promise.all([readyWorker(env, { args: ['--metrics-port', '0'] }), readyWorker(env, { args: ['--metrics-port', '0'] })]);
 }, 120_000);
 
 afterAll(async () => {

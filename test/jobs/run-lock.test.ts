@@ -6,7 +6,8 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { RunAlreadyRunningError, lockRun, runLocked } from '../../warehouse/run-lock.ts';
-import { listSnapshots, readCurrent } from '../../warehouse/snapshots.ts';
+import { beginBuild, buildDir, compactIso, listSnapshots, readCurrent } from '../../warehouse/snapshots.ts';
+import fs from 'node:fs/promises';
 
 const START = new Date('2026-11-20T00:00:00Z');
 const at = (h: number) => new Date(START.getTime() + h * 3_600_000);
@@ -36,6 +37,18 @@ describe('run lock', () => {
     // Released: the same asOf can run again, and another asOf never waited.
     expect(await runLocked(wh.layout, at(3), wh.config.snapshots.lockStaleMs)).toBe(false);
     expect((await runPipeline(wh, { asOf: at(3) })).published).toBe(true);
+  });
+
+  it('refuses an inline run while a distributed run of the same asOf is alive on the workers', async () => {
+    // What a flow's plan job leaves: the build folder named by the compact asOf, owned by no pid.
+    await beginBuild(wh.layout, compactIso(at(2)), null);
+    const refused = await runPipeline(wh, { asOf: at(2) }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(RunAlreadyRunningError);
+    expect((refused as RunAlreadyRunningError).exitCode).toBe(4);
+    // Once the flow's folder is gone (published, or swept as debris), the inline run goes ahead
+    // (and is then discarded for the later asOf already current, which is another matter).
+    await fs.rm(buildDir(wh.layout, compactIso(at(2))), { recursive: true, force: true });
+    expect((await runPipeline(wh, { asOf: at(2) })).manifest.asOf).toBe(at(2).toISOString());
   });
 
   it('is exclusive per asOf, and free again once released', async () => {
