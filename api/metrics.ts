@@ -1,20 +1,11 @@
-// The API's metrics: requests by route template and status (a histogram: its _count is the
-// request count), the snapshot served (age = now − asOf, swap duration), DuckDB slots in use and
+// The API's metrics: requests by route template and status (lib/http-metrics.ts, shared with the
+// collector), the snapshot served (age = now − asOf, swap duration), DuckDB slots in use and
 // waiting, and hits and misses of the per-snapshot response cache. Label values are bounded:
 // route templates (never raw paths), methods, status codes.
-import type { Context, Next } from 'koa';
 import client from 'prom-client';
 import { registry } from '../lib/metrics.ts';
 import type { Db } from '../warehouse/duckdb.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
-
-const requestSeconds = new client.Histogram({
-  name: 'p2ptel_http_request_duration_seconds',
-  help: 'API requests by method, route template and status: time until the response (or its headers, for a stream) was handed to Node',
-  labelNames: ['method', 'route', 'status'] as const,
-  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  registers: [registry],
-});
 
 export const snapshotSwapSeconds = new client.Histogram({
   name: 'p2ptel_snapshot_swap_duration_seconds',
@@ -71,27 +62,5 @@ export function bindApiMetrics(store: SnapshotStore, db: Db): void {
   sources = { store, db };
 }
 
-type Observer = { observe(v: number): void };
-const children = new Map<string, Observer>();
-
-/**
- * Time every request, labelled by the route template the router matched (`(none)` for a path no
- * route has). Label children are kept, so a request costs a map lookup and one observation.
- */
-export function httpMetrics() {
-  return async function httpMetricsMiddleware(ctx: Context, next: Next): Promise<void> {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-      const key = `${ctx.method} ${String(route ?? '(none)')} ${ctx.status}`;
-      let child = children.get(key);
-      if (!child) {
-        child = requestSeconds.labels(ctx.method, String(route ?? '(none)'), String(ctx.status));
-        children.set(key, child);
-      }
-      child.observe((performance.now() - started) / 1000);
-    }
-  };
-}
+/** Requests by route template and status: shared with the collector (lib/http-metrics.ts). */
+export { httpMetrics } from '../lib/http-metrics.ts';

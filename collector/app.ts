@@ -1,9 +1,10 @@
 // The collector's Koa application, built in one function: the API's request frame (request ids,
 // problem+json, one log line per request), CORS of the ingest route, then the routes. Anything
-// added later (a /metrics route) goes here too.
+// added later goes here too; its metrics are served on a listener of their own (server.ts).
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import { NO_SNAPSHOTS, requestFrame } from '../api/request-context.ts';
+import { httpMetrics } from '../lib/http-metrics.ts';
 import { ingestCors, sessionReportsRoute } from './route.ts';
 import { collectorHealthRoutes } from './health.ts';
 import type { CollectorDeps } from './deps.ts';
@@ -16,6 +17,7 @@ export function createCollectorApp(deps: CollectorDeps): Koa {
   collectorHealthRoutes(router, deps);
   sessionReportsRoute(router, deps);
 
+  app.use(httpMetrics());
   app.use(requestFrame(deps.log, NO_SNAPSHOTS));
   app.use(ingestCors());
   app.use(router.routes());

@@ -14,10 +14,13 @@ import { Spool } from './spool.ts';
 import { Flusher } from './flusher.ts';
 import { KeyRateLimiter } from './limits.ts';
 import { createCollectorApp } from './app.ts';
+import { collectProcessMetrics, listenMetrics, type MetricsListener } from '../lib/metrics.ts';
 import type { CollectorDeps } from './deps.ts';
 
 export interface RunningCollector {
   url: string;
+  /** GET /metrics of this collector, when it serves them (COLLECTOR_METRICS_PORT). */
+  metricsUrl: string | null;
   server: http.Server;
   deps: CollectorDeps;
   /** Seal the spool and land everything it holds now. */
@@ -64,11 +67,19 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${host}:${addr.port}`;
-  log.info({ url, spool: spoolDir, spoolId: spool.id }, 'collector listening');
+  // Metrics on a listener of their own (COLLECTOR_METRICS_PORT, `collect --metrics-port`): the
+  // ingest port is public, its metrics are not.
+  let metrics: MetricsListener | null = null;
+  if (c.metrics) {
+    collectProcessMetrics();
+    metrics = await listenMetrics(c.metrics.port, c.metrics.host);
+  }
+  log.info({ url, spool: spoolDir, spoolId: spool.id, metrics: metrics?.url ?? null }, 'collector listening');
 
   let closing: Promise<void> | null = null;
   return {
     url,
+    metricsUrl: metrics?.url ?? null,
     server,
     deps,
     flush: () => flusher.flushAll(),
@@ -86,6 +97,7 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
           // What could not be landed stays in the spool for the next start.
           log.error({ err }, 'collector: could not land everything before stopping');
         }
+        await metrics?.close();
         await spool.close();
         db.close();
         await fs.rm(spill, { recursive: true, force: true });

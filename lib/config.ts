@@ -111,6 +111,7 @@ const EnvSchema = z.object({
   COLLECTOR_FLUSH_REPORTS: positiveInt.default(200_000),
   COLLECTOR_SPOOL_MAX_BYTES: positiveInt.default(2 * 1024 ** 3),
   COLLECTOR_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
+  COLLECTOR_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
 });
 
 export interface DuckDbConfig {
@@ -202,6 +203,8 @@ export interface AppConfig {
 export interface CollectorConfig {
   port: number;
   host: string;
+  /** A listener serving only GET /metrics (METRICS_HOST); null: none. */
+  metrics: { port: number; host: string } | null;
   /** This collector's own spool folder; null: <warehouse>/spool/<host>-<port>. */
   spoolDir: string | null;
   /** Largest request body on the wire (413 beyond). */
@@ -269,6 +272,8 @@ export interface ConfigOverrides {
   /** The API's or worker's metrics listener port (flag over env). */
   metricsPort?: number | undefined;
   collectorPort?: number | undefined;
+  /** The collector's metrics listener port (flag over env COLLECTOR_METRICS_PORT). */
+  collectorMetricsPort?: number | undefined;
   collectorHost?: string | undefined;
   spoolDir?: string | undefined;
   redisUrl?: string | undefined;
@@ -373,6 +378,10 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       flushReports: e.COLLECTOR_FLUSH_REPORTS,
       spoolMaxBytes: e.COLLECTOR_SPOOL_MAX_BYTES,
       requestTimeoutMs: e.COLLECTOR_REQUEST_TIMEOUT_SECONDS * 1000,
+      metrics:
+        (overrides.collectorMetricsPort ?? e.COLLECTOR_METRICS_PORT) === undefined
+          ? null
+          : { port: (overrides.collectorMetricsPort ?? e.COLLECTOR_METRICS_PORT)!, host: e.METRICS_HOST },
     },
   };
 }

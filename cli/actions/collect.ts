@@ -16,6 +16,7 @@ export function collectConfig(flags: CollectFlags & { port?: string | undefined 
     collectorPort: flags.port === undefined ? undefined : parseOption('port', port, flags.port),
     collectorHost: flags.host,
     spoolDir: flags.spool,
+    collectorMetricsPort: flags.metricsPort === undefined ? undefined : parseOption('metrics-port', port, flags.metricsPort),
     defaultLogLevel,
   });
 }
@@ -36,6 +37,6 @@ export async function runCollect(flags: CollectFlags): Promise<void> {
   const config = collectConfig(flags);
   const log = createLogger(config.logLevel, 'p2ptel-collector', 'buffered');
   const collector = await startCollector(config, log);
-  process.stderr.write(`collector listening on ${collector.url} (warehouse ${config.warehouseDir})\n`);
+  process.stderr.write(`collector listening on ${collector.url} (warehouse ${config.warehouseDir})${collector.metricsUrl ? `; metrics on ${collector.metricsUrl}` : ''}\n`);
   await stopCollectorOnSignals(collector, log);
 }

@@ -9,6 +9,7 @@ export interface CollectFlags {
   port?: string;
   host?: string;
   spool?: string;
+  metricsPort?: string;
 }
 
 export function registerCollect(program: Command): void {
@@ -18,6 +19,7 @@ export function registerCollect(program: Command): void {
       .description('collect session reports posted by the SDK and land them as Parquet (logs on stderr)')
       .option('--port <port>', 'port (env COLLECTOR_PORT, default 3001)')
       .option('--host <host>', 'interface (env COLLECTOR_HOST, else HOST, default 127.0.0.1)')
-      .option('--spool <dir>', "this collector's own spool folder (env COLLECTOR_SPOOL_DIR, default <warehouse>/spool/<host>-<port>)"),
+      .option('--spool <dir>', "this collector's own spool folder (env COLLECTOR_SPOOL_DIR, default <warehouse>/spool/<host>-<port>)")
+      .option('--metrics-port <port>', 'serve GET /metrics (Prometheus) on this port of METRICS_HOST (env COLLECTOR_METRICS_PORT; default: none)'),
   ).action(action(async (flags: CollectFlags) => (await import('../actions/collect.ts')).runCollect(flags)));
 }
