@@ -5,7 +5,14 @@ import { parseOption } from '../runtime.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { createLogger, type Logger } from '../../lib/log.ts';
 import { startCollector, type RunningCollector } from '../../collector/server.ts';
-import type { CollectFlags } from '../commands/collect.ts';
+
+export interface CollectFlags {
+  warehouse?: string;
+  port?: string;
+  host?: string;
+  spool?: string;
+  metricsPort?: string;
+}
 
 const port = z.coerce.number().int().min(0).max(65535);
 

@@ -10,7 +10,20 @@ import { generateReports, type GenerateResult } from '../../warehouse/sample/gen
 import { bytes, duration, int } from '../format.ts';
 import { UserError } from '../../lib/errors.ts';
 import { hostScratchDir, warehouseLayout } from '../../warehouse/layout.ts';
-import type { GenerateFlags } from '../commands/generate.ts';
+
+export interface GenerateFlags {
+  warehouse?: string;
+  customers: string;
+  streams: string;
+  sessions: string;
+  start?: string;
+  hours: string;
+  seed: string;
+  post?: string;
+  key?: string;
+  batch: string;
+  connections: string;
+}
 
 export const DEFAULT_CUSTOMERS = ['acme', 'globex', 'initech'];
 

@@ -5,7 +5,12 @@ import { addIngestKey, IngestKeyError, listIngestKeys, revokeIngestKey } from '.
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { UserError } from '../../lib/errors.ts';
 import { table } from '../format.ts';
-import type { IngestKeyAddFlags } from '../commands/ingest-keys.ts';
+
+export interface IngestKeyAddFlags {
+  warehouse?: string;
+  customer: string;
+  label?: string;
+}
 
 async function userErrors<T>(fn: () => Promise<T>): Promise<T> {
   try {

@@ -15,14 +15,17 @@ import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-r
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { DEFAULT_CUSTOMERS, describeGeneration } from './generate.ts';
 import { describeRun } from './pipeline.ts';
-import { closeOnSignals, serveConfig } from './serve.ts';
+import { closeOnSignals, serveConfig, type ServeFlags } from './serve.ts';
 import { bytes, percent, table } from '../format.ts';
-import type { StartFlags } from '../commands/start.ts';
 import { startCollector } from '../../collector/server.ts';
 import { addIngestKey, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
 import { stopCollectorOnSignals } from './collect.ts';
 import { z } from 'zod';
 import { SESSION_REPORTS_PATH } from '../../collector/route.ts';
+
+export interface StartFlags extends ServeFlags {
+  collectorPort?: string;
+}
 
 const START_KEY_LABEL = 'sample (npm start)';
 

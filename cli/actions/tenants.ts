@@ -7,7 +7,14 @@ import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';
 import { UserError } from '../../lib/errors.ts';
 import { table } from '../format.ts';
-import type { TenantAddFlags } from '../commands/tenants.ts';
+
+export interface TenantAddFlags {
+  warehouse?: string;
+  customer: string;
+  name: string;
+  cdnPricePerGb?: string;
+  savingsSharePct?: string;
+}
 
 const customerId = z.string().regex(CUSTOMER_ID_PATTERN, '1–64 characters of a-z, 0-9, _ and -');
 const price = z.coerce.number().nonnegative('0 or more').refine(Number.isFinite, 'a number');

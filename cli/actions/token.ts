@@ -6,7 +6,13 @@ import { revokeTokenId } from '../../warehouse/control/revocation.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { issueToken, MAX_TOKEN_LIFETIME_SECONDS, parseTtl, tokenIdentity, tokenSecret, TokenError } from '../../api/tokens.ts';
 import { UserError } from '../../lib/errors.ts';
-import type { TokenFlags } from '../commands/token.ts';
+
+export interface TokenFlags {
+  warehouse?: string;
+  customer?: string;
+  role: string;
+  ttl?: string;
+}
 
 export async function runToken(flags: TokenFlags): Promise<void> {
   const rt = runtime(flags);

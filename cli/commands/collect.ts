@@ -3,14 +3,7 @@
 import type { Command } from 'commander';
 import { action } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-
-export interface CollectFlags {
-  warehouse?: string;
-  port?: string;
-  host?: string;
-  spool?: string;
-  metricsPort?: string;
-}
+import type { CollectFlags } from '../actions/collect.ts';
 
 export function registerCollect(program: Command): void {
   withWarehouse(

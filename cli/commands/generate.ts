@@ -2,20 +2,7 @@
 import type { Command } from 'commander';
 import { action } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-
-export interface GenerateFlags {
-  warehouse?: string;
-  customers: string;
-  streams: string;
-  sessions: string;
-  start?: string;
-  hours: string;
-  seed: string;
-  post?: string;
-  key?: string;
-  batch: string;
-  connections: string;
-}
+import type { GenerateFlags } from '../actions/generate.ts';
 
 export function registerGenerate(program: Command): void {
   withWarehouse(

@@ -2,12 +2,7 @@
 import type { Command } from 'commander';
 import { action } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-
-export interface IngestKeyAddFlags {
-  warehouse?: string;
-  customer: string;
-  label?: string;
-}
+import type { IngestKeyAddFlags } from '../actions/ingest-keys.ts';
 
 export function registerIngestKeys(program: Command): void {
   const keys = program.command('ingest-keys').description("ingest keys: public, write-only keys of a tenant's players (docs/sdk-ingest.md)");

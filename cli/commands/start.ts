@@ -4,11 +4,7 @@
 import type { Command } from 'commander';
 import { action } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-import type { ServeFlags } from './serve.ts';
-
-export interface StartFlags extends ServeFlags {
-  collectorPort?: string;
-}
+import type { StartFlags } from '../actions/start.ts';
 
 export function registerStart(program: Command): void {
   withWarehouse(

@@ -2,14 +2,7 @@
 import type { Command } from 'commander';
 import { action } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-
-export interface TenantAddFlags {
-  warehouse?: string;
-  customer: string;
-  name: string;
-  cdnPricePerGb?: string;
-  savingsSharePct?: string;
-}
+import type { TenantAddFlags } from '../actions/tenants.ts';
 
 export function registerTenants(program: Command): void {
   const tenants = program.command('tenants').description('tenants (customers of the platform) and their billing rates');

@@ -3,13 +3,7 @@
 import type { Command } from 'commander';
 import { action } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-
-export interface TokenFlags {
-  warehouse?: string;
-  customer?: string;
-  role: string;
-  ttl?: string;
-}
+import type { TokenFlags } from '../actions/token.ts';
 
 export function registerToken(program: Command): void {
   const token = withWarehouse(
