@@ -9,6 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fsyncDir } from '../lib/fsx.ts';
 import type { Logger } from '../lib/log.ts';
+import { processAlive } from '../lib/process.ts';
 
 export interface Segment {
   seq: number;
@@ -269,22 +270,13 @@ async function takePidLock(dir: string): Promise<void> {
     if (host !== undefined && host !== os.hostname()) {
       throw new SpoolBusyError(`spool ${dir} belongs to a collector on host ${host}; give each collector its own spool folder`);
     }
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
       throw new SpoolBusyError(`spool ${dir} is in use by the collector with pid ${pid}; give each collector its own spool folder`);
     }
     // Its owner is gone (killed): take it over.
     await fs.rm(file, { force: true });
   }
   throw new SpoolBusyError(`could not take the lock of spool ${dir}`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function spoolId(dir: string): Promise<string> {

@@ -10,6 +10,7 @@ import lockfile from 'proper-lockfile';
 import { EXIT, ExitError } from '../lib/errors.ts';
 import { compactIso } from './snapshots.ts';
 import type { WarehouseLayout } from './layout.ts';
+import { processAlive } from '../lib/process.ts';
 
 export class RunAlreadyRunningError extends ExitError {
   override name = 'RunAlreadyRunningError';
@@ -24,15 +25,6 @@ function lockPath(layout: WarehouseLayout, asOf: Date): string {
 
 /** Who holds a run lock: beside proper-lockfile's lock folder (which must stay empty to be removed). */
 const ownerFile = (file: string) => `${file}.owner.json`;
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Whether the lock's holder was a process of this host that no longer runs. */
 async function holderGone(file: string): Promise<boolean> {

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { fsyncDir, fsyncTree, writeJsonDurable } from '../lib/fsx.ts';
 import { hostScratchDir, type WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
+import { processAlive } from '../lib/process.ts';
 
 const BUILD_PREFIX = '.build-';
 
@@ -406,15 +407,6 @@ async function prune(layout: WarehouseLayout, keep: number): Promise<string[]> {
     await writeJsonDurable(historyFile(layout), history.filter((s) => kept.has(s)));
   }
   return doomed;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

@@ -5,6 +5,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { hostScratchDir, type WarehouseLayout } from '../../warehouse/layout.ts';
+import { processAlive } from '../../lib/process.ts';
 
 const NAME = /^export-(\d+)-[0-9a-f]+$/;
 
@@ -34,15 +35,6 @@ export async function newScratchFile(layout: WarehouseLayout): Promise<string> {
   return file;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Prepare the scratch folder at API start: create it 0700 and remove the files of processes of
  * this host that no longer run (several API processes may share a host, so only dead ones' files).
@@ -56,7 +48,7 @@ export async function prepareExportScratch(layout: WarehouseLayout): Promise<str
     if (!m) continue;
     const pid = Number(m[1]);
     // Our own pid can only be a previous life's (a container restarts with the same pid): we made none yet.
-    if (pid !== process.pid && alive(pid)) continue;
+    if (pid !== process.pid && processAlive(pid)) continue;
     await fs.rm(path.join(dir, name), { force: true });
     removed.push(name);
   }
