@@ -3,7 +3,6 @@
 // key itself is printed once, when it is made. Every collector reads the file through the
 // stat-checked cache, so a revocation is seen on the next request.
 import { createHash, randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ulid } from 'ulid';
 import { z } from 'zod';
@@ -11,7 +10,7 @@ import { CUSTOMER_ID_PATTERN } from '../ids.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { readDocumentCached, updateDocument } from './documents.ts';
 import { findTenant, TENANT_ID_PATTERN, type Tenant } from './tenants.ts';
-import { fsyncDir } from '../../lib/fsx.ts';
+import { createOnce } from './secrets.ts';
 
 /** `ingest_` and 32 characters of base64url (24 random bytes). */
 export const INGEST_KEY_PATTERN = /^ingest_[A-Za-z0-9_-]{32}$/;
@@ -55,20 +54,7 @@ export function hashIngestKey(key: string): string {
  * mode of the file it replaces, so every later version stays 0600.
  */
 async function ensureFile(layout: WarehouseLayout): Promise<void> {
-  const file = ingestKeysFile(layout);
-  await fs.mkdir(layout.control, { recursive: true, mode: 0o700 });
-  try {
-    const handle = await fs.open(file, 'wx', 0o600);
-    try {
-      await handle.writeFile(`${JSON.stringify(EMPTY, null, 2)}\n`);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await fsyncDir(layout.control);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
+  await createOnce(layout, path.basename(ingestKeysFile(layout)), () => `${JSON.stringify(EMPTY, null, 2)}\n`, (t) => t.endsWith('\n'));
 }
 
 /** Make a key for a tenant's customer; the returned `key` is the only time it is ever shown. */
