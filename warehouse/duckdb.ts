@@ -247,7 +247,9 @@ export class DbSession {
 
   /** Run a statement; returns the rows it changed (for COPY: the rows written). */
   async run(sql: string, params?: SqlParams, types?: SqlTypes): Promise<number> {
+    const t0 = performance.now();
     const result = await this.call(() => this.conn.run(sql, params, types));
+    if (process.env.SQLTRACE) process.stderr.write(`SQL ${(performance.now() - t0).toFixed(0)}ms ${sql.replace(/\s+/g, ' ').slice(0, 140)}\n`);
     return result.rowsChanged;
   }
 
@@ -285,7 +287,9 @@ export class DbSession {
 
   /** All rows as plain JS objects (BIGINT as bigint, timestamps as Date). */
   async all<T extends Row = Row>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T[]> {
+    const t0 = performance.now();
     const reader = await this.call(() => this.conn.runAndReadAll(sql, params, types));
+    if (process.env.SQLTRACE) process.stderr.write(`SQL ${(performance.now() - t0).toFixed(0)}ms ${sql.replace(/\s+/g, ' ').slice(0, 140)}\n`);
     return reader.getRowObjectsJS() as T[];
   }
 

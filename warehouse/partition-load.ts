@@ -1,26 +1,24 @@
-// Loads a batch of one customer's landed files (one or more date partitions) into the session's `raw_reports` table, quarantining every
-// file that is unreadable, lacks a column, or holds rows that break session-report.md, so that a
-// bad file never stops the rollup of the others.
-import { createEmptyTable, emptyRawReportsSql, fileList, fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+// Checks a batch of one customer's landed files (one or more date partitions) before a state is
+// built from them, quarantining every file that is unreadable, lacks a column, or holds rows that
+// break session-report.md, so that a bad file never stops the rollup of the others.
+import { fileList, fillSql, sqlFile, type DbSession } from './duckdb.ts';
 import { validateRows } from './validate-rows.ts';
 import { checkSchema, cleanDuckDbMessage, isFileError, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
-import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
+import { projectionSql } from './report-columns.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 
 export interface LoadOutcome {
-  /** Files whose rows are in `raw_reports`. */
+  /** Files that passed every check. */
   files: LandedFile[];
   quarantined: QuarantinedFile[];
   /** Columns of session-report.md present in at least one of `files`. */
   presentColumns: string[];
   /** Columns present in at least one of some of `files` (one date of the batch). */
   presentColumnsOf(files: readonly LandedFile[]): string[];
-  /** Rows in `raw_reports`. */
-  rows: number;
 }
 
-interface LoadContext {
+export interface LoadContext {
   s: DbSession;
   layout: WarehouseLayout;
   customerId: string;
@@ -28,7 +26,7 @@ interface LoadContext {
   log: Logger;
 }
 
-export async function loadCustomerReports(
+export async function screenCustomerFiles(
   ctx: LoadContext,
   landed: readonly LandedFile[],
 ): Promise<LoadOutcome> {
@@ -59,43 +57,46 @@ export async function loadCustomerReports(
   for (const file of files.filter((f) => bad.has(f.path))) await quarantine(file, bad.get(file.path)!.reason, bad.get(file.path)!.detail);
   files = files.filter((f) => !bad.has(f.path));
 
-  // 2. One scan of every good file. A file whose data pages are broken only shows when read, so
-  //    a failed bulk read is followed by a read of each file alone to find the culprits.
-  for (;;) {
-    if (files.length === 0) {
-      await createEmptyTable(ctx.s, 'raw_reports', emptyRawReportsSql(projectionSql(ROLLUP_COLUMNS, new Set())));
-      break;
-    }
-    try {
-      await ctx.s.run(loadSql(files, presentIn(files)));
-      break;
-    } catch (err) {
-      ctx.log.warn({ err: (err as Error).message.split('\n')[0] }, 'bulk read failed; reading files one by one');
-      if (!isFileError(err)) throw err; // our SQL or the machine, not a file: fail the run
-      const broken: LandedFile[] = [];
-      for (const file of files) {
-        try {
-          await ctx.s.run(loadSql([file], presentIn([file])));
-        } catch (fileErr) {
-          if (!isFileError(fileErr)) throw fileErr;
-          broken.push(file);
-          await quarantine(file, 'not a readable Parquet file', cleanDuckDbMessage((fileErr as Error).message, file.path));
-        }
-      }
-      if (broken.length === 0) throw err; // not a file's fault: let the run fail and be retried
-      files = files.filter((f) => !broken.includes(f));
-    }
-  }
-
-  const { rows } = await ctx.s.one<{ rows: bigint }>(`SELECT count(*) AS rows FROM raw_reports`);
   const presentColumns = [...presentIn(files)].sort();
-  return { files, quarantined, presentColumns, presentColumnsOf: (list) => [...presentIn(list)].sort(), rows: toNumber(rows) };
+  return { files, quarantined, presentColumns, presentColumnsOf: (list) => [...presentIn(list)].sort() };
 }
 
-function loadSql(files: readonly LandedFile[], present: ReadonlySet<string>): string {
+/**
+ * Read each file alone into a scratch table, to find the files whose data pages are broken (they
+ * only show when read), and quarantine them: after a bulk read over many files failed. Returns the
+ * files that remain. A failure that is not a file's fault is thrown (the run fails and is retried).
+ */
+export async function quarantineUnreadable(
+  ctx: LoadContext,
+  files: readonly LandedFile[],
+  columnsOf: (f: LandedFile) => ReadonlySet<string>,
+  columns: readonly string[],
+): Promise<{ files: LandedFile[]; quarantined: QuarantinedFile[] }> {
+  const quarantined: QuarantinedFile[] = [];
+  const good: LandedFile[] = [];
+  await ctx.s.run(`DROP VIEW IF EXISTS raw_reports`).catch(() => {});
+  for (const file of files) {
+    try {
+      await ctx.s.run(loadSql([file], columnsOf(file), columns, 'TABLE'));
+      good.push(file);
+    } catch (err) {
+      if (!isFileError(err)) throw err;
+      const detail = cleanDuckDbMessage((err as Error).message, file.path);
+      ctx.log.warn({ file: file.relPath, reason: 'not a readable Parquet file', detail }, 'quarantining file');
+      const q = await quarantineFile(ctx.layout, file, 'not a readable Parquet file', detail, ctx.runId);
+      if (q) quarantined.push(q);
+    }
+  }
+  await ctx.s.run(`DROP TABLE IF EXISTS raw_reports`);
+  return { files: good, quarantined };
+}
+
+/** `raw_reports` over `files` (load_raw.sql): a TABLE, or a VIEW that reads the files where used. */
+export function loadSql(files: readonly LandedFile[], present: ReadonlySet<string>, columns: readonly string[], kind: 'TABLE' | 'VIEW'): string {
   return fillSql(sqlFile('load_raw'), {
+    kind,
     files: fileList(files.map((f) => f.path)),
-    projection: projectionSql(ROLLUP_COLUMNS, present),
+    projection: projectionSql(columns, present),
     where: 'true',
   });
 }

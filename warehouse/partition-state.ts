@@ -1,32 +1,25 @@
-// Builds the states of a batch of (customer, date) partitions: load and check their files (one
-// customer at a time, the unit of the landing checks), deduplicate (every copy of a report has
-// the same ts, hence the same partition), reduce to per-minute and per-hour pieces of partial
-// sums and each day's series, and write one immutable state per partition (state-store.ts).
-// A batch holds many partitions so that a run's fixed costs (statements, file writes) are paid
-// once per batch, not once per partition.
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { TIMESTAMP, VARCHAR } from '@duckdb/node-api';
-import { copyToParquet, createEmptyTable, fillSql, quotedString, sqlFile, toNumber, type DbSession } from './duckdb.ts';
-import { loadCustomerReports, type LoadOutcome } from './partition-load.ts';
-import { newStateId, partitionKey, stateInput, stateVersion, TMP_PREFIX, writeState, type StateMeta } from './state-store.ts';
-import { STANDARD_BUCKET_SECONDS } from './windows.ts';
+// Builds the states of a batch of (customer, date) partitions: check their files (one customer at
+// a time, the unit of the landing checks), deduplicate (every copy of a report has the same ts,
+// hence the same partition), reduce to per-hour pieces of partial sums and each day's series, and
+// write one immutable state per partition (state-store.ts).
+// The files are read twice, both times straight from Parquet and only the columns needed: once
+// for the deduplication rule (reportId, file and row), once into minute pieces; nothing the size
+// of the reports is materialised. A batch holds many partitions so that a run's fixed costs
+// (statements, file writes, fsyncs) are paid once per batch, not once per partition.
+import { createEmptyTable, fileList, fillSql, quotedString, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import { isFileError, type LandedFile, type QuarantinedFile } from './landing.ts';
+import { loadSql, quarantineUnreadable, screenCustomerFiles, type LoadOutcome } from './partition-load.ts';
+import { projectionSql, STATE_COLUMNS } from './report-columns.ts';
+import { newStateId, partitionKey, stateInput, stateVersion, writeStates, type StateMeta, type StateToWrite } from './state-store.ts';
+import { MIN_BUCKET_SECONDS, STANDARD_BUCKET_SECONDS } from './windows.ts';
 import { codeVersion } from '../lib/version.ts';
-import type { LandedFile } from './landing.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 
 /** Series files are read one stream at a time: row groups small enough for min/max pruning. */
 export const SERIES_ROW_GROUP_SIZE = 8192;
 
-/** The series of every standard size, from the minute pieces in `state_minutes`. */
-function stateSeriesSql(): string {
-  const pieces = `(SELECT streamId, sessionId, start_us, reports, off, fb, peer_sum, peer_n, buf_sum, buf_n, stalls FROM state_minutes)`;
-  return fillSql(sqlFile('series_combine'), { pieces });
-}
-
-/** A partition to build: its customer, date, and the landed files of it. */
+/** A partition to build: its customer and date. */
 export interface PartitionToBuild {
   customerId: string;
   date: string;
@@ -43,81 +36,93 @@ export async function buildPartitionStates(
   const started = Date.now();
   const customers = [...new Set(partitions.map((p) => p.customerId))].sort();
   const loads = new Map<string, LoadOutcome>();
-  const scratch = path.join(ctx.layout.state, `${TMP_PREFIX}batch-${randomBytes(4).toString('hex')}`);
+  const extraQuarantined: QuarantinedFile[] = [];
   try {
     // 1. Each customer's files are checked on their own (rows of another customer are a fault of
-    //    the file), then gathered into one table for the rest of the batch.
+    //    the file): schemas, then every row rule (validate-rows.ts).
     for (const customerId of customers) {
       const files = landed.filter((f) => f.customerId === customerId);
-      const loaded = await loadCustomerReports({ ...ctx, customerId, log: ctx.log.child({ customerId }) }, files);
-      loads.set(customerId, loaded);
-      if (customers.length > 1) {
-        await s.run(
-          loads.size === 1
-            ? `CREATE OR REPLACE TEMP TABLE batch_raw AS SELECT * FROM raw_reports`
-            : `INSERT INTO batch_raw BY NAME SELECT * FROM raw_reports`,
-        );
+      loads.set(customerId, await screenCustomerFiles({ ...ctx, customerId, log: ctx.log.child({ customerId }) }, files));
+    }
+    // 2. Deduplicate and reduce to minute and hour pieces, reading the files where they lie. A
+    //    file whose data pages are broken shows only when read: then each file is read alone, the
+    //    culprits quarantined, and the batch read again.
+    for (;;) {
+      const good = [...loads.values()].flatMap((l) => l.files);
+      try {
+        await piecesFrom(s, good, presentOf(loads, good));
+        break;
+      } catch (err) {
+        if (!isFileError(err)) throw err;
+        ctx.log.warn({ err: (err as Error).message.split('\n')[0] }, 'bulk read failed; reading files one by one');
+        let dropped = 0;
+        for (const [customerId, load] of loads) {
+          const checked = await quarantineUnreadable(
+            { ...ctx, customerId, log: ctx.log.child({ customerId }) },
+            load.files,
+            (f) => new Set(load.presentColumnsOf([f])),
+            STATE_COLUMNS,
+          );
+          dropped += load.files.length - checked.files.length;
+          extraQuarantined.push(...checked.quarantined);
+          loads.set(customerId, { ...load, files: checked.files, quarantined: [...load.quarantined, ...checked.quarantined] });
+        }
+        if (dropped === 0) throw err; // not a file's fault: let the run fail and be retried
       }
     }
-    if (customers.length > 1) await s.run(`DROP TABLE raw_reports; ALTER TABLE batch_raw RENAME TO raw_reports`);
-    const read = await s.all<{ filename: string; n: bigint }>(`SELECT filename, count(*) AS n FROM raw_reports GROUP BY ALL`);
-    // 2. Deduplicate, reduce to pieces, and each day's series of every standard size.
-    await s.run(sqlFile('dedup_raw'), { as_of: null }, { as_of: TIMESTAMP });
-    await s.run(`DROP TABLE raw_reports`);
-    await s.run(sqlFile('state_pieces'));
-    await s.run(`DROP TABLE reports`);
-    await createEmptyTable(s, 'series_rows', stateSeriesSql(), { bucket_seconds: 60 });
-    for (const size of STANDARD_BUCKET_SECONDS) {
-      await s.run(`INSERT INTO series_rows ${stateSeriesSql()}`, { bucket_seconds: size });
+    // 3. Each day's series of every standard size: the minute pieces are the 60 s session
+    //    buckets; each larger size sums the buckets of the one before it.
+    const sizes = [...STANDARD_BUCKET_SECONDS].sort((a, b) => a - b);
+    const seriesOf = (buckets: string) => `WITH session_buckets AS (SELECT * FROM ${buckets}) ${sqlFile('series_of_buckets')}`;
+    let finer = 'state_minutes';
+    await createEmptyTable(s, 'series_rows', seriesOf(finer), { bucket_seconds: 60 });
+    for (const size of sizes) {
+      let buckets = finer;
+      if (size !== MIN_BUCKET_SECONDS) {
+        buckets = `session_buckets_${size}`;
+        await s.run(`CREATE OR REPLACE TEMP TABLE ${buckets} AS ${fillSql(sqlFile('session_buckets'), { pieces: finer })}`, { bucket_seconds: size });
+        await s.run(`DROP TABLE ${finer}`);
+      }
+      await s.run(`INSERT INTO series_rows ${seriesOf(buckets)}`, { bucket_seconds: size });
+      finer = buckets;
     }
-    // Sorted by partition, so that each partition's read below touches only its row groups.
+    await s.run(`DROP TABLE ${finer}`);
+    // Sorted as each state's file is (stream, size, time), by partition first: each partition's
+    // rows are then one contiguous run that its COPY reads in order, with no sort of its own.
     await s.run(
       `CREATE OR REPLACE TEMP TABLE state_series AS
-       SELECT split_part(streamId, ':', 1) AS customer, * FROM series_rows ORDER BY customer, bucketStart;
-       DROP TABLE series_rows;`,
+       SELECT split_part(streamId, ':', 1) AS customer, CAST(bucketStart AS DATE) AS date, *
+       FROM series_rows ORDER BY customer, date, streamId, bucketSeconds, bucketStart;
+       DROP TABLE series_rows;
+       CREATE OR REPLACE TEMP TABLE state_hours_sorted AS
+       SELECT split_part(streamId, ':', 1) AS customer, * FROM state_hours ORDER BY customer, date, streamId, start_us;
+       DROP TABLE state_hours;`,
     );
-    const kept = await s.all<{ customer: string; date: string; n: bigint; streams: bigint }>(
-      `SELECT split_part(streamId, ':', 1) AS customer, CAST(date AS VARCHAR) AS date,
-              sum(reports) AS n, count(DISTINCT streamId) AS streams
-       FROM state_minutes GROUP BY ALL`,
+    const figures = await s.all<{ customer: string; date: string; n: bigint; streams: bigint; max_ts: string | null; hours: bigint }>(
+      `SELECT customer, CAST(date AS VARCHAR) AS date, sum(reports) AS n, count(DISTINCT streamId) AS streams,
+              strftime(max(last_ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS max_ts, count(*) AS hours
+       FROM state_hours_sorted GROUP BY ALL`,
     );
+    const read = await s.all<{ filename: string; n: bigint }>(`SELECT filename, n FROM batch_files_read`);
     const pathOf = new Map(landed.map((f) => [f.path, f]));
     const readOf = new Map<string, number>();
     for (const r of read) {
       const f = pathOf.get(r.filename);
       if (f) readOf.set(partitionKey(f.customerId, f.date), (readOf.get(partitionKey(f.customerId, f.date)) ?? 0) + toNumber(r.n));
     }
-    const keptOf = new Map(kept.map((r) => [partitionKey(r.customer, r.date), r]));
+    const figuresOf = new Map(figures.map((r) => [partitionKey(r.customer, r.date), r]));
 
-    // 3. Hour and minute pieces of every partition in one partitioned COPY each (one statement,
-    //    not two per partition), into a scratch folder beside the states; each state then takes
-    //    its files.
-    await fs.mkdir(scratch, { recursive: true });
-    const rowsOf = new Map<string, { hours: number; minutes: number }>();
-    for (const grain of ['hours', 'minutes'] as const) {
-      const counts = await s.all<{ customer: string; date: string; n: bigint }>(
-        `SELECT split_part(streamId, ':', 1) AS customer, CAST(date AS VARCHAR) AS date, count(*) AS n FROM state_${grain} GROUP BY ALL`,
-      );
-      for (const c of counts) {
-        const key = partitionKey(c.customer, c.date);
-        rowsOf.set(key, { hours: 0, minutes: 0, ...rowsOf.get(key), [grain]: toNumber(c.n) });
-      }
-      await s.run(
-        `COPY (SELECT *, split_part(streamId, ':', 1) AS customer FROM state_${grain} ORDER BY date, start_us)
-         TO ${quotedString(path.join(scratch, grain))}
-         (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (customer, date), FILENAME_PATTERN 'part-{i}', WRITE_PARTITION_COLUMNS false)`,
-      );
-    }
-    const metas: StateMeta[] = [];
+    // 4. One state per partition: its hour pieces and its day's series, each a contiguous run of
+    //    the sorted tables.
+    const toWrite: StateToWrite[] = [];
     for (const { customerId, date } of partitions) {
       const key = partitionKey(customerId, date);
-      const loaded = loads.get(customerId)!;
-      const files = loaded.files.filter((f) => f.date === date);
+      const load = loads.get(customerId)!;
+      const files = load.files.filter((f) => f.date === date);
       const all = landed.filter((f) => f.customerId === customerId && f.date === date);
-      const k = keptOf.get(key);
+      const k = figuresOf.get(key);
       const rowsRead = readOf.get(key) ?? 0;
       const reports = k ? toNumber(k.n) : 0;
-      const rows = rowsOf.get(key) ?? { hours: 0, minutes: 0 };
       const meta: StateMeta = {
         formatVersion: 1,
         stateId: newStateId(),
@@ -128,42 +133,84 @@ export async function buildPartitionStates(
         runId: ctx.runId,
         builtAt: new Date().toISOString(),
         files: files.map(stateInput),
-        presentColumns: loaded.presentColumnsOf(files),
-        quarantined: loaded.quarantined.filter((q) => all.some((f) => f.relPath === q.relPath)),
+        presentColumns: load.presentColumnsOf(files),
+        quarantined: load.quarantined.filter((q) => all.some((f) => f.relPath === q.relPath)),
         rowsRead,
         reports,
         duplicatesDropped: rowsRead - reports,
         streams: k ? toNumber(k.streams) : 0,
-        pieceRows: rows.hours + rows.minutes,
+        maxTs: k?.max_ts ?? null,
+        hourRows: k ? toNumber(k.hours) : 0,
         seriesRows: 0,
         buildMs: 0,
       };
-      await writeState(ctx.layout, meta, async (out) => {
-        for (const grain of ['hours', 'minutes'] as const) {
-          const written = path.join(scratch, grain, `customer=${customerId}`, `date=${date}`, 'part-0.parquet');
-          if (rows[grain] > 0) await fs.rename(written, out[grain]);
-          else await copyToParquet(s, `SELECT * EXCLUDE (date) FROM state_${grain} LIMIT 0`, out[grain]);
-        }
-        meta.seriesRows = await copyToParquet(
-          s,
-          `SELECT * EXCLUDE (customer) FROM state_series
-           WHERE customer = $customer AND bucketStart >= CAST($date AS TIMESTAMP) AND bucketStart < CAST($date AS TIMESTAMP) + INTERVAL 1 DAY
-           ORDER BY streamId, bucketSeconds, bucketStart`,
-          out.series,
-          { date, customer: customerId },
-          { date: VARCHAR, customer: VARCHAR },
-          { rowGroupSize: SERIES_ROW_GROUP_SIZE },
-        );
-        meta.buildMs = Date.now() - started;
+      toWrite.push({
+        meta,
+        write: async (out) => {
+          const where = `customer = ${quotedString(customerId)} AND date = DATE ${quotedString(date)}`;
+          await s.run(`COPY (SELECT * EXCLUDE (customer, date) FROM state_hours_sorted WHERE ${where}) TO ${quotedString(out.hours)} (FORMAT parquet, COMPRESSION zstd)`);
+          meta.seriesRows = await s.run(
+            `COPY (SELECT * EXCLUDE (customer, date) FROM state_series WHERE ${where})
+             TO ${quotedString(out.series)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${SERIES_ROW_GROUP_SIZE})`,
+          );
+          meta.buildMs = Date.now() - started;
+        },
       });
-      metas.push(meta);
     }
-    return metas;
+    await writeStates(ctx.layout, toWrite);
+    return toWrite.map((w) => w.meta);
   } finally {
-    await fs.rm(scratch, { recursive: true, force: true });
+    await dropRelations(s, [
+      'reports', 'raw_reports', 'dedup_dropped', 'batch_files_read', 'state_minutes', 'state_hours', 'state_hours_sorted',
+      'state_series', 'series_rows', ...STANDARD_BUCKET_SECONDS.map((size) => `session_buckets_${size}`),
+    ]);
+  }
+}
+
+/** Columns present in at least one of `files`. */
+function presentOf(loads: ReadonlyMap<string, LoadOutcome>, files: readonly LandedFile[]): Set<string> {
+  const out = new Set<string>();
+  for (const load of loads.values()) {
+    const mine = files.filter((f) => load.files.includes(f));
+    for (const c of load.presentColumnsOf(mine)) out.add(c);
+  }
+  return out;
+}
+
+/**
+ * `state_minutes` and `state_hours` (state_pieces.sql) from `files`, deduplicated by the one rule
+ * (dedup_reports.sql), and `batch_files_read` (rows read per file). No file: empty tables.
+ */
+async function piecesFrom(s: DbSession, files: readonly LandedFile[], present: ReadonlySet<string>): Promise<void> {
+  if (files.length === 0) {
+    // The same relation, over no rows: every column at its type.
     await s.run(
-      `DROP TABLE IF EXISTS batch_raw; DROP TABLE IF EXISTS raw_reports; DROP TABLE IF EXISTS reports;
-       DROP TABLE IF EXISTS state_minutes; DROP TABLE IF EXISTS state_hours; DROP TABLE IF EXISTS state_series; DROP TABLE IF EXISTS series_rows;`,
+      `CREATE OR REPLACE TEMP VIEW raw_reports AS
+       SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS file_row_number, ${projectionSql(STATE_COLUMNS, new Set())} WHERE false`,
     );
+    await s.run(`CREATE OR REPLACE TEMP TABLE batch_files_read AS SELECT NULL::VARCHAR AS filename, 0::BIGINT AS n WHERE false`);
+  } else {
+    await s.run(loadSql(files, present, STATE_COLUMNS, 'VIEW'));
+    // Rows per file, from the files' footers.
+    await s.run(
+      `CREATE OR REPLACE TEMP TABLE batch_files_read AS
+       SELECT file_name AS filename, CAST(num_rows AS BIGINT) AS n FROM parquet_file_metadata(${fileList(files.map((f) => f.path))})`,
+    );
+  }
+  await s.run(
+    `CREATE OR REPLACE TEMP TABLE dedup_dropped AS
+     WITH dedup_input AS (SELECT reportId, filename, file_row_number FROM raw_reports),
+     ${sqlFile('dedup_reports')}
+     SELECT * FROM dedup_dropped;
+     CREATE OR REPLACE TEMP VIEW reports AS
+     SELECT * EXCLUDE (filename, file_row_number) FROM raw_reports ANTI JOIN dedup_dropped USING (filename, file_row_number);`,
+  );
+  await s.run(sqlFile('state_pieces'));
+}
+
+/** Drop temporary tables or views by name, whichever each is (a failed batch may leave either). */
+async function dropRelations(s: DbSession, names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    await s.run(`DROP TABLE IF EXISTS ${name}`).catch(() => s.run(`DROP VIEW IF EXISTS ${name}`));
   }
 }

@@ -171,6 +171,12 @@ export const ROLLUP_COLUMNS = [
   'stallCount',
 ] as const;
 
+/** A session's dimensions, kept in partition states' pieces for breakdowns (docs/warehouse-state.md). */
+export const SESSION_DIMENSIONS = ['cohort', 'device', 'region', 'contentType', 'sdkVersion', 'signalingVersion'] as const;
+
+/** The columns a partition state is built from: the rollup's, and the session's dimensions. */
+export const STATE_COLUMNS = [...ROLLUP_COLUMNS, ...SESSION_DIMENSIONS] as const;
+
 /**
  * A SELECT list that reads `names` at their session-report.md types: present columns are cast,
  * absent ones read as null (counters as 0, and null counters as 0 too). `present` holds the

@@ -1,10 +1,10 @@
 // Combines partition states into a snapshot: stream summaries of every window, per-customer and
 // platform rows, and the per-day series files, exactly as if computed from the deduplicated
 // reports (docs/warehouse-state.md).
-// A window (asOf - w, asOf] is assembled from pieces that lie wholly inside it: hour pieces, the
-// minute pieces of an hour that an edge cuts, and the raw reports of a minute that an edge cuts
-// (only for an asOf that is not on a minute boundary). Complete days' series are the states'
-// own files, hard-linked into the snapshot; only the day of asOf is computed.
+// A window (asOf - w, asOf] is assembled from pieces that lie wholly inside it: hour pieces, and
+// the raw reports of an hour that an edge cuts (a report is a piece of its own). A day's series is
+// its state's own file, hard-linked into the snapshot, unless the state holds reports after asOf:
+// then that day is computed from its raw reports up to asOf.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
@@ -30,9 +30,7 @@ import type { SnapshotFiles } from './snapshots.ts';
 import type { WarehouseLayout } from './layout.ts';
 import { exists, fsyncDir } from '../lib/fsx.ts';
 
-const MINUTE_US = 60_000_000n;
 const HOUR_US = 3_600_000_000n;
-const DAY_US = 86_400_000_000n;
 
 /** Parameters of stream_summaries.sql. */
 export function summaryParams(asOf: Date, horizonSeconds: number): { params: SqlParams; types: SqlTypes } {
@@ -62,17 +60,17 @@ function dateOfUs(us: bigint): string {
   return new Date(Number(us / 1000n)).toISOString().slice(0, 10);
 }
 
-function dayStartUs(date: string): bigint {
-  return BigInt(Date.parse(`${date}T00:00:00Z`)) * 1000n;
-}
 
-/** The instants where windows end or start at `asOf`, and the hours and minutes they cut. */
+/**
+ * The hours that the windows' edges at `asOf` cut: those of the four lower edges (asOf - w), and
+ * asOf's own hour (`asOfHour`), which hour pieces serve whole only when no report of it lies after
+ * asOf (state-combine reads its raw reports otherwise).
+ */
 export function windowEdges(asOf: Date) {
   const u = usOf(asOf);
-  const edges = [u, ...WINDOWS.filter((w) => w.seconds !== null).map((w) => u - BigInt(w.seconds!) * 1_000_000n)];
-  const cutHours = [...new Set(edges.map((e) => cutInterval(e, HOUR_US)).filter((x): x is bigint => x !== null))];
-  const cutMinutes = [...new Set(edges.map((e) => cutInterval(e, MINUTE_US)).filter((x): x is bigint => x !== null))];
-  return { asOfUs: u, cutHours, cutMinutes, asOfMinute: cutInterval(u, MINUTE_US) };
+  const lower = WINDOWS.filter((w) => w.seconds !== null).map((w) => u - BigInt(w.seconds!) * 1_000_000n);
+  const lowerCutHours = [...new Set(lower.map((e) => cutInterval(e, HOUR_US)).filter((x): x is bigint => x !== null))];
+  return { asOfUs: u, lowerCutHours, asOfHour: cutInterval(u, HOUR_US) };
 }
 
 export interface CustomerFigures {
@@ -89,7 +87,7 @@ export interface CustomerFigures {
 export interface CombineResult {
   customers: Map<string, CustomerFigures>;
   platformRows: number;
-  /** Raw reports read because an edge cuts a minute (0 for an asOf on a minute boundary). */
+  /** Raw reports read because a window edge cuts an hour, or reports after asOf share its day. */
   edgeReportsRead: number;
 }
 
@@ -118,54 +116,38 @@ export async function combineStates(
   },
 ): Promise<CombineResult> {
   const { layout, asOf, build } = input;
-  const { asOfUs, cutHours, cutMinutes, asOfMinute } = windowEdges(asOf);
+  const { asOfUs, lowerCutHours, asOfHour } = windowEdges(asOf);
   const asOfDate = dateOfUs(asOfUs);
   const states = input.states.filter((m) => m.date <= asOfDate && m.files.length > 0);
-  const hoursOf = (list: readonly StateMeta[]) => list.map((m) => stateFiles(layout, m).hours);
-  const minutesOf = (list: readonly StateMeta[]) => list.map((m) => stateFiles(layout, m).minutes);
+  /** States holding a report after asOf (only those of asOf's date can). */
+  const after = states.filter((m) => m.maxTs !== null && Date.parse(m.maxTs) > asOf.getTime());
+  const cutHours = [...lowerCutHours];
+  if (asOfHour !== null && after.some((m) => m.date === dateOfUs(asOfHour))) cutHours.push(asOfHour);
   const emptyReports = `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} WHERE false)`;
   const reportPieces = (source: string) => fillSql(sqlFile('report_pieces'), { source });
 
   await createEmptyTable(s, 'window_pieces', reportPieces(emptyReports));
   // 1. Hour pieces wholly inside every window they touch: each customer's older days from one
   //    compacted file (reused while those days' states are the same), the recent days from theirs.
+  //    Hours after asOf's are left out by lo_us; asOf's own hour is whole unless cut (above).
   if (states.length > 0) {
     const notCut = cutHours.length > 0 ? `NOT (NOT at_start AND start_us IN (${lit(cutHours)}))` : 'true';
     const hourFiles = await compactedHours(s, layout, states, asOfDate);
     await s.run(`INSERT INTO window_pieces BY NAME ${statePiecesSql(hourFiles, notCut, asOfUs)}`);
   }
-  // 2. Minute pieces of the hours an edge cuts (the hour's first instant is in its hour piece).
+  // 2. The hours an edge cuts (the hour's first instant is in its hour piece), from the raw reports
+  //    of their partitions' files, deduplicated by the one rule (all copies of a report share its
+  //    ts, hence its partition): each report is a piece of its own, classed by its ts.
+  let edgeReportsRead = 0;
   const cutHourDates = new Set(cutHours.map(dateOfUs));
   const withCutHours = states.filter((m) => cutHourDates.has(m.date));
   if (withCutHours.length > 0) {
-    const inHours = cutHours.map((h) => `(start_us >= ${h}::BIGINT AND start_us < ${h + HOUR_US}::BIGINT)`).join(' OR ');
-    const notCut = cutMinutes.length > 0 ? ` AND NOT (NOT at_start AND start_us IN (${lit(cutMinutes)}))` : '';
-    await s.run(
-      `INSERT INTO window_pieces BY NAME ${statePiecesSql(
-        minutesOf(withCutHours),
-        `(${inHours}) AND NOT (at_start AND start_us IN (${lit(cutHours)}))${notCut}`,
-        asOfUs,
-      )}`,
-    );
-  }
-  // 3. Raw reports of the minutes an edge cuts, deduplicated by the one rule (all copies of a
-  //    report share its ts, so they are all in that minute).
-  let edgeReportsRead = 0;
-  await createEmptyTable(s, 'edge_pieces', reportPieces(emptyReports));
-  const cutMinuteDates = new Set(cutMinutes.map(dateOfUs));
-  const withCutMinutes = states.filter((m) => cutMinuteDates.has(m.date));
-  if (withCutMinutes.length > 0) {
-    const files = withCutMinutes.flatMap((m) => m.files.map((f) => path.join(layout.rawReports, f.path)));
-    const present = new Set(withCutMinutes.flatMap((m) => m.presentColumns));
-    const inMinutes = cutMinutes
-      .map((m) => `(ts > make_timestamp(${m}::BIGINT) AND ts < make_timestamp(${m + MINUTE_US}::BIGINT))`)
+    const inHours = cutHours
+      .map((h) => `(ts > make_timestamp(${h}::BIGINT) AND ts < make_timestamp(${h + HOUR_US}::BIGINT))`)
       .join(' OR ');
-    await s.run(fillSql(sqlFile('load_raw'), { files: fileList(files), projection: projectionSql(ROLLUP_COLUMNS, present), where: inMinutes }));
-    await s.run(sqlFile('dedup_raw'), { as_of: null }, { as_of: TIMESTAMP });
-    edgeReportsRead = toNumber((await s.one<{ n: bigint }>(`SELECT count(*) AS n FROM raw_reports`)).n);
-    await s.run(`INSERT INTO edge_pieces BY NAME ${reportPieces('reports')}`);
+    edgeReportsRead += await loadDedupedRaw(s, layout, withCutHours, inHours);
+    await s.run(`INSERT INTO window_pieces BY NAME SELECT * FROM (${reportPieces('reports')}) WHERE lo_us <= ${asOfUs}::BIGINT`);
     await s.run(`DROP TABLE raw_reports; DROP TABLE reports`);
-    await s.run(`INSERT INTO window_pieces BY NAME SELECT * FROM edge_pieces WHERE lo_us <= ${asOfUs}::BIGINT`);
   }
 
   // Stream summaries of every window, then per-customer and platform rows.
@@ -205,14 +187,17 @@ export async function combineStates(
   const platformRows = await copyToParquet(s, `SELECT * EXCLUDE (customer) FROM added_up WHERE customer IS NULL`, build.platform);
   await copyToParquet(s, `SELECT * FROM added_up WHERE customer IS NOT NULL ORDER BY customer, windowName`, build.customers);
 
-  // Series: complete days are the states' own files; the day of asOf is computed up to asOf.
+  // Series: a day's series is its state's own file when every report of the state is at or
+  // before asOf (every complete day, and the day of asOf in the usual case); otherwise (a state
+  // holding reports after asOf) it is computed from the state's raw reports up to asOf.
   const withSeries = new Set<string>();
-  const complete = states.filter((m) => dayStartUs(m.date) + DAY_US - 1n <= asOfUs);
+  const afterIds = new Set(after.map((m) => m.stateId));
+  const whole = states.filter((m) => !afterIds.has(m.stateId));
   // Links and folders in parallel: each is a small metadata operation, and fsyncs of one file
   // system overlap into few journal commits.
   const limit = pLimit(16);
   await Promise.all(
-    complete.map((m) =>
+    whole.map((m) =>
       limit(async () => {
         const target = build.seriesDay(m.customerId, m.date);
         await fs.mkdir(path.dirname(target), { recursive: true });
@@ -220,7 +205,7 @@ export async function combineStates(
       }),
     ),
   );
-  for (const m of complete) {
+  for (const m of whole) {
     const f = customers.get(m.customerId);
     if (f) {
       f.seriesRows += m.seriesRows;
@@ -228,32 +213,20 @@ export async function combineStates(
     }
     withSeries.add(m.customerId);
   }
-  const dirs = new Set(complete.map((m) => path.dirname(build.seriesDay(m.customerId, m.date))));
-  const seriesPieces = `(SELECT streamId, sessionId, start_us, reports, off, fb, peer_sum, peer_n, buf_sum, buf_n, stalls FROM partial_pieces)`;
-  await createEmptyTable(s, 'partial_pieces', `SELECT *, NULL::VARCHAR AS customer FROM window_pieces`);
-  const partialDay = states.filter((m) => m.date === asOfDate && dayStartUs(m.date) + DAY_US - 1n > asOfUs);
-  if (partialDay.length > 0) {
-    await s.run(
-      `INSERT INTO partial_pieces BY NAME
-       SELECT *, split_part(streamId, ':', 1) AS customer FROM (${statePiecesSql(
-         minutesOf(partialDay),
-         `start_us + CASE WHEN at_start THEN 0 ELSE ${MINUTE_US - 1n} END <= ${asOfUs}::BIGINT`,
-         asOfUs,
-       )})`,
-    );
-    if (asOfMinute !== null) {
-      await s.run(
-        `INSERT INTO partial_pieces BY NAME
-         SELECT *, split_part(streamId, ':', 1) AS customer FROM edge_pieces
-         WHERE lo_us <= ${asOfUs}::BIGINT AND start_us >= ${asOfMinute}::BIGINT AND start_us < ${asOfMinute + MINUTE_US}::BIGINT`,
-      );
-    }
+  const dirs = new Set(whole.map((m) => path.dirname(build.seriesDay(m.customerId, m.date))));
+  await createEmptyTable(s, 'partial_pieces', reportPieces(emptyReports));
+  if (after.length > 0) {
+    edgeReportsRead += await loadDedupedRaw(s, layout, after, `ts <= make_timestamp(${asOfUs}::BIGINT)`);
+    await s.run(`INSERT INTO partial_pieces BY NAME ${reportPieces('reports')}`);
+    await s.run(`DROP TABLE raw_reports; DROP TABLE reports`);
   }
+  const seriesPieces = `(SELECT streamId, sessionId, start_us, reports, off, fb, peer_sum, peer_n, buf_sum, buf_n, stalls FROM partial_pieces)`;
   const seriesSql = fillSql(sqlFile('series_combine'), { pieces: seriesPieces });
   await createEmptyTable(s, 'partial_series', seriesSql, { bucket_seconds: 60 });
-  if (partialDay.length > 0) {
+  if (after.length > 0) {
     for (const size of STANDARD_BUCKET_SECONDS) await s.run(`INSERT INTO partial_series ${seriesSql}`, { bucket_seconds: size });
   }
+  const partialDay = after;
   for (const c of input.customers) {
     const onPartialDay = partialDay.some((m) => m.customerId === c);
     // Every customer of the snapshot has at least one series file (an empty one when it has no
@@ -274,10 +247,24 @@ export async function combineStates(
   }
   await Promise.all([...dirs].map((d) => limit(() => fsyncDir(d))));
   await s.run(
-    `DROP TABLE IF EXISTS window_pieces; DROP TABLE IF EXISTS edge_pieces; DROP TABLE IF EXISTS summaries;
+    `DROP TABLE IF EXISTS window_pieces; DROP TABLE IF EXISTS summaries;
      DROP TABLE IF EXISTS added_up; DROP TABLE IF EXISTS partial_pieces; DROP TABLE IF EXISTS partial_series;`,
   );
   return { customers, platformRows, edgeReportsRead };
+}
+
+/**
+ * The deduplicated reports of `states`' own input files that match `where` (a filter built by code
+ * from constants), as `reports` (and `raw_reports`, the rows read); returns the rows read.
+ */
+async function loadDedupedRaw(s: DbSession, layout: WarehouseLayout, states: readonly StateMeta[], where: string): Promise<number> {
+  const files = states.flatMap((m) => m.files.map((f) => path.join(layout.rawReports, f.path)));
+  const present = new Set(states.flatMap((m) => m.presentColumns));
+  await s.run(
+    fillSql(sqlFile('load_raw'), { kind: 'TABLE', files: fileList(files), projection: projectionSql(ROLLUP_COLUMNS, present), where }),
+  );
+  await s.run(sqlFile('dedup_raw'), { as_of: null }, { as_of: TIMESTAMP });
+  return toNumber((await s.one<{ n: bigint }>(`SELECT count(*) AS n FROM raw_reports`)).n);
 }
 
 /** Days this recent are read from their own states; older ones from a customer's compacted file. */

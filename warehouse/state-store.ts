@@ -8,6 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import pLimit from 'p-limit';
 import { sqlFile } from './duckdb.ts';
 import { QuarantinedSchema } from './manifest.ts';
 import { REPORT_COLUMNS } from './report-columns.ts';
@@ -20,10 +21,10 @@ import type { LandedFile } from './landing.ts';
 export const TMP_PREFIX = '.tmp-';
 
 /** Bump when the meaning or layout of a state's files changes without its SQL changing. */
-const STATE_FORMAT = 2;
+const STATE_FORMAT = 3;
 
 /** SQL whose text decides what a state holds: any change to it makes every state stale. */
-const STATE_SQL = ['load_raw', 'validate_rows', 'dedup_reports', 'dedup_raw', 'state_pieces', 'series_combine'];
+const STATE_SQL = ['load_raw', 'validate_rows', 'dedup_reports', 'dedup_raw', 'state_pieces', 'session_buckets', 'series_of_buckets', 'series_combine'];
 
 let cachedVersion: string | undefined;
 
@@ -70,7 +71,10 @@ export const StateMetaSchema = z.object({
   reports: z.number(),
   duplicatesDropped: z.number(),
   streams: z.number(),
-  pieceRows: z.number(),
+  /** The latest ts of its deduplicated reports (null: none): a state whose reports are all at or
+   * before a snapshot's asOf serves that snapshot whole (its hour pieces and its day's series). */
+  maxTs: z.string().nullable(),
+  hourRows: z.number(),
   seriesRows: z.number(),
   buildMs: z.number(),
 });
@@ -92,8 +96,6 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
     meta: path.join(dir, 'meta.json'),
     /** Partial sums per (stream, session, hour): what windows are made of. */
     hours: path.join(dir, 'hours.parquet'),
-    /** Partial sums per (stream, session, minute): for hours a window edge cuts, and the day of asOf. */
-    minutes: path.join(dir, 'minutes.parquet'),
     /** The day's series of every standard bucket size, in the snapshot's layout. */
     series: path.join(dir, 'series.parquet'),
   };
@@ -188,28 +190,38 @@ export function decidePartition(
   return { customerId, date, action: 'reuse', reason: null, stateId: newest.stateId };
 }
 
+/** One state to write: its meta, and `write(files)` that fills its (temporary) folder. */
+export interface StateToWrite {
+  meta: StateMeta;
+  write: (files: ReturnType<typeof stateFiles>) => Promise<void>;
+}
+
 /**
- * Write one state: `write(dir)` fills a temporary folder, then every file in it is fsynced,
- * meta.json written durably, and the folder renamed into place (and its parent fsynced).
+ * Write a batch of states. Each is filled in a temporary folder (in turn: the writers share one
+ * DuckDB session); then, for all of them at once (fsyncs of one file system overlap into few
+ * journal commits), every file is fsynced, each meta.json written durably, each folder renamed
+ * into place and its parent fsynced. A folder without the `.tmp-` prefix is always complete.
  */
-export async function writeState(
-  layout: WarehouseLayout,
-  meta: StateMeta,
-  write: (files: ReturnType<typeof stateFiles>) => Promise<void>,
-): Promise<void> {
-  const final = stateFiles(layout, meta);
-  const parent = path.dirname(final.dir);
-  const tmpDir = path.join(parent, `${TMP_PREFIX}${meta.stateId}`);
-  await fs.mkdir(tmpDir, { recursive: true });
-  try {
+export async function writeStates(layout: WarehouseLayout, states: readonly StateToWrite[]): Promise<void> {
+  const limit = pLimit(16);
+  const all = <T>(xs: readonly T[], fn: (x: T) => Promise<unknown>) => Promise.all(xs.map((x) => limit(() => fn(x))));
+  const jobs = states.map(({ meta, write }) => {
+    const final = stateFiles(layout, meta);
     const tmp = stateFiles(layout, { ...meta, stateId: `${TMP_PREFIX}${meta.stateId}` });
-    await write(tmp);
-    for (const f of await fs.readdir(tmpDir)) await fsyncFile(path.join(tmpDir, f));
-    await writeJsonDurable(tmp.meta, meta);
-    await fs.rename(tmpDir, final.dir);
-    await fsyncDir(parent);
+    return { meta, write, final, tmp, parent: path.dirname(final.dir) };
+  });
+  try {
+    for (const j of jobs) {
+      await fs.mkdir(j.tmp.dir, { recursive: true });
+      await j.write(j.tmp);
+    }
+    const files = (await Promise.all(jobs.map(async (j) => (await fs.readdir(j.tmp.dir)).map((f) => path.join(j.tmp.dir, f))))).flat();
+    await all(files, fsyncFile);
+    await all(jobs, (j) => writeJsonDurable(j.tmp.meta, j.meta));
+    await all(jobs, (j) => fs.rename(j.tmp.dir, j.final.dir));
+    await all([...new Set(jobs.map((j) => j.parent))], fsyncDir);
   } catch (err) {
-    await fs.rm(tmpDir, { recursive: true, force: true });
+    await all(jobs, (j) => fs.rm(j.tmp.dir, { recursive: true, force: true }));
     throw err;
   }
 }

@@ -66,7 +66,7 @@ async function expectNextRunEqualsFromScratch(asOf: Date): Promise<void> {
   // No half-built state is left, and every state has its files.
   expect(await tmpStates()).toBe(false);
   for (const list of (await readStates(wh.layout)).values()) {
-    for (const m of list) expect((await fs.readdir(path.join(wh.layout.state, `customer=${m.customerId}`, `date=${m.date}`, m.stateId))).sort()).toEqual(['hours.parquet', 'meta.json', 'minutes.parquet', 'series.parquet']);
+    for (const m of list) expect((await fs.readdir(path.join(wh.layout.state, `customer=${m.customerId}`, `date=${m.date}`, m.stateId))).sort()).toEqual(['hours.parquet', 'meta.json', 'series.parquet']);
   }
 }
 

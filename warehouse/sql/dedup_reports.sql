@@ -8,8 +8,15 @@
 -- Used after `WITH dedup_input AS (...),` (a relation with reportId, filename and
 -- file_row_number); the caller then reads
 --   SELECT ... FROM dedup_input ANTI JOIN dedup_dropped USING (filename, file_row_number)
+-- The copies are found by a hash of reportId first (grouping 64-bit integers costs about half of
+-- grouping the strings), then confirmed on reportId itself among the few rows whose hash repeats,
+-- so a hash collision never drops a report.
+dedup_suspects AS (
+  SELECT hash(reportId) AS h FROM dedup_input GROUP BY h HAVING count(*) > 1
+),
 dedup_copies AS (
-  SELECT reportId FROM dedup_input GROUP BY reportId HAVING count(*) > 1
+  SELECT reportId FROM dedup_input WHERE hash(reportId) IN (SELECT h FROM dedup_suspects)
+  GROUP BY reportId HAVING count(*) > 1
 ),
 dedup_dropped AS (
   SELECT filename, file_row_number

@@ -1,10 +1,11 @@
--- One batch of landed files into `raw_reports`, the rollup's columns only, with the file and row
+-- One batch of landed files as `raw_reports`, the rollup's columns only, with the file and row
 -- each row came from (the deduplication rule needs both).
+-- <kind>: TABLE (materialised) or VIEW (read where used: a state build streams its files once).
 -- <files>: the partition's files (spliced: DuckDB resolves file lists when it prepares).
 -- <projection>: each column cast to its session-report.md type, or its default when no file
 -- has it (report-columns.ts builds it from the column catalog, never from input).
 -- <where>: a filter built by code from constants (`true` for a whole batch).
-CREATE OR REPLACE TEMP TABLE raw_reports AS
+CREATE OR REPLACE TEMP {{kind}} raw_reports AS
 SELECT filename, file_row_number, {{projection}}
 FROM read_parquet({{files}}, union_by_name = true, filename = true, file_row_number = true, hive_partitioning = false)
 WHERE {{where}};

@@ -1,0 +1,23 @@
+-- The bucketed series of every stream from `session_buckets`: one row per (stream, session,
+-- bucket of $bucket_seconds) with its partial sums (session_buckets.sql), start_us the bucket's
+-- start. A bucket's figures follow the window definitions over its reports (session-report.md;
+-- sessions = distinct sessions that reported in the bucket). Buckets are aligned to multiples of
+-- $bucket_seconds since the Unix epoch (UTC).
+-- Averages sum exact DECIMALs (see stream_summaries.sql), so the figures are the same to the
+-- last digit whether they come from reports or from states. Only non-empty buckets are
+-- returned, in no order; readers order them and fill the gaps with zeros (api-decisions.md).
+SELECT
+  CAST($bucket_seconds AS INTEGER) AS bucketSeconds,
+  streamId,
+  make_timestamp(start_us) AS bucketStart,
+  count(*) AS sessions,
+  CAST(sum(off) AS BIGINT) AS bytesOffloaded,
+  CAST(sum(fb) AS BIGINT) AS bytesFallback,
+  CASE WHEN sum(off) + sum(fb) > 0 THEN sum(off) / (sum(off) + sum(fb)) ELSE 0.0 END AS offloadRatio,
+  coalesce(CAST(sum(CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0) AS DOUBLE)
+           / nullif(count(*) FILTER (WHERE peer_n > 0), 0), 0.0) AS avgPeerCount,
+  coalesce(CAST(sum(buf_sum) AS DOUBLE) / nullif(sum(buf_n), 0), 0.0) AS avgBufferHealth,
+  CAST(sum(stalls) AS BIGINT) AS rebufferEvents,
+  CAST(sum(reports) AS BIGINT) AS reports
+FROM session_buckets
+GROUP BY streamId, start_us
