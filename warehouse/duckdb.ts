@@ -191,6 +191,13 @@ export class Db {
   }
 }
 
+const TRACE = process.env.P2PTEL_SQL_TRACE === '1';
+
+/** With P2PTEL_SQL_TRACE=1, each statement's time and opening text on stderr (docs/operations.md). */
+function trace(sql: string, startedAt: number): void {
+  if (TRACE) process.stderr.write(`sql ${(performance.now() - startedAt).toFixed(0)} ms  ${sql.replace(/\s+/g, ' ').slice(0, 160)}\n`);
+}
+
 export class QueryTimeout extends Error {
   override name = 'QueryTimeout';
   constructor(readonly ms: number) {
@@ -249,7 +256,7 @@ export class DbSession {
   async run(sql: string, params?: SqlParams, types?: SqlTypes): Promise<number> {
     const t0 = performance.now();
     const result = await this.call(() => this.conn.run(sql, params, types));
-    if (process.env.SQLTRACE) process.stderr.write(`SQL ${(performance.now() - t0).toFixed(0)}ms ${sql.replace(/\s+/g, ' ').slice(0, 140)}\n`);
+    trace(sql, t0);
     return result.rowsChanged;
   }
 
@@ -289,7 +296,7 @@ export class DbSession {
   async all<T extends Row = Row>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T[]> {
     const t0 = performance.now();
     const reader = await this.call(() => this.conn.runAndReadAll(sql, params, types));
-    if (process.env.SQLTRACE) process.stderr.write(`SQL ${(performance.now() - t0).toFixed(0)}ms ${sql.replace(/\s+/g, ' ').slice(0, 140)}\n`);
+    trace(sql, t0);
     return reader.getRowObjectsJS() as T[];
   }
 

@@ -75,6 +75,12 @@ export const SnapshotManifestSchema = z.object({
     .object({ reused: z.number(), rebuilt: z.number(), reasons: z.record(z.string(), z.number()) })
     .optional(),
   quarantined: z.array(QuarantinedSchema.extend({ customerId: z.string().nullable() })),
+  /**
+   * How the states were combined: raw reports read where a window edge cuts an hour or a day's
+   * state holds reports after asOf, and days whose series are the state's own file (linked) or
+   * were computed up to asOf.
+   */
+  combine: z.object({ rawReportsRead: z.number(), seriesDaysLinked: z.number(), seriesDaysComputed: z.number() }).optional(),
 });
 export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
 

@@ -66,6 +66,12 @@ export function describeRun(r: PipelineResult): string {
     ...m.quarantined.map((q) => `    ${q.relPath}: ${q.reason} (${q.detail})`),
     `  streams             ${int(m.rows.streams)}`,
     ...describePartitionStates(m.partitionStates),
+    ...(m.combine
+      ? [
+          `  series days         ${int(m.combine.seriesDaysLinked)} linked from states, ${int(m.combine.seriesDaysComputed)} computed up to asOf`,
+          `  edge reports read   ${int(m.combine.rawReportsRead)} (hours cut by a window edge, reports after asOf)`,
+        ]
+      : []),
     `  time taken          ${duration(m.durationMs)}`,
   ];
   if (r.pruned.length > 0) lines.push(`  old snapshots removed: ${r.pruned.length}`);

@@ -164,6 +164,11 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
     },
     partitions,
     partitionStates: { reused: input.decisions.length - rebuilt, rebuilt, reasons },
+    combine: {
+      rawReportsRead: combined.edgeReportsRead,
+      seriesDaysLinked: [...combined.customers.values()].reduce((a, f) => a + f.seriesDaysLinked, 0),
+      seriesDaysComputed: [...combined.customers.values()].reduce((a, f) => a + f.seriesDaysWritten, 0),
+    },
     quarantined: [
       ...input.misplaced.map((q) => ({ ...q, customerId: null })),
       ...partitions.flatMap((p) => p.quarantined.map((q) => ({ ...q, customerId: p.customerId }))),

@@ -90,6 +90,8 @@ describe('incremental runs equal from-scratch runs and the independent SQL', () 
     const pending = [...poolFiles];
     let asOf = new Date(BASE.getTime() + 6 * HOUR);
     let reused = 0;
+    let rawRead = 0;
+    let daysComputed = 0;
     const reasons = new Set<string>();
     for (let step = 0; step < 8; step++) {
       // Land a random share of the pending files, in random order (late files into old dates).
@@ -125,12 +127,18 @@ describe('incremental runs equal from-scratch runs and the independent SQL', () 
       const ps = run.manifest.partitionStates!;
       expect(ps.reused + ps.rebuilt).toBe(run.manifest.partitions.reduce((a, p) => a + (p.states?.length ?? 0), 0));
       reused += ps.reused;
+      rawRead += run.manifest.combine!.rawReportsRead;
+      daysComputed += run.manifest.combine!.seriesDaysComputed;
       for (const r of Object.keys(ps.reasons)) reasons.add(r);
       if (step === 5) expect(ps.rebuilt, 'a rerun with nothing new rebuilds nothing').toBe(0);
       if (step === 4) expect(run.manifest.quarantined.map((q) => q.relPath)).toEqual([expect.stringContaining('misfiled.parquet')]);
     }
     expect(reused).toBeGreaterThan(0);
     expect(reasons).toContain('new files landed');
+    // Both ways of combining were taken: hours cut by a window edge read from raw reports, and a
+    // day whose state holds reports after asOf computed up to asOf (not its state's file).
+    expect(rawRead).toBeGreaterThan(0);
+    expect(daysComputed).toBeGreaterThan(0);
     // Retention: one state per partition is left (grace 0), each built from the files now there.
     const states = await readStates(inc.layout);
     for (const list of states.values()) expect(list).toHaveLength(1);
