@@ -2,7 +2,7 @@
 // usable, and moving the bad ones to quarantine with a reason (session-report.md, "Where the files land").
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { quotedString, type DbSession } from './duckdb.ts';
+import { fileList, quotedString, type DbSession } from './duckdb.ts';
 import { REPORT_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
 import { freePath, listFiles, moveFile, writeJsonDurable } from '../lib/fsx.ts';
@@ -98,6 +98,47 @@ export function isFileError(err: unknown): boolean {
   const msg = err instanceof Error ? err.message : String(err);
   if (/out of memory|No space left|Too many open files/i.test(msg)) return false;
   return /^(IO Error|Invalid Input Error|Conversion Error|Out of Range Error|Invalid Error|Serialization Error)\b/.test(msg);
+}
+
+/**
+ * `checkSchema` of many files at once: the footers of all of them are read in one statement
+ * (parquet_schema), files are grouped by their exact Parquet schema (every field's name, types,
+ * repetition and nesting, which is all DuckDB derives a column's type from), and one file of each
+ * group is described and checked for the whole group: files from one writer share one schema,
+ * so a batch of hundreds of files costs a few DESCRIBEs instead of one each. When the footers
+ * cannot all be read in one statement (a broken file), each file is checked alone.
+ */
+export async function checkSchemas(s: DbSession, files: readonly string[]): Promise<Map<string, SchemaVerdict>> {
+  const out = new Map<string, SchemaVerdict>();
+  if (files.length === 0) return out;
+  let signatures: { file_name: string; sig: string }[] = [];
+  try {
+    signatures = await s.all(
+      `SELECT file_name,
+              string_agg(concat_ws('|', name, type, type_length, repetition_type, num_children, converted_type,
+                                   scale, precision, logical_type), ';' ORDER BY column_id) AS sig
+       FROM parquet_schema(${fileList(files)}) GROUP BY file_name`,
+    );
+  } catch (err) {
+    if (!isFileError(err)) throw err;
+  }
+  const bySig = new Map<string, SchemaVerdict>();
+  const sigOf = new Map(signatures.map((r) => [r.file_name, r.sig]));
+  for (const file of files) {
+    const sig = sigOf.get(file);
+    if (sig === undefined) {
+      out.set(file, await checkSchema(s, file));
+      continue;
+    }
+    let verdict = bySig.get(sig);
+    if (verdict === undefined) {
+      verdict = await checkSchema(s, file);
+      // A verdict of an unreadable file is that file's alone.
+      if (verdict.ok || verdict.reason !== 'not a readable Parquet file') bySig.set(sig, verdict);
+    }
+    out.set(file, verdict);
+  }
+  return out;
 }
 
 /** Read a file's schema (footer only) and check it against session-report.md. */

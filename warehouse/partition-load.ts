@@ -3,7 +3,7 @@
 // break session-report.md, so that a bad file never stops the rollup of the others.
 import { fileList, fillSql, sqlFile, type DbSession } from './duckdb.ts';
 import { validateRows } from './validate-rows.ts';
-import { checkSchema, cleanDuckDbMessage, isFileError, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
+import { checkSchemas, cleanDuckDbMessage, isFileError, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
 import { projectionSql } from './report-columns.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
@@ -37,11 +37,12 @@ export async function screenCustomerFiles(
     if (q) quarantined.push(q);
   };
 
-  // 1. Schemas, from each file's footer.
+  // 1. Schemas, from the files' footers.
   let files: LandedFile[] = [];
   const columnsOf = new Map<string, ReadonlyMap<string, string>>();
+  const verdicts = await checkSchemas(ctx.s, landed.map((f) => f.path));
   for (const file of landed) {
-    const verdict = await checkSchema(ctx.s, file.path);
+    const verdict = verdicts.get(file.path)!;
     if (!verdict.ok) {
       await quarantine(file, verdict.reason, verdict.detail);
       continue;

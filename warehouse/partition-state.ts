@@ -6,7 +6,7 @@
 // for the deduplication rule (reportId, file and row), once into minute pieces; nothing the size
 // of the reports is materialised. A batch holds many partitions so that a run's fixed costs
 // (statements, file writes, fsyncs) are paid once per batch, not once per partition.
-import { createEmptyTable, fileList, fillSql, quotedString, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import { createEmptyTable, fileList, fillSql, quotedString, sqlFile, STATE_COMPRESSION, toNumber, type DbSession } from './duckdb.ts';
 import { isFileError, type LandedFile, type QuarantinedFile } from './landing.ts';
 import { loadSql, quarantineUnreadable, screenCustomerFiles, type LoadOutcome } from './partition-load.ts';
 import { projectionSql, STATE_COLUMNS } from './report-columns.ts';
@@ -87,21 +87,22 @@ export async function buildPartitionStates(
       finer = buckets;
     }
     await s.run(`DROP TABLE ${finer}`);
-    // Sorted as each state's file is (stream, size, time), by partition first: each partition's
-    // rows are then one contiguous run that its COPY reads in order, with no sort of its own.
+    // Series sorted as each state's file is (stream, size, time), by partition first: each
+    // partition's rows are then one contiguous run that its COPY reads in order, with no sort of
+    // its own. Hour pieces need no order (they are read whole).
     await s.run(
       `CREATE OR REPLACE TEMP TABLE state_series AS
        SELECT split_part(streamId, ':', 1) AS customer, CAST(bucketStart AS DATE) AS date, *
        FROM series_rows ORDER BY customer, date, streamId, bucketSeconds, bucketStart;
        DROP TABLE series_rows;
-       CREATE OR REPLACE TEMP TABLE state_hours_sorted AS
-       SELECT split_part(streamId, ':', 1) AS customer, * FROM state_hours ORDER BY customer, date, streamId, start_us;
+       CREATE OR REPLACE TEMP TABLE state_hours_c AS
+       SELECT split_part(streamId, ':', 1) AS customer, * FROM state_hours;
        DROP TABLE state_hours;`,
     );
     const figures = await s.all<{ customer: string; date: string; n: bigint; streams: bigint; max_ts: string | null; hours: bigint }>(
       `SELECT customer, CAST(date AS VARCHAR) AS date, sum(reports) AS n, count(DISTINCT streamId) AS streams,
               strftime(max(last_ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS max_ts, count(*) AS hours
-       FROM state_hours_sorted GROUP BY ALL`,
+       FROM state_hours_c GROUP BY ALL`,
     );
     const read = await s.all<{ filename: string; n: bigint }>(`SELECT filename, n FROM batch_files_read`);
     const pathOf = new Map(landed.map((f) => [f.path, f]));
@@ -148,10 +149,10 @@ export async function buildPartitionStates(
         meta,
         write: async (out) => {
           const where = `customer = ${quotedString(customerId)} AND date = DATE ${quotedString(date)}`;
-          await s.run(`COPY (SELECT * EXCLUDE (customer, date) FROM state_hours_sorted WHERE ${where}) TO ${quotedString(out.hours)} (FORMAT parquet, COMPRESSION zstd)`);
+          await s.run(`COPY (SELECT * EXCLUDE (customer, date) FROM state_hours_c WHERE ${where}) TO ${quotedString(out.hours)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION})`);
           meta.seriesRows = await s.run(
             `COPY (SELECT * EXCLUDE (customer, date) FROM state_series WHERE ${where})
-             TO ${quotedString(out.series)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${SERIES_ROW_GROUP_SIZE})`,
+             TO ${quotedString(out.series)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION}, ROW_GROUP_SIZE ${SERIES_ROW_GROUP_SIZE})`,
           );
           meta.buildMs = Date.now() - started;
         },
@@ -161,7 +162,7 @@ export async function buildPartitionStates(
     return toWrite.map((w) => w.meta);
   } finally {
     await dropRelations(s, [
-      'reports', 'raw_reports', 'dedup_dropped', 'batch_files_read', 'state_minutes', 'state_hours', 'state_hours_sorted',
+      'reports', 'raw_reports', 'dedup_dropped', 'batch_files_read', 'state_minutes', 'state_hours', 'state_hours_c',
       'state_series', 'series_rows', ...STANDARD_BUCKET_SECONDS.map((size) => `session_buckets_${size}`),
     ]);
   }

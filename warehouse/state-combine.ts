@@ -12,6 +12,7 @@ import { BIGINT, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
 import {
   copyToParquet,
   createEmptyTable,
+  STATE_COMPRESSION,
   fileList,
   fillSql,
   sqlFile,
@@ -296,7 +297,9 @@ async function compactedHours(s: DbSession, layout: WarehouseLayout, states: rea
       .slice(0, 24);
     const file = compactedHoursFile(layout, customerId, key);
     if (!(await exists(file))) {
-      await copyToParquet(s, `SELECT * FROM read_parquet(${fileList(list.map((m) => stateFiles(layout, m).hours))})`, file);
+      await copyToParquet(s, `SELECT * FROM read_parquet(${fileList(list.map((m) => stateFiles(layout, m).hours))})`, file, undefined, undefined, {
+        compression: STATE_COMPRESSION,
+      });
     }
     // Touched on use: retention keeps the files runs still use.
     const now = new Date();
