@@ -127,14 +127,16 @@ export async function combineStates(
   const emptyReports = `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} WHERE false)`;
   const reportPieces = (source: string) => fillSql(sqlFile('report_pieces'), { source });
 
-  await createEmptyTable(s, 'window_pieces', reportPieces(emptyReports));
+  // The pieces of the windows, read where they lie by the summaries' one statement (a view, not
+  // a copy): (1) and (2) below.
+  const sources: string[] = [];
   // 1. Hour pieces wholly inside every window they touch: each customer's older days from one
   //    compacted file (reused while those days' states are the same), the recent days from theirs.
   //    Hours after asOf's are left out by lo_us; asOf's own hour is whole unless cut (above).
   if (states.length > 0) {
     const notCut = cutHours.length > 0 ? `NOT (NOT at_start AND start_us IN (${lit(cutHours)}))` : 'true';
     const hourFiles = await compactedHours(s, layout, states, asOfDate);
-    await s.run(`INSERT INTO window_pieces BY NAME ${statePiecesSql(hourFiles, notCut, asOfUs)}`);
+    sources.push(statePiecesSql(hourFiles, notCut, asOfUs));
   }
   // 2. The hours an edge cuts (the hour's first instant is in its hour piece), from the raw reports
   //    of their partitions' files, deduplicated by the one rule (all copies of a report share its
@@ -147,9 +149,14 @@ export async function combineStates(
       .map((h) => `(ts > make_timestamp(${h}::BIGINT) AND ts < make_timestamp(${h + HOUR_US}::BIGINT))`)
       .join(' OR ');
     edgeReportsRead += await loadDedupedRaw(s, layout, withCutHours, inHours);
-    await s.run(`INSERT INTO window_pieces BY NAME SELECT * FROM (${reportPieces('reports')}) WHERE lo_us <= ${asOfUs}::BIGINT`);
-    await s.run(`DROP TABLE raw_reports; DROP TABLE reports`);
+    await s.run(
+      `CREATE OR REPLACE TEMP TABLE edge_pieces AS SELECT ${PIECE_COLUMNS} FROM (${reportPieces('reports')}) WHERE lo_us <= ${asOfUs}::BIGINT;
+       DROP TABLE raw_reports; DROP TABLE reports;`,
+    );
+    sources.push(`SELECT ${PIECE_COLUMNS} FROM edge_pieces`);
   }
+  sources.push(`SELECT ${PIECE_COLUMNS} FROM (${reportPieces(emptyReports)})`);
+  await s.run(`CREATE OR REPLACE TEMP VIEW window_pieces AS ${sources.join('\nUNION ALL\n')}`);
 
   // Stream summaries of every window, then per-customer and platform rows.
   const { params, types } = summaryParams(asOf, input.horizonSeconds);
@@ -248,7 +255,7 @@ export async function combineStates(
   }
   await Promise.all([...dirs].map((d) => limit(() => fsyncDir(d))));
   await s.run(
-    `DROP TABLE IF EXISTS window_pieces; DROP TABLE IF EXISTS summaries;
+    `DROP VIEW IF EXISTS window_pieces; DROP TABLE IF EXISTS edge_pieces; DROP TABLE IF EXISTS summaries;
      DROP TABLE IF EXISTS added_up; DROP TABLE IF EXISTS partial_pieces; DROP TABLE IF EXISTS partial_series;`,
   );
   return { customers, platformRows, edgeReportsRead };
