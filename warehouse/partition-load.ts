@@ -1,5 +1,5 @@
-// Checks a batch of one customer's landed files (one or more date partitions) before a state is
-// built from them, quarantining every file that is unreadable, lacks a column, or holds rows that
+// Checks a batch of landed files (one or more customers and date partitions) before states are
+// built from them, each file against the partition folder it lies in, quarantining every file that is unreadable, lacks a column, or holds rows that
 // break session-report.md, so that a bad file never stops the rollup of the others.
 import { fileList, fillSql, sqlFile, type DbSession } from './duckdb.ts';
 import { validateRows } from './validate-rows.ts';
@@ -21,12 +21,11 @@ export interface LoadOutcome {
 export interface LoadContext {
   s: DbSession;
   layout: WarehouseLayout;
-  customerId: string;
   runId: string;
   log: Logger;
 }
 
-export async function screenCustomerFiles(
+export async function screenFiles(
   ctx: LoadContext,
   landed: readonly LandedFile[],
 ): Promise<LoadOutcome> {
@@ -54,7 +53,7 @@ export async function screenCustomerFiles(
   const presentIn = (list: readonly LandedFile[]) => new Set(list.flatMap((f) => [...columnsOf.get(f.path)!.keys()]));
 
   // Row rules (validate-rows.ts): every column, straight from the files, before anything casts.
-  const bad = await validateRows(ctx.s, files.map((f) => ({ path: f.path, columns: columnsOf.get(f.path)! })), ctx.customerId);
+  const bad = await validateRows(ctx.s, files.map((f) => ({ path: f.path, columns: columnsOf.get(f.path)! })));
   for (const file of files.filter((f) => bad.has(f.path))) await quarantine(file, bad.get(file.path)!.reason, bad.get(file.path)!.detail);
   files = files.filter((f) => !bad.has(f.path));
 

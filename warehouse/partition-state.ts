@@ -7,8 +7,8 @@
 // of the reports is materialised. A batch holds many partitions so that a run's fixed costs
 // (statements, file writes, fsyncs) are paid once per batch, not once per partition.
 import { createEmptyTable, fileList, fillSql, quotedString, sqlFile, STATE_COMPRESSION, toNumber, type DbSession } from './duckdb.ts';
-import { isFileError, type LandedFile, type QuarantinedFile } from './landing.ts';
-import { loadSql, quarantineUnreadable, screenCustomerFiles, type LoadOutcome } from './partition-load.ts';
+import { isFileError, type LandedFile } from './landing.ts';
+import { loadSql, quarantineUnreadable, screenFiles, type LoadOutcome } from './partition-load.ts';
 import { projectionSql, STATE_COLUMNS } from './report-columns.ts';
 import { newStateId, partitionKey, stateInput, stateVersion, writeStates, type StateMeta, type StateToWrite } from './state-store.ts';
 import { MIN_BUCKET_SECONDS, STANDARD_BUCKET_SECONDS } from './windows.ts';
@@ -34,40 +34,31 @@ export async function buildPartitionStates(
 ): Promise<StateMeta[]> {
   const { s } = ctx;
   const started = Date.now();
-  const customers = [...new Set(partitions.map((p) => p.customerId))].sort();
-  const loads = new Map<string, LoadOutcome>();
-  const extraQuarantined: QuarantinedFile[] = [];
+  let load: LoadOutcome;
   try {
-    // 1. Each customer's files are checked on their own (rows of another customer are a fault of
-    //    the file): schemas, then every row rule (validate-rows.ts).
-    for (const customerId of customers) {
-      const files = landed.filter((f) => f.customerId === customerId);
-      loads.set(customerId, await screenCustomerFiles({ ...ctx, customerId, log: ctx.log.child({ customerId }) }, files));
-    }
+    // 1. The files are checked (schemas, then every row rule, validate-rows.ts), each against the
+    //    partition folder it lies in: rows of another customer or date are a fault of the file.
+    load = await screenFiles(ctx, landed);
     // 2. Deduplicate and reduce to minute and hour pieces, reading the files where they lie. A
     //    file whose data pages are broken shows only when read: then each file is read alone, the
     //    culprits quarantined, and the batch read again.
     for (;;) {
-      const good = [...loads.values()].flatMap((l) => l.files);
       try {
-        await piecesFrom(s, good, presentOf(loads, good));
+        await piecesFrom(s, load.files, new Set(load.presentColumns));
         break;
       } catch (err) {
         if (!isFileError(err)) throw err;
         ctx.log.warn({ err: (err as Error).message.split('\n')[0] }, 'bulk read failed; reading files one by one');
-        let dropped = 0;
-        for (const [customerId, load] of loads) {
-          const checked = await quarantineUnreadable(
-            { ...ctx, customerId, log: ctx.log.child({ customerId }) },
-            load.files,
-            (f) => new Set(load.presentColumnsOf([f])),
-            STATE_COLUMNS,
-          );
-          dropped += load.files.length - checked.files.length;
-          extraQuarantined.push(...checked.quarantined);
-          loads.set(customerId, { ...load, files: checked.files, quarantined: [...load.quarantined, ...checked.quarantined] });
-        }
-        if (dropped === 0) throw err; // not a file's fault: let the run fail and be retried
+        const current: LoadOutcome = load;
+        const checked = await quarantineUnreadable(ctx, current.files, (f) => new Set(current.presentColumnsOf([f])), STATE_COLUMNS);
+        if (checked.files.length === current.files.length) throw err; // not a file's fault: let the run fail and be retried
+        const files = checked.files;
+        load = {
+          files,
+          quarantined: [...current.quarantined, ...checked.quarantined],
+          presentColumns: current.presentColumnsOf(files),
+          presentColumnsOf: current.presentColumnsOf,
+        };
       }
     }
     // 3. Each day's series of every standard size: the minute pieces are the 60 s session
@@ -118,8 +109,7 @@ export async function buildPartitionStates(
     const toWrite: StateToWrite[] = [];
     for (const { customerId, date } of partitions) {
       const key = partitionKey(customerId, date);
-      const load = loads.get(customerId)!;
-      const files = load.files.filter((f) => f.date === date);
+      const files = load.files.filter((f) => f.customerId === customerId && f.date === date);
       const all = landed.filter((f) => f.customerId === customerId && f.date === date);
       const k = figuresOf.get(key);
       const rowsRead = readOf.get(key) ?? 0;
@@ -166,16 +156,6 @@ export async function buildPartitionStates(
       'state_series', 'series_rows', ...STANDARD_BUCKET_SECONDS.map((size) => `session_buckets_${size}`),
     ]);
   }
-}
-
-/** Columns present in at least one of `files`. */
-function presentOf(loads: ReadonlyMap<string, LoadOutcome>, files: readonly LandedFile[]): Set<string> {
-  const out = new Set<string>();
-  for (const load of loads.values()) {
-    const mine = files.filter((f) => load.files.includes(f));
-    for (const c of load.presentColumnsOf(mine)) out.add(c);
-  }
-  return out;
 }
 
 /**

@@ -100,7 +100,7 @@ export function columnScreens(stored: ReadonlyMap<string, readonly string[]>): s
     const id = quoteIdent(col.name);
     const tests: string[] = [];
     if (col.required) tests.push(`count(*) > count(${id})`);
-    if (col.name === 'streamId') tests.push(`NOT bool_and(starts_with(${id}, $customer_prefix) AND regexp_full_match(${id}, $stream_id_regex))`);
+    if (col.name === 'streamId') tests.push(`NOT bool_and(starts_with(${id}, ${FOLDER_CUSTOMER} || ':') AND regexp_full_match(${id}, $stream_id_regex))`);
     if (col.family === 'timestamp') {
       const day = (agg: string) => `CAST(CAST(${agg}(${id}) AS TIMESTAMP) AS DATE)`;
       tests.push(`NOT isfinite(min(${id}))`, `NOT isfinite(max(${id}))`);
@@ -127,6 +127,8 @@ export function columnScreens(stored: ReadonlyMap<string, readonly string[]>): s
 }
 
 const FOLDER_DATE = String.raw`CAST(regexp_extract(filename, 'date=(\d{4}-\d{2}-\d{2})', 1) AS DATE)`;
+/** The customer of a file's partition folder (…/customer=<id>/date=<d>/<file>). */
+const FOLDER_CUSTOMER = String.raw`regexp_extract(filename, 'customer=([^/]+)/date=[^/]+/[^/]+$', 1)`;
 
 function storedTypes(files: readonly FileToCheck[]): Map<string, string[]> {
   const stored = new Map<string, string[]>();
@@ -157,6 +159,7 @@ export function validationSql(files: readonly FileToCheck[]): { sql: string; rul
     files: fileList(files.map((f) => f.path)),
     row_checks: rules.length > 0 ? rules.map((r, i) => `count_if(${r.broken}) AS r${i}`).join(',\n    ') : '0 AS r_none',
     row_sums: rules.length > 0 ? rules.map((_r, i) => `sum(r${i}) AS r${i}`).join(',\n  ') : '0 AS r_none',
+    folder_customer: FOLDER_CUSTOMER,
   });
   return { sql, rules };
 }
@@ -164,7 +167,8 @@ export function validationSql(files: readonly FileToCheck[]): { sql: string; rul
 type CheckRow = Record<string, unknown> & { filename: string };
 
 /**
- * Check the rows of `files` (which passed the schema check) for a customer's partition folder.
+ * Check the rows of `files` (which passed the schema check) against the partition folder each
+ * lies in (customer and date from its path), all files of a batch in one statement.
  * Returns the bad ones, by path, with a reason naming each column, rule and row count. A file
  * whose data cannot even be read is bad too ("not a readable Parquet file"); an error that is
  * not a file's fault (memory, disk, our SQL) is thrown, to fail the run rather than the file.
@@ -172,12 +176,11 @@ type CheckRow = Record<string, unknown> & { filename: string };
 export async function validateRows(
   s: DbSession,
   files: readonly FileToCheck[],
-  customerId: string,
 ): Promise<Map<string, RowVerdict>> {
   const bad = new Map<string, RowVerdict>();
   if (files.length === 0) return bad;
   try {
-    for (const [path, verdict] of await checkOnce(s, files, customerId)) bad.set(path, verdict);
+    for (const [path, verdict] of await checkOnce(s, files)) bad.set(path, verdict);
     return bad;
   } catch (err) {
     if (!isFileError(err)) throw err;
@@ -185,7 +188,7 @@ export async function validateRows(
   // A broken data page shows only when read: check each file alone to find the culprits.
   for (const file of files) {
     try {
-      for (const [path, verdict] of await checkOnce(s, [file], customerId)) bad.set(path, verdict);
+      for (const [path, verdict] of await checkOnce(s, [file])) bad.set(path, verdict);
     } catch (err) {
       if (!isFileError(err)) throw err;
       bad.set(file.path, { reason: 'not a readable Parquet file', detail: cleanDuckDbMessage((err as Error).message, file.path) });
@@ -194,17 +197,14 @@ export async function validateRows(
   return bad;
 }
 
-async function checkOnce(s: DbSession, all: readonly FileToCheck[], customerId: string): Promise<Map<string, RowVerdict>> {
+async function checkOnce(s: DbSession, all: readonly FileToCheck[]): Promise<Map<string, RowVerdict>> {
   // Screen every file cheaply; count rule by rule only in those the screen flags.
-  const screened = await s.all<{ filename: string; suspect: boolean }>(screenSql(all), {
-    customer_prefix: `${customerId}:`,
-    stream_id_regex: STREAM_ID_REGEX_SQL,
-  });
+  const screened = await s.all<{ filename: string; suspect: boolean }>(screenSql(all), { stream_id_regex: STREAM_ID_REGEX_SQL });
   const suspect = new Set(screened.filter((r) => r.suspect).map((r) => r.filename));
   const files = all.filter((f) => suspect.has(f.path));
   if (files.length === 0) return new Map();
   const { sql, rules } = validationSql(files);
-  const rows = await s.all<CheckRow>(sql, { customer: customerId, stream_id_regex: STREAM_ID_REGEX_SQL });
+  const rows = await s.all<CheckRow>(sql, { stream_id_regex: STREAM_ID_REGEX_SQL });
   const bad = new Map<string, RowVerdict>();
   for (const row of rows) {
     const problems: string[] = [];

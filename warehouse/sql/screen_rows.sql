@@ -4,7 +4,7 @@
 -- ids of the folder's customer). Only the files it flags are counted rule by rule.
 -- <files>: the files to check (spliced). <screens>: one `coalesce(<aggregate test>, false)` per
 -- column, joined with OR, generated from the column catalog by validate-rows.ts.
--- Parameters: $customer_prefix ('<customerId>:'), $stream_id_regex.
+-- Parameter: $stream_id_regex (a file's customer and date come from its folder, in `filename`).
 SELECT filename, {{screens}} AS suspect
 FROM read_parquet({{files}}, union_by_name = true, filename = true, hive_partitioning = false)
 GROUP BY filename;

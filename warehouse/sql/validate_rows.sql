@@ -5,7 +5,7 @@
 -- <row_checks>: one `count_if(<rule broken>) AS rN` per (column, rule), generated from the column
 -- catalog by validate-rows.ts for the types the files store; <row_sums>: `sum(rN) AS rN` for each.
 -- Rows are first grouped by (file, streamId, UTC day), so the stream id rules run once per group.
--- Parameters: $customer, $stream_id_regex.
+-- <folder_customer>: the customer of a file's folder, from `filename`. Parameter: $stream_id_regex.
 WITH per_key AS (
   SELECT
     filename,
@@ -22,7 +22,7 @@ SELECT
   {{row_sums}},
   coalesce(sum(n) FILTER (WHERE NOT regexp_full_match(streamId, $stream_id_regex)), 0) AS malformed_stream_ids,
   coalesce(sum(n) FILTER (WHERE regexp_full_match(streamId, $stream_id_regex)
-                             AND split_part(streamId, ':', 1) <> $customer), 0) AS foreign_customer,
+                             AND split_part(streamId, ':', 1) <> {{folder_customer}}), 0) AS foreign_customer,
   coalesce(sum(n) FILTER (WHERE isfinite(day)
                              AND day <> CAST(regexp_extract(filename, 'date=(\d{4}-\d{2}-\d{2})', 1) AS DATE)), 0) AS foreign_date
 FROM per_key
