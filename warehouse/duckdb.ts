@@ -135,6 +135,11 @@ export class Db {
       temp_directory: spillDir,
       // No extension downloads at run time: the machine may be offline.
       autoinstall_known_extensions: 'false',
+      // DuckDB's cache of file contents keeps what every Parquet file read left in the buffer pool,
+      // so a process's memory grows with the history it reads, up to the memory limit: measured
+      // on a 30-day from-scratch run, 574 MB peak with it against 405 MB without, and no slower
+      // (the files are in the OS page cache anyway). docs/warehouse-state.md.
+      enable_external_file_cache: 'false',
     });
     const maxQueued = options.maxQueued ?? Number.POSITIVE_INFINITY;
     return new Db(instance, new Slots(config.maxConcurrent, maxQueued), new Slots(options.exportSlots ?? 1, maxQueued));
