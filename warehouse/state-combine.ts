@@ -140,20 +140,37 @@ export async function combineStates(
   }
   // 2. The hours an edge cuts (the hour's first instant is in its hour piece), from the raw reports
   //    of their partitions' files, deduplicated by the one rule (all copies of a report share its
-  //    ts, hence its partition): each report is a piece of its own, classed by its ts.
+  //    ts, hence its partition): each report is a piece of its own, classed by its ts. A state's
+  //    reports of an hour never change, so they are kept beside the state the first time an edge
+  //    cuts that hour (an edge stays in an hour for an hour of 5-minute runs), and read from there.
   let edgeReportsRead = 0;
-  const cutHourDates = new Set(cutHours.map(dateOfUs));
-  const withCutHours = states.filter((m) => cutHourDates.has(m.date));
-  if (withCutHours.length > 0) {
-    const inHours = cutHours
-      .map((h) => `(ts > make_timestamp(${h}::BIGINT) AND ts < make_timestamp(${h + HOUR_US}::BIGINT))`)
-      .join(' OR ');
-    edgeReportsRead += await loadDedupedRaw(s, layout, withCutHours, inHours);
+  const cutPairs = states.flatMap((m) =>
+    cutHours.filter((h) => dateOfUs(h) === m.date).map((h) => ({ m, h, file: stateFiles(layout, m).edgeHour(h) })),
+  );
+  const missing: typeof cutPairs = [];
+  for (const p of cutPairs) if (!(await exists(p.file))) missing.push(p);
+  if (missing.length > 0) {
+    const hours = [...new Set(missing.map((p) => p.h))];
+    const inHours = hours.map((h) => `(ts > make_timestamp(${h}::BIGINT) AND ts < make_timestamp(${h + HOUR_US}::BIGINT))`).join(' OR ');
+    edgeReportsRead += await loadDedupedRaw(s, layout, [...new Set(missing.map((p) => p.m))], inHours);
     await s.run(
-      `CREATE OR REPLACE TEMP TABLE edge_pieces AS SELECT ${PIECE_COLUMNS} FROM (${reportPieces('reports')}) WHERE lo_us <= ${asOfUs}::BIGINT;
+      `CREATE OR REPLACE TEMP TABLE edge_reports AS SELECT split_part(streamId, ':', 1) AS customer, * FROM (${reportPieces('reports')});
        DROP TABLE raw_reports; DROP TABLE reports;`,
     );
-    sources.push(`SELECT ${PIECE_COLUMNS} FROM edge_pieces`);
+    for (const p of missing) {
+      await copyToParquet(
+        s,
+        `SELECT ${PIECE_COLUMNS} FROM edge_reports WHERE customer = $customer AND start_us > ${p.h}::BIGINT AND start_us < ${p.h + HOUR_US}::BIGINT`,
+        p.file,
+        { customer: p.m.customerId },
+        { customer: VARCHAR },
+        { compression: STATE_COMPRESSION },
+      );
+    }
+    await s.run(`DROP TABLE edge_reports`);
+  }
+  if (cutPairs.length > 0) {
+    sources.push(`SELECT ${PIECE_COLUMNS} FROM read_parquet(${fileList(cutPairs.map((p) => p.file))}) WHERE lo_us <= ${asOfUs}::BIGINT`);
   }
   sources.push(`SELECT ${PIECE_COLUMNS} FROM (${reportPieces(emptyReports)})`);
   await s.run(`CREATE OR REPLACE TEMP VIEW window_pieces AS ${sources.join('\nUNION ALL\n')}`);
@@ -255,7 +272,7 @@ export async function combineStates(
   }
   await Promise.all([...dirs].map((d) => limit(() => fsyncDir(d))));
   await s.run(
-    `DROP VIEW IF EXISTS window_pieces; DROP TABLE IF EXISTS edge_pieces; DROP TABLE IF EXISTS summaries;
+    `DROP VIEW IF EXISTS window_pieces; DROP TABLE IF EXISTS edge_reports; DROP TABLE IF EXISTS summaries;
      DROP TABLE IF EXISTS added_up; DROP TABLE IF EXISTS partial_pieces; DROP TABLE IF EXISTS partial_series;`,
   );
   return { customers, platformRows, edgeReportsRead };

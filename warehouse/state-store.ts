@@ -96,6 +96,11 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
     meta: path.join(dir, 'meta.json'),
     /** Partial sums per (stream, session, hour): what windows are made of. */
     hours: path.join(dir, 'hours.parquet'),
+    /**
+     * The deduplicated reports of the open hour after `startUs` as pieces (report_pieces.sql),
+     * written beside the state the first time a window edge cuts that hour (state-combine.ts).
+     */
+    edgeHour: (startUs: bigint) => path.join(dir, `edge-hour-${startUs}.parquet`),
     /** The day's series of every standard bucket size, in the snapshot's layout. */
     series: path.join(dir, 'series.parquet'),
   };
