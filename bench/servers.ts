@@ -17,6 +17,8 @@ export async function startChild(logDir: string, args: string[], ready: RegExp, 
   const fd = await fs.open(logFile, 'w');
   const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd.fd, fd.fd] });
   await fd.close();
+  // A benchmark that fails half-way must not leave its servers running (and loading the machine).
+  process.once('exit', () => child.kill());
   for (let i = 0; i < 300; i++) {
     const m = ready.exec(await fs.readFile(logFile, 'utf8'));
     if (m) return { child, url: m[1]! };
