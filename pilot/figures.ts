@@ -151,6 +151,6 @@ export async function loadPilotFigures(
   try {
     return await computePilotFigures(s, bucketSeconds);
   } finally {
-    await s.run('DROP TABLE IF EXISTS raw_reports; DROP TABLE IF EXISTS reports');
+    await s.run('DROP TABLE IF EXISTS reports');
   }
 }

@@ -1,8 +1,8 @@
 // Loading one stream's (or every stream's) deduplicated reports up to a snapshot's asOf into a
 // session's `reports` table, from the raw files the snapshot was computed from: the base of every
 // figure computed after the rollup (on-demand series, pilot reports).
-import { TIMESTAMP, VARCHAR } from '@duckdb/node-api';
-import { createEmptyTable, emptyRawReportsSql, fileList, fillSql, sqlFile, timestampParam, type DbSession } from './duckdb.ts';
+import { TIMESTAMP } from '@duckdb/node-api';
+import { createEmptyTable, emptyRawReportsSql, fileList, fillSql, quotedString, sqlFile, timestampParam, type DbSession } from './duckdb.ts';
 import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
 
 export interface StreamInputs {
@@ -20,15 +20,18 @@ export async function loadStreamReports(
 ): Promise<void> {
   if (inputs.files.length === 0) {
     await createEmptyTable(s, 'raw_reports', emptyRawReportsSql(projectionSql(columns, new Set())));
+    await s.run(sqlFile('dedup_raw'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
+    await s.run('DROP TABLE raw_reports');
+    return;
   } else {
     await s.run(
       fillSql(sqlFile('stream_reports'), {
         files: fileList(inputs.files),
         projection: projectionSql(columns, new Set(inputs.presentColumns)),
+        stream_filter: streamId === null ? 'true' : `streamId = ${quotedString(streamId)}`,
       }),
-      { stream_id: streamId },
-      { stream_id: VARCHAR },
     );
   }
   await s.run(sqlFile('dedup_raw'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
+  await s.run('DROP VIEW raw_reports');
 }

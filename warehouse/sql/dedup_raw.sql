@@ -2,7 +2,7 @@
 -- column it was loaded with. Copies of a report carry the same ts, so filtering on ts before
 -- deduplicating keeps the same copies. Parameter: $as_of (NULL: every report).
 CREATE OR REPLACE TEMP TABLE reports AS
-WITH dedup_input AS (
+WITH dedup_input AS NOT MATERIALIZED (
   SELECT * FROM raw_reports WHERE $as_of IS NULL OR ts <= $as_of
 ),
 {{@dedup_reports}}
