@@ -8,7 +8,8 @@
 // the machine's load does not always fall on the same server). A ratio is taken within each round
 // (servers measured seconds apart); the report gives the median ratio and the spread (min–max)
 // over the rounds. Besides req/s, each server's CPU time per request (user + system, from
-// /proc/<pid>/stat) is reported: it does not depend on how much of the machine the server got.
+// /proc/<pid>/stat) is reported: it depends less than req/s on how much of the machine the server
+// got (a loaded machine still inflates it).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describeRatio, median } from './report.ts';
@@ -158,7 +159,7 @@ export async function compareHotRoutes(opts: {
         `    minimal Koa + router, same bytes: ${Math.round(floor.rps)} req/s, p99 ${floor.p99} ms${fmtCpu(floor)}`,
         `    req/s, API / bare: ${fmtSpread(rpsRatioSpread)}; ${describeRatio('p99, API / bare', p99Ratio, 2)}`,
         `    req/s, API / minimal Koa: ${fmtSpread(koaRatioSpread)}: ${describeRatio('median', koaRatioSpread.median, 0.8, false)}`,
-        ...(koaCpuRatio === null ? [] : [`    CPU per request, minimal Koa / API: ${koaCpuRatio.toFixed(2)}× (the same goal in CPU time, which the machine's load does not skew)`]),
+        ...(koaCpuRatio === null ? [] : [`    CPU per request, minimal Koa / API: ${koaCpuRatio.toFixed(2)}× (the same goal in CPU time; less skewed by the machine's load than req/s, but not immune to it)`]),
       );
     }
   } finally {
