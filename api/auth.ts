@@ -1,7 +1,6 @@
 // Authentication (Bearer tokens, verified without a lookup) and the authorisation rules of
 // telemetry-api.md: tenant scoping by stream id prefix, capabilities, operator-only routes.
 import type { Context, Next } from 'koa';
-import { LRUCache } from 'lru-cache';
 import { problems } from './errors.ts';
 import { TokenVerifyError, verifyToken, type Caller, type Capability } from './tokens.ts';
 import { streamBelongsTo } from '../warehouse/ids.ts';
@@ -19,39 +18,86 @@ const REFUSALS: Record<Refusal, string> = {
   tenant_removed: 'The tenant of this token no longer exists.',
 };
 
+/** Verified tokens remembered per process (each entry holds a caller; a few hundred bytes). */
+const VERIFIED_TOKENS_MAX = 10_000;
+
+interface Verified {
+  caller: Caller;
+  credential: Credential;
+}
+
+/**
+ * Tokens that verified, by the exact Authorization header that carried them, until they expire.
+ * Bounded: when full, the oldest entry goes (a client whose entry went pays one verification).
+ */
+class VerifiedTokens {
+  private readonly byHeader = new Map<string, Verified>();
+
+  constructor(private readonly max: number) {}
+
+  /** The verified caller of this header; undefined if not remembered or expired (then forgotten). */
+  get(header: string, nowMs: number): Verified | undefined {
+    const v = this.byHeader.get(header);
+    if (v === undefined) return undefined;
+    if (v.caller.expiresAt * 1000 <= nowMs) {
+      this.byHeader.delete(header);
+      return undefined;
+    }
+    return v;
+  }
+
+  set(header: string, caller: Caller): Verified {
+    if (this.byHeader.size >= this.max) this.byHeader.delete(this.byHeader.keys().next().value!);
+    const v = { caller, credential: credentialOf(caller) };
+    this.byHeader.set(header, v);
+    return v;
+  }
+}
+
+/** Whether the request carries more than one Authorization header (Node keeps only the first). */
+function repeatedAuthorization(rawHeaders: string[]): boolean {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) return true;
+  }
+  return false;
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/;
+
 /**
  * Verify the Bearer token of every request that reaches it. Verified tokens are remembered
- * (bounded, until they expire) so that a client's repeated calls do not pay the HMAC each time;
- * revocation (deny list, removed tenants) is checked on every request, remembered or not.
+ * (bounded, until they expire, by the exact header, so a remembered one needs no parsing either)
+ * so that a client's repeated calls do not pay the HMAC each time; expiry and revocation (deny
+ * list, removed tenants) are checked on every request, remembered or not.
  */
 export function authenticate(secret: Uint8Array, revocation: Pick<Revocation, 'refusal'>) {
-  const verified = new LRUCache<string, Caller>({ max: 10_000 });
+  const verified = new VerifiedTokens(VERIFIED_TOKENS_MAX);
   return async function authMiddleware(ctx: Context, next: Next): Promise<void> {
     // Node keeps only the first of repeated Authorization headers: refuse the ambiguity instead.
-    if ((ctx.req.headersDistinct['authorization']?.length ?? 0) > 1) throw problems.duplicateAuthorization();
-    const header = ctx.get('Authorization');
+    if (repeatedAuthorization(ctx.req.rawHeaders)) throw problems.duplicateAuthorization();
+    const header = ctx.req.headers.authorization;
     if (!header) throw problems.missingToken();
-    const m = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/.exec(header);
-    if (!m) throw problems.invalidToken('The Authorization header must be "Bearer <token>".');
-    const token = m[1]!;
-    let caller = verified.get(token);
-    if (caller && caller.expiresAt * 1000 <= Date.now()) {
-      verified.delete(token);
-      caller = undefined;
-      throw problems.invalidToken(REASONS.expired);
-    }
-    if (!caller) {
+    const now = Date.now();
+    let v = verified.get(header, now);
+    if (!v) {
+      const m = BEARER.exec(header);
+      if (!m) throw problems.invalidToken('The Authorization header must be "Bearer <token>".');
+      let caller: Caller;
       try {
-        caller = await verifyToken(secret, token);
+        caller = await verifyToken(secret, m[1]!);
       } catch (err) {
         if (err instanceof TokenVerifyError) throw problems.invalidToken(REASONS[err.reason]);
         throw err;
       }
-      verified.set(token, caller);
+      // verifyToken refuses an expired token; one that expires this very millisecond is refused too.
+      if (caller.expiresAt * 1000 <= now) throw problems.invalidToken(REASONS.expired);
+      v = verified.set(header, caller);
     }
-    const refusal = revocation.refusal(credentialOf(caller));
+    const refusal = revocation.refusal(v.credential);
     if (refusal) throw problems.invalidToken(REFUSALS[refusal]);
-    ctx.state['caller'] = caller;
+    ctx.state['caller'] = v.caller;
     await next();
   };
 }

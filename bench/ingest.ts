@@ -1,4 +1,4 @@
-// npm run bench:ingest -- [--duration 15] [--connections 20] [--batch 500] [--warehouse DIR]
+// npm run bench:ingest -- [--duration 15] [--connections 20] [--batch 500] [--warehouse DIR] [--profile DIR]
 // gzip'd batches of realistic generated reports (bodies prepared before the load), posted by
 // autocannon in this process from 20 connections, in one run against the real collector (cli
 // collect, its own process, default flush policy, rate limit off) and against a bare node:http
@@ -23,15 +23,16 @@ import { addTenant, findTenant } from '../warehouse/control/tenants.ts';
 import { addIngestKey } from '../warehouse/control/ingest-keys.ts';
 import { writeReportsNdjson } from '../collector/replay.ts';
 import { describeRatio, writeResult } from './report.ts';
-import { startChild as startIn, type ChildServer } from './servers.ts';
+import { cpuProfileFlags, startChild as startIn, type ChildServer } from './servers.ts';
 
 const opts = new Command()
   .option('--duration <s>', 'seconds of load per measurement', '15')
   .option('--connections <n>', 'concurrent connections', '20')
   .option('--batch <n>', 'reports per request', '500')
   .option('--warehouse <dir>', 'warehouse folder of the run (its spool and landed files are removed first)', path.join(PROJECT_ROOT, 'bench', 'output', 'ingest-warehouse'))
+  .option('--profile <dir>', 'write a CPU profile of the collector (node --cpu-prof) into DIR')
   .parse()
-  .opts<{ duration: string; connections: string; batch: string; warehouse: string }>();
+  .opts<{ duration: string; connections: string; batch: string; warehouse: string; profile?: string }>();
 const duration = Number(opts.duration);
 const connections = Number(opts.connections);
 const batch = Number(opts.batch);
@@ -133,13 +134,13 @@ async function sampled<T>(url: string, fn: () => Promise<T>): Promise<{ result: 
 
 const logDir = path.join(PROJECT_ROOT, 'bench', 'output');
 await fs.mkdir(logDir, { recursive: true });
-const startChild = (args: string[], ready: RegExp, env: Record<string, string> = {}) => startIn(logDir, args, ready, env);
+const startChild = (args: string[], ready: RegExp, env: Record<string, string> = {}, nodeFlags: string[] = []) => startIn(logDir, args, ready, env, nodeFlags);
 
 const bare = await startChild(['bin/run-ts.js', 'bench/bare-ingest-server.ts'], /^(http:\S+)/m);
 const collector = await startChild(['bin/p2ptel.js', 'collect', '--warehouse', dir, '--port', '0', '--spool', path.join(dir, 'spool', 'bench')], /collector listening on (\S+)/, {
   LOG_LEVEL: 'info',
   COLLECTOR_RATE_LIMIT_REPORTS_PER_SECOND: '0',
-});
+}, cpuProfileFlags(opts.profile));
 
 await load(collector.url, 3); // warm-up of both, not measured
 await load(bare.url, 3);
@@ -191,7 +192,9 @@ const out = [
   `  saturated run: spool peaked at ${spool.fullRateMaxMiB} MiB; SIGTERM → exit (final flush) ${finalFlushMs} ms`,
   `  non-2xx or errors: ${failures}`,
 ];
+const loadAverage = (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+out.push(`  load average at the end: ${loadAverage}`);
 process.stdout.write(`${out.join('\n')}\n`);
-const file = await writeResult('ingest', { connections, batch, duration, bare: bareRun, collector: full.result, half: { rate: halfRate * batch, ...half.result }, spool, rss, finalFlushMs, ratio, keepsUp });
+const file = await writeResult('ingest', { loadAverage, connections, batch, duration, bare: bareRun, collector: full.result, half: { rate: halfRate * batch, ...half.result }, spool, rss, finalFlushMs, ratio, keepsUp });
 process.stdout.write(`  (${path.relative(PROJECT_ROOT, file)})\n`);
 if (failures > 0) process.exitCode = 1;

@@ -42,7 +42,9 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
   const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
   // Landing is one COPY at a time on one DuckDB thread: the other cores stay with the HTTP work,
   // which is what acknowledgements wait for (a segment of 200,000 reports lands in seconds).
-  const db = await Db.open({ ...config.duckdb, threads: 1, maxConcurrent: 1 }, spill);
+  // Its memory is bounded on its own (COLLECTOR_DUCKDB_MEMORY_LIMIT): the jobs' limit is sized for
+  // whole partitions, far more than landing a segment needs.
+  const db = await Db.open({ ...config.duckdb, threads: 1, maxConcurrent: 1, memoryLimit: c.duckdbMemoryLimit }, spill);
   const flusher = new Flusher(spool, db, layout, { intervalMs: c.flushIntervalMs, reports: c.flushReports }, log);
   const deps: CollectorDeps = {
     config: c,

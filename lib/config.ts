@@ -112,6 +112,9 @@ const EnvSchema = z.object({
   COLLECTOR_SPOOL_MAX_BYTES: positiveInt.default(2 * 1024 ** 3),
   COLLECTOR_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
   COLLECTOR_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  // The flusher's DuckDB (landing spool segments as Parquet), sized on its own: it is what bounds
+  // the collector's memory beyond the requests in flight (docs/operations.md).
+  COLLECTOR_DUCKDB_MEMORY_LIMIT: memorySize.default('512MB'),
 });
 
 export interface DuckDbConfig {
@@ -226,6 +229,8 @@ export interface CollectorConfig {
   /** Beyond this many bytes of unlanded spool, requests get 503 with Retry-After. */
   spoolMaxBytes: number;
   requestTimeoutMs: number;
+  /** Memory limit of the flusher's DuckDB (it spills to the host's scratch folder beyond). */
+  duckdbMemoryLimit: string;
 }
 
 /** Bounds of the API's in-memory caches, in bytes (or entries where said). */
@@ -378,6 +383,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       flushReports: e.COLLECTOR_FLUSH_REPORTS,
       spoolMaxBytes: e.COLLECTOR_SPOOL_MAX_BYTES,
       requestTimeoutMs: e.COLLECTOR_REQUEST_TIMEOUT_SECONDS * 1000,
+      duckdbMemoryLimit: e.COLLECTOR_DUCKDB_MEMORY_LIMIT,
       metrics:
         (overrides.collectorMetricsPort ?? e.COLLECTOR_METRICS_PORT) === undefined
           ? null
