@@ -13,6 +13,7 @@ import { parseStreamId } from '../warehouse/ids.ts';
 import { problems } from './errors.ts';
 import { Admission } from './admission.ts';
 import { DeadlinePassed, requestSignal } from './request-signal.ts';
+import { untilAborted } from './shared-work.ts';
 import type { ServedSnapshot } from './snapshot-store.ts';
 
 /** What a refused request is told to wait, in seconds. */
@@ -107,23 +108,4 @@ export class OnDemandSeries {
       { signal, bounded: true },
     );
   }
-}
-
-/** `p`, or the signal's reason as soon as it aborts (`p` then settles unobserved). */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e as Error);
-      },
-    );
-  });
 }

@@ -1,7 +1,8 @@
 // Pilot reports as the API serves them: the pre-rendered file of the nightly run when one matches
 // the request (snapshot, bucket size, inputs fingerprint), rendered on demand otherwise. Both go
 // through the same renderer, so the bytes are the same either way; the first answer is kept in
-// memory for the snapshot, and concurrent requests for the same report share one computation.
+// memory for the snapshot, and concurrent requests for the same report share one computation,
+// which is cancelled (its DuckDB work interrupted) when the last request waiting for it has gone.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
@@ -16,6 +17,7 @@ import { renderReport, type ReportFormat } from '../pilot/formats.ts';
 import { customerReportsDir, readPublishedReports, reportPath } from '../pilot/publish.ts';
 import { problems } from './errors.ts';
 import { snapshotEtag } from './http-cache.ts';
+import { SharedWork } from './shared-work.ts';
 import type { ServedSnapshot } from './snapshot-store.ts';
 
 export type ReportSource = 'prerendered' | 'rendered';
@@ -50,9 +52,10 @@ interface Composed {
 export class PilotReports {
   /** Bodies by snapshot, stream, bucket size, format and inputs fingerprint. */
   private readonly bodies: LRUCache<string, ServedReport>;
-  private readonly pending = new Map<string, Promise<ServedReport>>();
+  private readonly pending = new SharedWork<ServedReport>();
   /** Composed reports, so that asking for another format of one report does not run the SQL again. */
-  private readonly composed: LRUCache<string, Promise<Composed>>;
+  private readonly composed: LRUCache<string, Composed>;
+  private readonly composing = new SharedWork<Composed>();
 
   constructor(
     private readonly db: Db,
@@ -67,7 +70,13 @@ export class PilotReports {
     this.composed = new LRUCache({ max: Math.max(1, caches.composed) });
   }
 
-  async get(snap: ServedSnapshot, streamId: string, bucketSeconds: number, format: ReportFormat): Promise<ServedReport> {
+  /** Reports being produced (for tests and metrics). */
+  get inProgress(): number {
+    return this.pending.size + this.composing.size;
+  }
+
+  /** The report; `signal` aborts when the request's client has gone (its wait ends, and the work if no one else waits). */
+  async get(snap: ServedSnapshot, streamId: string, bucketSeconds: number, format: ReportFormat, signal: AbortSignal): Promise<ServedReport> {
     const customerId = parseStreamId(streamId)?.customerId;
     if (!customerId) throw problems.streamNotFound();
     // The tenant's name and rates are inputs of the report: read them on every request, so that a
@@ -78,26 +87,22 @@ export class PilotReports {
     const key = `${snap.id}|${streamId}|${bucketSeconds}|${format}|${fingerprint}`;
     const hit = this.bodies.get(key);
     if (hit) return hit;
-    let p = this.pending.get(key);
-    if (!p) {
-      p = this.produce(req, snapshotEtag(snap, key)).then(({ served, current }) => {
+    // A failure (a timeout, a cancellation) is not remembered: the next request tries again.
+    return this.pending.join(
+      key,
+      async (workSignal) => {
+        const { served, current } = await this.produce(req, snapshotEtag(snap, key), workSignal);
         if (current) this.bodies.set(key, served);
         return served;
-      });
-      this.pending.set(key, p);
-      // A failure (a timeout) is not remembered: the next request tries again.
-      void p.then(
-        () => this.pending.delete(key),
-        () => this.pending.delete(key),
-      );
-    }
-    return p;
+      },
+      signal,
+    );
   }
 
-  private async produce(req: ReportRequest, etag: string): Promise<{ served: ServedReport; current: boolean }> {
+  private async produce(req: ReportRequest, etag: string, signal: AbortSignal): Promise<{ served: ServedReport; current: boolean }> {
     const file = await this.prerendered(req);
     if (file) return { served: { body: file, etag, source: 'prerendered' }, current: true };
-    const composed = await this.compose(req);
+    const composed = await this.compose(req, signal);
     // The tenant changed between reading it here and composing: serve, but keep nothing.
     const current = composed.fingerprint === req.fingerprint;
     if (!current) this.composed.delete(composedKey(req));
@@ -116,22 +121,26 @@ export class PilotReports {
   }
 
   /** The report object, shared by the formats of one request's inputs. */
-  private compose(req: ReportRequest): Promise<Composed> {
+  private async compose(req: ReportRequest, signal: AbortSignal): Promise<Composed> {
     const key = composedKey(req);
-    let p = this.composed.get(key);
-    if (!p) {
-      p = this.composeNow(req);
-      p.catch(() => this.composed.delete(key));
-      this.composed.set(key, p);
-    }
-    return p;
+    const hit = this.composed.get(key);
+    if (hit) return hit;
+    return this.composing.join(
+      key,
+      async (workSignal) => {
+        const composed = await this.composeNow(req, workSignal);
+        this.composed.set(key, composed);
+        return composed;
+      },
+      signal,
+    );
   }
 
-  private async composeNow({ snap, customerId, streamId, bucketSeconds, platform }: ReportRequest): Promise<Composed> {
+  private async composeNow({ snap, customerId, streamId, bucketSeconds, platform }: ReportRequest, signal: AbortSignal): Promise<Composed> {
     const deps = { db: this.db, layout: this.layout, platform };
     try {
       const { reports, tenant } = await composeCustomerReports(deps, { id: snap.id, manifest: snap.manifest }, customerId, bucketSeconds, streamId, (fn) =>
-        this.db.withSessionTimeout(this.timeoutMs, fn),
+        this.db.withSessionTimeout(this.timeoutMs, fn, { signal }),
       );
       const report = reports[0];
       if (!report) throw problems.streamNotFound();

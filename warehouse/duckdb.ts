@@ -290,11 +290,37 @@ export class DbSession {
    */
   async *chunks(sql: string, params?: SqlParams, types?: SqlTypes): AsyncGenerator<DuckDBDataChunk> {
     const result = await this.call(() => this.conn.stream(sql, params, types));
-    for (;;) {
-      const chunk = await this.call(() => result.fetchChunk());
-      if (!chunk || chunk.rowCount === 0) return;
-      yield chunk;
+    this.openStreams++;
+    try {
+      for (;;) {
+        const chunk = await this.call(() => result.fetchChunk());
+        if (!chunk || chunk.rowCount === 0) return;
+        yield chunk;
+      }
+    } finally {
+      this.openStreams--;
+      // Left before its end (abandoned, failed, interrupted) or not: DuckDB keeps the stream's
+      // query, and the Parquet files its readers hold open, until the connection starts another
+      // statement; closing the connection or collecting the result does not end it.
+      if (!this.closing) await this.endStream();
     }
+  }
+
+  /** Streams of this session whose generators have not finished. */
+  private openStreams = 0;
+  /** The statement ending a stream, while it runs (`close` waits for it). */
+  private ending: Promise<void> | null = null;
+
+  /** Ends the connection's pending streamed query (a statement that reads nothing replaces it). */
+  private endStream(): Promise<void> {
+    const p = this.conn
+      .run('SELECT 1')
+      .then(() => {}, () => {})
+      .finally(() => {
+        if (this.ending === p) this.ending = null;
+      });
+    this.ending = p;
+    return p;
   }
 
   /** All rows as plain JS objects (BIGINT as bigint, timestamps as Date). */
@@ -318,14 +344,17 @@ export class DbSession {
     return row;
   }
 
-  private closed = false;
+  private closing = false;
 
   /** Close the connection (once; later calls do nothing). */
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.closing) return;
+    this.closing = true;
     this.signal?.removeEventListener('abort', this.onAbort);
-    this.conn.closeSync();
+    // A stream still open (or being ended): end its query first (see `chunks`), then disconnect.
+    const ending = this.ending ?? (this.openStreams > 0 ? this.endStream() : null);
+    if (ending) void ending.finally(() => this.conn.closeSync());
+    else this.conn.closeSync();
   }
 }
 

@@ -7,6 +7,7 @@ import { notModified, setSnapshotHeaders } from '../http-cache.ts';
 import { parseQuery } from '../query.ts';
 import { PilotReportQuery } from '../schemas/reports.ts';
 import { snapshotOf } from '../request-context.ts';
+import { clientGoneSignal } from '../request-signal.ts';
 import { REPORT_MEDIA_TYPES, reportDownloadName } from '../../pilot/formats.ts';
 import type { ApiDeps } from '../deps.ts';
 
@@ -28,7 +29,7 @@ export function reportsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
     const snap = snapshotOf(ctx);
     if (!snap.knows(streamId)) throw problems.streamNotFound();
 
-    const report = await deps.pilotReports.get(snap, streamId, bucketSeconds, format);
+    const report = await deps.pilotReports.get(snap, streamId, bucketSeconds, format, clientGoneSignal(ctx));
     setSnapshotHeaders(ctx, snap, report.etag);
     ctx.set('X-Report-Source', report.source);
     if (format === 'md') ctx.set('Content-Disposition', `attachment; filename="${reportDownloadName(streamId, format)}"`);

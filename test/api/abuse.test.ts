@@ -132,6 +132,26 @@ describe('on-demand series', () => {
     }
   });
 
+  it('pilot reports abandoned by their client are cancelled (their DuckDB work freed) and leave another tenant answered within 2 s', async () => {
+    const deps = t.api.deps;
+    // Bucket sizes other than the default: no pre-rendered file, each one composed on demand.
+    const report = (bucketSeconds: number) => `/control/reports/pilot/acme:live-main?bucketSeconds=${bucketSeconds}`;
+    const gone = Array.from({ length: 12 }, (_, i) => abandoned(report(660 + 60 * i), t.tokens.acme, 300));
+    await new Promise((r) => setTimeout(r, 350));
+    const started = performance.now();
+    const other = await t.get(series(97 + 60, 'globex'), t.tokens.globex);
+    const ms = performance.now() - started;
+    expect(other.status).toBe(200);
+    expect(ms).toBeLessThan(2000);
+    expect((await Promise.all(gone)).filter((x) => x === 'aborted').length).toBeGreaterThanOrEqual(8);
+    // Nothing of theirs keeps running or waiting: interrupted, not left to finish.
+    await expect.poll(() => deps.pilotReports.inProgress, { timeout: 2000 }).toBe(0);
+    expect(deps.db.stats.default).toEqual({ running: 0, queued: 0 });
+    // And a report asked for again is composed afresh, whole.
+    const again = await t.get(report(660), t.tokens.acme);
+    expect(again.status).toBe(200);
+  });
+
   it('counts the timeout from arrival, waiting for a slot included, and leaves the queue when it passes', async () => {
     const deps = t.api.deps;
     const original = deps.onDemand;
