@@ -10,6 +10,8 @@ export const isoDate = isoInstant;
 export const positiveInt = z.coerce.number().int('a whole number').positive('greater than 0');
 export const nonNegativeInt = z.coerce.number().int('a whole number').nonnegative('0 or more');
 export const positiveNumber = z.coerce.number().positive('greater than 0');
+/** A TCP port; 0 picks a free one. */
+export const port = z.coerce.number().int('a whole number').min(0, 'from 0 to 65535').max(65535, 'from 0 to 65535');
 
 /** Every command takes --warehouse (env WAREHOUSE_DIR, default ./data). */
 export function withWarehouse(cmd: Command): Command {

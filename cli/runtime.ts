@@ -1,6 +1,7 @@
 // Shared plumbing of CLI commands: config from flags and env, the logger, job dependencies,
 // progress bars (only on a terminal), and turning failures into one clear line and an exit code.
 import { SingleBar, Presets } from 'cli-progress';
+import type { Command } from 'commander';
 import { ZodError, type z } from 'zod';
 import { ConfigError, loadConfig, queuePrefixSchema, redisUrlSchema, type AppConfig } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
@@ -102,14 +103,30 @@ export interface CommandModule<S extends z.ZodType> {
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-/** The commander action of a command without arguments: load its module, parse the flags, run. */
-export function commandAction<S extends z.ZodType>(load: () => Promise<CommandModule<S>>): (flags: unknown) => Promise<void> {
-  return action(async (raw: unknown) => {
+/**
+ * The commander action of a command: load its module, parse its flags (and its positional
+ * arguments, put into the same object under `args`' names, in order), run. A flag that fails its
+ * schema is a UserError naming it (`--as-of: …`, `<kind>: …`): one line on stderr, exit 2.
+ * Flags come with the parents' (`token revoke --warehouse` may be parsed by `token`).
+ */
+export function commandAction<S extends z.ZodType>(
+  load: () => Promise<CommandModule<S>>,
+  args: readonly string[] = [],
+): (...commanderArgs: unknown[]) => Promise<void> {
+  return action(async (...commanderArgs: unknown[]) => {
+    // commander calls an action with the positional arguments, the options, then the command.
+    const cmd = commanderArgs.at(-1) as Command;
+    const raw: Record<string, unknown> = { ...cmd.optsWithGlobals() };
+    args.forEach((name, i) => {
+      raw[name] = commanderArgs[i];
+    });
     const m = await load();
     const parsed = m.Flags.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new UserError(issue.path.length > 0 ? `--${kebab(String(issue.path[0]))}: ${issue.message}` : issue.message);
+      const key = issue.path.length > 0 ? String(issue.path[0]) : null;
+      const name = key === null ? null : args.includes(key) ? `<${key}>` : `--${kebab(key)}`;
+      throw new UserError(name === null ? issue.message : `${name}: ${issue.message}`);
     }
     await m.run(parsed.data);
   });

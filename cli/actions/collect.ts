@@ -1,29 +1,27 @@
 // The `collect` command's work: start a collector and stop it cleanly (landing its spool) on
 // SIGINT or SIGTERM.
 import { z } from 'zod';
-import { parseOption } from '../runtime.ts';
+import { port } from '../options.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { createLogger, type Logger } from '../../lib/log.ts';
 import { startCollector, type RunningCollector } from '../../collector/server.ts';
 
-export interface CollectFlags {
-  warehouse?: string;
-  port?: string;
-  host?: string;
-  spool?: string;
-  metricsPort?: string;
-}
-
-const port = z.coerce.number().int().min(0).max(65535);
+export const Flags = z.object({
+  warehouse: z.string().optional(),
+  port: port.optional(),
+  host: z.string().optional(),
+  spool: z.string().optional(),
+  metricsPort: port.optional(),
+});
 
 /** Config of a collector process: flags over env. */
-export function collectConfig(flags: CollectFlags & { port?: string | undefined }, defaultLogLevel: 'info' | 'warn' = 'info'): AppConfig {
+export function collectConfig(flags: z.output<typeof Flags>, defaultLogLevel: 'info' | 'warn' = 'info'): AppConfig {
   return loadConfig({
     warehouseDir: flags.warehouse,
-    collectorPort: flags.port === undefined ? undefined : parseOption('port', port, flags.port),
+    collectorPort: flags.port,
     collectorHost: flags.host,
     spoolDir: flags.spool,
-    collectorMetricsPort: flags.metricsPort === undefined ? undefined : parseOption('metrics-port', port, flags.metricsPort),
+    collectorMetricsPort: flags.metricsPort,
     defaultLogLevel,
   });
 }
@@ -40,7 +38,7 @@ export function stopCollectorOnSignals(collector: RunningCollector, log: Logger)
   });
 }
 
-export async function runCollect(flags: CollectFlags): Promise<void> {
+export async function run(flags: z.output<typeof Flags>): Promise<void> {
   const config = collectConfig(flags);
   const log = createLogger(config.logLevel, 'p2ptel-collector', 'buffered');
   const collector = await startCollector(config, log);

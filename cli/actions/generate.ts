@@ -4,43 +4,37 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { parseOption, progressBar, runtime, withJobDeps } from '../runtime.ts';
+import { progressBar, runtime, withJobDeps } from '../runtime.ts';
 import { isoDate, positiveInt, positiveNumber, nonNegativeInt } from '../options.ts';
 import { generateReports, type GenerateResult } from '../../warehouse/sample/generate.ts';
 import { bytes, duration, int } from '../format.ts';
 import { UserError } from '../../lib/errors.ts';
 import { hostScratchDir, warehouseLayout } from '../../warehouse/layout.ts';
 
-export interface GenerateFlags {
-  warehouse?: string;
-  customers: string;
-  streams: string;
-  sessions: string;
-  start?: string;
-  hours: string;
-  seed: string;
-  post?: string;
-  key?: string;
-  batch: string;
-  connections: string;
-}
+const collectorUrl = z.string().refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), 'an http:// or https:// URL of a collector');
+
+export const Flags = z.object({
+  warehouse: z.string().optional(),
+  customers: z.string().min(1).transform((s) => s.split(',').map((c) => c.trim())),
+  streams: positiveInt,
+  sessions: positiveInt,
+  start: isoDate.optional(),
+  hours: positiveNumber,
+  seed: nonNegativeInt,
+  post: collectorUrl.optional(),
+  key: z.string().optional(),
+  batch: positiveInt.max(2000, 'at most 2000 (the collector limit)'),
+  connections: positiveInt.max(256, 'at most 256'),
+});
+type GenerateFlags = z.output<typeof Flags>;
 
 export const DEFAULT_CUSTOMERS = ['acme', 'globex', 'initech'];
 
-export async function runGenerate(flags: GenerateFlags): Promise<void> {
+export async function run(flags: GenerateFlags): Promise<void> {
   const rt = runtime(flags);
-  const hours = parseOption('hours', positiveNumber, flags.hours);
-  const start = flags.start === undefined
-    ? new Date(Math.floor(Date.now() / 1000) * 1000 - Math.round(hours * 3_600_000))
-    : parseOption('start', isoDate, flags.start);
-  const options = {
-    customers: parseOption('customers', z.string().min(1), flags.customers).split(',').map((c) => c.trim()),
-    streams: parseOption('streams', positiveInt, flags.streams),
-    sessions: parseOption('sessions', positiveInt, flags.sessions),
-    start,
-    hours,
-    seed: parseOption('seed', nonNegativeInt, flags.seed),
-  };
+  const hours = flags.hours;
+  const start = flags.start ?? new Date(Math.floor(Date.now() / 1000) * 1000 - Math.round(hours * 3_600_000));
+  const options = { customers: flags.customers, streams: flags.streams, sessions: flags.sessions, start, hours, seed: flags.seed };
   if (flags.post !== undefined) {
     await postGenerated(rt, flags, options);
     return;
@@ -65,15 +59,13 @@ export async function describeGeneration(r: GenerateResult, ms: number): Promise
   ].join('\n');
 }
 
-const collectorUrl = z.string().refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), 'an http:// or https:// URL of a collector');
-
 /** Generate into a scratch folder, then post every report through the collector; nothing lands here. */
 async function postGenerated(rt: ReturnType<typeof runtime>, flags: GenerateFlags, options: Parameters<typeof generateReports>[2]): Promise<void> {
-  const url = parseOption('post', collectorUrl, flags.post);
+  const url = flags.post!;
   if (flags.key === undefined) throw new UserError('--post needs --key, the ingest key of the customer in --customers');
   if (options.customers.length !== 1) throw new UserError('--post sends every report with one ingest key: give --customers with that key\'s customer only');
-  const batchSize = parseOption('batch', positiveInt.max(2000, 'at most 2000 (the collector limit)'), flags.batch);
-  const concurrency = parseOption('connections', positiveInt.max(256, 'at most 256'), flags.connections);
+  const batchSize = flags.batch;
+  const concurrency = flags.connections;
   const { replayReports } = await import('../../collector/replay.ts');
   await withJobDeps(rt, async (deps) => {
     const scratch = path.join(hostScratchDir(deps.layout), `replay-${process.pid}-${randomBytes(4).toString('hex')}`);

@@ -1,16 +1,12 @@
 // The `ingest-keys` commands' work: add (prints the key once), list, revoke.
 import { z } from 'zod';
-import { parseOption, runtime } from '../runtime.ts';
+import { runtime, type CommandModule } from '../runtime.ts';
 import { addIngestKey, IngestKeyError, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { UserError } from '../../lib/errors.ts';
 import { table } from '../format.ts';
 
-export interface IngestKeyAddFlags {
-  warehouse?: string;
-  customer: string;
-  label?: string;
-}
+const warehouseOnly = z.object({ warehouse: z.string().optional() });
 
 async function userErrors<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -21,15 +17,25 @@ async function userErrors<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function runIngestKeysAdd(flags: IngestKeyAddFlags): Promise<void> {
-  const rt = runtime(flags);
-  const label = flags.label === undefined ? null : parseOption('label', z.string().trim().min(1, 'not empty').max(200, 'at most 200 characters'), flags.label);
-  const { key, record } = await userErrors(() => addIngestKey(warehouseLayout(rt.config.warehouseDir), { customer: flags.customer, label }));
-  process.stdout.write(`${key}\n`);
-  process.stderr.write(`ingest key ${record.id} for customer ${record.customerId}: shown once, keep it in the player's configuration\n`);
-}
+/** `ingest-keys add --customer ID [--label TEXT]`. */
+const AddFlags = warehouseOnly.extend({
+  customer: z.string(),
+  label: z.string().trim().min(1, 'not empty').max(200, 'at most 200 characters').optional(),
+});
+export const add: CommandModule<typeof AddFlags> = {
+  Flags: AddFlags,
+  async run(flags) {
+    const rt = runtime(flags);
+    const { key, record } = await userErrors(() => addIngestKey(warehouseLayout(rt.config.warehouseDir), { customer: flags.customer, label: flags.label ?? null }));
+    process.stdout.write(`${key}\n`);
+    process.stderr.write(`ingest key ${record.id} for customer ${record.customerId}: shown once, keep it in the player's configuration\n`);
+  },
+};
 
-export async function runIngestKeysList(flags: { warehouse?: string }): Promise<void> {
+/** `ingest-keys list`. */
+export const list: CommandModule<typeof warehouseOnly> = { Flags: warehouseOnly, run: listKeys };
+
+async function listKeys(flags: z.output<typeof warehouseOnly>): Promise<void> {
   const rt = runtime(flags);
   const keys = await listIngestKeys(warehouseLayout(rt.config.warehouseDir));
   if (keys.length === 0) {
@@ -44,8 +50,13 @@ export async function runIngestKeysList(flags: { warehouse?: string }): Promise<
   );
 }
 
-export async function runIngestKeysRevoke(key: string, flags: { warehouse?: string }): Promise<void> {
-  const rt = runtime(flags);
-  const revoked = await userErrors(() => revokeIngestKey(warehouseLayout(rt.config.warehouseDir), key.trim()));
-  process.stdout.write(`revoked ${revoked.id} (customer ${revoked.customerId}) at ${revoked.revokedAt}\n`);
-}
+/** `ingest-keys revoke KEY`: the key itself or its id. */
+const RevokeFlags = warehouseOnly.extend({ key: z.string().trim().min(1, 'the key or its id (ikey_…)') });
+export const revoke: CommandModule<typeof RevokeFlags> = {
+  Flags: RevokeFlags,
+  async run(flags) {
+    const rt = runtime(flags);
+    const revoked = await userErrors(() => revokeIngestKey(warehouseLayout(rt.config.warehouseDir), flags.key));
+    process.stdout.write(`revoked ${revoked.id} (customer ${revoked.customerId}) at ${revoked.revokedAt}\n`);
+  },
+};

@@ -1,27 +1,26 @@
 // The `serve` command's work: start the API and stop it cleanly on SIGINT or SIGTERM.
 import { z } from 'zod';
-import { parseOption } from '../runtime.ts';
+import { port } from '../options.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { createLogger, type Logger } from '../../lib/log.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
 
-/** The flags of `serve` (and `start`), as commander hands them over; serveConfig parses them. */
-export interface ServeFlags {
-  warehouse?: string;
-  port?: string;
-  host?: string;
-  metricsPort?: string;
-}
-
-const port = z.coerce.number().int().min(0).max(65535);
+/** The flags of `serve` (and, with more, of `start`). */
+export const Flags = z.object({
+  warehouse: z.string().optional(),
+  port: port.optional(),
+  host: z.string().optional(),
+  metricsPort: port.optional(),
+});
+export type ServeFlags = z.output<typeof Flags>;
 
 /** Config of an API process: flags over env, logging at info unless LOG_LEVEL says otherwise. */
 export function serveConfig(flags: ServeFlags, defaultLogLevel: 'info' | 'warn' = 'info'): AppConfig {
   return loadConfig({
     warehouseDir: flags.warehouse,
-    port: flags.port === undefined ? undefined : parseOption('port', port, flags.port),
+    port: flags.port,
     host: flags.host,
-    metricsPort: flags.metricsPort === undefined ? undefined : parseOption('metrics-port', port, flags.metricsPort),
+    metricsPort: flags.metricsPort,
     defaultLogLevel,
   });
 }
@@ -38,7 +37,7 @@ export function closeOnSignals(api: RunningApi, log: Logger): Promise<void> {
   });
 }
 
-export async function runServe(flags: ServeFlags): Promise<void> {
+export async function run(flags: ServeFlags): Promise<void> {
   const config = serveConfig(flags);
   const log = createLogger(config.logLevel, 'p2ptel-api', 'buffered');
   const api = await startApi(config, log);

@@ -1,6 +1,7 @@
 // The `snapshots` commands' work.
 import fs from 'node:fs/promises';
-import { runtime, withJobDeps } from '../runtime.ts';
+import { z } from 'zod';
+import { runtime, withJobDeps, type CommandModule } from '../runtime.ts';
 import { table } from '../format.ts';
 import { UserError } from '../../lib/errors.ts';
 import { describeAhead } from '../../lib/time.ts';
@@ -10,7 +11,16 @@ import { installCatalogFor } from '../../warehouse/publication.ts';
 import { listPublished, snapshotFiles, SnapshotUnreadableError, useSnapshot } from '../../warehouse/snapshots.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 
-export async function listSnapshotsCommand(flags: { warehouse?: string }): Promise<void> {
+const warehouseOnly = z.object({ warehouse: z.string().optional() });
+
+/** `snapshots list`. */
+export const list: CommandModule<typeof warehouseOnly> = { Flags: warehouseOnly, run: listCommand };
+
+/** `snapshots use <id>`. */
+const UseFlags = warehouseOnly.extend({ id: z.string().trim().min(1, 'a snapshot id, as `snapshots list` prints it') });
+export const use: CommandModule<typeof UseFlags> = { Flags: UseFlags, run: useCommand };
+
+async function listCommand(flags: z.output<typeof warehouseOnly>): Promise<void> {
   const rt = runtime(flags);
   const rows = await listPublished(warehouseLayout(rt.config.warehouseDir));
   if (rows.length === 0) {
@@ -27,8 +37,9 @@ export async function listSnapshotsCommand(flags: { warehouse?: string }): Promi
   process.stdout.write(`${table(['snapshot', 'asOf', 'note'], rows.map((r) => [r.snapshot, r.asOf ?? '', note(r)]), new Set())}\n`);
 }
 
-export async function useSnapshotCommand(id: string, flags: { warehouse?: string }): Promise<void> {
+async function useCommand(flags: z.output<typeof UseFlags>): Promise<void> {
   const rt = runtime(flags);
+  const id = flags.id;
   const pointer = await withJobDeps(rt, async (deps) => {
     let catalogTmp: string | null = null;
     try {

@@ -1,7 +1,8 @@
 // The `start` command's work: sample data, a pipeline run, a summary, a tenant, the pilot reports,
 // a token, the API, and a collector with an ingest key and a curl that posts a gzip'd report.
 import path from 'node:path';
-import { parseOption, progressBar, runtime, withJobDeps } from '../runtime.ts';
+import { progressBar, runtime, withJobDeps } from '../runtime.ts';
+import { port } from '../options.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startApi } from '../../api/server.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
@@ -15,24 +16,22 @@ import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-r
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { DEFAULT_CUSTOMERS, describeGeneration } from './generate.ts';
 import { describeRun } from './pipeline.ts';
-import { closeOnSignals, serveConfig, type ServeFlags } from './serve.ts';
+import { closeOnSignals, serveConfig, Flags as ServeFlags } from './serve.ts';
 import { bytes, percent, table } from '../format.ts';
 import { startCollector } from '../../collector/server.ts';
 import { addIngestKey, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
 import { stopCollectorOnSignals } from './collect.ts';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { SESSION_REPORTS_PATH } from '../../collector/route.ts';
 
-export interface StartFlags extends ServeFlags {
-  collectorPort?: string;
-}
+export const Flags = ServeFlags.omit({ metricsPort: true }).extend({ collectorPort: port.optional() });
 
 const START_KEY_LABEL = 'sample (npm start)';
 
-export async function runStart(flags: StartFlags): Promise<void> {
+export async function run(flags: z.output<typeof Flags>): Promise<void> {
   const rt = runtime(flags);
   const config = serveConfig(flags, 'warn');
-  if (flags.collectorPort !== undefined) config.collector.port = parseOption('collector-port', z.coerce.number().int().min(0).max(65535), flags.collectorPort);
+  if (flags.collectorPort !== undefined) config.collector.port = flags.collectorPort;
   const example = await withJobDeps(rt, async (deps) => {
     const out = (s: string) => process.stdout.write(`${s}\n`);
     out(`warehouse: ${deps.layout.root}`);

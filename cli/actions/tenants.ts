@@ -1,6 +1,6 @@
 // The `tenants` commands' work: add a tenant (validated options), remove one, list tenants with their rates.
 import { z } from 'zod';
-import { parseOption, runtime } from '../runtime.ts';
+import { runtime, type CommandModule } from '../runtime.ts';
 import { addTenant, listTenants, removeTenant, TenantError } from '../../warehouse/control/tenants.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
@@ -8,27 +8,28 @@ import { loadPlatformConfig } from '../../config/platform.ts';
 import { UserError } from '../../lib/errors.ts';
 import { table } from '../format.ts';
 
-export interface TenantAddFlags {
-  warehouse?: string;
-  customer: string;
-  name: string;
-  cdnPricePerGb?: string;
-  savingsSharePct?: string;
-}
-
+const warehouseOnly = z.object({ warehouse: z.string().optional() });
 const customerId = z.string().regex(CUSTOMER_ID_PATTERN, '1–64 characters of a-z, 0-9, _ and -');
 const price = z.coerce.number().nonnegative('0 or more').refine(Number.isFinite, 'a number');
 const share = z.coerce.number().min(0, 'from 0 to 100').max(100, 'from 0 to 100');
 
-export async function runTenantsAdd(flags: TenantAddFlags): Promise<void> {
+/** `tenants add --customer ID --name NAME [--cdn-price-per-gb USD] [--savings-share-pct PCT]`. */
+const AddFlags = warehouseOnly.extend({
+  customer: customerId,
+  name: z.string().trim().min(1, 'not empty').max(200, 'at most 200 characters'),
+  cdnPricePerGb: price.optional(),
+  savingsSharePct: share.optional(),
+});
+export const add: CommandModule<typeof AddFlags> = { Flags: AddFlags, run: addCommand };
+
+async function addCommand(flags: z.output<typeof AddFlags>): Promise<void> {
   const rt = runtime(flags);
   const platform = loadPlatformConfig(rt.config.platformConfigFile);
   const input = {
-    customerId: parseOption('customer', customerId, flags.customer),
-    name: parseOption('name', z.string().trim().min(1, 'not empty').max(200, 'at most 200 characters'), flags.name),
-    cdnPricePerGb: flags.cdnPricePerGb === undefined ? null : parseOption('cdn-price-per-gb', price, flags.cdnPricePerGb),
-    savingsSharePct:
-      flags.savingsSharePct === undefined ? platform.billing.defaultSavingsSharePct : parseOption('savings-share-pct', share, flags.savingsSharePct),
+    customerId: flags.customer,
+    name: flags.name,
+    cdnPricePerGb: flags.cdnPricePerGb ?? null,
+    savingsSharePct: flags.savingsSharePct ?? platform.billing.defaultSavingsSharePct,
   };
   try {
     const tenant = await addTenant(warehouseLayout(rt.config.warehouseDir), input);
@@ -39,7 +40,10 @@ export async function runTenantsAdd(flags: TenantAddFlags): Promise<void> {
   }
 }
 
-export async function runTenantsList(flags: { warehouse?: string }): Promise<void> {
+/** `tenants list`. */
+export const list: CommandModule<typeof warehouseOnly> = { Flags: warehouseOnly, run: listCommand };
+
+async function listCommand(flags: z.output<typeof warehouseOnly>): Promise<void> {
   const rt = runtime(flags);
   const platform = loadPlatformConfig(rt.config.platformConfigFile);
   const list = await listTenants(warehouseLayout(rt.config.warehouseDir));
@@ -62,7 +66,11 @@ export async function runTenantsList(flags: { warehouse?: string }): Promise<voi
   );
 }
 
-export async function runTenantsRemove(flags: { warehouse?: string; customer: string }): Promise<void> {
+/** `tenants remove --customer ID` (a customer id or a tenant id). */
+const RemoveFlags = warehouseOnly.extend({ customer: z.string() });
+export const remove: CommandModule<typeof RemoveFlags> = { Flags: RemoveFlags, run: removeCommand };
+
+async function removeCommand(flags: z.output<typeof RemoveFlags>): Promise<void> {
   const rt = runtime(flags);
   const removed = await removeTenant(warehouseLayout(rt.config.warehouseDir), flags.customer);
   if (!removed) throw new UserError(`no tenant for ${flags.customer}`);

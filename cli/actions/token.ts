@@ -1,23 +1,24 @@
 // The `token` commands' work: check the request, sign the token, print it alone (its id on
 // stderr); revoke a token by putting its id on the control area's deny list.
-import { runtime } from '../runtime.ts';
+import { z } from 'zod';
+import { runtime, type CommandModule } from '../runtime.ts';
 import { findTenant } from '../../warehouse/control/tenants.ts';
 import { revokeTokenId } from '../../warehouse/control/revocation.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { issueToken, MAX_TOKEN_LIFETIME_SECONDS, parseTtl, tokenIdentity, tokenSecret, TokenError } from '../../api/tokens.ts';
 import { UserError } from '../../lib/errors.ts';
 
-export interface TokenFlags {
-  warehouse?: string;
-  customer?: string;
-  role: string;
-  ttl?: string;
-}
+/** `token [--customer ID] [--role tenant|operator] [--ttl LIFETIME]` (the lifetime is checked against the role's maximum). */
+export const Flags = z.object({
+  warehouse: z.string().optional(),
+  customer: z.string().optional(),
+  role: z.enum(['tenant', 'operator'], 'tenant or operator'),
+  ttl: z.string().optional(),
+});
 
-export async function runToken(flags: TokenFlags): Promise<void> {
+export async function run(flags: z.output<typeof Flags>): Promise<void> {
   const rt = runtime(flags);
   const layout = warehouseLayout(rt.config.warehouseDir);
-  if (flags.role !== 'tenant' && flags.role !== 'operator') throw new UserError('--role: tenant or operator');
   const lifetimes = rt.config.tokens[flags.role];
   let ttl: number;
   try {
@@ -43,8 +44,13 @@ export async function runToken(flags: TokenFlags): Promise<void> {
 
 const TOKEN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export async function runTokenRevoke(value: string, flags: { warehouse?: string }): Promise<void> {
+/** `token revoke <token>`: the token itself or its id. */
+const RevokeFlags = z.object({ warehouse: z.string().optional(), token: z.string().trim().min(1, 'the token or its id') });
+export const revoke: CommandModule<typeof RevokeFlags> = { Flags: RevokeFlags, run: revokeCommand };
+
+async function revokeCommand(flags: z.output<typeof RevokeFlags>): Promise<void> {
   const rt = runtime(flags);
+  const value = flags.token;
   const layout = warehouseLayout(rt.config.warehouseDir);
   const now = Math.floor(Date.now() / 1000);
   let tokenId: string;

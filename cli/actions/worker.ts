@@ -1,9 +1,7 @@
 // The `worker` command's work: one process of the worker tier, until SIGTERM.
 import { z } from 'zod';
 import { runtime } from '../runtime.ts';
-import { positiveInt, positiveNumber } from '../options.ts';
-
-const port = z.coerce.number().int().min(0).max(65535);
+import { port, positiveInt, positiveNumber } from '../options.ts';
 
 export const Flags = z.object({
   warehouse: z.string().optional(),

@@ -1,8 +1,7 @@
 // `generate`: synthetic session reports into the landing area, or (--post) through a collector.
 import type { Command } from 'commander';
-import { action } from '../runtime.ts';
+import { commandAction } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-import type { GenerateFlags } from '../actions/generate.ts';
 
 export function registerGenerate(program: Command): void {
   withWarehouse(
@@ -19,5 +18,5 @@ export function registerGenerate(program: Command): void {
       .option('--key <key>', 'with --post: the ingest key of the (one) customer given in --customers')
       .option('--batch <n>', 'with --post: reports per request', '500')
       .option('--connections <n>', 'with --post: requests in flight', '4'),
-  ).action(action(async (flags: GenerateFlags) => (await import('../actions/generate.ts')).runGenerate(flags)));
+  ).action(commandAction(() => import('../actions/generate.ts')));
 }

@@ -1,11 +1,7 @@
 // `serve`: the HTTP API over the published snapshot, until SIGINT or SIGTERM.
 import type { Command } from 'commander';
-import { action } from '../runtime.ts';
+import { commandAction } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-
-import type { ServeFlags } from '../actions/serve.ts';
-
-export type { ServeFlags };
 
 export function registerServe(program: Command): void {
   withWarehouse(
@@ -15,5 +11,5 @@ export function registerServe(program: Command): void {
       .option('--port <port>', 'port (env PORT, default 3000; 0 picks a free one)')
       .option('--host <host>', 'interface (env HOST, default 127.0.0.1)')
       .option('--metrics-port <port>', 'also serve GET /metrics without a token on this port, on METRICS_HOST (default 127.0.0.1); without it only operator tokens read /metrics (env METRICS_PORT)'),
-  ).action(action(async (flags: ServeFlags) => (await import('../actions/serve.ts')).runServe(flags)));
+  ).action(commandAction(() => import('../actions/serve.ts')));
 }

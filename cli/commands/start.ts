@@ -2,9 +2,8 @@
 // warehouse is empty, one pipeline run, a summary table of the streams, a tenant and its token,
 // and the API and a collector of SDK reports served until Ctrl-C.
 import type { Command } from 'commander';
-import { action } from '../runtime.ts';
+import { commandAction } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-import type { StartFlags } from '../actions/start.ts';
 
 export function registerStart(program: Command): void {
   withWarehouse(
@@ -14,5 +13,5 @@ export function registerStart(program: Command): void {
       .option('--port <port>', 'API port (env PORT, default 3000)')
       .option('--host <host>', 'API interface (env HOST, default 127.0.0.1)')
       .option('--collector-port <port>', 'collector port (env COLLECTOR_PORT, default 3001)'),
-  ).action(action(async (flags: StartFlags) => (await import('../actions/start.ts')).runStart(flags)));
+  ).action(commandAction(() => import('../actions/start.ts')));
 }

@@ -1,8 +1,7 @@
 // `tenants add`, `tenants remove` and `tenants list`: the tenants of the control area and their billing rates.
 import type { Command } from 'commander';
-import { action } from '../runtime.ts';
+import { commandAction } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-import type { TenantAddFlags } from '../actions/tenants.ts';
 
 export function registerTenants(program: Command): void {
   const tenants = program.command('tenants').description('tenants (customers of the platform) and their billing rates');
@@ -14,14 +13,14 @@ export function registerTenants(program: Command): void {
       .requiredOption('--name <name>', 'display name')
       .option('--cdn-price-per-gb <usd>', 'CDN price in USD per GB (default: none on file; the platform default is assumed)')
       .option('--savings-share-pct <pct>', 'service fee as a percentage of the avoided CDN cost (default: the platform default)'),
-  ).action(action(async (flags: TenantAddFlags) => (await import('../actions/tenants.ts')).runTenantsAdd(flags)));
+  ).action(commandAction(async () => (await import('../actions/tenants.ts')).add));
   withWarehouse(
     tenants
       .command('remove')
       .description('remove a tenant: its tokens (and ingest keys) are refused from then on by every process, its origins list is deleted')
       .requiredOption('--customer <id>', 'the tenant, by customer id or tenant id'),
-  ).action(action(async (flags: { warehouse?: string; customer: string }) => (await import('../actions/tenants.ts')).runTenantsRemove(flags)));
+  ).action(commandAction(async () => (await import('../actions/tenants.ts')).remove));
   withWarehouse(tenants.command('list').description('list tenants and their rates')).action(
-    action(async (flags: { warehouse?: string }) => (await import('../actions/tenants.ts')).runTenantsList(flags)),
+    commandAction(async () => (await import('../actions/tenants.ts')).list),
   );
 }

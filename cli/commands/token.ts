@@ -1,9 +1,8 @@
 // `token`: issue a signed API token for a tenant or an operator; prints the token and nothing else
 // on stdout (its id on stderr). `token revoke`: refuse a token from now on, in every process.
 import type { Command } from 'commander';
-import { action } from '../runtime.ts';
+import { commandAction } from '../runtime.ts';
 import { withWarehouse } from '../options.ts';
-import type { TokenFlags } from '../actions/token.ts';
 
 export function registerToken(program: Command): void {
   const token = withWarehouse(
@@ -25,16 +24,12 @@ export function registerToken(program: Command): void {
           '  p2ptel tenants remove --customer ID      refuse every token of a tenant, and drop its origins list',
         ].join('\n'),
       ),
-  ).action(action(async (flags: TokenFlags) => (await import('../actions/token.ts')).runToken(flags)));
+  ).action(commandAction(() => import('../actions/token.ts')));
   withWarehouse(
     token
       .command('revoke')
       .description('revoke a token: put its id on the deny list of the control area until it would have expired')
       .argument('<token>', 'the token itself, or its id (printed on stderr when it was issued)'),
-  ).action(
-    // --warehouse may be parsed by `token` itself (it has the option too): take it from either.
-    action(async (value: string, _flags: { warehouse?: string }, cmd: Command) =>
-      (await import('../actions/token.ts')).runTokenRevoke(value, cmd.optsWithGlobals<{ warehouse?: string }>()),
-    ),
-  );
+    // --warehouse may be parsed by `token` itself (it has the option too): commandAction takes it from either.
+  ).action(commandAction(async () => (await import('../actions/token.ts')).revoke, ['token']));
 }

@@ -57,6 +57,12 @@ describe('cli', () => {
       [['worker', '--warehouse', dir, '--metrics-port', '70000'], /--metrics-port: /],
       [['serve', '--warehouse', dir, '--metrics-port', 'x'], /--metrics-port: /],
       [['runs', '--warehouse', dir, '--queue-prefix', 'a:b'], /--queue-prefix: 1–64 characters/],
+      // Commands on the Flags + run form, their flags and positional arguments checked by one schema.
+      [['runs', '--warehouse', dir, '--limit', '0'], /--limit: greater than 0/],
+      [['collect', '--warehouse', dir, '--port', '70000'], /--port: from 0 to 65535/],
+      [['generate', '--warehouse', dir, '--batch', '5000'], /--batch: at most 2000/],
+      [['tenants', 'add', '--warehouse', dir, '--customer', 'acme', '--name', 'A', '--savings-share-pct', '150'], /--savings-share-pct: from 0 to 100/],
+      [['snapshots', 'use', ' ', '--warehouse', dir], /<id>: a snapshot id/],
     ];
     for (const [args, message] of cases) {
       const r = await cli(args);

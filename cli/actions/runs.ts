@@ -1,0 +1,42 @@
+// The `runs` command's work: the latest rollup and report runs, as BullMQ keeps them: state,
+// progress, duration, figures, and why a run failed.
+import { z } from 'zod';
+import { runtime, withQueues } from '../runtime.ts';
+import { positiveInt } from '../options.ts';
+import type { RunInfo } from '../../jobs/queue/runs.ts';
+import { duration, int, table } from '../format.ts';
+
+export const Flags = z.object({
+  warehouse: z.string().optional(),
+  redis: z.string().optional(),
+  queuePrefix: z.string().optional(),
+  limit: positiveInt,
+  json: z.boolean().optional(),
+});
+
+export async function run(flags: z.output<typeof Flags>): Promise<void> {
+  const rt = runtime(flags);
+  const { listRuns } = await import('../../jobs/queue/runs.ts');
+  const runs = await withQueues(rt, (queues) => listRuns(queues, flags.limit));
+  process.stdout.write(`${flags.json ? JSON.stringify(runs, null, 2) : describeRuns(runs, rt.config.redis.prefix)}\n`);
+}
+
+export function describeRuns(runs: RunInfo[], prefix: string): string {
+  if (runs.length === 0) return `no runs yet (queue prefix ${prefix})`;
+  const dash = (v: number | null) => (v === null ? '-' : int(v));
+  return table(
+    ['kind', 'asOf', 'state', 'progress', 'duration', 'reports', 'streams', 'result', 'error'],
+    runs.map((r) => [
+      r.kind,
+      r.asOf,
+      r.state,
+      r.state === 'completed' || r.state === 'failed' ? r.progress : `${Math.round(r.percent)}% ${r.progress}`.trim(),
+      r.durationMs === null ? '-' : duration(r.durationMs),
+      dash(r.reports),
+      dash(r.streams),
+      r.snapshot ?? r.note ?? '-',
+      r.error ?? '-',
+    ]),
+    new Set([4, 5, 6]),
+  );
+}
