@@ -93,8 +93,9 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void>): 
 
 /**
  * A command's work, in its own module under cli/actions/ (loaded only when the command runs): the
- * schema of its flags, over the strings commander hands over, and `run` with the parsed flags.
- * Action modules import nothing from cli/commands/, so types flow one way.
+ * schema of its flags, over the strings commander hands over, and `run` with the parsed flags. A
+ * command with subcommands exports one such pair per subcommand (`tenants.ts`: `add`, `remove`,
+ * `list`). Action modules import nothing from cli/commands/, so types flow one way.
  */
 export interface CommandModule<S extends z.ZodType> {
   Flags: S;
