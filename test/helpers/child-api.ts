@@ -96,6 +96,26 @@ export function cancelledDownload(url: string, headers: Record<string, string>, 
 }
 
 /**
+ * A request the client abandons before the response headers arrive: the socket is destroyed
+ * `afterMs` after the request was sent. Resolves with whether a response had started by then.
+ */
+export function abandonedRequest(url: string, headers: Record<string, string>, afterMs: number): Promise<{ responded: boolean }> {
+  return new Promise((resolve, reject) => {
+    let responded = false;
+    const req = http.get(url, { headers, agent: false }, (res) => {
+      responded = true;
+      res.on('error', () => {});
+      res.resume();
+    });
+    req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)));
+    setTimeout(() => {
+      req.destroy();
+      resolve({ responded });
+    }, afterMs);
+  });
+}
+
+/**
  * A download held open: the headers arrive, nothing more is read until `cancel()` destroys the
  * connection (as a client that stalls, then leaves).
  */
