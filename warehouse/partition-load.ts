@@ -1,6 +1,7 @@
 // Checks a batch of landed files (one or more customers and date partitions) before states are
-// built from them, each file against the partition folder it lies in, quarantining every file that is unreadable, lacks a column, or holds rows that
-// break session-report.md, so that a bad file never stops the rollup of the others.
+// built from them, each file against the partition folder it lies in, quarantining every file
+// that is unreadable, lacks a column, or holds rows that break session-report.md, so that a bad
+// file never stops the rollup of the others.
 import { fileList, fillSql, sqlFile, type DbSession } from './duckdb.ts';
 import { validateRows } from './validate-rows.ts';
 import { checkSchemas, cleanDuckDbMessage, isFileError, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
@@ -30,11 +31,7 @@ export async function screenFiles(
   landed: readonly LandedFile[],
 ): Promise<LoadOutcome> {
   const quarantined: QuarantinedFile[] = [];
-  const quarantine = async (file: LandedFile, reason: string, detail: string): Promise<void> => {
-    ctx.log.warn({ file: file.relPath, reason, detail }, 'quarantining file');
-    const q = await quarantineFile(ctx.layout, file, reason, detail, ctx.runId);
-    if (q) quarantined.push(q);
-  };
+  const quarantine = (file: LandedFile, reason: string, detail: string) => quarantineInto(ctx, quarantined, file, reason, detail);
 
   // 1. Schemas, from the files' footers.
   let files: LandedFile[] = [];
@@ -81,14 +78,18 @@ export async function quarantineUnreadable(
       good.push(file);
     } catch (err) {
       if (!isFileError(err)) throw err;
-      const detail = cleanDuckDbMessage((err as Error).message, file.path);
-      ctx.log.warn({ file: file.relPath, reason: 'not a readable Parquet file', detail }, 'quarantining file');
-      const q = await quarantineFile(ctx.layout, file, 'not a readable Parquet file', detail, ctx.runId);
-      if (q) quarantined.push(q);
+      await quarantineInto(ctx, quarantined, file, 'not a readable Parquet file', cleanDuckDbMessage((err as Error).message, file.path));
     }
   }
   await ctx.s.run(`DROP TABLE IF EXISTS raw_reports`);
   return { files: good, quarantined };
+}
+
+/** Move `file` to quarantine (logged) and record it in `into`. */
+async function quarantineInto(ctx: LoadContext, into: QuarantinedFile[], file: LandedFile, reason: string, detail: string): Promise<void> {
+  ctx.log.warn({ file: file.relPath, reason, detail }, 'quarantining file');
+  const q = await quarantineFile(ctx.layout, file, reason, detail, ctx.runId);
+  if (q) into.push(q);
 }
 
 /** `raw_reports` over `files` (load_raw.sql): a TABLE, or a VIEW that reads the files where used. */
