@@ -2,7 +2,7 @@
 // session's `reports` table, from the raw files the snapshot was computed from: the base of every
 // figure computed after the rollup (on-demand series, pilot reports).
 import { TIMESTAMP } from '@duckdb/node-api';
-import { createEmptyTable, emptyRawReportsSql, fileList, fillSql, quotedString, sqlFile, timestampParam, type DbSession } from './duckdb.ts';
+import { emptyRawReportsSql, fileList, fillSql, quotedString, sqlFile, timestampParam, type DbSession } from './duckdb.ts';
 import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
 
 export interface StreamInputs {
@@ -19,10 +19,8 @@ export async function loadStreamReports(
   columns: readonly string[] = ROLLUP_COLUMNS,
 ): Promise<void> {
   if (inputs.files.length === 0) {
-    await createEmptyTable(s, 'raw_reports', emptyRawReportsSql(projectionSql(columns, new Set())));
-    await s.run(sqlFile('dedup_raw'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
-    await s.run('DROP TABLE raw_reports');
-    return;
+    // The same relation, over no rows: every column at its type.
+    await s.run(`CREATE OR REPLACE TEMP VIEW raw_reports AS ${emptyRawReportsSql(projectionSql(columns, new Set()))} LIMIT 0`);
   } else {
     await s.run(
       fillSql(sqlFile('stream_reports'), {
