@@ -1,12 +1,12 @@
-// Builds the states of a batch of (customer, date) partitions: check their files (one customer at
-// a time, the unit of the landing checks), deduplicate (every copy of a report has the same ts,
-// hence the same partition), reduce to per-hour pieces of partial sums and each day's series, and
-// write one immutable state per partition (state-store.ts).
+// Builds the states of a batch of (customer, date) partitions: check their files (all of the
+// batch at once, each against the partition folder it lies in), deduplicate (every copy of a
+// report has the same ts, hence the same partition), reduce to per-hour pieces of partial sums and
+// each day's series, and write one immutable state per partition (state-store.ts).
 // The files are read twice, both times straight from Parquet and only the columns needed: once
 // for the deduplication rule (reportId, file and row), once into minute pieces; nothing the size
 // of the reports is materialised. A batch holds many partitions so that a run's fixed costs
 // (statements, file writes, fsyncs) are paid once per batch, not once per partition.
-import { createEmptyTable, fileList, fillSql, quotedString, sqlFile, STATE_COMPRESSION, toNumber, type DbSession } from './duckdb.ts';
+import { createEmptyTable, emptyRawReportsSql, fileList, fillSql, quotedString, sqlFile, STATE_COMPRESSION, toNumber, type DbSession } from './duckdb.ts';
 import { isFileError, type LandedFile } from './landing.ts';
 import { loadSql, quarantineUnreadable, screenFiles, type LoadOutcome } from './partition-load.ts';
 import { projectionSql, STATE_COLUMNS } from './report-columns.ts';
@@ -85,15 +85,12 @@ export async function buildPartitionStates(
       `CREATE OR REPLACE TEMP TABLE state_series AS
        SELECT split_part(streamId, ':', 1) AS customer, CAST(bucketStart AS DATE) AS date, *
        FROM series_rows ORDER BY customer, date, streamId, bucketSeconds, bucketStart;
-       DROP TABLE series_rows;
-       CREATE OR REPLACE TEMP TABLE state_hours_c AS
-       SELECT split_part(streamId, ':', 1) AS customer, * FROM state_hours;
-       DROP TABLE state_hours;`,
+       DROP TABLE series_rows;`,
     );
     const figures = await s.all<{ customer: string; date: string; n: bigint; streams: bigint; max_ts: string | null; hours: bigint }>(
       `SELECT customer, CAST(date AS VARCHAR) AS date, sum(reports) AS n, count(DISTINCT streamId) AS streams,
               strftime(max(last_ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS max_ts, count(*) AS hours
-       FROM state_hours_c GROUP BY ALL`,
+       FROM state_hours GROUP BY ALL`,
     );
     const read = await s.all<{ filename: string; n: bigint }>(`SELECT filename, n FROM batch_files_read`);
     const pathOf = new Map(landed.map((f) => [f.path, f]));
@@ -139,7 +136,7 @@ export async function buildPartitionStates(
         meta,
         write: async (out) => {
           const where = `customer = ${quotedString(customerId)} AND date = DATE ${quotedString(date)}`;
-          await s.run(`COPY (SELECT * EXCLUDE (customer, date) FROM state_hours_c WHERE ${where}) TO ${quotedString(out.hours)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION})`);
+          await s.run(`COPY (SELECT * EXCLUDE (customer, date) FROM state_hours WHERE ${where}) TO ${quotedString(out.hours)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION})`);
           meta.seriesRows = await s.run(
             `COPY (SELECT * EXCLUDE (customer, date) FROM state_series WHERE ${where})
              TO ${quotedString(out.series)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION}, ROW_GROUP_SIZE ${SERIES_ROW_GROUP_SIZE})`,
@@ -152,7 +149,7 @@ export async function buildPartitionStates(
     return toWrite.map((w) => w.meta);
   } finally {
     await dropRelations(s, [
-      'reports', 'raw_reports', 'dedup_dropped', 'batch_files_read', 'state_minutes', 'state_hours', 'state_hours_c',
+      'reports', 'raw_reports', 'dedup_dropped', 'batch_files_read', 'state_minutes', 'state_hours',
       'state_series', 'series_rows', ...STANDARD_BUCKET_SECONDS.map((size) => `session_buckets_${size}`),
     ]);
   }
@@ -165,10 +162,7 @@ export async function buildPartitionStates(
 async function piecesFrom(s: DbSession, files: readonly LandedFile[], present: ReadonlySet<string>): Promise<void> {
   if (files.length === 0) {
     // The same relation, over no rows: every column at its type.
-    await s.run(
-      `CREATE OR REPLACE TEMP VIEW raw_reports AS
-       SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS file_row_number, ${projectionSql(STATE_COLUMNS, new Set())} WHERE false`,
-    );
+    await s.run(`CREATE OR REPLACE TEMP VIEW raw_reports AS ${emptyRawReportsSql(projectionSql(STATE_COLUMNS, new Set()))} LIMIT 0`);
     await s.run(`CREATE OR REPLACE TEMP TABLE batch_files_read AS SELECT NULL::VARCHAR AS filename, 0::BIGINT AS n WHERE false`);
   } else {
     await s.run(loadSql(files, present, STATE_COLUMNS, 'VIEW'));

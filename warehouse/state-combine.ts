@@ -61,7 +61,6 @@ function dateOfUs(us: bigint): string {
   return new Date(Number(us / 1000n)).toISOString().slice(0, 10);
 }
 
-
 /**
  * The hours that the windows' edges at `asOf` cut: those of the four lower edges (asOf - w), and
  * asOf's own hour (`asOfHour`), which hour pieces serve whole only when no report of it lies after
@@ -251,9 +250,8 @@ export async function combineStates(
   if (after.length > 0) {
     for (const size of STANDARD_BUCKET_SECONDS) await s.run(`INSERT INTO partial_series ${seriesSql}`, { bucket_seconds: size });
   }
-  const partialDay = after;
   for (const c of input.customers) {
-    const onPartialDay = partialDay.some((m) => m.customerId === c);
+    const onPartialDay = after.some((m) => m.customerId === c);
     // Every customer of the snapshot has at least one series file (an empty one when it has no
     // bucket yet), so that readers' globs always match.
     if (!onPartialDay && withSeries.has(c)) continue;

@@ -7,12 +7,14 @@
 --   exact from that hour's raw reports, state-combine.ts). Pieces are also grouped by the
 --   session's dimensions (cohort, device, region, contentType, sdkVersion, signalingVersion:
 --   constant within a session in practice, so they add no rows), so that breakdowns by dimension
---   can be answered from states without reading raw reports.
+--   can be answered from states without reading raw reports. `customer` and `date` name the
+--   partition (they are not stored in the state's file).
 -- `state_minutes` (for this batch only): per (stream, session, minute), the sums a series needs
 --   (session_buckets.sql's shape): each day's series of every standard size is made of them.
 -- Integer sums are cast to BIGINT (Parquet keeps them exactly; HUGEINT would become DOUBLE).
 CREATE OR REPLACE TEMP TABLE state_hours AS
 SELECT
+  split_part(streamId, ':', 1) AS customer,
   CAST(ts AS DATE) AS date,
   3600 AS grain,
   epoch_us(ts) // 3600000000 * 3600000000 AS start_us,
