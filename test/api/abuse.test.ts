@@ -143,7 +143,11 @@ describe('on-demand series', () => {
     const ms = performance.now() - started;
     expect(other.status).toBe(200);
     expect(ms).toBeLessThan(2000);
-    expect((await Promise.all(gone)).filter((x) => x === 'aborted').length).toBeGreaterThanOrEqual(8);
+    // Most are still being composed when their client leaves; on a quiet machine the first few may
+    // finish inside 300 ms, whole (200) — never an error.
+    const outcomes = await Promise.all(gone);
+    expect(outcomes.filter((x) => x !== 'aborted' && x !== 200), `outcomes ${outcomes.join(',')}`).toEqual([]);
+    expect(outcomes.filter((x) => x === 'aborted').length, `outcomes ${outcomes.join(',')}`).toBeGreaterThanOrEqual(6);
     // Nothing of theirs keeps running or waiting: interrupted, not left to finish.
     await expect.poll(() => deps.pilotReports.inProgress, { timeout: 2000 }).toBe(0);
     expect(deps.db.stats.default).toEqual({ running: 0, queued: 0 });
