@@ -3,6 +3,7 @@
 // error body; nothing internal (stack, SQL, path) ever reaches one.
 import type { Context } from 'koa';
 import type { Logger } from '../lib/log.ts';
+import { isOutOfMemory } from '../warehouse/duckdb.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -132,6 +133,9 @@ export function sendProblem(ctx: Context, err: ApiError): void {
   ctx.body = JSON.stringify(err.toProblem());
 }
 
+/** Retry-After of a request refused because DuckDB's memory was full. */
+export const OUT_OF_MEMORY_RETRY_AFTER_SECONDS = 5;
+
 /** Answer whatever a handler threw as a problem; unexpected errors are logged and answered 500. */
 export function handleError(ctx: Context, err: unknown, log: Logger): void {
   let apiError: ApiError;
@@ -142,7 +146,12 @@ export function handleError(ctx: Context, err: unknown, log: Logger): void {
     if (status === 413) apiError = problems.payloadTooLarge(64 * 1024);
     else if (status === 415) apiError = problems.unsupportedMediaType();
     else if (status === 400 && (err as { expose?: boolean }).expose) apiError = problems.invalidQuery('invalid_request', 'The request is malformed.');
-    else {
+    else if (isOutOfMemory(err)) {
+      // DuckDB could not fit this request's work in API_DUCKDB_MEMORY_LIMIT beside the others
+      // running: the server is full, not broken; the client retries (api-decisions.md: 503).
+      log.warn({ err: (err as Error).message.split('\n')[0], reqId: ctx.state['reqId'] }, 'DuckDB out of memory: answered busy');
+      apiError = problems.busy(OUT_OF_MEMORY_RETRY_AFTER_SECONDS);
+    } else {
       log.error({ err, reqId: ctx.state['reqId'] }, 'unhandled error');
       apiError = problems.internal();
     }

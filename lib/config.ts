@@ -176,7 +176,7 @@ export interface AppConfig {
       perTenant: number;
       /** DuckDB slots of the export pool (separate from the shared pool). */
       duckdbSlots: number;
-      /** Each DuckDB call of an export (one day's query) is interrupted after this. */
+      /** Each DuckDB call of an export (one slice's query) is interrupted after this. */
       dayTimeoutMs: number;
     };
     onDemand: {

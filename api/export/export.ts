@@ -1,5 +1,5 @@
 // GET /telemetry/export bodies: one stream's deduplicated reports in a window, as CSV, NDJSON,
-// Parquet or an Arrow IPC stream, computed a UTC day at a time and streamed (text formats and
+// Parquet or an Arrow IPC stream, computed a few hours at a time (EXPORT_SLICE_HOURS) and streamed (text formats and
 // Parquet through scratch files DuckDB writes), so that server memory stays bounded whatever the
 // size of the export.
 import fs from 'node:fs';
@@ -37,7 +37,12 @@ export function exportFileName(streamId: string, window: WindowName, format: Exp
 }
 
 /** The partition files of the stream's customer that can hold reports of the window, by UTC day. */
-function exportDays(snap: ServedSnapshot, layout: WarehouseLayout, streamId: string, window: WindowName): { presentColumns: string[]; days: string[][] } {
+function exportDays(
+  snap: ServedSnapshot,
+  layout: WarehouseLayout,
+  streamId: string,
+  window: WindowName,
+): { presentColumns: string[]; days: { day: string; files: string[] }[] } {
   const customerId = parseStreamId(streamId)?.customerId;
   const partition = snap.manifest.partitions.find((p) => p.customerId === customerId);
   if (!partition) return { presentColumns: [], days: [] };
@@ -51,10 +56,10 @@ function exportDays(snap: ServedSnapshot, layout: WarehouseLayout, streamId: str
     if (!byDay.has(day)) byDay.set(day, []);
     byDay.get(day)!.push(path.join(layout.rawReports, f.path));
   }
-  return { presentColumns: partition.presentColumns, days: [...byDay.keys()].sort().map((d) => byDay.get(d)!) };
+  return { presentColumns: partition.presentColumns, days: [...byDay.keys()].sort().map((day) => ({ day, files: byDay.get(day)! })) };
 }
 
-const TYPES = { as_of: TIMESTAMP, lower: TIMESTAMP };
+const TYPES = { as_of: TIMESTAMP, lower: TIMESTAMP, from: TIMESTAMP, until: TIMESTAMP };
 
 /**
  * COPY into the 0600 file made for it: DuckDB otherwise writes a temporary file beside an existing
@@ -63,39 +68,74 @@ const TYPES = { as_of: TIMESTAMP, lower: TIMESTAMP };
 const IN_PLACE = 'USE_TMP_FILE false';
 
 /**
- * The export runs one UTC day at a time: every copy of a report lands in the folder of its ts's
- * date (session-report.md), so deduplication and ordering need only one day's rows, and DuckDB's
- * working memory follows the largest day rather than the whole export.
+ * Hours of one export query. Every copy of a report has the same ts (session-report.md), so
+ * deduplication and ordering need only the rows of one time slice, and DuckDB's working memory
+ * (the sort of whole rows) follows the slice, not the day or the export. Measured on 4 days of
+ * one stream (1.19 M reports, every column, written as Parquet): peak RSS added 238 MB a day at a
+ * time, 94 MB with 3-hour slices, 46 MB with 1-hour ones; time 11.2 s, 11.0 s and 17.8 s.
  */
-class DayQueries {
+export const EXPORT_SLICE_HOURS = 3;
+
+const HOUR_MS = 3_600_000;
+
+/** One query of an export: a day's files, read for the reports with ts in [fromMs, untilMs). */
+interface Slice {
+  files: string[];
+  fromMs: number;
+  untilMs: number;
+}
+
+/**
+ * The export's queries, in time order: each day's files cut into slices of EXPORT_SLICE_HOURS,
+ * those that meet the window only.
+ */
+class SliceQueries {
   readonly params: SqlParams;
+  private readonly slices: Slice[] = [];
   constructor(
-    private readonly days: string[][],
+    days: { day: string; files: string[] }[],
     private readonly presentColumns: string[],
     streamId: string,
     snap: ServedSnapshot,
     window: WindowName,
   ) {
     const seconds = windowSeconds(window);
+    const lowerMs = seconds === null ? null : snap.asOfMs - seconds * 1000;
     this.params = {
       stream_id: streamId,
       as_of: timestampParam(new Date(snap.asOfMs)),
-      lower: seconds === null ? null : timestampParam(new Date(snap.asOfMs - seconds * 1000)),
+      lower: lowerMs === null ? null : timestampParam(new Date(lowerMs)),
     };
+    for (const { day, files } of days) {
+      const dayMs = Date.parse(`${day}T00:00:00Z`);
+      for (let h = 0; h < 24; h += EXPORT_SLICE_HOURS) {
+        const fromMs = dayMs + h * HOUR_MS;
+        const untilMs = fromMs + EXPORT_SLICE_HOURS * HOUR_MS;
+        // The window is (lower, asOf]: a slice wholly before or after it holds none of its reports.
+        if ((lowerMs !== null && untilMs <= lowerMs) || fromMs > snap.asOfMs) continue;
+        this.slices.push({ files, fromMs, untilMs });
+      }
+    }
   }
 
   get count(): number {
-    return this.days.length;
+    return this.slices.length;
   }
 
-  sql(day: number): string {
+  sql(i: number): string {
     return fillSql(sqlFile('export_reports'), {
-      files: fileList(this.days[day]!),
+      files: fileList(this.slices[i]!.files),
       projection: projectionSql(ALL_COLUMNS, new Set(this.presentColumns)),
     });
   }
 
-  /** A typed empty result, for an export with no day to read. */
+  /** The bound values of slice `i`: the window's, and the slice's own time range. */
+  paramsOf(i: number): SqlParams {
+    const slice = this.slices[i]!;
+    return { ...this.params, from: timestampParam(new Date(slice.fromMs)), until: timestampParam(new Date(slice.untilMs)) };
+  }
+
+  /** A typed empty result, for an export with no slice to read. */
   empty(): string {
     return `SELECT ${projectionSql(ALL_COLUMNS, new Set())} WHERE $stream_id IS NULL AND $as_of IS NULL AND $lower IS NULL`;
   }
@@ -149,43 +189,43 @@ async function* drain(r: ExportResources, file: string): AsyncGenerator<Buffer> 
   }
 }
 
-/** CSV or NDJSON: each day written by DuckDB's own writer to a scratch file, then streamed. */
-async function* textDays(r: ExportResources, q: DayQueries, format: 'csv' | 'ndjson'): AsyncGenerator<Buffer> {
+/** CSV or NDJSON: each slice written by DuckDB's own writer to a scratch file, then streamed. */
+async function* textDays(r: ExportResources, q: SliceQueries, format: 'csv' | 'ndjson'): AsyncGenerator<Buffer> {
   if (format === 'csv') yield Buffer.from(CSV_HEADER);
-  for (let day = 0; day < q.count; day++) {
+  for (let i = 0; i < q.count; i++) {
     const file = await r.scratchFile();
     const columns = format === 'csv' ? CSV_COLUMNS_SQL : NDJSON_COLUMNS_SQL;
     const options = format === 'csv' ? `FORMAT csv, HEADER false, ${IN_PLACE}` : `FORMAT json, ${IN_PLACE}`;
-    await r.session.run(`COPY (SELECT ${columns} FROM (${q.sql(day)})) TO ${quotedString(file)} (${options})`, q.params, TYPES);
+    await r.session.run(`COPY (SELECT ${columns} FROM (${q.sql(i)})) TO ${quotedString(file)} (${options})`, q.paramsOf(i), TYPES);
     yield* drain(r, file);
   }
 }
 
-/** Arrow: each day's rows converted to bounded record batches as DuckDB streams them. */
-async function* arrowDays(r: ExportResources, q: DayQueries): AsyncGenerator<Buffer> {
+/** Arrow: each slice's rows converted to bounded record batches as DuckDB streams them. */
+async function* arrowDays(r: ExportResources, q: SliceQueries): AsyncGenerator<Buffer> {
   async function* chunks(): AsyncGenerator<DuckDBDataChunk> {
     const select = (sql: string) => `SELECT ${ARROW_COLUMNS_SQL} FROM (${sql})`;
     if (q.count === 0) {
       yield* r.session.chunks(select(q.empty()), q.params, TYPES);
       return;
     }
-    for (let day = 0; day < q.count; day++) yield* r.session.chunks(select(q.sql(day)), q.params, TYPES);
+    for (let i = 0; i < q.count; i++) yield* r.session.chunks(select(q.sql(i)), q.paramsOf(i), TYPES);
   }
   yield* arrowStream(chunks());
 }
 
-/** Parquet needs its footer last: days go to scratch files, which one COPY joins in order. */
-async function parquetFile(r: ExportResources, q: DayQueries): Promise<string> {
+/** Parquet needs its footer last: slices go to scratch files, which one COPY joins in order. */
+async function parquetFile(r: ExportResources, q: SliceQueries): Promise<string> {
   const out = await r.scratchFile();
   if (q.count === 0) {
     await r.session.run(`COPY (${q.empty()}) TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd, ${IN_PLACE})`, q.params, TYPES);
     return out;
   }
   const parts: string[] = [];
-  for (let day = 0; day < q.count; day++) {
+  for (let i = 0; i < q.count; i++) {
     const part = await r.scratchFile();
     parts.push(part);
-    await r.session.run(`COPY (${q.sql(day)}) TO ${quotedString(part)} (FORMAT parquet, ${IN_PLACE})`, q.params, TYPES);
+    await r.session.run(`COPY (${q.sql(i)}) TO ${quotedString(part)} (FORMAT parquet, ${IN_PLACE})`, q.paramsOf(i), TYPES);
   }
   // The parts are read in list order, each already sorted: no sort, no dedup, memory flat.
   await r.session.run(`COPY (SELECT * FROM read_parquet(${fileList(parts)})) TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd, ${IN_PLACE})`);
@@ -214,12 +254,12 @@ function ownedStream(r: ExportResources, body: AsyncGenerator<Buffer>): Readable
 export interface ExportLimits {
   /** Aborting it (the client left) interrupts DuckDB and releases everything. */
   signal: AbortSignal;
-  /** Each DuckDB call of a day (a COPY, or a fetch of Arrow rows) is interrupted after this long. */
+  /** Each DuckDB call of a slice (a COPY, or a fetch of Arrow rows) is interrupted after this long. */
   dayTimeoutMs: number;
 }
 
 /**
- * Start the export and return its body. The first day (all of it, for Parquet) is computed before
+ * Start the export and return its body. The first slice (all of it, for Parquet) is computed before
  * this resolves, so that a failure still becomes an error response rather than a cut-off download.
  * Exports run in DuckDB's export pool, so that they cannot take the slots of other routes.
  */
@@ -233,7 +273,7 @@ export async function startExport(
   limits: ExportLimits,
 ): Promise<Readable> {
   const { presentColumns, days } = exportDays(snap, layout, streamId, window);
-  const q = new DayQueries(days, presentColumns, streamId, snap, window);
+  const q = new SliceQueries(days, presentColumns, streamId, snap, window);
   const s = await db.session({ pool: 'exports', signal: limits.signal, callTimeoutMs: limits.dayTimeoutMs });
   const r = new ExportResources(s, layout);
   try {

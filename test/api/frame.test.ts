@@ -8,6 +8,10 @@ import Koa from 'koa';
 import { pino } from 'pino';
 import { NO_SNAPSHOTS, requestFrame } from '../../api/request-context.ts';
 import { ApiError } from '../../api/errors.ts';
+import { Db } from '../../warehouse/duckdb.ts';
+import os from 'node:os';
+import path from 'node:path';
+import fs from 'node:fs';
 
 const lines: Record<string, unknown>[] = [];
 const sink = new Writable({
@@ -19,8 +23,13 @@ const sink = new Writable({
 
 let server: http.Server;
 let url: string;
+let db: Db;
+const spill = fs.mkdtempSync(path.join(os.tmpdir(), 'frame-oom-'));
 
 beforeAll(async () => {
+  // A real DuckDB whose memory limit a grouping of 2 M distinct keys cannot fit in, with no
+  // spill room: its error is the one a route meets when concurrent work fills the API's DuckDB.
+  db = await Db.open({ threads: 1, memoryLimit: '8MB', maxConcurrent: 1 }, spill);
   const app = new Koa();
   app.silent = true;
   app.use(requestFrame(pino({ level: 'info' }, sink), NO_SNAPSHOTS));
@@ -35,6 +44,13 @@ beforeAll(async () => {
       for (let i = 0; i < 100_000; i++) deep = [deep];
       throw new ApiError(400, 'deep', 'Deep', 'A problem carrying a deep value.', { deep });
     }
+    if (ctx.path === '/oom') {
+      return db.withSession(async (s) => {
+        await s.run(`SET max_temp_directory_size = '0KB'`);
+        await s.all(`SELECT k, list(v) FROM (SELECT range AS k, range AS v FROM range(2000000)) GROUP BY k ORDER BY k LIMIT 1`);
+        ctx.body = 'fitted';
+      });
+    }
     ctx.body = 'ok';
   });
   server = http.createServer(app.callback());
@@ -44,6 +60,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((r) => server.close(r));
+  db.close();
+  fs.rmSync(spill, { recursive: true, force: true });
 });
 
 describe('the error frame', () => {
@@ -56,5 +74,15 @@ describe('the error frame', () => {
     await new Promise((res) => setTimeout(res, 20));
     expect(lines.some((l) => l['reqId'] === `frame-${path.slice(1)}` && l['msg'] === 'could not write a problem body')).toBe(true);
     expect(lines.some((l) => l['reqId'] === `frame-${path.slice(1)}` && l['msg'] === 'request' && l['status'] === 500)).toBe(true);
+  });
+
+  it('answers DuckDB running out of memory as 503 busy with Retry-After, logged as a warning', async () => {
+    const r = await fetch(`${url}/oom`, { headers: { 'X-Request-Id': 'frame-oom' } });
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await r.json()).toMatchObject({ status: 503, code: 'busy' });
+    await new Promise((res) => setTimeout(res, 20));
+    const warned = lines.find((l) => l['reqId'] === 'frame-oom' && l['msg'] === 'DuckDB out of memory: answered busy');
+    expect(warned?.['err']).toMatch(/^Out of Memory Error/);
   });
 });

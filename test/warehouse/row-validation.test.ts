@@ -202,15 +202,16 @@ describe('row validation', () => {
     const extreme = figures.get('acme:extreme')!;
     expect(extreme).toBeDefined();
 
-    // The export's own SQL, every column cast to its contract type.
+    // The export's own SQL, every column cast to its contract type (one slice: all time to asOf).
+    const AS_OF_NEXT = new Date(AS_OF.getTime() + 1);
     const exported = await wh.db.withSession((s) =>
       s.all<Record<string, unknown>>(
         fillSql(sqlFile('export_reports'), {
           files: fileList(inputs.files),
           projection: projectionSql(REPORT_COLUMNS.map((c) => c.name), new Set(inputs.presentColumns)),
         }),
-        { stream_id: 'acme:extreme', as_of: timestampParam(AS_OF), lower: null },
-        { stream_id: VARCHAR, as_of: TIMESTAMP, lower: TIMESTAMP },
+        { stream_id: 'acme:extreme', as_of: timestampParam(AS_OF), lower: null, from: timestampParam(new Date(0)), until: timestampParam(AS_OF_NEXT) },
+        { stream_id: VARCHAR, as_of: TIMESTAMP, lower: TIMESTAMP, from: TIMESTAMP, until: TIMESTAMP },
       ),
     );
     expect(exported).toHaveLength(3);

@@ -3,11 +3,14 @@
 -- dedup_reports.sql; its aggregate and anti-join spill to disk past DuckDB's memory limit, so a
 -- server's memory stays bounded whatever the size of the export.
 -- <files>, <projection>: as in stream_reports.sql. Parameters: $stream_id, $as_of, $lower
--- (NULL for the `all` window).
+-- (NULL for the `all` window), and the time slice read by this query, [$from, $until) (the API
+-- exports a few hours at a time: every copy of a report has the same ts, so deduplication within
+-- a slice is exact, and the sort's memory follows the slice).
 WITH dedup_input AS (
   SELECT filename, file_row_number, {{projection}}
   FROM read_parquet({{files}}, union_by_name = true, filename = true, file_row_number = true, hive_partitioning = false)
   WHERE streamId = $stream_id AND ts <= $as_of AND ($lower IS NULL OR ts > $lower)
+    AND ts >= $from AND ts < $until
 ),
 {{@dedup_reports}}
 SELECT dedup_input.* EXCLUDE (filename, file_row_number)
