@@ -16,7 +16,8 @@ import { WINDOW_NAMES, type WindowName } from '../warehouse/windows.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { Logger } from '../lib/log.ts';
 import { snapshotSwapSeconds } from './metrics.ts';
-import { seriesGlob } from '../warehouse/series-read.ts';
+import { LRUCache } from 'lru-cache';
+import { listSeriesFiles, type SeriesFile } from '../warehouse/series-read.ts';
 import { ResponseCache, type CachedBody, type SnapshotResponses } from './response-cache.ts';
 
 export type { BucketRow, CachedBody };
@@ -27,6 +28,9 @@ export type SummaryJson = Omit<StreamSummary, 'windowName' | 'lastSeenAt'> & { l
 export interface PlatformJson extends Omit<SummaryJson, 'streamId'> {
   streams: number;
 }
+
+/** Customers whose series file lists a snapshot keeps. */
+export const SERIES_FILE_LISTS = 256;
 
 export class ServedSnapshot {
   readonly asOfMs: number;
@@ -58,10 +62,21 @@ export class ServedSnapshot {
     return this.manifest.partitions.some((p) => p.customerId === customerId);
   }
 
-  /** The customer's series files (the glob of the layout contract). */
-  seriesGlob(customerId: string): string {
-    return seriesGlob(this.dir, customerId);
+  /**
+   * The customer's series files by day (listed once per customer, for the customers read most
+   * recently: a listing is a few hundred bytes a day of history).
+   */
+  seriesFiles(customerId: string): Promise<SeriesFile[]> {
+    let p = this.seriesFileLists.get(customerId);
+    if (!p) {
+      p = listSeriesFiles(this.dir, customerId);
+      this.seriesFileLists.set(customerId, p);
+      p.catch(() => this.seriesFileLists.delete(customerId));
+    }
+    return p;
   }
+
+  private readonly seriesFileLists = new LRUCache<string, Promise<SeriesFile[]>>({ max: SERIES_FILE_LISTS });
 
   /** The landed files (absolute) and present columns of one customer's partition in this snapshot. */
   customerInputs(layout: WarehouseLayout, customerId: string): { files: string[]; presentColumns: string[] } | null {

@@ -6,7 +6,7 @@
 import { LRUCache } from 'lru-cache';
 import { problems } from './errors.ts';
 import { fillBuckets, toBucketJson, type BucketJson, type BucketRow } from '../warehouse/bucket-series.ts';
-import { emptyColumns, firstBucketStart, readSeries, readSeriesColumns, type SeriesColumns } from '../warehouse/series-read.ts';
+import { emptyColumns, firstBucketStart, readSeries, readSeriesColumns, seriesFilesIn, type SeriesColumns } from '../warehouse/series-read.ts';
 import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
 import type { Db, DbSession } from '../warehouse/duckdb.ts';
@@ -117,12 +117,13 @@ export class SnapshotSeries {
   /** The JSON text of a window's series at a standard size, read from the snapshot's files. */
   async windowJson(snap: ServedSnapshot, streamId: string, window: WindowName, bucketSeconds: number): Promise<string> {
     const customerId = parseStreamId(streamId)?.customerId;
-    const glob = customerId && snap.hasCustomer(customerId) ? snap.seriesGlob(customerId) : null;
+    const files = customerId && snap.hasCustomer(customerId) ? await snap.seriesFiles(customerId) : [];
     return this.db.withSession(async (s) => {
-      const first = windowSeconds(window) === null && glob ? await firstBucketStart(s, glob, streamId, bucketSeconds) : null;
+      const first = windowSeconds(window) === null ? await firstBucketStart(s, seriesFilesIn(files, null, null), streamId, bucketSeconds) : null;
       // Refused (400) before reading anything when the window is too many buckets.
       const { from, to } = bucketRange(first, snap.asOfMs, window, bucketSeconds);
-      const cols = glob ? await readSeriesColumns(s, { glob, streamId, bucketSeconds, fromMs: from, toMs: to }) : emptyColumns();
+      // Only the files of the days the window meets are opened.
+      const cols = await readSeriesColumns(s, { files: seriesFilesIn(files, from, to), streamId, bucketSeconds, fromMs: from, toMs: to });
       return seriesJsonText(streamId, window, bucketSeconds, from, to, cols);
     });
   }
@@ -131,7 +132,8 @@ export class SnapshotSeries {
   async firstMinute(snap: ServedSnapshot, streamId: string): Promise<number | null> {
     const customerId = parseStreamId(streamId)?.customerId;
     if (!customerId || !snap.hasCustomer(customerId)) return null;
-    return this.db.withSession((s: DbSession) => firstBucketStart(s, snap.seriesGlob(customerId), streamId, 60));
+    const files = seriesFilesIn(await snap.seriesFiles(customerId), null, null);
+    return this.db.withSession((s: DbSession) => firstBucketStart(s, files, streamId, 60));
   }
 
   /** Each of a customer's streams with its daily buckets (all history), by stream id. */
@@ -142,8 +144,11 @@ export class SnapshotSeries {
     if (hit instanceof Map) return hit;
     let p = this.pending.get(key);
     if (!p) {
-      p = this.db
-        .withSession((s) => readSeries(s, { glob: snap.seriesGlob(customerId), bucketSeconds: 86_400, streamId: null, fromMs: null, toMs: null }))
+      p = snap
+        .seriesFiles(customerId)
+        .then((files) =>
+          this.db.withSession((s) => readSeries(s, { files: seriesFilesIn(files, null, null), bucketSeconds: 86_400, streamId: null, fromMs: null, toMs: null })),
+        )
         .then((rows) => {
           this.rows.set(key, rows);
           return rows;

@@ -67,6 +67,7 @@ const EnvSchema = z.object({
   API_EXPORTS_PER_TENANT: positiveInt.default(2),
   API_EXPORT_DUCKDB_SLOTS: positiveInt.default(1),
   API_EXPORT_DAY_TIMEOUT_SECONDS: z.coerce.number().positive().default(60),
+  API_EXPORT_SLICE_MB: z.coerce.number().positive().default(4),
   API_ONDEMAND_MAX: positiveInt.default(8),
   API_ONDEMAND_PER_TENANT: positiveInt.default(2),
   REVOCATION_POLL_SECONDS: z.coerce.number().positive().default(1),
@@ -178,6 +179,8 @@ export interface AppConfig {
       duckdbSlots: number;
       /** Each DuckDB call of an export (one slice's query) is interrupted after this. */
       dayTimeoutMs: number;
+      /** Landed bytes of a day that one export query reads at most (larger days are cut in hours). */
+      sliceBytes: number;
     };
     onDemand: {
       /** On-demand series computed at once in the process (503 `busy` beyond). */
@@ -339,6 +342,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
         perTenant: e.API_EXPORTS_PER_TENANT,
         duckdbSlots: e.API_EXPORT_DUCKDB_SLOTS,
         dayTimeoutMs: e.API_EXPORT_DAY_TIMEOUT_SECONDS * 1000,
+        sliceBytes: Math.round(e.API_EXPORT_SLICE_MB * 2 ** 20),
       },
       onDemand: { max: e.API_ONDEMAND_MAX, perTenant: e.API_ONDEMAND_PER_TENANT },
       revocationPollMs: e.REVOCATION_POLL_SECONDS * 1000,

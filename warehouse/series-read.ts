@@ -1,22 +1,61 @@
 // Reading a snapshot's precomputed series back on demand (read_series.sql): one stream's buckets of
 // one standard size over a time range, or every stream of a customer, straight from the Parquet
 // files, so that a reader's memory follows what it asked for, not the history.
+import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fillSql, quotedString, sqlFile, type DbSession } from './duckdb.ts';
+import { fileList, fillSql, quotedString, sqlFile, type DbSession } from './duckdb.ts';
 import type { BucketRow } from './bucket-series.ts';
 
 /**
  * Every series file of a customer in a snapshot (the layout contract: any .parquet at any depth
- * under stream_timeseries/customer=<id>/: one file today, one per UTC day with the incremental
- * warehouse).
+ * under stream_timeseries/customer=<id>/: one file per UTC day with the incremental warehouse).
  */
 export function seriesGlob(snapshotDir: string, customerId: string): string {
   return path.join(snapshotDir, 'stream_timeseries', `customer=${customerId}`, '**', '*.parquet');
 }
 
+/** A customer's series files by UTC day (`date` null: a file outside any date= folder). */
+export interface SeriesFile {
+  date: string | null;
+  path: string;
+}
+
+/**
+ * The customer's series files, sorted by date (dateless files first), listed from the snapshot's
+ * folders: a bucket lies in the folder of its start's date (every standard size divides a day),
+ * so a read of a time range opens only the files of its days. Empty when the customer has none.
+ */
+export async function listSeriesFiles(snapshotDir: string, customerId: string): Promise<SeriesFile[]> {
+  const root = path.join(snapshotDir, 'stream_timeseries', `customer=${customerId}`);
+  const out: SeriesFile[] = [];
+  const walk = async (dir: string, date: string | null): Promise<void> => {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await fs.readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    for (const e of entries) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(full, /^date=(\d{4}-\d{2}-\d{2})$/.exec(e.name)?.[1] ?? date);
+      else if (e.name.endsWith('.parquet')) out.push({ date, path: full });
+    }
+  };
+  await walk(root, null);
+  return out.sort((a, b) => ((a.date ?? '') < (b.date ?? '') ? -1 : (a.date ?? '') > (b.date ?? '') ? 1 : a.path < b.path ? -1 : 1));
+}
+
+/** The files of `files` that can hold buckets starting in [fromMs, toMs] (null: unbounded). */
+export function seriesFilesIn(files: readonly SeriesFile[], fromMs: number | null, toMs: number | null): string[] {
+  const first = fromMs === null ? null : new Date(fromMs).toISOString().slice(0, 10);
+  const last = toMs === null ? null : new Date(toMs).toISOString().slice(0, 10);
+  return files.filter((f) => f.date === null || ((first === null || f.date >= first) && (last === null || f.date <= last))).map((f) => f.path);
+}
+
 export interface SeriesQuery {
-  /** The customer's series glob (seriesGlob). */
-  glob: string;
+  /** The series files to read (seriesFilesIn); none: no bucket. */
+  files: readonly string[];
   bucketSeconds: number;
   /** One stream, or every stream of the files. */
   streamId: string | null;
@@ -45,24 +84,17 @@ const MAX_US = 2n ** 52n;
 export async function readSeriesColumns(s: DbSession, q: SeriesQuery): Promise<SeriesColumns> {
   // The stream is spliced as a quoted literal rather than bound, so that the filter reaches the
   // Parquet scan as a table filter and prunes row groups by their statistics.
+  if (q.files.length === 0) return emptyColumns();
   const sql = fillSql(sqlFile('read_series'), {
-    files: quotedString(q.glob),
+    files: fileList(q.files),
     stream_filter: q.streamId === null ? 'true' : `streamId = ${quotedString(q.streamId)}`,
   });
-  try {
-    return await s.columns<SeriesColumns & Record<string, unknown[]>>(sql, {
-      bucket_seconds: q.bucketSeconds,
-      from_us: q.fromMs === null ? MIN_US : BigInt(q.fromMs) * 1000n,
-      to_us: q.toMs === null ? MAX_US : BigInt(q.toMs) * 1000n,
-    });
-  } catch (err) {
-    // A customer without series files (nothing to bucket) has no buckets, not an error.
-    if (NO_FILES.test((err as Error).message)) return emptyColumns();
-    throw err;
-  }
+  return s.columns<SeriesColumns & Record<string, unknown[]>>(sql, {
+    bucket_seconds: q.bucketSeconds,
+    from_us: q.fromMs === null ? MIN_US : BigInt(q.fromMs) * 1000n,
+    to_us: q.toMs === null ? MAX_US : BigInt(q.toMs) * 1000n,
+  });
 }
-
-const NO_FILES = /No files found that match the pattern/i;
 
 export function emptyColumns(): SeriesColumns {
   return { streamId: [], startMs: [], sessions: [], bytesOffloaded: [], bytesFallback: [], offloadRatio: [], avgPeerCount: [], avgBufferHealth: [], rebufferEvents: [] };
@@ -90,18 +122,20 @@ export async function readSeries(s: DbSession, q: SeriesQuery): Promise<Map<stri
   return out;
 }
 
-/** Start (ms) of the stream's first non-empty bucket of this size, or null when it has none. */
-export async function firstBucketStart(s: DbSession, glob: string, streamId: string, bucketSeconds: number): Promise<number | null> {
-  let rows: { first: bigint | number | null }[];
-  try {
-    rows = await s.all<{ first: bigint | number | null }>(
-      fillSql(sqlFile('first_series_bucket'), { files: quotedString(glob), stream: quotedString(streamId) }),
+/**
+ * Start (ms) of the stream's first non-empty bucket of this size, or null when it has none. The
+ * files are sorted by date: the earliest day is looked at first (where a stream's first bucket
+ * usually is), the rest only when it has none.
+ */
+export async function firstBucketStart(s: DbSession, files: readonly string[], streamId: string, bucketSeconds: number): Promise<number | null> {
+  for (const part of [files.slice(0, 1), files.slice(1)]) {
+    if (part.length === 0) continue;
+    const rows = await s.all<{ first: bigint | number | null }>(
+      fillSql(sqlFile('first_series_bucket'), { files: fileList(part), stream: quotedString(streamId) }),
       { bucket_seconds: bucketSeconds },
     );
-  } catch (err) {
-    if (NO_FILES.test((err as Error).message)) return null;
-    throw err;
+    const first = rows[0]?.first;
+    if (first !== null && first !== undefined) return Number(first);
   }
-  const first = rows[0]?.first;
-  return first === null || first === undefined ? null : Number(first);
+  return null;
 }

@@ -1,5 +1,5 @@
 // GET /telemetry/export bodies: one stream's deduplicated reports in a window, as CSV, NDJSON,
-// Parquet or an Arrow IPC stream, computed a few hours at a time (EXPORT_SLICE_HOURS) and streamed (text formats and
+// Parquet or an Arrow IPC stream, computed a day or a few hours at a time (slicesOfDay) and streamed (text formats and
 // Parquet through scratch files DuckDB writes), so that server memory stays bounded whatever the
 // size of the export.
 import fs from 'node:fs';
@@ -36,27 +36,36 @@ export function exportFileName(streamId: string, window: WindowName, format: Exp
   return `${base}_${window}.${EXPORT_MEDIA[format].ext}`;
 }
 
+/** A UTC day of landed files: their paths and their total size. */
+interface ExportDay {
+  day: string;
+  files: string[];
+  bytes: number;
+}
+
 /** The partition files of the stream's customer that can hold reports of the window, by UTC day. */
 function exportDays(
   snap: ServedSnapshot,
   layout: WarehouseLayout,
   streamId: string,
   window: WindowName,
-): { presentColumns: string[]; days: { day: string; files: string[] }[] } {
+): { presentColumns: string[]; days: ExportDay[] } {
   const customerId = parseStreamId(streamId)?.customerId;
   const partition = snap.manifest.partitions.find((p) => p.customerId === customerId);
   if (!partition) return { presentColumns: [], days: [] };
   const seconds = windowSeconds(window);
   const firstDay = seconds === null ? '' : new Date(snap.asOfMs - seconds * 1000).toISOString().slice(0, 10);
   const lastDay = new Date(snap.asOfMs).toISOString().slice(0, 10);
-  const byDay = new Map<string, string[]>();
+  const byDay = new Map<string, ExportDay>();
   for (const f of partition.files) {
     const day = /date=(\d{4}-\d{2}-\d{2})\//.exec(f.path)?.[1];
     if (!day || day < firstDay || day > lastDay) continue;
-    if (!byDay.has(day)) byDay.set(day, []);
-    byDay.get(day)!.push(path.join(layout.rawReports, f.path));
+    let d = byDay.get(day);
+    if (!d) byDay.set(day, (d = { day, files: [], bytes: 0 }));
+    d.files.push(path.join(layout.rawReports, f.path));
+    d.bytes += f.size;
   }
-  return { presentColumns: partition.presentColumns, days: [...byDay.keys()].sort().map((day) => ({ day, files: byDay.get(day)! })) };
+  return { presentColumns: partition.presentColumns, days: [...byDay.keys()].sort().map((day) => byDay.get(day)!) };
 }
 
 const TYPES = { as_of: TIMESTAMP, lower: TIMESTAMP, from: TIMESTAMP, until: TIMESTAMP };
@@ -68,13 +77,22 @@ const TYPES = { as_of: TIMESTAMP, lower: TIMESTAMP, from: TIMESTAMP, until: TIME
 const IN_PLACE = 'USE_TMP_FILE false';
 
 /**
- * Hours of one export query. Every copy of a report has the same ts (session-report.md), so
- * deduplication and ordering need only the rows of one time slice, and DuckDB's working memory
- * (the sort of whole rows) follows the slice, not the day or the export. Measured on 4 days of
- * one stream (1.19 M reports, every column, written as Parquet): peak RSS added 238 MB a day at a
- * time, 94 MB with 3-hour slices, 46 MB with 1-hour ones; time 11.2 s, 11.0 s and 17.8 s.
+ * Compressed Parquet bytes of a day's files that one export query reads at most (about 50 k
+ * reports; `API_EXPORT_SLICE_MB`). Every copy of a report has the same ts (session-report.md), so a day's reports can be
+ * deduplicated and ordered a few hours at a time, and DuckDB's working memory (the sort of whole
+ * rows) follows the slice, not the day or the export. A day is cut into 1, 2, 3, 4, 6 or 8 slices
+ * by the size of its files: small days in one query (each slice re-reads the row groups it meets,
+ * so slicing costs time), large ones in slices of this size. Measured on 4 days of one stream
+ * (1.19 M reports, 23 MB a day, every column, written as Parquet): peak RSS added 238 MB a day at
+ * a time, 170 MB with 6-hour slices, 94 MB with 3-hour ones; time 11.2 s, 8.2 s and 11.0 s.
  */
-export const EXPORT_SLICE_HOURS = 3;
+export const EXPORT_SLICE_BYTES = 4 * 2 ** 20;
+
+/** Slices of a day: the fewest that keep each under `sliceBytes` (at most 8, of 3 hours). */
+export function slicesOfDay(dayBytes: number, sliceBytes = EXPORT_SLICE_BYTES): number {
+  const wanted = Math.ceil(dayBytes / sliceBytes);
+  return [1, 2, 3, 4, 6, 8].find((n) => n >= wanted) ?? 8;
+}
 
 const HOUR_MS = 3_600_000;
 
@@ -86,18 +104,19 @@ interface Slice {
 }
 
 /**
- * The export's queries, in time order: each day's files cut into slices of EXPORT_SLICE_HOURS,
- * those that meet the window only.
+ * The export's queries, in time order: each day's files cut into slicesOfDay slices, those that
+ * meet the window only.
  */
 class SliceQueries {
   readonly params: SqlParams;
   private readonly slices: Slice[] = [];
   constructor(
-    days: { day: string; files: string[] }[],
+    days: ExportDay[],
     private readonly presentColumns: string[],
     streamId: string,
     snap: ServedSnapshot,
     window: WindowName,
+    sliceBytes: number,
   ) {
     const seconds = windowSeconds(window);
     const lowerMs = seconds === null ? null : snap.asOfMs - seconds * 1000;
@@ -106,11 +125,12 @@ class SliceQueries {
       as_of: timestampParam(new Date(snap.asOfMs)),
       lower: lowerMs === null ? null : timestampParam(new Date(lowerMs)),
     };
-    for (const { day, files } of days) {
+    for (const { day, files, bytes } of days) {
       const dayMs = Date.parse(`${day}T00:00:00Z`);
-      for (let h = 0; h < 24; h += EXPORT_SLICE_HOURS) {
+      const hours = 24 / slicesOfDay(bytes, sliceBytes);
+      for (let h = 0; h < 24; h += hours) {
         const fromMs = dayMs + h * HOUR_MS;
-        const untilMs = fromMs + EXPORT_SLICE_HOURS * HOUR_MS;
+        const untilMs = fromMs + hours * HOUR_MS;
         // The window is (lower, asOf]: a slice wholly before or after it holds none of its reports.
         if ((lowerMs !== null && untilMs <= lowerMs) || fromMs > snap.asOfMs) continue;
         this.slices.push({ files, fromMs, untilMs });
@@ -256,6 +276,8 @@ export interface ExportLimits {
   signal: AbortSignal;
   /** Each DuckDB call of a slice (a COPY, or a fetch of Arrow rows) is interrupted after this long. */
   dayTimeoutMs: number;
+  /** Landed bytes of a day read by one query at most (slicesOfDay). */
+  sliceBytes: number;
 }
 
 /**
@@ -273,7 +295,7 @@ export async function startExport(
   limits: ExportLimits,
 ): Promise<Readable> {
   const { presentColumns, days } = exportDays(snap, layout, streamId, window);
-  const q = new SliceQueries(days, presentColumns, streamId, snap, window);
+  const q = new SliceQueries(days, presentColumns, streamId, snap, window, limits.sliceBytes);
   const s = await db.session({ pool: 'exports', signal: limits.signal, callTimeoutMs: limits.dayTimeoutMs });
   const r = new ExportResources(s, layout);
   try {

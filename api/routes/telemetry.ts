@@ -130,6 +130,7 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
       body = await startExport(deps.db, deps.layout, snap, streamId, window, format, {
         signal: clientGoneSignal(ctx),
         dayTimeoutMs: deps.config.api.exports.dayTimeoutMs,
+        sliceBytes: deps.config.api.exports.sliceBytes,
       });
     } catch (err) {
       admitted.release();

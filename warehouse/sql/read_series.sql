@@ -1,10 +1,11 @@
 -- One stream's (or every stream's) non-empty buckets of one standard size, read back from a
--- snapshot's series files (the glob of the layout contract: every file under
+-- snapshot's series files (those of the days the range meets, series-read.ts seriesFilesIn; the
+-- layout contract: every file under
 -- stream_timeseries/customer=<id>/, at any depth). Files are sorted by stream, size and time, so
 -- the filters on streamId, bucketSeconds and bucketStart prune all but a few row groups.
 -- Figures come out as DOUBLE: JS numbers without a BigInt per value (several times cheaper to
 -- hand to JS); an integer beyond 2^53, which a double would round, fails the read instead.
--- {{files}}: the glob, spliced (paths are resolved when the statement is prepared);
+-- {{files}}: a list of quoted paths, spliced (paths are resolved when the statement is prepared);
 -- {{stream_filter}}: `true` or `streamId = '<quoted id>'`, spliced so that it prunes row groups.
 -- Values bound: $bucket_seconds, $from_us and $to_us (bucket starts, µs since the epoch, inclusive).
 SELECT streamId,
