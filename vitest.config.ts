@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // A private redis-server for the job tests (never the user's own Redis).
-    globalSetup: ['test/setup/redis.ts'],
+    // A private redis-server for the job tests (never the user's own Redis), and a folder for
+    // data sets several files build alike (built once a run, copied from).
+    globalSetup: ['test/setup/redis.ts', 'test/setup/data-cache.ts'],
     // DuckDB is a native addon: separate processes, not worker threads.
     pool: 'forks',
     testTimeout: 60_000,

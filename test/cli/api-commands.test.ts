@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { cli } from '../helpers/cli.ts';
+import { cli, cliAll } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/warehouse.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 import { tokenSecret, verifyToken } from '../../api/tokens.ts';
@@ -86,8 +86,10 @@ describe('tenants and tokens', () => {
       [['token', '--warehouse', dir, '--role', 'admin'], /--role: tenant or operator/],
       [['token', '--warehouse', dir, '--role', 'operator', '--customer', 'acme'], /not tied to a customer/],
     ];
-    for (const [args, msg] of cases) {
-      const r = await cli(args);
+    // Independent refusals (nothing is written): a few processes at a time, each checked alone.
+    const results = await cliAll(cases.map(([args]): [string[]] => [args]));
+    for (const [i, [args, msg]] of cases.entries()) {
+      const r = results[i]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(msg);

@@ -6,7 +6,7 @@ import { startTestCollector, sampleReport, type TestCollector } from '../helpers
 import { addIngestKey, hashIngestKey, ingestKeysFile, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
 import { addTenant, tenantsFile } from '../../warehouse/control/tenants.ts';
 import { writeJsonDurable } from '../../lib/fsx.ts';
-import { cli } from '../helpers/cli.ts';
+import { cli, cliAll } from '../helpers/cli.ts';
 
 let t: TestCollector;
 const recent = () => new Date(Date.now() - 60_000);
@@ -59,8 +59,10 @@ describe('ingest keys', () => {
   });
 
   it('collect and ingest-keys have --help naming --warehouse', async () => {
-    for (const c of ['collect', 'ingest-keys add', 'ingest-keys list', 'ingest-keys revoke']) {
-      const r = await cli([...c.split(' '), '--help']);
+    const commands = ['collect', 'ingest-keys add', 'ingest-keys list', 'ingest-keys revoke'];
+    const results = await cliAll(commands.map((c): [string[]] => [[...c.split(' '), '--help']]));
+    for (const [i, c] of commands.entries()) {
+      const r = results[i]!;
       expect(r.code, c).toBe(0);
       expect(r.stdout).toContain(`Usage: p2ptel ${c}`);
       expect(r.stdout).toContain('--warehouse <dir>');
@@ -68,14 +70,17 @@ describe('ingest keys', () => {
   });
 
   it('generate --post says clearly what it needs', async () => {
-    const noKey = await cli(['generate', '--post', t.url, '--customers', 'acme', '--warehouse', t.wh.root]);
-    expect(noKey.code).toBe(2);
-    expect(noKey.stderr).toMatch(/--post needs --key/);
-    const two = await cli(['generate', '--post', t.url, '--key', t.keys['acme']!, '--customers', 'acme,globex', '--warehouse', t.wh.root]);
-    expect(two.code).toBe(2);
-    expect(two.stderr).toMatch(/one ingest key/);
-    const badUrl = await cli(['generate', '--post', 'ftp://x', '--key', t.keys['acme']!, '--customers', 'acme', '--warehouse', t.wh.root]);
-    expect(badUrl.code).toBe(2);
+    // Three refusals, independent of each other: started together, each checked alone.
+    const [noKey, two, badUrl] = await cliAll([
+      [['generate', '--post', t.url, '--customers', 'acme', '--warehouse', t.wh.root]],
+      [['generate', '--post', t.url, '--key', t.keys['acme']!, '--customers', 'acme,globex', '--warehouse', t.wh.root]],
+      [['generate', '--post', 'ftp://x', '--key', t.keys['acme']!, '--customers', 'acme', '--warehouse', t.wh.root]],
+    ]);
+    expect(noKey!.code).toBe(2);
+    expect(noKey!.stderr).toMatch(/--post needs --key/);
+    expect(two!.code).toBe(2);
+    expect(two!.stderr).toMatch(/one ingest key/);
+    expect(badUrl!.code).toBe(2);
   });
 
   it('the CLI prints a key once, lists keys without them, and revokes by key', async () => {

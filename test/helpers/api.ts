@@ -1,17 +1,26 @@
 // A real API server on a loopback port over a real snapshot of generated data, with tokens of
 // every kind the tests need (tenants, operator, expired, forged, malformed).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { inject } from 'vitest';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
 import { addTenant, type Tenant } from '../../warehouse/control/tenants.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
+import { readCurrent } from '../../warehouse/snapshots.ts';
+import { rebuildCatalog } from '../../warehouse/publication.ts';
 import { openTestWarehouse, type TestWarehouse } from './warehouse.ts';
 import { generateHistory } from './data.ts';
 import { Independent } from './independent.ts';
 
 export const RECENT_END = new Date('2026-11-20T12:00:00Z');
 export const AS_OF = new Date(RECENT_END.getTime() - 5 * 60_000);
+
+const execFileP = promisify(execFile);
 
 export interface TestResponse {
   status: number;
@@ -36,10 +45,46 @@ export function apiConfig(root: string, env: Record<string, string> = {}): AppCo
   return loadConfig({ warehouseDir: root, port: 0, host: '127.0.0.1' }, { DUCKDB_THREADS: '2', DUCKDB_MEMORY_LIMIT: '1GB', ...env });
 }
 
+/** `cp -a`: fs.cp's preserveTimestamps rounds modification times, and partition states compare them exactly. */
+async function copyExact(from: string, to: string): Promise<void> {
+  await fs.mkdir(to, { recursive: true });
+  await execFileP('cp', ['-a', `${from}/.`, to]);
+}
+
+/**
+ * The warehouse every startTestApi begins with: generated history rolled up and published at
+ * AS_OF. The same seed, arguments and asOf give the same files, so it is built once a test run
+ * (by whichever file asks first; two at once both build it, the first rename wins) and copied
+ * with its files' modification times (which partition states record). Left out of the copy: tmp/
+ * (the builder's scratch) and the analyst catalog, which names the files by absolute path and is
+ * rebuilt in place for each copy.
+ */
+async function historyTemplate(): Promise<string> {
+  const ready = path.join(inject('dataCacheDir'), 'api-history');
+  if (await fs.stat(ready).then(() => true, () => false)) return ready;
+  const wh = await openTestWarehouse();
+  try {
+    await generateHistory(wh, ['acme', 'globex'], 21, RECENT_END);
+    await runPipeline(wh, { asOf: AS_OF });
+    const staging = `${ready}.tmp-${process.pid}`;
+    await copyExact(wh.root, staging);
+    for (const p of [wh.layout.tmp, wh.layout.catalog, `${wh.layout.catalog}.wal`, `${wh.layout.catalog}.snapshot.json`]) {
+      await fs.rm(path.join(staging, path.relative(wh.root, p)), { recursive: true, force: true });
+    }
+    await fs.rename(staging, ready).catch(async (err: NodeJS.ErrnoException) => {
+      await fs.rm(staging, { recursive: true, force: true });
+      if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+    });
+  } finally {
+    await wh.close();
+  }
+  return ready;
+}
+
 export async function startTestApi(opts: { log?: Logger; env?: Record<string, string> } = {}): Promise<TestApi> {
   const wh = await openTestWarehouse();
-  await generateHistory(wh, ['acme', 'globex'], 21, RECENT_END);
-  await runPipeline(wh, { asOf: AS_OF });
+  await copyExact(await historyTemplate(), wh.root);
+  await rebuildCatalog(wh.db, wh.layout, (await readCurrent(wh.layout))!.snapshot);
   const tenants: Record<string, Tenant> = {};
   for (const customerId of ['acme', 'globex']) {
     tenants[customerId] = await addTenant(wh.layout, { customerId, name: customerId.toUpperCase(), cdnPricePerGb: null, savingsSharePct: 25 });
