@@ -221,7 +221,14 @@ async function* textDays(r: ExportResources, q: SliceQueries, format: 'csv' | 'n
   }
 }
 
-/** Arrow: each slice's rows converted to bounded record batches as DuckDB streams them. */
+/**
+ * Arrow: each slice deduplicated and sorted by DuckDB into a scratch Parquet file (the heavy work,
+ * done inside an export slot and over when the COPY ends), then that file's rows converted to
+ * bounded record batches as the client takes them. Streaming the sorted query itself would keep
+ * its sorted rows pinned in DuckDB's memory for as long as the client takes to download them:
+ * twenty slow downloads then hold twenty sorts and DuckDB runs out of memory (seen with
+ * `bench:abuse`, every export admitted). A scratch file read in order pins one row group.
+ */
 async function* arrowDays(r: ExportResources, q: SliceQueries): AsyncGenerator<Buffer> {
   async function* chunks(): AsyncGenerator<DuckDBDataChunk> {
     const select = (sql: string) => `SELECT ${ARROW_COLUMNS_SQL} FROM (${sql})`;
@@ -229,10 +236,25 @@ async function* arrowDays(r: ExportResources, q: SliceQueries): AsyncGenerator<B
       yield* r.session.chunks(select(q.empty()), q.params, TYPES);
       return;
     }
-    for (let i = 0; i < q.count; i++) yield* r.session.chunks(select(q.sql(i)), q.paramsOf(i), TYPES);
+    for (let i = 0; i < q.count; i++) {
+      const part = await r.scratchFile();
+      await r.session.run(
+        `COPY (${q.sql(i)}) TO ${quotedString(part)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE ${ARROW_SCRATCH_ROW_GROUP}, ${IN_PLACE})`,
+        q.paramsOf(i),
+        TYPES,
+      );
+      try {
+        yield* r.session.chunks(select(`SELECT * FROM read_parquet(${quotedString(part)})`));
+      } finally {
+        await r.removeFile(part);
+      }
+    }
   }
   yield* arrowStream(chunks());
 }
+
+/** Row groups of an Arrow export's scratch files: what a read of one pins at a time. */
+const ARROW_SCRATCH_ROW_GROUP = 16_384;
 
 /** Parquet needs its footer last: slices go to scratch files, which one COPY joins in order. */
 async function parquetFile(r: ExportResources, q: SliceQueries): Promise<string> {
