@@ -1,10 +1,10 @@
 // Reading a snapshot's precomputed series back on demand (read_series.sql): one stream's buckets of
 // one standard size over a time range, or every stream of a customer, straight from the Parquet
 // files, so that a reader's memory follows what it asked for, not the history.
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileList, fillSql, quotedString, sqlFile, type DbSession } from './duckdb.ts';
 import type { BucketRow } from './bucket-series.ts';
+import { listFiles } from '../lib/fsx.ts';
 
 /**
  * Every series file of a customer in a snapshot (the layout contract: any .parquet at any depth
@@ -27,22 +27,11 @@ export interface SeriesFile {
  */
 export async function listSeriesFiles(snapshotDir: string, customerId: string): Promise<SeriesFile[]> {
   const root = path.join(snapshotDir, 'stream_timeseries', `customer=${customerId}`);
-  const out: SeriesFile[] = [];
-  const walk = async (dir: string, date: string | null): Promise<void> => {
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = await fs.readdir(dir, { withFileTypes: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
-    }
-    for (const e of entries) {
-      const full = path.join(dir, e.name);
-      if (e.isDirectory()) await walk(full, /^date=(\d{4}-\d{2}-\d{2})$/.exec(e.name)?.[1] ?? date);
-      else if (e.name.endsWith('.parquet')) out.push({ date, path: full });
-    }
-  };
-  await walk(root, null);
+  const out = (await listFiles(root, '.parquet')).map((file) => {
+    // The innermost date= folder between the customer's folder and the file names its day.
+    const dates = [...path.relative(root, file).matchAll(/(?:^|\/)date=(\d{4}-\d{2}-\d{2})(?=\/)/g)];
+    return { date: dates.at(-1)?.[1] ?? null, path: file };
+  });
   return out.sort((a, b) => ((a.date ?? '') < (b.date ?? '') ? -1 : (a.date ?? '') > (b.date ?? '') ? 1 : a.path < b.path ? -1 : 1));
 }
 
