@@ -1,6 +1,6 @@
 // GET /telemetry/export bodies: one stream's deduplicated reports in a window, as CSV, NDJSON,
-// Parquet or an Arrow IPC stream, computed a day or a few hours at a time (slicesOfDay) and streamed (text formats and
-// Parquet through scratch files DuckDB writes), so that server memory stays bounded whatever the
+// Parquet or an Arrow IPC stream, computed a day or a few hours at a time (slicesOfDay) and
+// streamed through scratch files DuckDB writes, so that server memory stays bounded whatever the
 // size of the export.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -78,8 +78,8 @@ const IN_PLACE = 'USE_TMP_FILE false';
 
 /**
  * Compressed Parquet bytes of a day's files that one export query reads at most (about 50 k
- * reports; `API_EXPORT_SLICE_MB`). Every copy of a report has the same ts (session-report.md), so a day's reports can be
- * deduplicated and ordered a few hours at a time, and DuckDB's working memory (the sort of whole
+ * reports; `API_EXPORT_SLICE_MB`). Every copy of a report has the same ts (session-report.md),
+ * so a day's reports can be deduplicated and ordered a few hours at a time, and DuckDB's working memory (the sort of whole
  * rows) follows the slice, not the day or the export. A day is cut into 1, 2, 3, 4, 6 or 8 slices
  * by the size of its files: small days in one query (each slice re-reads the row groups it meets,
  * so slicing costs time), large ones in slices of this size. Measured on 4 days of one stream
@@ -210,7 +210,7 @@ async function* drain(r: ExportResources, file: string): AsyncGenerator<Buffer> 
 }
 
 /** CSV or NDJSON: each slice written by DuckDB's own writer to a scratch file, then streamed. */
-async function* textDays(r: ExportResources, q: SliceQueries, format: 'csv' | 'ndjson'): AsyncGenerator<Buffer> {
+async function* textSlices(r: ExportResources, q: SliceQueries, format: 'csv' | 'ndjson'): AsyncGenerator<Buffer> {
   if (format === 'csv') yield Buffer.from(CSV_HEADER);
   for (let i = 0; i < q.count; i++) {
     const file = await r.scratchFile();
@@ -229,7 +229,7 @@ async function* textDays(r: ExportResources, q: SliceQueries, format: 'csv' | 'n
  * twenty slow downloads then hold twenty sorts and DuckDB runs out of memory (seen with
  * `bench:abuse`, every export admitted). A scratch file read in order pins one row group.
  */
-async function* arrowDays(r: ExportResources, q: SliceQueries): AsyncGenerator<Buffer> {
+async function* arrowSlices(r: ExportResources, q: SliceQueries): AsyncGenerator<Buffer> {
   async function* chunks(): AsyncGenerator<DuckDBDataChunk> {
     const select = (sql: string) => `SELECT ${ARROW_COLUMNS_SQL} FROM (${sql})`;
     if (q.count === 0) {
@@ -237,12 +237,7 @@ async function* arrowDays(r: ExportResources, q: SliceQueries): AsyncGenerator<B
       return;
     }
     for (let i = 0; i < q.count; i++) {
-      const part = await r.scratchFile();
-      await r.session.run(
-        `COPY (${q.sql(i)}) TO ${quotedString(part)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE ${ARROW_SCRATCH_ROW_GROUP}, ${IN_PLACE})`,
-        q.paramsOf(i),
-        TYPES,
-      );
+      const part = await sliceFile(r, q, i);
       try {
         yield* r.session.chunks(select(`SELECT * FROM read_parquet(${quotedString(part)})`));
       } finally {
@@ -253,8 +248,19 @@ async function* arrowDays(r: ExportResources, q: SliceQueries): AsyncGenerator<B
   yield* arrowStream(chunks());
 }
 
-/** Row groups of an Arrow export's scratch files: what a read of one pins at a time. */
-const ARROW_SCRATCH_ROW_GROUP = 16_384;
+/** Row groups of a slice's scratch file: what a read of one pins at a time. */
+const SLICE_ROW_GROUP = 16_384;
+
+/** Slice `i`, deduplicated and sorted, in a scratch Parquet file of the export. */
+async function sliceFile(r: ExportResources, q: SliceQueries, i: number): Promise<string> {
+  const part = await r.scratchFile();
+  await r.session.run(
+    `COPY (${q.sql(i)}) TO ${quotedString(part)} (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE ${SLICE_ROW_GROUP}, ${IN_PLACE})`,
+    q.paramsOf(i),
+    TYPES,
+  );
+  return part;
+}
 
 /** Parquet needs its footer last: slices go to scratch files, which one COPY joins in order. */
 async function parquetFile(r: ExportResources, q: SliceQueries): Promise<string> {
@@ -264,11 +270,7 @@ async function parquetFile(r: ExportResources, q: SliceQueries): Promise<string>
     return out;
   }
   const parts: string[] = [];
-  for (let i = 0; i < q.count; i++) {
-    const part = await r.scratchFile();
-    parts.push(part);
-    await r.session.run(`COPY (${q.sql(i)}) TO ${quotedString(part)} (FORMAT parquet, ${IN_PLACE})`, q.paramsOf(i), TYPES);
-  }
+  for (let i = 0; i < q.count; i++) parts.push(await sliceFile(r, q, i));
   // The parts are read in list order, each already sorted: no sort, no dedup, memory flat.
   await r.session.run(`COPY (SELECT * FROM read_parquet(${fileList(parts)})) TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd, ${IN_PLACE})`);
   for (const p of parts) await r.removeFile(p);
@@ -325,7 +327,7 @@ export async function startExport(
       const file = await parquetFile(r, q);
       return ownedStream(r, drain(r, file));
     }
-    const body = format === 'arrow' ? arrowDays(r, q) : textDays(r, q, format);
+    const body = format === 'arrow' ? arrowSlices(r, q) : textSlices(r, q, format);
     // Compute the first piece now: errors before the headers are sent become problems.
     const first = await body.next();
     r.pending = body;
