@@ -1,4 +1,5 @@
 // npm run bench:abuse -- [--warehouse DIR] [--sessions 36000] [--clients 20] [--format arrow]
+//                          [--phases deployed,unbounded] [--no-single]
 // One tenant exports a large stream (about 1 M reports) from many clients at once while another
 // tenant's cheap reads are timed: the API's resident memory added (from /proc/<pid>/status) and the
 // other tenant's latency (p50/p99/max, from a probe in its own process), first with the limits as
@@ -29,8 +30,12 @@ const opts = new Command()
   .option('--sessions <n>', 'sessions of the big stream (36000 give about 1 M reports)', '36000')
   .option('--clients <n>', 'concurrent export clients', '20')
   .option('--format <f>', 'export format', 'arrow')
+  .option('--phases <list>', 'phases to run, comma-separated: deployed (limits as deployed), unbounded (every export admitted)', 'deployed,unbounded')
+  .option('--no-single', 'skip the reference export alone on an idle server')
   .parse()
-  .opts<{ warehouse: string; sessions: string; clients: string; format: string }>();
+  .opts<{ warehouse: string; sessions: string; clients: string; format: string; phases: string; single: boolean }>();
+const PHASES = new Set(opts.phases.split(',').map((p) => p.trim()));
+for (const p of PHASES) if (p !== 'deployed' && p !== 'unbounded') throw new Error(`--phases: unknown phase ${p} (deployed, unbounded)`);
 
 const dir = path.resolve(opts.warehouse);
 const AS_OF = new Date('2026-11-08T00:00:00Z');
@@ -144,7 +149,7 @@ async function phase(name: string, env: Record<string, string>) {
 }
 
 // The reference: one export alone on an idle server.
-const single = await (async () => {
+const single = !opts.single ? null : await (async () => {
   const api = await startChild(dir, ['bin/p2ptel.js', 'serve', '--warehouse', dir, '--port', '0'], /API listening on (\S+)/, { LOG_LEVEL: 'warn' });
   try {
     const d = await download(exportUrl(api));
@@ -154,15 +159,16 @@ const single = await (async () => {
     await new Promise((r) => api.child.once('exit', r));
   }
 })();
-const deployed = await phase('limits as deployed', {});
-const unbounded = await phase('all admitted at once', { API_EXPORTS_MAX: opts.clients, API_EXPORTS_PER_TENANT: opts.clients });
+const phases = [];
+if (PHASES.has('deployed')) phases.push(await phase('limits as deployed', {}));
+if (PHASES.has('unbounded')) phases.push(await phase('all admitted at once', { API_EXPORTS_MAX: opts.clients, API_EXPORTS_PER_TENANT: opts.clients }));
 
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 const lines = [
-  `Abuse benchmark: ${opts.clients} concurrent ${opts.format} exports of big:live-main (${reports} reports, ${single.mb} MB each), window all`,
-  `  one export alone: ${single.seconds} s`,
+  `Abuse benchmark: ${opts.clients} concurrent ${opts.format} exports of big:live-main (${reports} reports, ${Math.round((phases[0]?.bytesEach ?? 0) / 2 ** 20) || single?.mb} MB each), window all`,
+  single ? `  one export alone: ${single.seconds} s` : '  one export alone: not run (--no-single)',
 ];
-for (const p of [deployed, unbounded]) {
+for (const p of phases) {
   lines.push(
     `  ${p.phase}: all ${p.exports} done in ${p.allDoneSeconds} s (${p.refusals429} answers 429/503 then retried)`,
     `    API RSS at ready ${p.rssAtReadyMb} MB, peak added ${p.rssAddedPeakMb} MB (goal ≤ 300 MB)`,
@@ -170,4 +176,4 @@ for (const p of [deployed, unbounded]) {
   );
 }
 process.stdout.write(`${lines.join('\n')}\n`);
-await writeResult('abuse', { reports, clients: Number(opts.clients), format: opts.format, single, phases: [deployed, unbounded] });
+await writeResult('abuse', { reports, clients: Number(opts.clients), format: opts.format, single, phases });
