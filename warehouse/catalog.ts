@@ -30,7 +30,8 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
         await s.run(
           `CREATE VIEW ${table('stream_summaries')} AS SELECT * FROM read_parquet(${fileList(customers.map(files.summaries))}, hive_partitioning = true)`,
         );
-        // Series are one file per UTC day (date=… folders); the view keeps its columns as before.
+        // Series are one file per UTC day or per block of past days (date=… folders, a block in
+        // its first day's); the view keeps its columns as before.
         await s.run(
           `CREATE VIEW ${table('stream_timeseries')} AS SELECT * EXCLUDE (date) FROM read_parquet(${fileList(customers.map(files.series))}, hive_partitioning = true)`,
         );

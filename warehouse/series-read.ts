@@ -8,29 +8,38 @@ import { listFiles } from '../lib/fsx.ts';
 
 /**
  * Every series file of a customer in a snapshot (the layout contract: any .parquet at any depth
- * under stream_timeseries/customer=<id>/: one file per UTC day with the incremental warehouse).
+ * under stream_timeseries/customer=<id>/: one file per UTC day, or per block of past days).
  */
 export function seriesGlob(snapshotDir: string, customerId: string): string {
   return path.join(snapshotDir, 'stream_timeseries', `customer=${customerId}`, '**', '*.parquet');
 }
 
-/** A customer's series files by UTC day (`date` null: a file outside any date= folder). */
+/**
+ * A customer's series file and the UTC days it holds: `date` (its date= folder) through `last`
+ * (`through-<last>.parquet`, a block of past days; else the same day). Both null: a file outside
+ * any date= folder, read for every range.
+ */
 export interface SeriesFile {
   date: string | null;
+  last: string | null;
   path: string;
 }
 
+const THROUGH = /(?:^|\/)through-(\d{4}-\d{2}-\d{2})\.parquet$/;
+
 /**
- * The customer's series files, sorted by date (dateless files first), listed from the snapshot's
- * folders: a bucket lies in the folder of its start's date (every standard size divides a day),
- * so a read of a time range opens only the files of its days. Empty when the customer has none.
+ * The customer's series files, sorted by first day (dateless files first), listed from the
+ * snapshot's folders: a bucket lies in the file of its start's date (every standard size divides a
+ * day), so a read of a time range opens only the files of its days. Empty when the customer has none.
  */
 export async function listSeriesFiles(snapshotDir: string, customerId: string): Promise<SeriesFile[]> {
   const root = path.join(snapshotDir, 'stream_timeseries', `customer=${customerId}`);
   const out = (await listFiles(root, '.parquet')).map((file) => {
-    // The innermost date= folder between the customer's folder and the file names its day.
-    const dates = [...path.relative(root, file).matchAll(/(?:^|\/)date=(\d{4}-\d{2}-\d{2})(?=\/)/g)];
-    return { date: dates.at(-1)?.[1] ?? null, path: file };
+    const rel = path.relative(root, file);
+    // The innermost date= folder between the customer's folder and the file names its first day.
+    const date = [...rel.matchAll(/(?:^|\/)date=(\d{4}-\d{2}-\d{2})(?=\/)/g)].at(-1)?.[1] ?? null;
+    const through = THROUGH.exec(rel)?.[1];
+    return { date, last: date === null ? null : through !== undefined && through > date ? through : date, path: file };
   });
   return out.sort((a, b) => ((a.date ?? '') < (b.date ?? '') ? -1 : (a.date ?? '') > (b.date ?? '') ? 1 : a.path < b.path ? -1 : 1));
 }
@@ -39,7 +48,9 @@ export async function listSeriesFiles(snapshotDir: string, customerId: string): 
 export function seriesFilesIn(files: readonly SeriesFile[], fromMs: number | null, toMs: number | null): string[] {
   const first = fromMs === null ? null : new Date(fromMs).toISOString().slice(0, 10);
   const last = toMs === null ? null : new Date(toMs).toISOString().slice(0, 10);
-  return files.filter((f) => f.date === null || ((first === null || f.date >= first) && (last === null || f.date <= last))).map((f) => f.path);
+  return files
+    .filter((f) => f.date === null || ((first === null || f.last! >= first) && (last === null || f.date <= last)))
+    .map((f) => f.path);
 }
 
 export interface SeriesQuery {
@@ -77,12 +88,14 @@ export async function readSeriesColumns(s: DbSession, q: SeriesQuery): Promise<S
   const sql = fillSql(sqlFile('read_series'), {
     files: fileList(q.files),
     stream_filter: q.streamId === null ? 'true' : `streamId = ${quotedString(q.streamId)}`,
+    stream_column: q.streamId === null ? 'streamId,' : '',
   });
-  return s.columns<SeriesColumns & Record<string, unknown[]>>(sql, {
+  const c = await s.columns<Omit<SeriesColumns, 'streamId'> & { streamId?: string[] } & Record<string, unknown[]>>(sql, {
     bucket_seconds: q.bucketSeconds,
     from_us: q.fromMs === null ? MIN_US : BigInt(q.fromMs) * 1000n,
     to_us: q.toMs === null ? MAX_US : BigInt(q.toMs) * 1000n,
   });
+  return { ...c, streamId: c.streamId ?? new Array<string>(c.startMs.length).fill(q.streamId!) };
 }
 
 export function emptyColumns(): SeriesColumns {

@@ -32,13 +32,16 @@ export function snapshotFiles(dir: string) {
     partitionManifest: (customerId: string) => path.join(dir, 'partitions', `${customerId}.json`),
     summaries: (customerId: string) => path.join(dir, 'stream_summaries', `customer=${customerId}`, 'part-0.parquet'),
     /**
-     * A customer's series: every Parquet file below its folder (one per UTC day), as a glob that
-     * read_parquet expands.
+     * A customer's series: every Parquet file below its folder (one per UTC day, or per block of
+     * past days: seriesDays), as a glob that read_parquet expands.
      */
     series: (customerId: string) => path.join(dir, 'stream_timeseries', `customer=${customerId}`, '**', '*.parquet'),
     /** The series file of one UTC day of a customer. */
     seriesDay: (customerId: string, date: string) =>
       path.join(dir, 'stream_timeseries', `customer=${customerId}`, `date=${date}`, 'part-0.parquet'),
+    /** The series file of the UTC days first..last of a customer (a compacted block), in its first day's folder. */
+    seriesDays: (customerId: string, first: string, last: string) =>
+      path.join(dir, 'stream_timeseries', `customer=${customerId}`, `date=${first}`, `through-${last}.parquet`),
     summariesGlob: path.join(dir, 'stream_summaries', '*', '*.parquet'),
     seriesGlob: path.join(dir, 'stream_timeseries', '*', '**', '*.parquet'),
     platform: path.join(dir, 'platform_summaries.parquet'),

@@ -114,6 +114,14 @@ export function compactedHoursFile(layout: WarehouseLayout, customerId: string, 
   return path.join(layout.state, `customer=${customerId}`, `hours-${key}.parquet`);
 }
 
+/**
+ * A customer's compacted series of the days first..last (state-combine.ts seriesBlocks), named by a
+ * hash of which states it holds: state/customer=<id>/series-<first>_<last>-<key>.parquet.
+ */
+export function seriesBlockFile(layout: WarehouseLayout, customerId: string, first: string, last: string, key: string): string {
+  return path.join(layout.state, `customer=${customerId}`, `series-${first}_${last}-${key}.parquet`);
+}
+
 export function newStateId(): string {
   return `${compactIso(new Date())}-${randomBytes(4).toString('hex')}`;
 }
@@ -243,12 +251,13 @@ export interface PrunedStates {
 /**
  * Retention: remove the states of partitions whose files are all gone, states replaced by a newer
  * one, and half-built folders, once older than `graceMs` (a run still in flight may be reading a
- * state it chose). `keep` holds state ids in use by the run that prunes. Snapshots are not
- * affected: they hold hard links to the series files they use.
+ * state it chose). `keep` holds state ids in use by the run that prunes, `keepFiles` the paths of
+ * compacted files it used. Snapshots are not affected: they hold hard links to the series files
+ * they use.
  */
 export async function pruneStates(
   layout: WarehouseLayout,
-  opts: { keep: ReadonlySet<string>; livePartitions: ReadonlySet<string>; graceMs: number },
+  opts: { keep: ReadonlySet<string>; keepFiles?: ReadonlySet<string>; livePartitions: ReadonlySet<string>; graceMs: number },
 ): Promise<PrunedStates> {
   const pruned: PrunedStates = { gone: 0, superseded: 0, debris: 0 };
   const now = Date.now();
@@ -268,9 +277,10 @@ export async function pruneStates(
     }
     for (const d of await readdirOrEmpty(path.join(layout.state, c))) {
       if (!d.startsWith('date=')) {
-        // Compacted hour pieces not used for a while (a use touches the file), and the temporary
-        // files of a killed write of one.
-        if (d.startsWith('hours-') && (await old(path.join(layout.state, c, d)))) {
+        // Compacted hour pieces and series blocks not used for a while (a use touches the file),
+        // and the temporary files of a killed write of one.
+        const file = path.join(layout.state, c, d);
+        if ((d.startsWith('hours-') || d.startsWith('series-')) && !opts.keepFiles?.has(file) && (await old(file))) {
           await fs.rm(path.join(layout.state, c, d), { force: true });
           if (d.includes(TMP_PREFIX)) pruned.debris++;
           else pruned.superseded++;

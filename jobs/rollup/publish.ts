@@ -207,6 +207,7 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   if (input.pruneNeeded === false) return { manifest, published: outcome.published, dir: outcome.dir, pruned: outcome.pruned };
   const prunedStates = await pruneStates(layout, {
     keep: new Set(states.map((m) => m.stateId)),
+    keepFiles: new Set(combined.usedFiles),
     livePartitions: new Set(input.decisions.map((d) => partitionKey(d.customerId, d.date))),
     graceMs: config.snapshots.debrisGraceMs,
   });

@@ -45,6 +45,25 @@ describe('series JSON text', () => {
     expect(seriesJsonText('acme:live "x"', '24h', 600, from, to, columnsOf('acme:live "x"', rows))).toBe(JSON.stringify(plain));
   });
 
+  it('equals it at every standard size over days, a leap day and a year end (the start times are formatted per day)', () => {
+    for (const [startIso, bucketSeconds, window] of [
+      ['2028-02-27T22:00:00Z', 60, '24h'],
+      ['2028-02-27T00:00:00Z', 300, '7d'],
+      ['2026-12-30T12:00:00Z', 600, '7d'],
+      ['2026-12-01T00:00:00Z', 3600, '30d'],
+      ['2026-11-01T00:00:00Z', 21_600, '30d'],
+      ['2026-10-01T00:00:00Z', 86_400, '30d'],
+    ] as const) {
+      const t0 = Date.parse(startIso);
+      const step = bucketSeconds * 1000;
+      const rows: BucketRow[] = [0, 1, 5, 40, 200, 1200].map((k) => ({ ...row(k, 1.5), startMs: t0 + k * step }));
+      const asOf = t0 + 1300 * step + 1234;
+      const plain = windowSeries('acme:live', rows, asOf, window, bucketSeconds);
+      const text = seriesJsonText('acme:live', window, bucketSeconds, Date.parse(plain.from), Date.parse(plain.to), columnsOf('acme:live', rows));
+      expect(text, `${startIso} ${bucketSeconds}`).toBe(JSON.stringify(plain));
+    }
+  });
+
   it('equals it for a stream without any bucket', () => {
     const plain = windowSeries('acme:quiet', [], T0, '1h', 600);
     expect(seriesJsonText('acme:quiet', '1h', 600, Date.parse(plain.from), Date.parse(plain.to), columnsOf('acme:quiet', []))).toBe(JSON.stringify(plain));

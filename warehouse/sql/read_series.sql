@@ -5,10 +5,12 @@
 -- the filters on streamId, bucketSeconds and bucketStart prune all but a few row groups.
 -- Figures come out as DOUBLE: JS numbers without a BigInt per value (several times cheaper to
 -- hand to JS); an integer beyond 2^53, which a double would round, fails the read instead.
--- {{files}}: a list of quoted paths, spliced (paths are resolved when the statement is prepared);
--- {{stream_filter}}: `true` or `streamId = '<quoted id>'`, spliced so that it prunes row groups.
+-- <files>: a list of quoted paths, spliced (paths are resolved when the statement is prepared);
+-- <stream_filter>: `true` or `streamId = '<quoted id>'`, spliced so that it prunes row groups;
+-- <stream_column>: `streamId,` for every stream, empty for one (the caller knows it: no string
+-- per bucket to hand to JS).
 -- Values bound: $bucket_seconds, $from_us and $to_us (bucket starts, µs since the epoch, inclusive).
-SELECT streamId,
+SELECT {{stream_column}}
        CAST(epoch_ms(bucketStart) AS DOUBLE) AS startMs,
        CASE WHEN abs(sessions) <= 9007199254740991 THEN CAST(sessions AS DOUBLE) ELSE error('sessions beyond exact double range') END AS sessions,
        CASE WHEN abs(bytesOffloaded) <= 9007199254740991 THEN CAST(bytesOffloaded AS DOUBLE) ELSE error('bytesOffloaded beyond exact double range') END AS bytesOffloaded,
@@ -19,4 +21,4 @@ FROM read_parquet({{files}}, hive_partitioning = false)
 WHERE bucketSeconds = $bucket_seconds
   AND {{stream_filter}}
   AND bucketStart BETWEEN make_timestamp(CAST($from_us AS BIGINT)) AND make_timestamp(CAST($to_us AS BIGINT))
-ORDER BY streamId, bucketStart
+ORDER BY {{stream_column}} bucketStart
