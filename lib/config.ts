@@ -80,6 +80,7 @@ const EnvSchema = z.object({
   API_DUCKDB_THREADS: positiveInt.default(1),
   API_DUCKDB_MEMORY_LIMIT: memorySize.default('192MB'),
   API_DUCKDB_MAX_CONCURRENT: positiveInt.default(2),
+  API_DUCKDB_ALLOCATOR_FLUSH: memorySize.default('2MB'),
   API_RESPONSE_CACHE_MB: z.coerce.number().nonnegative().default(32),
   API_SERIES_CACHE_MB: z.coerce.number().nonnegative().default(16),
   API_REPORT_CACHE_MB: z.coerce.number().nonnegative().default(32),
@@ -125,6 +126,11 @@ export interface DuckDbConfig {
   memoryLimit: string;
   /** Cap on DuckDB calls running at once in one process (they use libuv's pool). */
   maxConcurrent: number;
+  /**
+   * What DuckDB's allocator may keep of the memory a statement freed, e.g. "8MB" (warehouse/duckdb.ts
+   * ALLOCATOR_FLUSH_THRESHOLD when absent).
+   */
+  allocatorFlushThreshold?: string;
 }
 
 export interface AppConfig {
@@ -346,7 +352,12 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       },
       onDemand: { max: e.API_ONDEMAND_MAX, perTenant: e.API_ONDEMAND_PER_TENANT },
       revocationPollMs: e.REVOCATION_POLL_SECONDS * 1000,
-      duckdb: { threads: e.API_DUCKDB_THREADS, memoryLimit: e.API_DUCKDB_MEMORY_LIMIT, maxConcurrent: e.API_DUCKDB_MAX_CONCURRENT },
+      duckdb: {
+        threads: e.API_DUCKDB_THREADS,
+        memoryLimit: e.API_DUCKDB_MEMORY_LIMIT,
+        maxConcurrent: e.API_DUCKDB_MAX_CONCURRENT,
+        allocatorFlushThreshold: e.API_DUCKDB_ALLOCATOR_FLUSH,
+      },
       caches: {
         responsesBytes: Math.round(e.API_RESPONSE_CACHE_MB * 2 ** 20),
         seriesBytes: Math.round(e.API_SERIES_CACHE_MB * 2 ** 20),

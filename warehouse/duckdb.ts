@@ -148,8 +148,10 @@ export class Db {
       // the RSS of a process that ran one big statement stayed far above its memory limit.
       // Measured on an export of 4 days of one stream (1.19 M reports, memory limit 192 MB): RSS
       // +494 MB with the defaults, +235 MB with 8 MB, no slower (docs/operations.md, "Memory").
-      allocator_flush_threshold: ALLOCATOR_FLUSH_THRESHOLD,
-      allocator_bulk_deallocation_flush_threshold: ALLOCATOR_FLUSH_THRESHOLD,
+      // The API keeps less (API_DUCKDB_ALLOCATOR_FLUSH, 2 MB): pilot reports rendered on demand
+      // then add about a third of the RSS they add with 8 MB, about 15 % slower (docs/api.md).
+      allocator_flush_threshold: config.allocatorFlushThreshold ?? ALLOCATOR_FLUSH_THRESHOLD,
+      allocator_bulk_deallocation_flush_threshold: config.allocatorFlushThreshold ?? ALLOCATOR_FLUSH_THRESHOLD,
     });
     const maxQueued = options.maxQueued ?? Number.POSITIVE_INFINITY;
     return new Db(instance, new Slots(config.maxConcurrent, maxQueued), new Slots(options.exportSlots ?? 1, maxQueued));
