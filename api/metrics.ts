@@ -1,5 +1,6 @@
 // The API's metrics: requests by route template and status (lib/http-metrics.ts, shared with the
-// collector), the snapshot served (age = now − asOf, swap duration), DuckDB slots in use and
+// collector), the snapshot served (age = now − asOf; the swap duration is the store's own,
+// api/snapshot-store.ts), DuckDB slots in use and
 // waiting, and hits and misses of the per-snapshot response cache. Label values are bounded:
 // route templates (never raw paths), methods, status codes.
 import client from 'prom-client';
@@ -7,12 +8,6 @@ import { registry } from '../lib/metrics.ts';
 import type { Db } from '../warehouse/duckdb.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
-export const snapshotSwapSeconds = new client.Histogram({
-  name: 'p2ptel_snapshot_swap_duration_seconds',
-  help: 'Time to load a newly published snapshot before swapping it in',
-  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-  registers: [registry],
-});
 
 const cacheLookups = new client.Counter({
   name: 'p2ptel_api_cache_lookups_total',

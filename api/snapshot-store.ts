@@ -15,9 +15,18 @@ import { ApiError, problems } from './errors.ts';
 import { WINDOW_NAMES, type WindowName } from '../warehouse/windows.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { Logger } from '../lib/log.ts';
-import { snapshotSwapSeconds } from './metrics.ts';
+import client from 'prom-client';
+import { registry } from '../lib/metrics.ts';
 import { LRUCache } from 'lru-cache';
 import { listSeriesFiles, type SeriesFile } from '../warehouse/series-read.ts';
+
+/** Time from CURRENT moving to the new snapshot swapped in (api/metrics.ts reads the rest). */
+const snapshotSwapSeconds = new client.Histogram({
+  name: 'p2ptel_snapshot_swap_duration_seconds',
+  help: 'Time to load a newly published snapshot before swapping it in',
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: [registry],
+});
 import { ResponseCache, type CachedBody, type SnapshotResponses } from './response-cache.ts';
 
 export type { BucketRow, CachedBody };

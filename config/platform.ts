@@ -1,10 +1,9 @@
 // The platform's configuration document (config/platform.json, or the file PLATFORM_CONFIG
 // names): defaults that tenants' figures fall back on. Validated by a schema when read.
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { describeZodError } from '../lib/errors.ts';
+import { DEFAULT_PLATFORM_CONFIG_FILE } from '../lib/config.ts';
 import { validateOrigins } from '../lib/origin-rules.ts';
 
 export const PlatformConfigSchema = z.object({
@@ -68,7 +67,7 @@ export const PlatformConfigSchema = z.object({
 
 export type PlatformConfig = z.infer<typeof PlatformConfigSchema>;
 
-export const DEFAULT_PLATFORM_CONFIG_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'platform.json');
+export { DEFAULT_PLATFORM_CONFIG_FILE };
 
 export class PlatformConfigError extends Error {
   override name = 'PlatformConfigError';

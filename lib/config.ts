@@ -3,8 +3,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_PLATFORM_CONFIG_FILE } from '../config/platform.ts';
+import { PROJECT_ROOT } from './version.ts';
 import { CronExpressionParser } from 'cron-parser';
+
+/** The platform configuration shipped with the code (config/platform.json; PLATFORM_CONFIG overrides). */
+export const DEFAULT_PLATFORM_CONFIG_FILE = path.join(PROJECT_ROOT, 'config', 'platform.json');
 
 const positiveInt = z.coerce.number().int().positive();
 
