@@ -351,7 +351,7 @@ async function compactedHours(s: DbSession, layout: WarehouseLayout, states: rea
  */
 export const SERIES_BLOCK_DAYS = [64, 8] as const;
 /** Bumped when the layout of a block file changes: its name changes with it. */
-const SERIES_BLOCK_VERSION = 1;
+const SERIES_BLOCK_VERSION = 2;
 
 export interface SeriesBlock {
   customerId: string;
@@ -413,7 +413,8 @@ async function seriesBlock(s: DbSession, layout: WarehouseLayout, b: SeriesBlock
   if (!(await exists(file))) {
     await copyToParquet(
       s,
-      `SELECT * FROM read_parquet(${fileList(b.states.map((m) => stateFiles(layout, m).series))}) ORDER BY streamId, bucketSeconds, bucketStart`,
+      // hive_partitioning off: the state folders' customer= and date= are not columns of a series.
+      `SELECT * FROM read_parquet(${fileList(b.states.map((m) => stateFiles(layout, m).series))}, hive_partitioning = false) ORDER BY streamId, bucketSeconds, bucketStart`,
       file,
       undefined,
       undefined,

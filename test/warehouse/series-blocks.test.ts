@@ -16,6 +16,7 @@ import type { StateMeta } from '../../warehouse/state-store.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { publishedDir } from '../../warehouse/snapshots.ts';
 import { listSeriesFiles, seriesFilesIn } from '../../warehouse/series-read.ts';
+import { quotedString } from '../../warehouse/duckdb.ts';
 
 const meta = (customerId: string, date: string): StateMeta => ({ customerId, date, stateId: `${customerId}-${date}` }) as unknown as StateMeta;
 const days = (from: string, n: number) => Array.from({ length: n }, (_, i) => new Date(Date.parse(`${from}T00:00:00Z`) + i * 86_400_000).toISOString().slice(0, 10));
@@ -92,6 +93,10 @@ describe('series blocks in real runs', () => {
     expect(published.length).toBeGreaterThan(4);
     expect((await listSeriesFiles(snapDir, 'acme')).slice(0, 2).map((f) => `${f.date}..${f.last}`)).toEqual(['2026-08-07..2026-10-09', '2026-10-10..2026-10-17']);
     await expectSnapshotMatchesIndependent(wh.db, wh.layout, first.manifest.snapshot, 'first run');
+    // A block has exactly the columns of a day's file (no column from the state area's folders).
+    const columnsOf = (rel: string) =>
+      wh.db.withSession((s) => s.all<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet(${quotedString(path.join(snapDir, rel))}, hive_partitioning = false)`));
+    expect(await columnsOf(published[0]!)).toEqual(await columnsOf(published.at(-1)!));
     const before = await blockFiles();
     expect(before).toHaveLength(2);
 
