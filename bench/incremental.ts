@@ -1,4 +1,4 @@
-// npm run bench:incremental -- [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 180] [--no-verify]
+// npm run bench:incremental -- [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--no-verify]
 // The incremental warehouse against a full run, in one process, over generated data (30 days of
 // 100 streams, ~6 M reports by default, generated once by `cli generate` in a child process):
 //   1. a bare DuckDB scan-and-group over the same files (distinct sessions and byte sums per
@@ -28,7 +28,7 @@ const opts = new Command()
   .option('--days <n>', 'days of history', '30')
   .option('--customers <n>', 'customers', '10')
   .option('--streams <n>', 'streams per customer', '10')
-  .option('--sessions <n>', 'sessions per stream over the period', '180')
+  .option('--sessions <n>', 'sessions per stream over the period', '1350')
   .option('--no-verify', 'skip the --rebuild run that checks the incremental snapshot to the last digit')
   .parse()
   .opts<{ dir: string; days: string; customers: string; streams: string; sessions: string; verify: boolean }>();
