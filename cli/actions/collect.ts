@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { port } from '../options.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { createLogger, type Logger } from '../../lib/log.ts';
-import { startCollector, type RunningCollector } from '../../collector/server.ts';
+// The collector itself is loaded by run(), after the flags are checked.
+import type { RunningCollector } from '../../collector/server.ts';
 
 export const Flags = z.object({
   warehouse: z.string().optional(),
@@ -41,6 +42,7 @@ export function stopCollectorOnSignals(collector: RunningCollector, log: Logger)
 export async function run(flags: z.output<typeof Flags>): Promise<void> {
   const config = collectConfig(flags);
   const log = createLogger(config.logLevel, 'p2ptel-collector', 'buffered');
+  const { startCollector } = await import('../../collector/server.ts');
   const collector = await startCollector(config, log);
   process.stderr.write(`collector listening on ${collector.url} (warehouse ${config.warehouseDir})${collector.metricsUrl ? `; metrics on ${collector.metricsUrl}` : ''}\n`);
   await stopCollectorOnSignals(collector, log);

@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { progressBar, runtime, withJobDeps } from '../runtime.ts';
 import { isoDate } from '../options.ts';
-import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
+// The pipeline (DuckDB and the warehouse) is loaded by run(), after the flags are checked.
+import type { PipelineResult } from '../../jobs/pipeline.ts';
 import { bytes, duration, int } from '../format.ts';
 import { assertAsOfNotAhead, describeAhead } from '../../lib/time.ts';
 import { EXIT, ExitError } from '../../lib/errors.ts';
@@ -22,6 +23,7 @@ export async function run(flags: z.output<typeof Flags>): Promise<void> {
   assertAsOfNotAhead(asOf, rt.config.snapshots.asOfMaxSkewMs);
   const bar = progressBar('pipeline');
   const { result, current } = await withJobDeps(rt, async (deps) => {
+    const { runPipeline } = await import('../../jobs/pipeline.ts');
     const r = await runPipeline(deps, { asOf, rebuild: flags.rebuild === true, replaceCurrent: flags.replaceCurrent === true }, (p) => bar.update((100 * p.done) / p.total, p.step));
     return { result: r, current: r.published ? null : await readCurrent(deps.layout).catch(() => null) };
   }).finally(() => bar.stop());

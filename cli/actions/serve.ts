@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { port } from '../options.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { createLogger, type Logger } from '../../lib/log.ts';
-import { startApi, type RunningApi } from '../../api/server.ts';
+// The API itself (Koa, DuckDB, Arrow, templates) is loaded by run(), after the flags are checked.
+import type { RunningApi } from '../../api/server.ts';
 
 /** The flags of `serve` (and, with more, of `start`). */
 export const Flags = z.object({
@@ -40,6 +41,7 @@ export function closeOnSignals(api: RunningApi, log: Logger): Promise<void> {
 export async function run(flags: ServeFlags): Promise<void> {
   const config = serveConfig(flags);
   const log = createLogger(config.logLevel, 'p2ptel-api', 'buffered');
+  const { startApi } = await import('../../api/server.ts');
   const api = await startApi(config, log);
   process.stderr.write(`API listening on ${api.url} (warehouse ${config.warehouseDir})${api.metricsUrl ? `; metrics on ${api.metricsUrl}` : ''}\n`);
   await closeOnSignals(api, log);
