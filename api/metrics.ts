@@ -8,7 +8,6 @@ import { registry } from '../lib/metrics.ts';
 import type { Db } from '../warehouse/duckdb.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
-
 const cacheLookups = new client.Counter({
   name: 'p2ptel_api_cache_lookups_total',
   help: 'Lookups of serialised responses in the per-snapshot cache, by cache and result (hit or miss)',

@@ -19,6 +19,7 @@ import client from 'prom-client';
 import { registry } from '../lib/metrics.ts';
 import { LRUCache } from 'lru-cache';
 import { listSeriesFiles, type SeriesFile } from '../warehouse/series-read.ts';
+import { ResponseCache, type CachedBody, type SnapshotResponses } from './response-cache.ts';
 
 /** Time from CURRENT moving to the new snapshot swapped in (api/metrics.ts reads the rest). */
 const snapshotSwapSeconds = new client.Histogram({
@@ -27,7 +28,6 @@ const snapshotSwapSeconds = new client.Histogram({
   buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   registers: [registry],
 });
-import { ResponseCache, type CachedBody, type SnapshotResponses } from './response-cache.ts';
 
 export type { BucketRow, CachedBody };
 

@@ -6,7 +6,7 @@
 import { LRUCache } from 'lru-cache';
 import { problems } from './errors.ts';
 import { fillBuckets, toBucketJson, type BucketJson, type BucketRow } from '../warehouse/bucket-series.ts';
-import { emptyColumns, firstBucketStart, readSeries, readSeriesColumns, seriesFilesIn, type SeriesColumns } from '../warehouse/series-read.ts';
+import { firstBucketStart, readSeries, readSeriesColumns, seriesFilesIn, type SeriesColumns } from '../warehouse/series-read.ts';
 import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
 import type { Db, DbSession } from '../warehouse/duckdb.ts';

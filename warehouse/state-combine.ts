@@ -18,6 +18,7 @@ import {
   sqlFile,
   timestampParam,
   toNumber,
+  type CopyOptions,
   type DbSession,
   type SqlParams,
   type SqlTypes,
@@ -305,6 +306,11 @@ async function loadDedupedRaw(s: DbSession, layout: WarehouseLayout, states: rea
 /** Days this recent are read from their own states; older ones from a customer's compacted file. */
 const RECENT_DAYS = 2;
 
+/** UTC dates as days since the epoch, and back. */
+const DAY_MS = 86_400_000;
+const epochDay = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
+const dateOfDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
 /**
  * The hour-piece files to read for `states`: per customer, one compacted file of the hour pieces
  * of its days older than RECENT_DAYS before asOf's date, named by a hash of exactly which states
@@ -313,7 +319,7 @@ const RECENT_DAYS = 2;
  * one per day of history; a late file into an old day rebuilds its customer's compacted file.
  */
 async function compactedHours(s: DbSession, layout: WarehouseLayout, states: readonly StateMeta[], asOfDate: string): Promise<string[]> {
-  const cutoff = new Date(Date.parse(`${asOfDate}T00:00:00Z`) - RECENT_DAYS * 86_400_000).toISOString().slice(0, 10);
+  const cutoff = dateOfDay(epochDay(asOfDate) - RECENT_DAYS);
   const out: string[] = [];
   const byCustomer = new Map<string, StateMeta[]>();
   for (const m of states) {
@@ -325,22 +331,30 @@ async function compactedHours(s: DbSession, layout: WarehouseLayout, states: rea
       out.push(stateFiles(layout, list[0]!).hours);
       continue;
     }
-    const key = createHash('sha256')
-      .update(list.map((m) => `${m.date}/${m.stateId}`).sort().join('\n'))
-      .digest('hex')
-      .slice(0, 24);
-    const file = compactedHoursFile(layout, customerId, key);
-    if (!(await exists(file))) {
-      await copyToParquet(s, `SELECT * FROM read_parquet(${fileList(list.map((m) => stateFiles(layout, m).hours))})`, file, undefined, undefined, {
-        compression: STATE_COMPRESSION,
-      });
-    }
-    // Touched on use: retention keeps the files runs still use.
-    const now = new Date();
-    await fs.utimes(file, now, now).catch(() => {});
-    out.push(file);
+    const file = compactedHoursFile(layout, customerId, statesKey(list));
+    out.push(await compactedFile(s, file, `SELECT * FROM read_parquet(${fileList(list.map((m) => stateFiles(layout, m).hours))})`, { compression: STATE_COMPRESSION }));
   }
   return out;
+}
+
+/** A hash of exactly which states a compacted file holds (and of `version`, when its layout has one). */
+function statesKey(states: readonly StateMeta[], version: string[] = []): string {
+  return createHash('sha256')
+    .update([...version, ...states.map((m) => `${m.date}/${m.stateId}`).sort()].join('\n'))
+    .digest('hex')
+    .slice(0, 24);
+}
+
+/**
+ * A compacted file of the state area, named by statesKey (so a file of that name is always
+ * right): written from `query` the first time a run needs it, and touched on every use, so that
+ * retention keeps the files runs still use.
+ */
+async function compactedFile(s: DbSession, file: string, query: string, options: CopyOptions): Promise<string> {
+  if (!(await exists(file))) await copyToParquet(s, query, file, undefined, undefined, options);
+  const now = new Date();
+  await fs.utimes(file, now, now).catch(() => {});
+  return file;
 }
 
 /**
@@ -361,10 +375,6 @@ export interface SeriesBlock {
   states: StateMeta[];
 }
 
-const DAY_MS = 86_400_000;
-const epochDay = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
-const dateOfDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
-
 /**
  * Which days of `whole` (states with no report after asOf) are read through blocks: a span is a
  * block when it ends before asOf's date (no day of it can still change but by a late file, which
@@ -376,22 +386,24 @@ export function planSeriesBlocks(whole: readonly StateMeta[], asOfDate: string):
   let rest = [...whole];
   const blocks: SeriesBlock[] = [];
   for (const span of SERIES_BLOCK_DAYS) {
-    const groups = new Map<string, StateMeta[]>();
+    const groups = new Map<string, { start: number; list: StateMeta[] }>();
     const keep: StateMeta[] = [];
     for (const m of rest) {
       const start = Math.floor(epochDay(m.date) / span) * span;
-      if (start + span - 1 >= asOfDay) keep.push(m);
-      else {
-        const key = `${m.customerId}|${start}`;
-        groups.set(key, [...(groups.get(key) ?? []), m]);
+      if (start + span - 1 >= asOfDay) {
+        keep.push(m);
+        continue;
       }
+      const key = `${m.customerId}|${start}`;
+      const group = groups.get(key);
+      if (group) group.list.push(m);
+      else groups.set(key, { start, list: [m] });
     }
-    for (const [key, list] of groups) {
+    for (const { start, list } of groups.values()) {
       if (list.length < 2) {
         keep.push(...list);
         continue;
       }
-      const start = Number(key.slice(key.lastIndexOf('|') + 1));
       blocks.push({ customerId: list[0]!.customerId, first: dateOfDay(start), last: dateOfDay(start + span - 1), states: list.sort((a, b) => (a.date < b.date ? -1 : 1)) });
     }
     rest = keep;
@@ -400,30 +412,14 @@ export function planSeriesBlocks(whole: readonly StateMeta[], asOfDate: string):
 }
 
 /**
- * The block's file in the state area: the series of its days, sorted by stream, size and time
- * like a day's, named by a hash of exactly which states it holds (so a file of that name is
- * always right), built the first time a run needs it and touched on every use.
+ * The block's file in the state area (compactedFile): the series of its days, sorted by stream,
+ * size and time like a day's.
  */
-async function seriesBlock(s: DbSession, layout: WarehouseLayout, b: SeriesBlock): Promise<string> {
-  const key = createHash('sha256')
-    .update([`v${SERIES_BLOCK_VERSION}`, ...b.states.map((m) => `${m.date}/${m.stateId}`)].join('\n'))
-    .digest('hex')
-    .slice(0, 24);
-  const file = seriesBlockFile(layout, b.customerId, b.first, b.last, key);
-  if (!(await exists(file))) {
-    await copyToParquet(
-      s,
-      // hive_partitioning off: the state folders' customer= and date= are not columns of a series.
-      `SELECT * FROM read_parquet(${fileList(b.states.map((m) => stateFiles(layout, m).series))}, hive_partitioning = false) ORDER BY streamId, bucketSeconds, bucketStart`,
-      file,
-      undefined,
-      undefined,
-      { compression: STATE_COMPRESSION, rowGroupSize: SERIES_ROW_GROUP_SIZE },
-    );
-  }
-  const now = new Date();
-  await fs.utimes(file, now, now).catch(() => {});
-  return file;
+function seriesBlock(s: DbSession, layout: WarehouseLayout, b: SeriesBlock): Promise<string> {
+  const file = seriesBlockFile(layout, b.customerId, b.first, b.last, statesKey(b.states, [`v${SERIES_BLOCK_VERSION}`]));
+  // hive_partitioning off: the state folders' customer= and date= are not columns of a series.
+  const query = `SELECT * FROM read_parquet(${fileList(b.states.map((m) => stateFiles(layout, m).series))}, hive_partitioning = false) ORDER BY streamId, bucketSeconds, bucketStart`;
+  return compactedFile(s, file, query, { compression: STATE_COMPRESSION, rowGroupSize: SERIES_ROW_GROUP_SIZE });
 }
 
 /** A hard link (the snapshot shares the state's immutable file), or a copy across file systems. */
