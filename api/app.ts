@@ -5,7 +5,8 @@
 import Koa from 'koa';
 import { Router, type RouterMiddleware } from '@koa/router';
 import { requestFrame } from './request-context.ts';
-import { authenticate } from './auth.ts';
+import { TokenAuth } from './auth.ts';
+import { Replays } from './replay.ts';
 import { healthRoutes } from './routes/health.ts';
 import { telemetryRoutes } from './routes/telemetry.ts';
 import { tenantsRoutes } from './routes/tenants.ts';
@@ -23,14 +24,18 @@ export interface ApiRouters {
   operators: Router;
   /** The authentication middleware, as the main router's routes list it. */
   auth: RouterMiddleware;
+  /** Answers repeated before the routers (api/replay.ts). */
+  replays: Replays;
 }
 
 export function apiRouters(deps: ApiDeps): ApiRouters {
   const main = new Router();
-  const auth = authenticate(deps.secret, deps.revocation);
+  const tokens = new TokenAuth(deps.secret, deps.revocation);
+  const auth = tokens.middleware;
+  const replays = new Replays(deps.config.api.caches.replays, tokens);
   const operators = operatorRouter(auth);
   healthRoutes(main, deps);
-  telemetryRoutes(main, deps, auth, operators);
+  telemetryRoutes(main, deps, { auth, remember: replays.remember }, operators);
   originsRoutes(main, deps, auth);
   manifestRoutes(main, deps, auth);
   reportsRoutes(main, deps, auth);
@@ -38,7 +43,7 @@ export function apiRouters(deps: ApiDeps): ApiRouters {
   billingRoutes(operators, deps);
   metricsRoutes(operators);
   assertSectioned(operators);
-  return { main, operators, auth };
+  return { main, operators, auth, replays };
 }
 
 /** Every route: method, path template, and who may call it (by the router it is on and its middleware). */
@@ -59,9 +64,10 @@ export function createApp(deps: ApiDeps): Koa {
     deps.log.error({ err, reqId: ctx?.state?.['reqId'] }, 'error outside the request frame');
   });
 
-  const { main, operators } = apiRouters(deps);
+  const { main, operators, replays } = apiRouters(deps);
   app.use(httpMetrics());
   app.use(requestFrame(deps.log, deps.store));
+  app.use(replays.replay);
   app.use(main.routes());
   app.use(operators.routes());
   // After both routers: ctx.matched gathers what either matched, for 405 and Allow.

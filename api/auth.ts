@@ -1,5 +1,6 @@
 // Authentication (Bearer tokens, verified without a lookup) and the authorisation rules of
 // telemetry-api.md: tenant scoping by stream id prefix, capabilities, operator-only routes.
+import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import { problems } from './errors.ts';
 import { TokenVerifyError, verifyToken, type Caller, type Capability } from './tokens.ts';
@@ -72,34 +73,57 @@ const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/;
  * so that a client's repeated calls do not pay the HMAC each time; expiry and revocation (deny
  * list, removed tenants) are checked on every request, remembered or not.
  */
-export function authenticate(secret: Uint8Array, revocation: Pick<Revocation, 'refusal'>) {
-  const verified = new VerifiedTokens(VERIFIED_TOKENS_MAX);
-  return async function authMiddleware(ctx: Context, next: Next): Promise<void> {
-    // Node keeps only the first of repeated Authorization headers: refuse the ambiguity instead.
+export class TokenAuth {
+  private readonly verified = new VerifiedTokens(VERIFIED_TOKENS_MAX);
+
+  constructor(
+    private readonly secret: Uint8Array,
+    private readonly revocation: Pick<Revocation, 'refusal'>,
+  ) {}
+
+  /** The middleware of every route that needs a token (its identity marks those routes). */
+  readonly middleware = async (ctx: Context, next: Next): Promise<void> => {
     if (repeatedAuthorization(ctx.req.rawHeaders)) throw problems.duplicateAuthorization();
     const header = ctx.req.headers.authorization;
     if (!header) throw problems.missingToken();
     const now = Date.now();
-    let v = verified.get(header, now);
+    let v = this.verified.get(header, now);
     if (!v) {
       const m = BEARER.exec(header);
       if (!m) throw problems.invalidToken('The Authorization header must be "Bearer <token>".');
       let caller: Caller;
       try {
-        caller = await verifyToken(secret, m[1]!);
+        caller = await verifyToken(this.secret, m[1]!);
       } catch (err) {
         if (err instanceof TokenVerifyError) throw problems.invalidToken(REASONS[err.reason]);
         throw err;
       }
-      // verifyToken refuses an expired token; one that expires this very millisecond is refused too.
       if (caller.expiresAt * 1000 <= now) throw problems.invalidToken(REASONS.expired);
-      v = verified.set(header, caller);
+      v = this.verified.set(header, caller);
     }
-    const refusal = revocation.refusal(v.credential);
+    const refusal = this.revocation.refusal(v.credential);
     if (refusal) throw problems.invalidToken(REFUSALS[refusal]);
     ctx.state['caller'] = v.caller;
     await next();
   };
+
+  /**
+   * The caller of a request whose token the middleware would let through without verifying it
+   * again: its exact header verified before, has not expired and is not refused now. Null in every
+   * other case (never a refusal: the middleware answers those, with their reasons).
+   */
+  remembered(req: IncomingMessage): Caller | null {
+    const header = req.headers.authorization;
+    if (!header || repeatedAuthorization(req.rawHeaders)) return null;
+    const v = this.verified.get(header, Date.now());
+    if (!v || this.revocation.refusal(v.credential)) return null;
+    return v.caller;
+  }
+}
+
+/** The token middleware alone (tests of it). */
+export function authenticate(secret: Uint8Array, revocation: Pick<Revocation, 'refusal'>) {
+  return new TokenAuth(secret, revocation).middleware;
 }
 
 /** A caller as the revocation rule sees it. */

@@ -44,6 +44,7 @@ export function sendSnapshotJson(ctx: Context, snap: ServedSnapshot, key: string
     cached = serialise(snap, key, build());
     snap.responses.set(key, cached);
   }
+  ctx.state['responseKey'] = key;
   sendCached(ctx, snap, cached);
 }
 
@@ -54,6 +55,7 @@ export function sendSnapshotJson(ctx: Context, snap: ServedSnapshot, key: string
 export async function sendSnapshotJsonText(ctx: Context, snap: ServedSnapshot, key: string, build: () => Promise<string>): Promise<void> {
   const cached =
     snap.responses.get(key) ?? (await snap.responses.getOrBuild(key, async () => ({ body: Buffer.from(await build()), etag: etagFor(snap.id, key) })));
+  ctx.state['responseKey'] = key;
   sendCached(ctx, snap, cached);
 }
 
@@ -61,7 +63,8 @@ function serialise(snap: ServedSnapshot, key: string, value: unknown): CachedBod
   return { body: Buffer.from(JSON.stringify(value)), etag: etagFor(snap.id, key) };
 }
 
-function sendCached(ctx: Context, snap: ServedSnapshot, cached: CachedBody): void {
+/** The answer of a cached body: its headers, and 304 or the body. */
+export function sendCached(ctx: Context, snap: ServedSnapshot, cached: CachedBody): void {
   setSnapshotHeaders(ctx, snap, cached.etag);
   if (notModified(ctx, cached.etag)) {
     ctx.status = 304;

@@ -1,7 +1,7 @@
 // The API's metrics: requests by route template and status (lib/http-metrics.ts, shared with the
 // collector), the snapshot served (age = now − asOf; the swap duration is the store's own,
 // api/snapshot-store.ts), DuckDB slots in use and
-// waiting, and hits and misses of the per-snapshot response cache. Label values are bounded:
+// waiting, and hits and misses of the per-snapshot response cache and of the replay memo. Label values are bounded:
 // route templates (never raw paths), methods, status codes.
 import client from 'prom-client';
 import { registry } from '../lib/metrics.ts';
@@ -16,6 +16,14 @@ const cacheLookups = new client.Counter({
 });
 const responseHits = cacheLookups.labels('responses', 'hit');
 const responseMisses = cacheLookups.labels('responses', 'miss');
+
+const replayHits = cacheLookups.labels('replays', 'hit');
+const replayMisses = cacheLookups.labels('replays', 'miss');
+
+/** One lookup of a GET in the replay memo (api/replay.ts). */
+export function countReplayLookup(hit: boolean): void {
+  (hit ? replayHits : replayMisses).inc();
+}
 
 /** One per-snapshot response cache lookup. */
 export function countResponseLookup(hit: boolean): void {

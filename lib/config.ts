@@ -88,6 +88,7 @@ const EnvSchema = z.object({
   API_SERIES_CACHE_MB: z.coerce.number().nonnegative().default(16),
   API_REPORT_CACHE_MB: z.coerce.number().nonnegative().default(32),
   API_REPORT_COMPOSED_MAX: z.coerce.number().int().nonnegative().default(8),
+  API_REPLAY_ENTRIES: z.coerce.number().int().nonnegative().default(10_000),
   // The worker tier (BullMQ on Redis).
   REDIS_URL: redisUrlSchema.default('redis://127.0.0.1:6379'),
   QUEUE_PREFIX: queuePrefixSchema.default('p2ptel'),
@@ -255,6 +256,8 @@ export interface ApiCacheConfig {
   reportsBytes: number;
   /** Composed pilot report objects (entries), so another format of one report skips the SQL. */
   composedReports: number;
+  /** Remembered answers (entries: token and URL → response cache key) replayed before the routers; 0: off. */
+  replays: number;
 }
 
 export interface RedisConfig {
@@ -366,6 +369,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
         seriesBytes: Math.round(e.API_SERIES_CACHE_MB * 2 ** 20),
         reportsBytes: Math.round(e.API_REPORT_CACHE_MB * 2 ** 20),
         composedReports: e.API_REPORT_COMPOSED_MAX,
+        replays: e.API_REPLAY_ENTRIES,
       },
     },
     tokens: {

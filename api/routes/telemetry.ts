@@ -33,9 +33,14 @@ function streamParam(ctx: Context): string {
   return String((ctx.params as Record<string, string>)['streamId']);
 }
 
-/** `operators`: the operator router (routes/operator.ts), for the platform-wide metrics. */
-export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddleware, operators: Router): void {
-  router.get('/telemetry/streams', auth, (ctx) => {
+/**
+ * `operators`: the operator router (routes/operator.ts), for the platform-wide metrics. `remember`
+ * (api/replay.ts) marks the routes whose answers depend on nothing but the caller, the URL and
+ * the snapshot, so that a repeat with the same token is answered before the routers.
+ */
+export function telemetryRoutes(router: Router, deps: ApiDeps, mw: { auth: RouterMiddleware; remember: RouterMiddleware }, operators: Router): void {
+  const { auth, remember } = mw;
+  router.get('/telemetry/streams', auth, remember, (ctx) => {
     const caller = callerOf(ctx);
     requireCapability(caller, 'telemetry:read');
     const { window, detail } = parseQuery(ctx, StreamsQuery);
@@ -47,7 +52,7 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     });
   });
 
-  operators.get('/telemetry/metrics', (ctx) => {
+  operators.get('/telemetry/metrics', remember, (ctx) => {
     const { window, groupBy } = parseQuery(ctx, PlatformMetricsQuery);
     const byCustomer = groupBy === 'customer';
     const snap = snapshotOf(ctx);
@@ -61,7 +66,7 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     }));
   });
 
-  router.get('/telemetry/metrics/:streamId', auth, (ctx) => {
+  router.get('/telemetry/metrics/:streamId', auth, remember, (ctx) => {
     const caller = callerOf(ctx);
     requireCapability(caller, 'telemetry:read');
     const streamId = streamParam(ctx);
@@ -76,7 +81,7 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, auth: RouterMiddl
     }));
   });
 
-  router.get('/telemetry/timeseries', auth, async (ctx) => {
+  router.get('/telemetry/timeseries', auth, remember, async (ctx) => {
     const caller = callerOf(ctx);
     requireCapability(caller, 'telemetry:read');
     const { streamId } = parseQuery(ctx, StreamIdQuery);

@@ -81,6 +81,10 @@ describe('metrics', () => {
     const misses = (s: Map<string, number>) => s.get('p2ptel_api_cache_lookups_total{cache="responses",result="miss"}') ?? 0;
     expect(misses(after) - misses(before)).toBe(1);
     expect(hits(after) - hits(before)).toBe(1);
+    // The second request repeats the first (same token, URL, snapshot): replayed before the routers.
+    const replays = (s: Map<string, number>, result: string) => s.get(`p2ptel_api_cache_lookups_total{cache="replays",result="${result}"}`) ?? 0;
+    expect(replays(after, 'hit') - replays(before, 'hit')).toBe(1);
+    expect(replays(after, 'miss') - replays(before, 'miss')).toBe(1);
     expect(after.get('p2ptel_duckdb_slots{pool="default",state="active"}')).toBe(0);
     expect(after.get('p2ptel_duckdb_slots{pool="default",state="waiting"}')).toBe(0);
     expect(after.get('p2ptel_snapshot_swap_duration_seconds_count')).toBeGreaterThanOrEqual(1);

@@ -1,0 +1,131 @@
+// Replayed answers (api/replay.ts): a repeat of a GET with the same token, URL and snapshot is
+// answered before the routers, with exactly the routed answer's status, headers and body; what can
+// change for a token (expiry, revocation: abuse.test.ts) is checked on every replay; another token
+// never gets a replay of someone else's answer; the frame (log line, request metrics) is the same.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { startTestApi, type TestApi, type TestResponse } from '../helpers/api.ts';
+import { issueToken, tokenSecret } from '../../api/tokens.ts';
+import { rawRequest } from '../helpers/child-api.ts';
+
+const logs: Record<string, unknown>[] = [];
+const sink = new Writable({
+  write(chunk: Buffer, _e, done) {
+    for (const l of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(l) as Record<string, unknown>);
+    done();
+  },
+});
+
+let t: TestApi;
+
+beforeAll(async () => {
+  t = await startTestApi({ log: pino({ level: 'info' }, sink), env: { METRICS_PORT: '0' } });
+}, 240_000);
+
+afterAll(async () => {
+  await t?.close();
+});
+
+async function counter(api: TestApi, name: string): Promise<number> {
+  const text = await (await fetch(api.api.metricsUrl!)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.slice(name.length + 1)) : 0;
+}
+const replayHits = (api: TestApi) => counter(api, 'p2ptel_api_cache_lookups_total{cache="replays",result="hit"}');
+
+/** The answer without what differs per request by design (its id, the time it was sent). */
+function answer(r: TestResponse) {
+  const headers = Object.fromEntries([...r.headers.entries()].filter(([k]) => k !== 'x-request-id' && k !== 'date'));
+  return { status: r.status, headers, text: r.text };
+}
+
+const ROUTES: [string, 'acme' | 'operator'][] = [
+  ['/telemetry/metrics/acme:live-main?window=24h', 'acme'],
+  ['/telemetry/streams?detail=1', 'acme'],
+  ['/telemetry/streams', 'operator'],
+  ['/telemetry/metrics?window=7d&groupBy=customer', 'operator'],
+  ['/telemetry/timeseries?streamId=acme:live-main&window=24h&bucketSeconds=3600', 'acme'],
+  ['/telemetry/timeseries?streamId=acme:vod-library&window=24h&bucketSeconds=900', 'acme'], // on demand
+];
+
+describe('replayed answers', () => {
+  it('answer a repeat with exactly the routed answer, before the routers', async () => {
+    for (const [url, who] of ROUTES) {
+      const first = await t.get(url, t.tokens[who]);
+      expect(first.status, `${url}: ${first.text}`).toBe(200);
+      const before = await replayHits(t);
+      const again = await t.get(url, t.tokens[who]);
+      expect(await replayHits(t), url).toBe(before + 1);
+      expect(answer(again), url).toEqual(answer(first));
+      expect(again.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+      // A conditional repeat: 304 with the same validators, no body.
+      const cond = await t.get(url, t.tokens[who], { 'If-None-Match': first.headers.get('etag')! });
+      expect(await replayHits(t)).toBe(before + 2);
+      expect([cond.status, cond.text, cond.headers.get('etag'), cond.headers.get('last-modified')]).toEqual([304, '', first.headers.get('etag'), first.headers.get('last-modified')]);
+    }
+  });
+
+  it('log the replayed request like any other, and count it under its route template', async () => {
+    const url = '/telemetry/metrics/acme:live-sports?window=7d';
+    await t.get(url, t.tokens.acme);
+    const before = await counter(t, 'p2ptel_http_request_duration_seconds_count{method="GET",route="/telemetry/metrics/:streamId",status="200"}');
+    const hits = await replayHits(t);
+    const r = await t.get(url, t.tokens.acme, { 'X-Request-Id': 'replay-check-1' });
+    expect(r.status).toBe(200);
+    expect(await replayHits(t)).toBe(hits + 1);
+    expect(await counter(t, 'p2ptel_http_request_duration_seconds_count{method="GET",route="/telemetry/metrics/:streamId",status="200"}')).toBe(before + 1);
+    await expect.poll(() => logs.find((l) => l['reqId'] === 'replay-check-1')).toMatchObject({
+      reqId: 'replay-check-1',
+      method: 'GET',
+      path: '/telemetry/metrics/acme:live-sports',
+      status: 200,
+      role: 'tenant',
+      customerId: 'acme',
+    });
+  });
+
+  it("never give one token's answer to another, nor to a request without one", async () => {
+    const url = '/telemetry/metrics/acme:live-main?window=1h';
+    expect((await t.get(url, t.tokens.acme)).status).toBe(200);
+    expect((await t.get(url, t.tokens.acme)).status).toBe(200);
+    const hits = await replayHits(t);
+    const other = await t.get(url, t.tokens.globex);
+    expect([other.status, (other.json as { code: string }).code]).toEqual([403, 'forbidden_stream']);
+    const none = await t.get(url);
+    expect([none.status, (none.json as { code: string }).code]).toEqual([401, 'missing_token']);
+    // The same header sent twice: refused, as the token middleware refuses it.
+    const twice = await rawRequest(`${t.url}${url}`, { headers: { Authorization: [`Bearer ${t.tokens.acme}`, `Bearer ${t.tokens.acme}`] } });
+    expect([twice.status, (JSON.parse(twice.body.toString()) as { code: string }).code]).toEqual([400, 'duplicate_authorization']);
+    expect(await replayHits(t)).toBe(hits);
+  });
+
+  it('stop replaying when the token expires', async () => {
+    const secret = await tokenSecret(t.wh.layout, null);
+    const token = await issueToken(secret, { role: 'tenant', tenant: t.tenants['acme']! }, 2);
+    const url = '/telemetry/streams?window=7d';
+    expect((await t.get(url, token)).status).toBe(200);
+    const hits = await replayHits(t);
+    expect((await t.get(url, token)).status).toBe(200);
+    expect(await replayHits(t)).toBe(hits + 1);
+    await new Promise((r) => setTimeout(r, 2_100));
+    const late = await t.get(url, token);
+    expect([late.status, (late.json as { detail: string }).detail]).toEqual([401, 'The token has expired.']);
+    expect(await replayHits(t)).toBe(hits + 1);
+  });
+
+  it('are off with API_REPLAY_ENTRIES=0, and the answers are the same', async () => {
+    const off = await startTestApi({ env: { METRICS_PORT: '0', API_REPLAY_ENTRIES: '0' } });
+    try {
+      const before = await replayHits(off); // the metrics registry is the process's: both APIs count into it
+      for (const [url, who] of ROUTES) {
+        const a = await off.get(url, off.tokens[who]);
+        const b = await off.get(url, off.tokens[who]);
+        expect(answer(b), url).toEqual(answer(a));
+      }
+      expect(await replayHits(off)).toBe(before);
+    } finally {
+      await off.close();
+    }
+  });
+});
