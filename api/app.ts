@@ -16,7 +16,6 @@ import { manifestRoutes } from './routes/manifest.ts';
 import { reportsRoutes } from './routes/reports.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { assertSectioned, operatorRouter } from './routes/operator.ts';
-import { httpMetrics } from './metrics.ts';
 import type { ApiDeps } from './deps.ts';
 
 export interface ApiRouters {
@@ -65,7 +64,6 @@ export function createApp(deps: ApiDeps): Koa {
   });
 
   const { main, operators, replays } = apiRouters(deps);
-  app.use(httpMetrics());
   app.use(requestFrame(deps.log, deps.store));
   app.use(replays.replay);
   app.use(main.routes());

@@ -19,7 +19,7 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
 
 /** Whether the request's If-None-Match names `etag` (any of a list, weak or strong, or `*`): answer 304. */
 export function notModified(ctx: Context, etag: string): boolean {
-  return etagMatches(ctx.get('If-None-Match') || undefined, etag);
+  return etagMatches(ctx.req.headers['if-none-match'], etag);
 }
 
 /**

@@ -8,26 +8,33 @@ import { registry } from '../lib/metrics.ts';
 import type { Db } from '../warehouse/duckdb.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
-const cacheLookups = new client.Counter({
+// Counted as plain numbers (a lookup happens on every request; a labelled prom-client child
+// validates and hashes its labels on each increment) and handed to the counter when scraped.
+const lookups = { responses: { hit: 0, miss: 0 }, replays: { hit: 0, miss: 0 } };
+
+new client.Counter({
   name: 'p2ptel_api_cache_lookups_total',
-  help: 'Lookups of serialised responses in the per-snapshot cache, by cache and result (hit or miss)',
+  help: 'Lookups of serialised responses in the per-snapshot cache (responses) and of repeated GETs in the replay memo (replays), by result (hit or miss)',
   labelNames: ['cache', 'result'] as const,
   registers: [registry],
+  collect() {
+    this.reset();
+    for (const [cache, counts] of Object.entries(lookups)) {
+      for (const [result, n] of Object.entries(counts)) this.labels(cache, result).inc(n);
+    }
+  },
 });
-const responseHits = cacheLookups.labels('responses', 'hit');
-const responseMisses = cacheLookups.labels('responses', 'miss');
-
-const replayHits = cacheLookups.labels('replays', 'hit');
-const replayMisses = cacheLookups.labels('replays', 'miss');
 
 /** One lookup of a GET in the replay memo (api/replay.ts). */
 export function countReplayLookup(hit: boolean): void {
-  (hit ? replayHits : replayMisses).inc();
+  if (hit) lookups.replays.hit++;
+  else lookups.replays.miss++;
 }
 
 /** One per-snapshot response cache lookup. */
 export function countResponseLookup(hit: boolean): void {
-  (hit ? responseHits : responseMisses).inc();
+  if (hit) lookups.responses.hit++;
+  else lookups.responses.miss++;
 }
 
 /** What the gauges read when scraped (the API of this process). */
@@ -64,5 +71,3 @@ export function bindApiMetrics(store: SnapshotStore, db: Db): void {
   sources = { store, db };
 }
 
-/** Requests by route template and status: shared with the collector (lib/http-metrics.ts). */
-export { httpMetrics } from '../lib/http-metrics.ts';

@@ -13,7 +13,6 @@
 // entries (API_REPLAY_ENTRIES, a few hundred bytes each: the Authorization header and the URL).
 // Entries of an older snapshot are not replayed; the next answer at the same key replaces them.
 import type { Context, Next } from 'koa';
-import { LRUCache } from 'lru-cache';
 import type { TokenAuth } from './auth.ts';
 import { sendCached } from './http-cache.ts';
 import { countReplayLookup, countResponseLookup } from './metrics.ts';
@@ -32,13 +31,14 @@ type RoutedContext = Context & { _matchedRoute?: string | RegExp };
 const memoKey = (authorization: string, url: string) => `${authorization}\0${url}`;
 
 export class Replays {
-  private readonly memo: LRUCache<string, Replay> | null;
+  /** By Authorization header and URL; the oldest entry goes when full (an entry evicted while in use comes back at its next routed answer). */
+  private readonly memo: Map<string, Replay> | null;
 
   constructor(
-    maxEntries: number,
+    private readonly maxEntries: number,
     private readonly auth: Pick<TokenAuth, 'remembered'>,
   ) {
-    this.memo = maxEntries > 0 ? new LRUCache<string, Replay>({ max: maxEntries }) : null;
+    this.memo = maxEntries > 0 ? new Map() : null;
   }
 
   /**
@@ -54,7 +54,9 @@ export class Replays {
     const route = (ctx as RoutedContext)._matchedRoute;
     if (this.memo === null || ctx.method !== 'GET' || (ctx.status !== 200 && ctx.status !== 304)) return;
     if (typeof key !== 'string' || !header || !snap || typeof route !== 'string') return;
-    this.memo.set(memoKey(header, ctx.url), { snapshotId: snap.id, key, route });
+    const k = memoKey(header, ctx.url);
+    if (!this.memo.has(k) && this.memo.size >= this.maxEntries) this.memo.delete(this.memo.keys().next().value!);
+    this.memo.set(k, { snapshotId: snap.id, key, route });
   };
 
   /** App middleware, after the request frame and before the routers: answer a repeat from the memo. */

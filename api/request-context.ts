@@ -1,10 +1,12 @@
 // The frame of every request, in one middleware: a request id (X-Request-Id, taken from the
 // client when sane, else generated), the snapshot the request reads (captured once, so a swap
-// during the request changes nothing it sees), problem+json for whatever a handler throws, and one
-// pino JSON line with the outcome and timing. Tokens and bodies are never logged.
+// during the request changes nothing it sees), problem+json for whatever a handler throws, one
+// pino JSON line with the outcome and timing, and the request metrics (lib/http-metrics.ts).
+// Tokens and bodies are never logged.
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { requestLineWriter, type Logger, type RequestLineWriter } from '../lib/log.ts';
+import { observeRequest } from '../lib/http-metrics.ts';
 import type { Caller } from './tokens.ts';
 import type { ServedSnapshot, SnapshotStore } from './snapshot-store.ts';
 import { handleError, problems } from './errors.ts';
@@ -51,6 +53,8 @@ export function requestFrame(log: Logger, store: FrameSnapshots) {
     } catch (err) {
       handleError(ctx, store.explain(err), log);
     }
+    // Timed until the response (or a stream's headers) is handed to Node.
+    observeRequest(ctx, performance.now() - started);
     // A streamed body logs when it has been sent, not when its headers go out.
     if (ctx.body && typeof (ctx.body as NodeJS.ReadableStream).pipe === 'function') {
       ctx.res.once('close', () => logRequest(writeLine, ctx, reqId, started));

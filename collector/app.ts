@@ -4,7 +4,6 @@
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import { NO_SNAPSHOTS, requestFrame } from '../api/request-context.ts';
-import { httpMetrics } from '../lib/http-metrics.ts';
 import { ingestCors, sessionReportsRoute } from './route.ts';
 import { collectorHealthRoutes } from './health.ts';
 import type { CollectorDeps } from './deps.ts';
@@ -17,7 +16,6 @@ export function createCollectorApp(deps: CollectorDeps): Koa {
   collectorHealthRoutes(router, deps);
   sessionReportsRoute(router, deps);
 
-  app.use(httpMetrics());
   app.use(requestFrame(deps.log, NO_SNAPSHOTS));
   app.use(ingestCors());
   app.use(router.routes());

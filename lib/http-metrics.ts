@@ -1,7 +1,7 @@
 // Requests of a Koa app (the API, the collector) by method, route template and status, as one
 // histogram (its _count is the request count). Label values are bounded: route templates (never
 // raw paths), methods, status codes.
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import client from 'prom-client';
 import { registry } from './metrics.ts';
 
@@ -18,23 +18,18 @@ type Observer = { observe(v: number): void };
 const children = new Map<string, Observer>();
 
 /**
- * Time every request, labelled by the route template the router matched (`(none)` for a path no
- * route has). Label children are kept, so a request costs a map lookup and one observation.
+ * Count one request that took `ms`, labelled by the route template the router matched (`(none)`
+ * for a path no route has), its method and status: the request frame calls it once per request
+ * (api/request-context.ts). Label children are kept, so a request costs a map lookup and one
+ * observation.
  */
-export function httpMetrics() {
-  return async function httpMetricsMiddleware(ctx: Context, next: Next): Promise<void> {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-      const key = `${ctx.method} ${String(route ?? '(none)')} ${ctx.status}`;
-      let child = children.get(key);
-      if (!child) {
-        child = requestSeconds.labels(ctx.method, String(route ?? '(none)'), String(ctx.status));
-        children.set(key, child);
-      }
-      child.observe((performance.now() - started) / 1000);
-    }
-  };
+export function observeRequest(ctx: Context, ms: number): void {
+  const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+  const key = `${ctx.method} ${String(route ?? '(none)')} ${ctx.status}`;
+  let child = children.get(key);
+  if (!child) {
+    child = requestSeconds.labels(ctx.method, String(route ?? '(none)'), String(ctx.status));
+    children.set(key, child);
+  }
+  child.observe(ms / 1000);
 }
