@@ -28,11 +28,14 @@ interface Replay {
 
 type RoutedContext = Context & { _matchedRoute?: string | RegExp };
 
-const memoKey = (authorization: string, url: string) => `${authorization}\0${url}`;
-
 export class Replays {
-  /** By Authorization header and URL; the oldest entry goes when full (an entry evicted while in use comes back at its next routed answer). */
-  private readonly memo: Map<string, Replay> | null;
+  /**
+   * By Authorization header, then URL (two lookups of strings Node already has, rather than one of
+   * a string built per request). When full, the token remembered longest ago goes with its
+   * entries: one in use comes back at its next routed answer.
+   */
+  private readonly memo: Map<string, Map<string, Replay>> | null;
+  private entries = 0;
 
   constructor(
     private readonly maxEntries: number,
@@ -54,19 +57,28 @@ export class Replays {
     const route = (ctx as RoutedContext)._matchedRoute;
     if (this.memo === null || ctx.method !== 'GET' || (ctx.status !== 200 && ctx.status !== 304)) return;
     if (typeof key !== 'string' || !header || !snap || typeof route !== 'string') return;
-    const k = memoKey(header, ctx.url);
-    if (!this.memo.has(k) && this.memo.size >= this.maxEntries) this.memo.delete(this.memo.keys().next().value!);
-    this.memo.set(k, { snapshotId: snap.id, key, route });
+    let urls = this.memo.get(header);
+    if (urls?.has(ctx.url) !== true) {
+      while (this.entries >= this.maxEntries) {
+        const [oldest, gone] = this.memo.entries().next().value!;
+        this.memo.delete(oldest);
+        this.entries -= gone.size;
+      }
+      this.entries++;
+    }
+    if (!this.memo.has(header)) this.memo.set(header, (urls = new Map()));
+    urls!.set(ctx.url, { snapshotId: snap.id, key, route });
   };
 
   /** App middleware, after the request frame and before the routers: answer a repeat from the memo. */
   readonly replay = async (ctx: Context, next: Next): Promise<void> => {
-    const header = ctx.req.headers.authorization;
-    if (this.memo !== null && ctx.method === 'GET' && header) {
-      const r = this.memo.get(memoKey(header, ctx.url));
+    const req = ctx.req;
+    const header = req.headers.authorization;
+    if (this.memo !== null && req.method === 'GET' && header) {
+      const r = this.memo.get(header)?.get(req.url!);
       const snap = currentSnapshot(ctx);
       const cached = r && snap && r.snapshotId === snap.id ? snap.responses.get(r.key) : undefined;
-      const caller = cached ? this.auth.remembered(ctx.req) : null;
+      const caller = cached ? this.auth.remembered(req) : null;
       countReplayLookup(caller !== null);
       if (caller !== null) {
         countResponseLookup(true);

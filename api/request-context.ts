@@ -44,35 +44,40 @@ export function requestFrame(log: Logger, store: FrameSnapshots) {
     ctx.state['snapshot'] = store.current();
     ctx.res.setHeader('X-Request-Id', reqId);
     ctx.res.setHeader('X-Content-Type-Options', 'nosniff');
+    // Koa's own objects are read directly below (not through ctx's delegating accessors): this
+    // runs on every request, and each hop showed in the hot routes' profile.
+    const response = ctx.response;
     try {
       await next();
-      if (ctx.body === undefined || ctx.body === null) {
-        if (ctx.status === 404) throw problems.notFound();
-        if (ctx.status === 405) throw problems.methodNotAllowed((ctx.response.get('Allow') || 'GET').split(/,\s*/));
+      if (response.body === undefined || response.body === null) {
+        if (response.status === 404) throw problems.notFound();
+        if (response.status === 405) throw problems.methodNotAllowed((response.get('Allow') || 'GET').split(/,\s*/));
       }
     } catch (err) {
       handleError(ctx, store.explain(err), log);
     }
     // Timed until the response (or a stream's headers) is handed to Node.
-    observeRequest(ctx, performance.now() - started);
+    const ms = performance.now() - started;
+    observeRequest(ctx, ms);
     // A streamed body logs when it has been sent, not when its headers go out.
-    if (ctx.body && typeof (ctx.body as NodeJS.ReadableStream).pipe === 'function') {
-      ctx.res.once('close', () => logRequest(writeLine, ctx, reqId, started));
+    const body = response.body;
+    if (body && typeof (body as NodeJS.ReadableStream).pipe === 'function') {
+      ctx.res.once('close', () => logRequest(writeLine, ctx, reqId, performance.now() - started));
     } else {
-      logRequest(writeLine, ctx, reqId, started);
+      logRequest(writeLine, ctx, reqId, ms);
     }
   };
 }
 
 /** The request's log line: id, method, path, status, time taken, and who called. */
-function logRequest(writeLine: RequestLineWriter, ctx: Context, reqId: string, started: number): void {
+function logRequest(writeLine: RequestLineWriter, ctx: Context, reqId: string, ms: number): void {
   const caller = ctx.state['caller'] as Caller | undefined;
   writeLine({
     reqId,
-    method: ctx.method,
-    path: ctx.path,
-    status: ctx.status,
-    ms: Math.round((performance.now() - started) * 10) / 10,
+    method: ctx.req.method!,
+    path: ctx.request.path,
+    status: ctx.res.statusCode,
+    ms: Math.round(ms * 10) / 10,
     role: caller?.role,
     customerId: caller?.role === 'tenant' ? caller.customerId : undefined,
   });

@@ -25,10 +25,12 @@ const children = new Map<string, Observer>();
  */
 export function observeRequest(ctx: Context, ms: number): void {
   const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-  const key = `${ctx.method} ${String(route ?? '(none)')} ${ctx.status}`;
+  const method = ctx.req.method!;
+  const status = ctx.res.statusCode;
+  const key = `${method} ${String(route ?? '(none)')} ${status}`;
   let child = children.get(key);
   if (!child) {
-    child = requestSeconds.labels(ctx.method, String(route ?? '(none)'), String(ctx.status));
+    child = requestSeconds.labels(method, String(route ?? '(none)'), String(status));
     children.set(key, child);
   }
   child.observe(ms / 1000);

@@ -128,4 +128,24 @@ describe('replayed answers', () => {
       await off.close();
     }
   });
+
+  it('hold at most API_REPLAY_ENTRIES answers, the oldest token going first', async () => {
+    const one = await startTestApi({ env: { METRICS_PORT: '0', API_REPLAY_ENTRIES: '1' } });
+    try {
+      const a = '/telemetry/metrics/acme:live-main?window=24h';
+      const b = '/telemetry/metrics/acme:live-main?window=7d';
+      const hitsAfter = async (url: string) => {
+        const before = await replayHits(one);
+        expect((await one.get(url, one.tokens.acme)).status).toBe(200);
+        return (await replayHits(one)) - before;
+      };
+      expect([await hitsAfter(a), await hitsAfter(a)]).toEqual([0, 1]);
+      expect([await hitsAfter(b), await hitsAfter(a), await hitsAfter(a)]).toEqual([0, 0, 1]);
+      // Another token's answer takes the only place, and the first token's repeat is routed again.
+      expect((await one.get(a, one.tokens.operator)).status).toBe(200);
+      expect(await hitsAfter(a)).toBe(0);
+    } finally {
+      await one.close();
+    }
+  });
 });
