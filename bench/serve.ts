@@ -20,7 +20,7 @@ import { addTenant, findTenant } from '../warehouse/control/tenants.ts';
 import { issueToken, tokenSecret } from '../api/tokens.ts';
 import { STANDARD_BUCKET_SECONDS, WINDOW_NAMES } from '../warehouse/windows.ts';
 import { writeResult } from './report.ts';
-import { startChild } from './servers.ts';
+import { cpuProfileFlags, startChild } from './servers.ts';
 import { compareHotRoutes } from './hot-routes.ts';
 
 const opts = new Command()
@@ -31,8 +31,9 @@ const opts = new Command()
   .option('--swaps <n>', 'moves of CURRENT between published snapshots', '6')
   .option('--skip-hot', 'skip the hot-route comparison')
   .option('--log-level <level>', "the API's LOG_LEVEL (info: one JSON line per request, as deployed)", 'info')
+  .option('--profile <dir>', 'write a CPU profile of the API (node --cpu-prof) into DIR')
   .parse()
-  .opts<{ warehouse: string; duration: string; connections: string; runs: string; swaps: string; skipHot?: boolean; logLevel: string }>();
+  .opts<{ warehouse: string; duration: string; connections: string; runs: string; swaps: string; skipHot?: boolean; logLevel: string; profile?: string }>();
 
 const dir = path.resolve(opts.warehouse);
 const layout = warehouseLayout(dir);
@@ -75,7 +76,7 @@ const tenantToken = await issueToken(secret, { role: 'tenant', tenant }, 7200);
 
 // --- Start: time to ready and RSS at ready.
 const started = performance.now();
-const api = await startChild(outDir, ['bin/p2ptel.js', 'serve', '--warehouse', dir, '--port', '0'], /API listening on (\S+)/, { LOG_LEVEL: opts.logLevel });
+const api = await startChild(outDir, ['bin/p2ptel.js', 'serve', '--warehouse', dir, '--port', '0'], /API listening on (\S+)/, { LOG_LEVEL: opts.logLevel }, cpuProfileFlags(opts.profile));
 const readyMs = performance.now() - started;
 const pid = api.child.pid!;
 async function status(field: 'VmRSS' | 'VmHWM'): Promise<number> {
@@ -236,6 +237,7 @@ const hot = opts.skipHot
   ? null
   : await compareHotRoutes({
       apiUrl: api.url,
+      apiPid: api.child.pid,
       token: tenantToken,
       // A stream of the token's own customer (ids sort as strings: c10:… comes before c1:…).
       routes: [`/telemetry/metrics/${encodeURIComponent(streams.find((s) => s.startsWith(`${customers[0]!}:`))!)}?window=24h`, '/telemetry/streams?detail=1'],

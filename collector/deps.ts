@@ -1,11 +1,12 @@
 // What the collector's routes share: config, logger, the warehouse (for keys and tenants), the
-// spool, the flusher and the per-key limiter.
+// spool, the flusher, the per-key limiter and the batch workers.
 import type { CollectorConfig } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { Spool } from './spool.ts';
 import type { Flusher } from './flusher.ts';
 import type { KeyRateLimiter } from './limits.ts';
+import type { BatchPool } from './batch-pool.ts';
 
 export interface CollectorDeps {
   config: CollectorConfig;
@@ -14,6 +15,8 @@ export interface CollectorDeps {
   spool: Spool;
   flusher: Flusher;
   limiter: KeyRateLimiter;
+  /** Checks posted batches (worker threads, or in process). */
+  batches: BatchPool;
   /** The clock reports' `ts` is checked against (a parameter so tests can pin it). */
   now: () => number;
 }

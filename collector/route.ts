@@ -1,13 +1,15 @@
 // POST /v1/session-reports: the SDK's only route (docs/sdk-ingest.md). Key, media type and size
 // are checked from the headers; then admission (rate per key, spool room); then the body is read
-// within its limits, a foreign stream refuses the whole request (403, nothing stored), each other
-// report is validated on its own, and the valid ones are answered only once they are fsynced in
-// the spool. CORS is open to any page: the key is public and can only write.
+// within its size and checked by a batch worker (collector/batch.ts, batch-pool.ts): inflated
+// within its limit, a foreign stream refuses the whole request (403, nothing stored), each other
+// report is validated on its own; the valid ones are answered only once they are fsynced in the
+// spool. CORS is open to any page: the key is public and can only write.
 import type { Context, Next } from 'koa';
 import type { Router } from '@koa/router';
 import { checkIngestKey } from '../warehouse/control/ingest-keys.ts';
-import { checkHeaders, readReports } from './body.ts';
-import { checkReport, type TimeWindow } from './report-schema.ts';
+import { checkHeaders, gzipped, mediaType, readBody } from './body.ts';
+import { batchProblem, type BatchOutcome } from './batch.ts';
+import type { TimeWindow } from './report-schema.ts';
 import { ingestProblems, type Rejection } from './problems.ts';
 import { SPOOL_FULL_RETRY_SECONDS, spoolHasRoom } from './limits.ts';
 import type { CollectorDeps } from './deps.ts';
@@ -52,34 +54,22 @@ export function sessionReportsRoute(router: Router, deps: CollectorDeps): void {
     if (spool.failed()) throw ingestProblems.unavailable(30);
     if (!spoolHasRoom(spool, config.spoolMaxBytes)) throw ingestProblems.spoolFull(SPOOL_FULL_RETRY_SECONDS);
 
-    const items = await readReports(ctx, config);
-    limiter.consume(key.key.id, items.length);
-
-    // Ownership first: one report of another customer's stream refuses the whole request.
-    const prefix = `${key.customerId}:`;
-    items.forEach((item, index) => {
-      if (!item.ok || typeof item.value !== 'object' || item.value === null) return;
-      const streamId = (item.value as Record<string, unknown>)['streamId'];
-      if (typeof streamId === 'string' && streamId.includes(':') && !streamId.startsWith(prefix)) throw ingestProblems.foreignStream(index);
-    });
-
+    const raw = await readBody(ctx, config);
     const now = deps.now();
     const window: TimeWindow = { latestMs: now + config.maxFutureMs, earliestMs: now - config.lateHorizonMs };
-    const rejected: Rejection[] = [];
-    const lines: string[] = [];
-    items.forEach((item, index) => {
-      if (!item.ok) {
-        rejected.push({ index, field: null, reason: item.reason });
-        return;
-      }
-      const r = checkReport(item.value, window);
-      if (r.ok) lines.push(JSON.stringify(r.report));
-      else rejected.push({ index, field: r.field, reason: r.reason });
-    });
-    if (lines.length === 0 && rejected.length > 0) throw ingestProblems.allRejected(rejected);
-    if (lines.length > 0) {
+    let outcome: BatchOutcome;
+    try {
+      outcome = await deps.batches.check(raw, { gzip: gzipped(ctx), ndjson: mediaType(ctx).endsWith('ndjson'), customerId: key.customerId, window });
+    } catch (err) {
+      // A batch worker died under this batch (logged by the pool): nothing was stored.
+      deps.log.error({ err }, 'collector: a batch could not be checked');
+      throw ingestProblems.unavailable(5);
+    }
+    if (outcome.reports !== null) limiter.consume(key.key.id, outcome.reports);
+    if (!outcome.ok) throw batchProblem(outcome.problem);
+    if (outcome.accepted > 0) {
       try {
-        await spool.append(Buffer.from(`${lines.join('\n')}\n`), lines.length);
+        await spool.append(Buffer.from(outcome.lines.buffer, outcome.lines.byteOffset, outcome.lines.byteLength), outcome.accepted);
       } catch {
         // Logged by the spool; nothing of this request is acknowledged.
         throw ingestProblems.unavailable(30);
@@ -87,7 +77,7 @@ export function sessionReportsRoute(router: Router, deps: CollectorDeps): void {
     }
     ctx.status = 202;
     ctx.set('Cache-Control', 'no-store');
-    const body: IngestResult = { accepted: lines.length, rejected };
+    const body: IngestResult = { accepted: outcome.accepted, rejected: outcome.rejected };
     ctx.body = body;
   });
 }

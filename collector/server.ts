@@ -13,6 +13,7 @@ import { hostScratchDir, warehouseLayout, type WarehouseLayout } from '../wareho
 import { Spool } from './spool.ts';
 import { Flusher } from './flusher.ts';
 import { KeyRateLimiter } from './limits.ts';
+import { BatchPool } from './batch-pool.ts';
 import { createCollectorApp } from './app.ts';
 import { collectProcessMetrics, listenMetrics, type MetricsListener } from '../lib/metrics.ts';
 import type { CollectorDeps } from './deps.ts';
@@ -53,6 +54,7 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
     spool,
     flusher,
     limiter: new KeyRateLimiter(c.rateLimitPerKey, c.maxReports),
+    batches: new BatchPool(c.workers, { maxInflatedBytes: c.maxInflatedBytes, maxReports: c.maxReports }, log),
     now: opts.now ?? Date.now,
   };
   flusher.start(); // lands what an earlier run left first
@@ -76,7 +78,7 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
     collectProcessMetrics();
     metrics = await listenMetrics(c.metrics.port, c.metrics.host);
   }
-  log.info({ url, spool: spoolDir, spoolId: spool.id, metrics: metrics?.url ?? null }, 'collector listening');
+  log.info({ url, spool: spoolDir, spoolId: spool.id, batchWorkers: deps.batches.size, metrics: metrics?.url ?? null }, 'collector listening');
 
   let closing: Promise<void> | null = null;
   return {
@@ -92,6 +94,7 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
           server.closeIdleConnections();
           setTimeout(() => server.closeAllConnections(), 5_000).unref();
         });
+        await deps.batches.close();
         flusher.stop();
         try {
           await flusher.flushAll();

@@ -121,6 +121,7 @@ const EnvSchema = z.object({
   // The flusher's DuckDB (landing spool segments as Parquet), sized on its own: it is what bounds
   // the collector's memory beyond the requests in flight (docs/operations.md).
   COLLECTOR_DUCKDB_MEMORY_LIMIT: memorySize.default('512MB'),
+  COLLECTOR_WORKERS: z.coerce.number().int().nonnegative().max(64).optional(),
 });
 
 export interface DuckDbConfig {
@@ -244,6 +245,8 @@ export interface CollectorConfig {
   requestTimeoutMs: number;
   /** Memory limit of the flusher's DuckDB (it spills to the host's scratch folder beyond). */
   duckdbMemoryLimit: string;
+  /** Worker threads that check posted batches (collector/batch-pool.ts); 0: on the event loop's thread. */
+  workers: number;
 }
 
 /** Bounds of the API's in-memory caches, in bytes (or entries where said). */
@@ -406,6 +409,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       spoolMaxBytes: e.COLLECTOR_SPOOL_MAX_BYTES,
       requestTimeoutMs: e.COLLECTOR_REQUEST_TIMEOUT_SECONDS * 1000,
       duckdbMemoryLimit: e.COLLECTOR_DUCKDB_MEMORY_LIMIT,
+      workers: e.COLLECTOR_WORKERS ?? os.availableParallelism(),
       metrics:
         (overrides.collectorMetricsPort ?? e.COLLECTOR_METRICS_PORT) === undefined
           ? null

@@ -1,0 +1,186 @@
+// What a posted batch becomes, from its bytes (gzip'd or not) to the spool's lines: inflated within
+// its limit (a gzip bomb stops at the limit), parsed (a JSON array, {"reports": [...]}, or NDJSON
+// line by line), counted against the report limit, checked for a report of another customer's
+// stream (the whole request is refused), then each report validated on its own and the valid ones
+// serialised in the spool's form. Plain data in, plain data out: it runs in the collector's batch
+// workers (collector/batch-pool.ts) or in process, with the same code either way, and its problems
+// are data that the route turns into the problem+json answers of collector/problems.ts.
+import { gunzip, gunzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { checkReport, type TimeWindow } from './report-schema.ts';
+import { ingestProblems, type Rejection } from './problems.ts';
+import type { ApiError } from '../api/errors.ts';
+
+const gunzipAsync = promisify(gunzip);
+
+export interface BatchLimits {
+  maxInflatedBytes: number;
+  maxReports: number;
+}
+
+/** How the request said its body is written. */
+export interface BatchRequest {
+  /** `gzip` (or `x-gzip`), else the body is as sent. */
+  gzip: boolean;
+  ndjson: boolean;
+  /** The customer of the ingest key: every stream id must carry its prefix. */
+  customerId: string;
+  window: TimeWindow;
+}
+
+export type BatchProblem =
+  | { code: 'tooLarge'; detail: string }
+  | { code: 'unreadableBody'; detail: string }
+  | { code: 'invalidJson'; detail: string }
+  | { code: 'tooManyReports'; max: number }
+  | { code: 'foreignStream'; index: number }
+  | { code: 'allRejected'; rejected: Rejection[] };
+
+export type BatchOutcome =
+  | {
+      ok: true;
+      /** Reports in the request (what the rate limit counts). */
+      reports: number;
+      accepted: number;
+      /** The accepted reports as spool lines (NDJSON, each line ending in a newline). */
+      lines: Uint8Array;
+      rejected: Rejection[];
+    }
+  | {
+      ok: false;
+      /** Reports in the request, when it could be read and was within the limit; else null. */
+      reports: number | null;
+      problem: BatchProblem;
+    };
+
+/** The answer a problem gets. */
+export function batchProblem(p: BatchProblem): ApiError {
+  switch (p.code) {
+    case 'tooLarge':
+      return ingestProblems.tooLarge(p.detail);
+    case 'unreadableBody':
+      return ingestProblems.unreadableBody(p.detail);
+    case 'invalidJson':
+      return ingestProblems.invalidJson(p.detail);
+    case 'tooManyReports':
+      return ingestProblems.tooManyReports(p.max);
+    case 'foreignStream':
+      return ingestProblems.foreignStream(p.index);
+    case 'allRejected':
+      return ingestProblems.allRejected(p.rejected);
+  }
+}
+
+const failed = (problem: BatchProblem, reports: number | null = null): BatchOutcome => ({ ok: false, reports, problem });
+
+const tooLargeInflated = (limits: BatchLimits): BatchProblem => ({
+  code: 'tooLarge',
+  detail: `The body is larger than ${limits.maxInflatedBytes} bytes once decompressed.`,
+});
+const NOT_GZIP: BatchProblem = { code: 'unreadableBody', detail: 'Content-Encoding says gzip, but the body is not valid gzip.' };
+
+function inflateFailure(err: unknown, limits: BatchLimits): BatchProblem {
+  if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) return tooLargeInflated(limits);
+  return NOT_GZIP;
+}
+
+/** Check a batch where it runs on its own thread: inflating blocks nothing else. */
+export function checkBatchSync(raw: Uint8Array, req: BatchRequest, limits: BatchLimits): BatchOutcome {
+  let body: Uint8Array = raw;
+  if (req.gzip) {
+    try {
+      body = gunzipSync(raw, { maxOutputLength: limits.maxInflatedBytes });
+    } catch (err) {
+      return failed(inflateFailure(err, limits));
+    }
+  }
+  return checkInflated(body, req, limits);
+}
+
+/** Check a batch on the event loop's thread: inflating runs on libuv's pool. */
+export async function checkBatch(raw: Uint8Array, req: BatchRequest, limits: BatchLimits): Promise<BatchOutcome> {
+  let body: Uint8Array = raw;
+  if (req.gzip) {
+    try {
+      body = await gunzipAsync(raw, { maxOutputLength: limits.maxInflatedBytes });
+    } catch (err) {
+      return failed(inflateFailure(err, limits));
+    }
+  }
+  return checkInflated(body, req, limits);
+}
+
+/** A report as it came: parsed, or the reason its line could not be (NDJSON only). */
+type BodyItem = { ok: true; value: unknown } | { ok: false; reason: string };
+
+// A byte order mark is kept, as Buffer#toString keeps it (and JSON.parse refuses it).
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+const encoder = new TextEncoder();
+
+function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits): BatchOutcome {
+  if (!req.gzip && body.length > limits.maxInflatedBytes) return failed({ code: 'tooLarge', detail: `The body is larger than ${limits.maxInflatedBytes} bytes.` });
+  const text = decoder.decode(body);
+  const parsed = req.ndjson ? ndjsonItems(text, limits) : jsonItems(text);
+  if ('code' in parsed) return failed(parsed);
+  const items = parsed;
+  if (items.length > limits.maxReports) return failed({ code: 'tooManyReports', max: limits.maxReports });
+
+  // Ownership first: one report of another customer's stream refuses the whole request.
+  const prefix = `${req.customerId}:`;
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index]!;
+    if (!item.ok || typeof item.value !== 'object' || item.value === null) continue;
+    const streamId = (item.value as Record<string, unknown>)['streamId'];
+    if (typeof streamId === 'string' && streamId.includes(':') && !streamId.startsWith(prefix)) return failed({ code: 'foreignStream', index }, items.length);
+  }
+
+  const rejected: Rejection[] = [];
+  const lines: string[] = [];
+  items.forEach((item, index) => {
+    if (!item.ok) {
+      rejected.push({ index, field: null, reason: item.reason });
+      return;
+    }
+    const r = checkReport(item.value, req.window);
+    if (r.ok) lines.push(JSON.stringify(r.report));
+    else rejected.push({ index, field: r.field, reason: r.reason });
+  });
+  if (lines.length === 0 && rejected.length > 0) return failed({ code: 'allRejected', rejected }, items.length);
+  // A fresh buffer of its own (never a slice of Node's shared pool): it can be handed across threads.
+  const spool = lines.length > 0 ? encoder.encode(`${lines.join('\n')}\n`) : new Uint8Array(0);
+  return { ok: true, reports: items.length, accepted: lines.length, lines: spool, rejected };
+}
+
+function jsonItems(text: string): BodyItem[] | BatchProblem {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { code: 'invalidJson', detail: 'The body is not valid JSON.' };
+  }
+  const list = Array.isArray(json) ? json : isObject(json) && Array.isArray(json['reports']) ? json['reports'] : null;
+  if (list === null) return { code: 'invalidJson', detail: 'The body must be {"reports": [...]} or a JSON array of reports.' };
+  return list.map((value) => ({ ok: true, value }));
+}
+
+function ndjsonItems(text: string, limits: BatchLimits): BodyItem[] | BatchProblem {
+  const items: BodyItem[] = [];
+  let parsed = 0;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    // Counted before parsing: a body of too many lines is refused without parsing them all.
+    if (items.length >= limits.maxReports) return [...items, { ok: false, reason: 'over the limit' }];
+    try {
+      items.push({ ok: true, value: JSON.parse(line) });
+      parsed++;
+    } catch {
+      items.push({ ok: false, reason: 'this line is not valid JSON' });
+    }
+  }
+  if (items.length > 0 && parsed === 0) return { code: 'invalidJson', detail: 'No line of the body is valid JSON.' };
+  return items;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,89 @@
+// The batch workers (collector/batch-pool.ts): a batch checked by a worker thread has exactly the
+// outcome of the same batch checked in process (spool lines byte for byte, rejections, problems),
+// on good, mixed and bad batches; a worker that dies fails only the batches it held and is
+// replaced. The route's answers for each outcome are tested end to end (bad-input, end-to-end).
+import { gzipSync } from 'node:zlib';
+import type { Worker } from 'node:worker_threads';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BatchPool } from '../../collector/batch-pool.ts';
+import type { BatchOutcome, BatchRequest } from '../../collector/batch.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { sampleReport } from '../helpers/collector.ts';
+
+const NOW = Date.parse('2026-11-20T12:00:00Z');
+const LIMITS = { maxInflatedBytes: 64 * 1024, maxReports: 50 };
+const report = (i: number, over: Record<string, unknown> = {}) => ({ ...sampleReport('acme:live-main', new Date(NOW - 60_000 + i), i), ...over });
+const json = (x: unknown) => Buffer.from(JSON.stringify(x));
+const req = (over: Partial<BatchRequest> = {}): BatchRequest => ({
+  gzip: false,
+  ndjson: false,
+  customerId: 'acme',
+  window: { latestMs: NOW + 600_000, earliestMs: NOW - 35 * 86_400_000 },
+  ...over,
+});
+
+const CASES: [string, Buffer, BatchRequest][] = [
+  ['all valid, {"reports": [...]}', json({ reports: Array.from({ length: 20 }, (_, i) => report(i)) }), req()],
+  ['all valid, gzip\'d array', gzipSync(json(Array.from({ length: 20 }, (_, i) => report(i)))), req({ gzip: true })],
+  ['mixed', json([report(0), report(1, { bytesOffloaded: -1 }), report(2, { ts: '2027-01-01T00:00:00Z' }), report(3, { extra: 'dropped' })]), req()],
+  ['NDJSON with a bad line', Buffer.from(`${JSON.stringify(report(0))}\n{oops\n\n${JSON.stringify(report(1))}\n`), req({ ndjson: true })],
+  ['none valid', json([report(0, { streamId: 'nocolon' }), 5]), req()],
+  ['foreign stream', json([report(0), report(1, { streamId: 'globex:live' })]), req()],
+  ['not JSON', Buffer.from('{"reports": ['), req()],
+  ['not gzip', Buffer.from('plain'), req({ gzip: true })],
+  ['gzip bomb', gzipSync(Buffer.alloc(LIMITS.maxInflatedBytes + 1, 32)), req({ gzip: true })],
+  ['too large as sent', Buffer.alloc(LIMITS.maxInflatedBytes + 1, 32), req()],
+  ['too many reports', json(Array.from({ length: LIMITS.maxReports + 1 }, (_, i) => report(i))), req()],
+];
+
+const workers = new BatchPool(2, LIMITS, silentLogger);
+const inProcess = new BatchPool(0, LIMITS, silentLogger);
+
+afterAll(async () => {
+  await workers.close();
+});
+
+/** An outcome with its spool lines as text, to compare and read. */
+const readable = (o: BatchOutcome) => (o.ok ? { ...o, lines: Buffer.from(o.lines).toString() } : o);
+
+describe('batch workers', () => {
+  it('give every batch the outcome it gets in process', async () => {
+    expect(workers.size).toBe(2);
+    expect(inProcess.size).toBe(0);
+    for (const [name, body, r] of CASES) {
+      const [a, b] = await Promise.all([workers.check(body, r), inProcess.check(body, r)]);
+      expect(readable(a), name).toEqual(readable(b));
+    }
+    // What the outcomes say, worked by hand for a few.
+    const mixed = readable(await workers.check(CASES[2]![1], CASES[2]![2]));
+    expect(mixed).toMatchObject({ ok: true, reports: 4, accepted: 2, rejected: [{ index: 1, field: 'bytesOffloaded' }, { index: 2, field: 'ts' }] });
+    const lines = (mixed as { lines: string }).lines.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l['reportId'], l['ts'], 'extra' in l])).toEqual([
+      [report(0)['reportId'], (NOW - 60_000) * 1000, false],
+      [report(3)['reportId'], (NOW - 60_000 + 3) * 1000, false],
+    ]);
+    expect(await workers.check(CASES[5]![1], CASES[5]![2])).toEqual({ ok: false, reports: 2, problem: { code: 'foreignStream', index: 1 } });
+    expect(await workers.check(CASES[8]![1], CASES[8]![2])).toMatchObject({ ok: false, reports: null, problem: { code: 'tooLarge' } });
+    expect(await workers.check(CASES[10]![1], CASES[10]![2])).toEqual({ ok: false, reports: null, problem: { code: 'tooManyReports', max: LIMITS.maxReports } });
+  });
+
+  it('replace a worker that dies, failing only the batches it held', async () => {
+    const pool = new BatchPool(2, { maxInflatedBytes: 64 * 2 ** 20, maxReports: 20_000 }, silentLogger);
+    try {
+      const slots = (pool as unknown as { slots: { worker: Worker }[] }).slots;
+      const dying = slots[0]!.worker;
+      // A batch that takes a worker tens of milliseconds, so that it is still held when the worker dies.
+      const big = json(Array.from({ length: 20_000 }, (_, i) => report(i)));
+      // Two batches: the first goes to the first worker (both idle), the second to the other one.
+      const held = pool.check(big, req());
+      const other = pool.check(big, req());
+      await dying.terminate();
+      await expect(held).rejects.toThrow(/exited/);
+      expect(await other).toMatchObject({ ok: true, accepted: 20_000 });
+      expect(slots[0]!.worker).not.toBe(dying);
+      expect(await pool.check(CASES[0]![1], CASES[0]![2])).toMatchObject({ ok: true, accepted: 20 });
+    } finally {
+      await pool.close();
+    }
+  });
+});
