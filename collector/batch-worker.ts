@@ -15,3 +15,5 @@ parentPort!.on('message', (task: BatchTask) => {
   const outcome = checkBatchSync(task.raw, task.req, limits);
   parentPort!.postMessage({ id: task.id, outcome }, outcome.ok && outcome.lines.byteLength > 0 ? [outcome.lines.buffer as ArrayBuffer] : []);
 });
+// Loaded and listening: the pool waits for this before the collector takes requests.
+parentPort!.postMessage({ ready: true });

@@ -58,6 +58,8 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
     now: opts.now ?? Date.now,
   };
   flusher.start(); // lands what an earlier run left first
+  // No request before the batch workers can check it (each loads its code in a few hundred ms).
+  await deps.batches.started();
 
   // Timeouts are checked every connectionsCheckingInterval (30 s by default): check often.
   const server = http.createServer({ connectionsCheckingInterval: 2_000 }, createCollectorApp(deps).callback());
