@@ -6,7 +6,7 @@ import Koa from 'koa';
 import { Router, type RouterMiddleware } from '@koa/router';
 import { requestFrame } from './request-context.ts';
 import { TokenAuth } from './auth.ts';
-import { Replays } from './replay.ts';
+import { Replays } from './replayed-answers.ts';
 import { healthRoutes } from './routes/health.ts';
 import { telemetryRoutes } from './routes/telemetry.ts';
 import { tenantsRoutes } from './routes/tenants.ts';
@@ -23,7 +23,7 @@ export interface ApiRouters {
   operators: Router;
   /** The authentication middleware, as the main router's routes list it. */
   auth: RouterMiddleware;
-  /** Answers repeated before the routers (api/replay.ts). */
+  /** Answers repeated before the routers (api/replayed-answers.ts). */
   replays: Replays;
 }
 

@@ -25,7 +25,7 @@ new client.Counter({
   },
 });
 
-/** One lookup of a GET in the replay memo (api/replay.ts). */
+/** One lookup of a GET in the replay memo (api/replayed-answers.ts). */
 export function countReplayLookup(hit: boolean): void {
   if (hit) lookups.replays.hit++;
   else lookups.replays.miss++;

@@ -35,7 +35,7 @@ function streamParam(ctx: Context): string {
 
 /**
  * `operators`: the operator router (routes/operator.ts), for the platform-wide metrics. `remember`
- * (api/replay.ts) marks the routes whose answers depend on nothing but the caller, the URL and
+ * (api/replayed-answers.ts) marks the routes whose answers depend on nothing but the caller, the URL and
  * the snapshot, so that a repeat with the same token is answered before the routers.
  */
 export function telemetryRoutes(router: Router, deps: ApiDeps, mw: { auth: RouterMiddleware; remember: RouterMiddleware }, operators: Router): void {

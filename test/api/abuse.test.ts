@@ -3,9 +3,7 @@
 // keep using a revoked token or a removed tenant, or have odd URLs signed. A real server on
 // loopback; tests check HTTP statuses and stable codes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writable } from 'node:stream';
 import { decodeJwt } from 'jose';
-import { pino } from 'pino';
 import { startTestApi, apiConfig, type TestApi } from '../helpers/api.ts';
 import { rawRequest } from '../helpers/child-api.ts';
 import { cli } from '../helpers/cli.ts';
@@ -14,19 +12,14 @@ import { startApi } from '../../api/server.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
 import { addTenant } from '../../warehouse/control/tenants.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 
-const lines: Record<string, unknown>[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _enc, done) {
-    for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
-    done();
-  },
-});
+const { log: captured, lines } = capturedLog();
 
 let t: TestApi;
 
 beforeAll(async () => {
-  t = await startTestApi({ log: pino({ level: 'info' }, sink), env: { REVOCATION_POLL_SECONDS: '0.5' } });
+  t = await startTestApi({ log: captured, env: { REVOCATION_POLL_SECONDS: '0.5' } });
 }, 240_000);
 
 afterAll(async () => {

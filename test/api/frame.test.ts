@@ -3,23 +3,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import Koa from 'koa';
-import { pino } from 'pino';
 import { NO_SNAPSHOTS, requestFrame } from '../../api/request-context.ts';
 import { ApiError } from '../../api/errors.ts';
 import { Db } from '../../warehouse/duckdb.ts';
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
+import { capturedLog } from '../helpers/captured-log.ts';
 
-const lines: Record<string, unknown>[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _enc, done) {
-    for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
-    done();
-  },
-});
+const { log: captured, lines } = capturedLog();
 
 let server: http.Server;
 let url: string;
@@ -32,7 +25,7 @@ beforeAll(async () => {
   db = await Db.open({ threads: 1, memoryLimit: '8MB', maxConcurrent: 1 }, spill);
   const app = new Koa();
   app.silent = true;
-  app.use(requestFrame(pino({ level: 'info' }, sink), NO_SNAPSHOTS));
+  app.use(requestFrame(captured, NO_SNAPSHOTS));
   app.use((ctx) => {
     if (ctx.path === '/cyclic') {
       const loop: Record<string, unknown> = {};

@@ -1,22 +1,15 @@
 // HTTP hygiene: freshness headers and 304s, private caching, request ids in headers and logs (one
 // JSON line per request, no tokens), HEAD, and problem bodies free of internals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { startTestApi, AS_OF, type TestApi } from '../helpers/api.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 
-const lines: Record<string, unknown>[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _enc, done) {
-    for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
-    done();
-  },
-});
+const { log: captured, lines } = capturedLog();
 
 let t: TestApi;
 
 beforeAll(async () => {
-  t = await startTestApi({ log: pino({ level: 'info' }, sink) });
+  t = await startTestApi({ log: captured });
 }, 240_000);
 
 afterAll(async () => {

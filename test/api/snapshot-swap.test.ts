@@ -4,8 +4,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { startTestApi, AS_OF, type TestApi } from '../helpers/api.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
@@ -14,19 +12,14 @@ import { writeJsonDurable } from '../../lib/fsx.ts';
 import { expectedSeries } from '../helpers/series.ts';
 import { expectSameRows, Independent, type Row } from '../helpers/independent.ts';
 import type { WindowName } from '../../warehouse/windows.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 
-const logs: Record<string, unknown>[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _e, done) {
-    for (const l of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(l) as Record<string, unknown>);
-    done();
-  },
-});
+const { log: captured, lines: logs } = capturedLog();
 
 let t: TestApi;
 
 beforeAll(async () => {
-  t = await startTestApi({ log: pino({ level: 'info' }, sink), env: { SNAPSHOT_POLL_SECONDS: '0.2' } });
+  t = await startTestApi({ log: captured, env: { SNAPSHOT_POLL_SECONDS: '0.2' } });
 }, 240_000);
 
 afterAll(async () => {

@@ -1,26 +1,19 @@
-// Replayed answers (api/replay.ts): a repeat of a GET with the same token, URL and snapshot is
+// Replayed answers (api/replayed-answers.ts): a repeat of a GET with the same token, URL and snapshot is
 // answered before the routers, with exactly the routed answer's status, headers and body; what can
 // change for a token (expiry, revocation: abuse.test.ts) is checked on every replay; another token
 // never gets a replay of someone else's answer; the frame (log line, request metrics) is the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { startTestApi, type TestApi, type TestResponse } from '../helpers/api.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
 import { rawRequest } from '../helpers/child-api.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 
-const logs: Record<string, unknown>[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _e, done) {
-    for (const l of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(l) as Record<string, unknown>);
-    done();
-  },
-});
+const { log: captured, lines: logs } = capturedLog();
 
 let t: TestApi;
 
 beforeAll(async () => {
-  t = await startTestApi({ log: pino({ level: 'info' }, sink), env: { METRICS_PORT: '0' } });
+  t = await startTestApi({ log: captured, env: { METRICS_PORT: '0' } });
 }, 240_000);
 
 afterAll(async () => {
