@@ -4,7 +4,8 @@
 // core), so the event loop only reads bodies, appends to the spool and answers, and a machine's
 // cores share the checking. With 0 workers batches are checked in process (the same code,
 // collector/batch.ts). A batch goes to the worker with the fewest batches waiting; a worker that
-// dies fails the batches it held (answered 503, retried by the SDK) and is replaced.
+// dies fails the batches it held (answered 503, retried by the SDK) and is replaced (backing off
+// while workers keep dying before one loads; meanwhile batches are checked in process).
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../lib/log.ts';
 import { checkBatch, type BatchLimits, type BatchOutcome, type BatchRequest } from './batch.ts';
@@ -23,6 +24,8 @@ interface Slot {
   pending: Map<number, Pending>;
   /** Settles once the worker has loaded its code (a batch sent before waits in its queue). */
   ready: Promise<void>;
+  /** False once it has stopped: no batch goes to it while its replacement waits. */
+  alive: boolean;
 }
 
 /** How long a worker may take to load before the collector gives up starting. */
@@ -32,6 +35,8 @@ export class BatchPool {
   private readonly slots: Slot[] = [];
   private nextId = 0;
   private closed = false;
+  /** Workers that stopped since one last loaded: a worker that cannot even load is not restarted in a tight loop. */
+  private failuresInARow = 0;
 
   constructor(
     workers: number,
@@ -60,9 +65,10 @@ export class BatchPool {
   }
 
   check(raw: Uint8Array, req: BatchRequest): Promise<BatchOutcome> {
-    if (this.slots.length === 0) return checkBatch(raw, req, this.limits);
-    let slot = this.slots[0]!;
-    for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
+    let slot: Slot | null = null;
+    for (const s of this.slots) if (s.alive && (slot === null || s.pending.size < slot.pending.size)) slot = s;
+    // No worker (0 configured, or every one stopped and waiting to be replaced): check in process.
+    if (slot === null) return checkBatch(raw, req, this.limits);
     const id = this.nextId++;
     return new Promise<BatchOutcome>((resolve, reject) => {
       slot.pending.set(id, { resolve, reject });
@@ -85,9 +91,10 @@ export class BatchPool {
       failedToLoad = reject;
     });
     ready.catch(() => {}); // also reported through `started` or the batches it fails
-    const slot: Slot = { worker, pending: new Map(), ready };
+    const slot: Slot = { worker, pending: new Map(), ready, alive: true };
     worker.on('message', (m: { ready: true } | { id: number; outcome: BatchOutcome }) => {
       if ('ready' in m) {
+        this.failuresInARow = 0;
         loaded();
         return;
       }
@@ -99,11 +106,17 @@ export class BatchPool {
       failedToLoad(err);
       for (const p of slot.pending.values()) p.reject(err);
       slot.pending.clear();
-      const i = this.slots.indexOf(slot);
-      if (i >= 0 && !this.closed) {
-        this.log.error({ err }, 'collector: a batch worker stopped; starting another');
-        this.slots[i] = this.spawn();
-      }
+      if (!slot.alive || this.closed) return; // 'error' and then 'exit': replaced once
+      slot.alive = false;
+      // At once the first time; then backing off, up to 30 s, while workers keep stopping before
+      // one loads.
+      const delayMs = this.failuresInARow === 0 ? 0 : Math.min(30_000, 250 * 2 ** (this.failuresInARow - 1));
+      this.failuresInARow++;
+      this.log.error({ err, restartInMs: delayMs }, 'collector: a batch worker stopped; starting another');
+      setTimeout(() => {
+        const i = this.slots.indexOf(slot);
+        if (i >= 0 && !this.closed) this.slots[i] = this.spawn();
+      }, delayMs).unref();
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`batch worker exited with code ${code}`)));
