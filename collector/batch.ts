@@ -4,14 +4,21 @@
 // stream (the whole request is refused), then each report validated on its own and the valid ones
 // serialised in the spool's form. Plain data in, plain data out: it runs in the collector's batch
 // workers (collector/batch-pool.ts) or in process, with the same code either way, and its problems
-// are data that the route turns into the problem+json answers of collector/problems.ts.
+// are data that the route turns into the problem+json answers of collector/problems.ts. It loads
+// neither Koa nor DuckDB: a worker thread starts in a fraction of a second.
 import { gunzip, gunzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
 import { checkReport, type TimeWindow } from './report-schema.ts';
-import { ingestProblems, type Rejection } from './problems.ts';
-import type { ApiError } from '../api/errors.ts';
 
 const gunzipAsync = promisify(gunzip);
+
+export interface Rejection {
+  /** Position of the report in the request (0-based; for NDJSON, among the non-empty lines). */
+  index: number;
+  /** The offending JSON field, or null when the report as a whole is wrong. */
+  field: string | null;
+  reason: string;
+}
 
 export interface BatchLimits {
   maxInflatedBytes: number;
@@ -52,24 +59,6 @@ export type BatchOutcome =
       reports: number | null;
       problem: BatchProblem;
     };
-
-/** The answer a problem gets. */
-export function batchProblem(p: BatchProblem): ApiError {
-  switch (p.code) {
-    case 'tooLarge':
-      return ingestProblems.tooLarge(p.detail);
-    case 'unreadableBody':
-      return ingestProblems.unreadableBody(p.detail);
-    case 'invalidJson':
-      return ingestProblems.invalidJson(p.detail);
-    case 'tooManyReports':
-      return ingestProblems.tooManyReports(p.max);
-    case 'foreignStream':
-      return ingestProblems.foreignStream(p.index);
-    case 'allRejected':
-      return ingestProblems.allRejected(p.rejected);
-  }
-}
 
 const failed = (problem: BatchProblem, reports: number | null = null): BatchOutcome => ({ ok: false, reports, problem });
 

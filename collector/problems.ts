@@ -1,14 +1,7 @@
 // The collector's problems (RFC 9457, api-decisions.md "Errors"), built on the API's typed error so
 // that the same request frame answers them. Retry-After says when back-pressure is worth retrying.
 import { ApiError } from '../api/errors.ts';
-
-export interface Rejection {
-  /** Position of the report in the request (0-based; for NDJSON, among the non-empty lines). */
-  index: number;
-  /** The offending JSON field, or null when the report as a whole is wrong. */
-  field: string | null;
-  reason: string;
-}
+import type { BatchProblem, Rejection } from './batch.ts';
 
 export type KeyProblem = 'missing' | 'malformed' | 'unknown' | 'revoked' | 'no_tenant';
 
@@ -46,3 +39,21 @@ export const ingestProblems = {
   unavailable: (retryAfterSeconds: number) =>
     new ApiError(503, 'unavailable', 'Collector unavailable', 'The collector cannot store reports right now; retry later.', {}, { 'Retry-After': String(retryAfterSeconds) }),
 };
+
+/** The answer a batch's problem gets (collector/batch.ts says what is wrong, as data). */
+export function batchProblem(p: BatchProblem): ApiError {
+  switch (p.code) {
+    case 'tooLarge':
+      return ingestProblems.tooLarge(p.detail);
+    case 'unreadableBody':
+      return ingestProblems.unreadableBody(p.detail);
+    case 'invalidJson':
+      return ingestProblems.invalidJson(p.detail);
+    case 'tooManyReports':
+      return ingestProblems.tooManyReports(p.max);
+    case 'foreignStream':
+      return ingestProblems.foreignStream(p.index);
+    case 'allRejected':
+      return ingestProblems.allRejected(p.rejected);
+  }
+}

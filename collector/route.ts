@@ -8,9 +8,9 @@ import type { Context, Next } from 'koa';
 import type { Router } from '@koa/router';
 import { checkIngestKey } from '../warehouse/control/ingest-keys.ts';
 import { checkHeaders, gzipped, mediaType, readBody } from './body.ts';
-import { batchProblem, type BatchOutcome } from './batch.ts';
+import type { BatchOutcome, Rejection } from './batch.ts';
 import type { TimeWindow } from './report-schema.ts';
-import { ingestProblems, type Rejection } from './problems.ts';
+import { batchProblem, ingestProblems } from './problems.ts';
 import { SPOOL_FULL_RETRY_SECONDS, spoolHasRoom } from './limits.ts';
 import type { CollectorDeps } from './deps.ts';
 

@@ -5,7 +5,7 @@
 import { fileList, fillSql, sqlFile, type DbSession } from './duckdb.ts';
 import { validateRows } from './validate-rows.ts';
 import { checkSchemas, cleanDuckDbMessage, isFileError, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
-import { projectionSql } from './report-columns.ts';
+import { projectionSql } from './report-projection.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 

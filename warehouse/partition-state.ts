@@ -9,7 +9,8 @@
 import { createEmptyTable, emptyRawReportsSql, fileList, fillSql, quotedString, sqlFile, STATE_COMPRESSION, toNumber, type DbSession } from './duckdb.ts';
 import { isFileError, type LandedFile } from './landing.ts';
 import { loadSql, quarantineUnreadable, screenFiles, type LoadOutcome } from './partition-load.ts';
-import { projectionSql, STATE_COLUMNS } from './report-columns.ts';
+import { STATE_COLUMNS } from './report-columns.ts';
+import { projectionSql } from './report-projection.ts';
 import { newStateId, partitionKey, stateInput, stateVersion, writeStates, type StateMeta, type StateToWrite } from './state-store.ts';
 import { MIN_BUCKET_SECONDS, STANDARD_BUCKET_SECONDS } from './windows.ts';
 import { codeVersion } from '../lib/version.ts';

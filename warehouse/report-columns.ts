@@ -1,7 +1,6 @@
 // The columns of a session report, exactly as session-report.md lists them: the one schema that
-// readers, the generator, validation and exports share.
-import { quotedIdentifier } from '@duckdb/node-api';
-
+// readers, the generator, validation and exports share. Plain data, without DuckDB: the collector's
+// batch workers load it (the SELECT list built from it is warehouse/report-projection.ts).
 export type Family = 'string' | 'integer' | 'float' | 'boolean' | 'timestamp' | 'map';
 
 export interface ReportColumn {
@@ -176,22 +175,3 @@ export const SESSION_DIMENSIONS = ['cohort', 'device', 'region', 'contentType', 
 
 /** The columns a partition state is built from: the rollup's, and the session's dimensions. */
 export const STATE_COLUMNS = [...ROLLUP_COLUMNS, ...SESSION_DIMENSIONS] as const;
-
-/**
- * A SELECT list that reads `names` at their session-report.md types: present columns are cast,
- * absent ones read as null (counters as 0, and null counters as 0 too). `present` holds the
- * columns that at least one file of the read has. Built from the catalog above, never from input.
- */
-export function projectionSql(names: readonly string[], present: ReadonlySet<string>): string {
-  return names
-    .map((name) => {
-      const col = reportColumn(name);
-      const id = quotedIdentifier(col.name);
-      if (!present.has(col.name)) {
-        return `CAST(${col.counter ? '0' : 'NULL'} AS ${col.type}) AS ${id}`;
-      }
-      const cast = `CAST(${id} AS ${col.type})`;
-      return `${col.counter ? `coalesce(${cast}, 0)` : cast} AS ${id}`;
-    })
-    .join(',\n  ');
-}

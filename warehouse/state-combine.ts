@@ -23,7 +23,8 @@ import {
   type SqlParams,
   type SqlTypes,
 } from './duckdb.ts';
-import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
+import { ROLLUP_COLUMNS } from './report-columns.ts';
+import { projectionSql } from './report-projection.ts';
 import { SERIES_ROW_GROUP_SIZE } from './partition-state.ts';
 import { compactedHoursFile, seriesBlockFile, stateFiles, type StateMeta } from './state-store.ts';
 import { createHash } from 'node:crypto';

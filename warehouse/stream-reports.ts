@@ -3,7 +3,8 @@
 // figure computed after the rollup (on-demand series, pilot reports).
 import { TIMESTAMP } from '@duckdb/node-api';
 import { emptyRawReportsSql, fileList, fillSql, quotedString, sqlFile, timestampParam, type DbSession } from './duckdb.ts';
-import { projectionSql, ROLLUP_COLUMNS } from './report-columns.ts';
+import { ROLLUP_COLUMNS } from './report-columns.ts';
+import { projectionSql } from './report-projection.ts';
 
 export interface StreamInputs {
   files: string[];

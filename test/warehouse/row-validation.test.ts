@@ -14,7 +14,8 @@ import { expectSameRows, Independent, norm } from '../helpers/independent.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
 import { fileList, fillSql, quotedString, sqlFile } from '../../warehouse/duckdb.ts';
-import { projectionSql, REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
+import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
+import { projectionSql } from '../../warehouse/report-projection.ts';
 import { timestampParam } from '../../warehouse/duckdb.ts';
 import { loadPilotFigures } from '../../pilot/figures.ts';
 

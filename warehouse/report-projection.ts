@@ -1,0 +1,22 @@
+// Reading report columns in SQL at their session-report.md types (warehouse/report-columns.ts).
+import { quotedIdentifier } from './duckdb.ts';
+import { reportColumn } from './report-columns.ts';
+
+/**
+ * A SELECT list that reads `names` at their session-report.md types: present columns are cast,
+ * absent ones read as null (counters as 0, and null counters as 0 too). `present` holds the
+ * columns that at least one file of the read has. Built from the catalog above, never from input.
+ */
+export function projectionSql(names: readonly string[], present: ReadonlySet<string>): string {
+  return names
+    .map((name) => {
+      const col = reportColumn(name);
+      const id = quotedIdentifier(col.name);
+      if (!present.has(col.name)) {
+        return `CAST(${col.counter ? '0' : 'NULL'} AS ${col.type}) AS ${id}`;
+      }
+      const cast = `CAST(${id} AS ${col.type})`;
+      return `${col.counter ? `coalesce(${cast}, 0)` : cast} AS ${id}`;
+    })
+    .join(',\n  ');
+}
