@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { emptyRawReportsSql, fileList, fillSql, quotedIdentifier, quotedString, sqlFile, type Db } from './duckdb.ts';
 import { REPORT_COLUMNS, ROLLUP_COLUMNS } from './report-columns.ts';
 import { projectionSql } from './report-projection.ts';
+import type { InputFile } from './manifest.ts';
 import { summaryParams } from './state-combine.ts';
 import { fsyncDir } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
@@ -20,7 +21,7 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
   const tmp = `${layout.catalog}.tmp-${randomBytes(4).toString('hex')}`;
   const files = snapshotFiles(dir);
   const customers = manifest.partitions.map((p) => p.customerId);
-  const rawFiles = manifest.partitions.flatMap((p) => p.files.map((f) => path.join(layout.rawReports, f.path)));
+  const rawFiles = manifest.partitions.flatMap((p) => p.files);
   const present = new Set(manifest.partitions.flatMap((p) => p.presentColumns));
   const alias = `catalog_${randomBytes(4).toString('hex')}`;
   await db.withSession(async (s) => {
@@ -55,10 +56,7 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
         fillSql(sqlFile('catalog_views'), {
           platform: `read_parquet(${quotedString(files.platform)})`,
           customers: `read_parquet(${quotedString(files.customers)})`,
-          raw:
-            rawFiles.length > 0
-              ? `SELECT filename, file_row_number, ${projectionSql(ALL_COLUMNS, present)} FROM read_parquet(${fileList(rawFiles)}, union_by_name = true, filename = true, file_row_number = true, hive_partitioning = false)`
-              : `${emptyRawReportsSql(projectionSql(ALL_COLUMNS, new Set()))} LIMIT 0`,
+          raw: rawFiles.length > 0 ? rawReportsSql(layout, rawFiles, present) : `${emptyRawReportsSql(projectionSql(ALL_COLUMNS, new Set()))} LIMIT 0`,
           as_of: `TIMESTAMP ${quotedString(manifest.asOf.replace('T', ' ').replace('Z', ''))}`,
           snapshot: quotedString(manifest.snapshot),
           snapshot_dir: quotedString(dir),
@@ -70,6 +68,28 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
     }
   });
   return tmp;
+}
+
+/**
+ * The snapshot's raw files as one relation. Files of one schema are read together without
+ * matching columns by name, so that creating the view reads one footer per schema rather than
+ * every file's (189 ms for the 810 files of 30 days, and growing with history, before). Where a
+ * file's schema is not recorded (a state built before it was), every file is read by name, as
+ * before.
+ */
+function rawReportsSql(layout: WarehouseLayout, files: readonly InputFile[], present: ReadonlySet<string>): string {
+  const read = (list: readonly InputFile[], byName: boolean, columns: ReadonlySet<string>) =>
+    `SELECT filename, file_row_number, ${projectionSql(ALL_COLUMNS, columns)} FROM read_parquet(${fileList(list.map((f) => path.join(layout.rawReports, f.path)))}, union_by_name = ${byName}, filename = true, file_row_number = true, hive_partitioning = false)`;
+  if (files.some((f) => f.schema === undefined)) return read(files, true, present);
+  const bySchema = new Map<string, InputFile[]>();
+  for (const f of files) {
+    const list = bySchema.get(f.schema!);
+    if (list) list.push(f);
+    else bySchema.set(f.schema!, [f]);
+  }
+  return [...bySchema.entries()]
+    .map(([schema, list]) => read(list, false, new Set((JSON.parse(schema) as [string, string][]).map(([name]) => name))))
+    .join('\nUNION ALL\n');
 }
 
 /** Put a built catalog in place of the old one (readers keep the file they opened). */

@@ -8,7 +8,10 @@ export const InputFileSchema = z.object({
   /** Relative to the landing root (raw/session_reports). */
   path: z.string(),
   size: z.number().int().nonnegative(),
+  /** Its columns and types, when its state recorded them (partition-load.ts `fileSchema`). */
+  schema: z.string().optional(),
 });
+export type InputFile = z.infer<typeof InputFileSchema>;
 
 export const QuarantinedSchema = z.object({ relPath: z.string(), reason: z.string(), detail: z.string() });
 

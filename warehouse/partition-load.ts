@@ -17,6 +17,16 @@ export interface LoadOutcome {
   presentColumns: string[];
   /** Columns present in at least one of some of `files` (one date of the batch). */
   presentColumnsOf(files: readonly LandedFile[]): string[];
+  /** A file's columns with their types, in the file's order (`fileSchema`). */
+  schemaOf(file: LandedFile): string;
+}
+
+/**
+ * A file's schema as one string (a JSON list of [name, type] in the file's order): files with the
+ * same string can be read together without matching columns by name (warehouse/catalog.ts).
+ */
+export function fileSchema(columns: ReadonlyMap<string, string>): string {
+  return JSON.stringify([...columns]);
 }
 
 export interface LoadContext {
@@ -55,7 +65,7 @@ export async function screenFiles(
   files = files.filter((f) => !bad.has(f.path));
 
   const presentColumns = [...presentIn(files)].sort();
-  return { files, quarantined, presentColumns, presentColumnsOf: (list) => [...presentIn(list)].sort() };
+  return { files, quarantined, presentColumns, presentColumnsOf: (list) => [...presentIn(list)].sort(), schemaOf: (f) => fileSchema(columnsOf.get(f.path)!) };
 }
 
 /**

@@ -59,6 +59,7 @@ export async function buildPartitionStates(
           quarantined: [...current.quarantined, ...checked.quarantined],
           presentColumns: current.presentColumnsOf(files),
           presentColumnsOf: current.presentColumnsOf,
+          schemaOf: current.schemaOf,
         };
       }
     }
@@ -121,7 +122,7 @@ export async function buildPartitionStates(
         date,
         runId: ctx.runId,
         builtAt: new Date().toISOString(),
-        files: files.map(stateInput),
+        files: files.map((f) => stateInput(f, load.schemaOf(f))),
         presentColumns: load.presentColumnsOf(files),
         quarantined: load.quarantined.filter((q) => all.some((f) => f.relPath === q.relPath)),
         rowsRead,

@@ -49,6 +49,8 @@ export const StateInputSchema = z.object({
   path: z.string(),
   size: z.number().int().nonnegative(),
   mtimeMs: z.number(),
+  /** Its columns and types (partition-load.ts `fileSchema`); absent in states built before it was recorded. */
+  schema: z.string().optional(),
 });
 export type StateInput = z.infer<typeof StateInputSchema>;
 
@@ -126,9 +128,9 @@ export function newStateId(): string {
   return `${compactIso(new Date())}-${randomBytes(4).toString('hex')}`;
 }
 
-/** The input record of a landed file. */
-export function stateInput(file: LandedFile & { mtimeMs: number }): StateInput {
-  return { path: file.relPath, size: file.size, mtimeMs: file.mtimeMs };
+/** The input record of a landed file, with its schema when it has been read (states record it). */
+export function stateInput(file: LandedFile & { mtimeMs: number }, schema?: string): StateInput {
+  return { path: file.relPath, size: file.size, mtimeMs: file.mtimeMs, ...(schema === undefined ? {} : { schema }) };
 }
 
 /** Every complete state of the warehouse, by partition key, newest first. */

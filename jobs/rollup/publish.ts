@@ -110,7 +110,9 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
       customerId: c,
       runId: input.runId,
       asOf: input.asOf.toISOString(),
-      files: mine.flatMap((m) => m.files.map((x) => ({ path: x.path, size: x.size }))).sort((a, b) => (a.path < b.path ? -1 : 1)),
+      files: mine
+        .flatMap((m) => m.files.map((x) => ({ path: x.path, size: x.size, ...(x.schema === undefined ? {} : { schema: x.schema }) })))
+        .sort((a, b) => (a.path < b.path ? -1 : 1)),
       presentColumns: [...new Set(mine.flatMap((m) => m.presentColumns))].sort(),
       // Files quarantined by this run's builds (a reused state's were reported by its own run).
       quarantined: mine.filter((m) => m.runId === input.runId).flatMap((m) => m.quarantined),

@@ -11,6 +11,8 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
+import { landingPath, writeReportsParquet } from '../helpers/reports.ts';
+import { quotedString } from '../../warehouse/duckdb.ts';
 
 const run = promisify(execFile);
 let wh: TestWarehouse;
@@ -66,5 +68,73 @@ describe('analyst catalog', () => {
     expect(Number(summaries!.first!['n'])).toBe(result.manifest.rows.streamSummaries);
     expect(Number(series!.first!['n'])).toBe(result.manifest.rows.streamTimeseries);
     expect(Number(platform!.first!['totalSessions'])).toBeGreaterThan(0);
+  });
+});
+
+describe('analyst catalog over files of several schemas', () => {
+  it('reads the files of each schema together and holds exactly the deduplicated reports up to asOf', async () => {
+    const w = await openTestWarehouse();
+    try {
+      const start = new Date('2026-11-20T00:00:00Z');
+      await generateReports(w.db, w.layout, { customers: ['acme'], streams: 2, sessions: 20, start, hours: 3, seed: 11 });
+      // An older SDK's file: no region, no bytesUploaded (read as 0); one report repeats a generated one.
+      const [dup] = (await w.db.withSession((s) =>
+        s.all(`SELECT reportId, sessionId, streamId, strftime(ts, '%Y-%m-%dT%H:%M:%S.%fZ') AS ts FROM read_parquet(${quotedString(path.join(w.layout.rawReports, '*', '*', '*.parquet'))}) ORDER BY reportId LIMIT 1`),
+      )) as { reportId: string; sessionId: string; streamId: string; ts: string }[];
+      await writeReportsParquet(
+        w.db,
+        landingPath(w.root, 'acme', '2026-11-20', 'old-sdk.parquet'),
+        [
+          { reportId: 'old-1', sessionId: 'old-s', streamId: 'acme:old', ts: '2026-11-20T01:00:00Z', bytesOffloaded: 10 },
+          { reportId: 'old-2', sessionId: 'old-s', streamId: 'acme:old', ts: '2026-11-20T01:00:30Z', bytesOffloaded: 20 },
+          { reportId: 'late', sessionId: 'old-s', streamId: 'acme:old', ts: '2026-11-20T05:00:00Z', bytesOffloaded: 40 },
+          { ...dup!, bytesOffloaded: 1 },
+        ],
+        ['region', 'bytesUploaded'],
+      );
+      const asOf = new Date('2026-11-20T03:00:00Z');
+      const r = await runPipeline(w, { asOf });
+      const schemas = new Set(r.manifest.partitions.flatMap((p) => p.files.map((f) => f.schema)));
+      expect(schemas.size).toBe(2);
+      expect(schemas.has(undefined)).toBe(false);
+
+      // Independently: every raw file read by name, one row per reportId, ts <= asOf.
+      const glob = quotedString(path.join(w.layout.rawReports, '*', '*', '*.parquet'));
+      const [want] = (await w.db.withSession((s) =>
+        s.all(`SELECT count(DISTINCT reportId) AS n, count(DISTINCT reportId) FILTER (WHERE region IS NULL) AS no_region,
+                      count(DISTINCT reportId) FILTER (WHERE streamId = 'acme:old') AS old
+               FROM read_parquet(${glob}, union_by_name = true) WHERE ts <= TIMESTAMP '2026-11-20 03:00:00' AND reportId <> ${quotedString(dup!.reportId)}`),
+      )) as { n: bigint; no_region: bigint; old: bigint }[];
+      const catalogOf = w.layout.catalog;
+      const { stdout } = await run(
+        process.execPath,
+        [
+          path.join(PROJECT_ROOT, 'bin/run-ts.js'),
+          path.join(PROJECT_ROOT, 'test/fixtures/query-catalog.ts'),
+          catalogOf,
+          JSON.stringify([
+            `SELECT count(*) AS n, count(DISTINCT reportId) AS ids, count(*) FILTER (WHERE region IS NULL) AS no_region,
+                    sum(bytesUploaded) FILTER (WHERE streamId = 'acme:old') AS old_uploaded, count(*) FILTER (WHERE streamId = 'acme:old') AS old,
+                    count(*) FILTER (WHERE reportId = ${quotedString(dup!.reportId)}) AS dup_copies
+             FROM session_reports`,
+          ]),
+        ],
+        { cwd: os.tmpdir() },
+      );
+      const got = (JSON.parse(stdout.trim()) as Outcome).first!;
+      // The duplicated report counts once, its copy of the generated file kept (the first file by
+      // name: gen-… before old-sdk…, which has no region); the late one is after asOf.
+      expect(got).toEqual({
+        n: String(Number(want!.n) + 1),
+        ids: String(Number(want!.n) + 1),
+        no_region: String(want!.no_region),
+        old_uploaded: '0',
+        old: '2',
+        dup_copies: '1',
+      });
+      expect([Number(want!.old), Number(want!.no_region)]).toEqual([2, 2]);
+    } finally {
+      await w.close();
+    }
   });
 });
