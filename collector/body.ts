@@ -8,8 +8,6 @@ import { ingestProblems } from './problems.ts';
 
 export interface BodyLimits {
   maxBodyBytes: number;
-  maxInflatedBytes: number;
-  maxReports: number;
 }
 
 const MEDIA_TYPES = new Set(['application/json', 'application/x-ndjson', 'application/ndjson', 'text/plain']);
