@@ -83,6 +83,7 @@ export class TokenAuth {
 
   /** The middleware of every route that needs a token (its identity marks those routes). */
   readonly middleware = async (ctx: Context, next: Next): Promise<void> => {
+    // Node keeps only the first of repeated Authorization headers: refuse the ambiguity instead.
     if (repeatedAuthorization(ctx.req.rawHeaders)) throw problems.duplicateAuthorization();
     const header = ctx.req.headers.authorization;
     if (!header) throw problems.missingToken();
@@ -98,6 +99,7 @@ export class TokenAuth {
         if (err instanceof TokenVerifyError) throw problems.invalidToken(REASONS[err.reason]);
         throw err;
       }
+      // verifyToken refuses an expired token; one that expires this very millisecond is refused too.
       if (caller.expiresAt * 1000 <= now) throw problems.invalidToken(REASONS.expired);
       v = this.verified.set(header, caller);
     }
@@ -119,11 +121,6 @@ export class TokenAuth {
     if (!v || this.revocation.refusal(v.credential)) return null;
     return v.caller;
   }
-}
-
-/** The token middleware alone (tests of it). */
-export function authenticate(secret: Uint8Array, revocation: Pick<Revocation, 'refusal'>) {
-  return new TokenAuth(secret, revocation).middleware;
 }
 
 /** A caller as the revocation rule sees it. */

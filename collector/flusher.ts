@@ -7,18 +7,16 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fillSql, quotedString, type Db } from '../warehouse/duckdb.ts';
+import { fillSql, quotedIdentifier, quotedString, type Db } from '../warehouse/duckdb.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
 import { hostScratchDir, type WarehouseLayout } from '../warehouse/layout.ts';
 import { fsyncDir, listFiles } from '../lib/fsx.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Segment, Spool } from './spool.ts';
 
-const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
 /** The spool's JSON columns: the catalog's types, `ts` as epoch microseconds. */
 const JSON_COLUMNS = `{${REPORT_COLUMNS.map((c) => `${quotedString(c.name)}: ${quotedString(c.name === 'ts' ? 'BIGINT' : c.type)}`).join(', ')}}`;
-const SELECT_LIST = REPORT_COLUMNS.map((c) => (c.name === 'ts' ? 'make_timestamp(ts) AS ts' : quoteIdent(c.name))).join(', ');
+const SELECT_LIST = REPORT_COLUMNS.map((c) => (c.name === 'ts' ? 'make_timestamp(ts) AS ts' : quotedIdentifier(c.name))).join(', ');
 
 // A line cut by a crash reads as a row of nulls (ignore_errors): it was never acknowledged.
 const LAND_SEGMENT_SQL = `

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import Koa from 'koa';
-import { authenticate, callerOf } from '../../api/auth.ts';
+import { TokenAuth, callerOf } from '../../api/auth.ts';
 import { NO_SNAPSHOTS, requestFrame } from '../../api/request-context.ts';
 import { issueToken } from '../../api/tokens.ts';
 import { credentialRefusal, type RevocationState } from '../../warehouse/control/revocation.ts';
@@ -26,7 +26,7 @@ beforeAll(async () => {
   const app = new Koa();
   app.silent = true;
   app.use(requestFrame(silentLogger, NO_SNAPSHOTS));
-  app.use(authenticate(secret, revocation));
+  app.use(new TokenAuth(secret, revocation).middleware);
   app.use((ctx) => {
     const caller = callerOf(ctx);
     ctx.body = { role: caller.role, tokenId: caller.tokenId };
