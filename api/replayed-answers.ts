@@ -10,7 +10,8 @@
 //
 // The memo holds the response cache's key, not the body: a body the cache has evicted sends the
 // request on to the routers, so memory stays bounded by API_RESPONSE_CACHE_MB, plus the memo's
-// entries (API_REPLAY_ENTRIES, a few hundred bytes each: the Authorization header and the URL).
+// entries (API_REPLAY_ENTRIES, a few hundred bytes each: the Authorization header and the URL, at
+// most MAX_REPLAY_URL_CHARS).
 // Entries of an older snapshot are not replayed; the next answer at the same key replaces them.
 import type { Context, Next } from 'koa';
 import type { TokenAuth } from './auth.ts';
@@ -27,6 +28,13 @@ interface Replay {
 }
 
 type RoutedContext = Context & { _matchedRoute?: string | RegExp };
+
+/**
+ * Longest URL remembered. A dashboard's polling URL is well under it; without it a token could
+ * fill the memo with URLs padded up to Node's 16 KiB header limit (unknown query parameters and
+ * empty `&` pairs are accepted), and an entry would no longer be a few hundred bytes.
+ */
+export const MAX_REPLAY_URL_CHARS = 512;
 
 export class Replays {
   /**
@@ -56,7 +64,7 @@ export class Replays {
     const snap = currentSnapshot(ctx);
     const route = (ctx as RoutedContext)._matchedRoute;
     if (this.memo === null || ctx.method !== 'GET' || (ctx.status !== 200 && ctx.status !== 304)) return;
-    if (typeof key !== 'string' || !header || !snap || typeof route !== 'string') return;
+    if (typeof key !== 'string' || !header || !snap || typeof route !== 'string' || ctx.url.length > MAX_REPLAY_URL_CHARS) return;
     let urls = this.memo.get(header);
     if (urls?.has(ctx.url) !== true) {
       while (this.entries >= this.maxEntries) {

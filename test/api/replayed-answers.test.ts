@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi, type TestResponse } from '../helpers/api.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
 import { rawRequest } from '../helpers/child-api.ts';
+import { MAX_REPLAY_URL_CHARS } from '../../api/replayed-answers.ts';
 import { capturedLog } from '../helpers/captured-log.ts';
 
 const { log: captured, lines: logs } = capturedLog();
@@ -91,6 +92,20 @@ describe('replayed answers', () => {
     const twice = await rawRequest(`${t.url}${url}`, { headers: { Authorization: [`Bearer ${t.tokens.acme}`, `Bearer ${t.tokens.acme}`] } });
     expect([twice.status, (JSON.parse(twice.body.toString()) as { code: string }).code]).toEqual([400, 'duplicate_authorization']);
     expect(await replayHits(t)).toBe(hits);
+  });
+
+  it('never remember a URL longer than MAX_REPLAY_URL_CHARS (padded URLs cannot fill the memo)', async () => {
+    const base = '/telemetry/streams?window=30d';
+    const long = `${base}${'&'.repeat(MAX_REPLAY_URL_CHARS - base.length + 1)}`;
+    const atLimit = `${base}${'&'.repeat(MAX_REPLAY_URL_CHARS - base.length)}`;
+    expect([long.length, atLimit.length]).toEqual([MAX_REPLAY_URL_CHARS + 1, MAX_REPLAY_URL_CHARS]);
+    for (const url of [long, atLimit]) expect((await t.get(url, t.tokens.acme)).status).toBe(200);
+    const hits = await replayHits(t);
+    const again = await t.get(long, t.tokens.acme);
+    expect(again.status).toBe(200);
+    expect(await replayHits(t)).toBe(hits);
+    expect((await t.get(atLimit, t.tokens.acme)).status).toBe(200);
+    expect(await replayHits(t)).toBe(hits + 1);
   });
 
   it('stop replaying when the token expires', async () => {
