@@ -66,6 +66,12 @@ export class ServedSnapshot {
     return this.summaries.get('all')?.has(streamId) ?? false;
   }
 
+  /** The customer's streams with any report up to asOf. */
+  streamsOf(customerId: string): string[] {
+    const prefix = `${customerId}:`;
+    return [...(this.summaries.get('all')?.keys() ?? [])].filter((id) => id.startsWith(prefix));
+  }
+
   /** Whether the snapshot has a partition (and so series files) for the customer. */
   hasCustomer(customerId: string): boolean {
     return this.manifest.partitions.some((p) => p.customerId === customerId);

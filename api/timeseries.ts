@@ -6,11 +6,11 @@
 import { LRUCache } from 'lru-cache';
 import { problems } from './errors.ts';
 import { fillBuckets, toBucketJson, type BucketJson, type BucketRow } from '../warehouse/bucket-series.ts';
-import { firstBucketStart, readSeries, readSeriesColumns, seriesFilesIn, type SeriesColumns } from '../warehouse/series-read.ts';
+import { firstMinutes, readSeries, readSeriesColumns, seriesFilesIn, type SeriesColumns } from '../warehouse/series-read.ts';
 import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
 import type { Db, DbSession } from '../warehouse/duckdb.ts';
-import type { ServedSnapshot } from './snapshot-store.ts';
+import { SERIES_FILE_LISTS, type ServedSnapshot } from './snapshot-store.ts';
 
 export const MAX_BUCKETS = 10_000;
 
@@ -30,13 +30,14 @@ export function bucketStart(ms: number, bucketSeconds: number): number {
 }
 
 /**
- * The range [from, to] of bucket starts for a window; `firstMs` is the start of the stream's first
- * non-empty bucket (used by `all`; null when it has none). Throws 400 past MAX_BUCKETS.
+ * The range [from, to] of bucket starts for a window; `firstMs` is the stream's first report, or
+ * the start of its first minute or of any bucket holding it (used by `all`; null when it has
+ * none). Throws 400 past MAX_BUCKETS.
  */
 export function bucketRange(firstMs: number | null, asOfMs: number, window: WindowName, bucketSeconds: number): { from: number; to: number } {
   const seconds = windowSeconds(window);
   const to = bucketStart(asOfMs, bucketSeconds);
-  const from = seconds === null ? Math.min(firstMs ?? to, to) : bucketStart(asOfMs - seconds * 1000, bucketSeconds);
+  const from = seconds === null ? Math.min(firstMs === null ? to : bucketStart(firstMs, bucketSeconds), to) : bucketStart(asOfMs - seconds * 1000, bucketSeconds);
   const count = (to - from) / (bucketSeconds * 1000) + 1;
   if (count > MAX_BUCKETS) {
     throw problems.invalidQuery(
@@ -128,6 +129,8 @@ const ROW_BYTES = 120;
 export class SnapshotSeries {
   private readonly rows: LRUCache<string, BucketRow[] | Map<string, BucketRow[]>>;
   private readonly pending = new Map<string, Promise<Map<string, BucketRow[]>>>();
+  /** First minutes of a customer's streams, by snapshot and customer (a number per stream). */
+  private readonly firsts = new LRUCache<string, Promise<ReadonlyMap<string, number>>>({ max: SERIES_FILE_LISTS });
 
   constructor(
     private readonly db: Db,
@@ -143,8 +146,8 @@ export class SnapshotSeries {
   async windowJson(snap: ServedSnapshot, streamId: string, window: WindowName, bucketSeconds: number): Promise<string> {
     const customerId = parseStreamId(streamId)?.customerId;
     const files = customerId && snap.hasCustomer(customerId) ? await snap.seriesFiles(customerId) : [];
+    const first = windowSeconds(window) === null ? await this.firstMinute(snap, streamId) : null;
     return this.db.withSession(async (s) => {
-      const first = windowSeconds(window) === null ? await firstBucketStart(s, seriesFilesIn(files, null, null), streamId, bucketSeconds) : null;
       // Refused (400) before reading anything when the window is too many buckets.
       const { from, to } = bucketRange(first, snap.asOfMs, window, bucketSeconds);
       // Only the files of the days the window meets are opened.
@@ -153,12 +156,23 @@ export class SnapshotSeries {
     });
   }
 
-  /** Start of the stream's first minute bucket (its first report's minute), or null. */
+  /**
+   * Start of the stream's first minute bucket (its first report's minute), or null: where its
+   * `all` window starts at every size. Looked up for all the customer's streams at once, once per
+   * snapshot (a dashboard asks for several streams and sizes).
+   */
   async firstMinute(snap: ServedSnapshot, streamId: string): Promise<number | null> {
     const customerId = parseStreamId(streamId)?.customerId;
     if (!customerId || !snap.hasCustomer(customerId)) return null;
-    const files = seriesFilesIn(await snap.seriesFiles(customerId), null, null);
-    return this.db.withSession((s: DbSession) => firstBucketStart(s, files, streamId, 60));
+    const key = `${snap.id}|${customerId}`;
+    let p = this.firsts.get(key);
+    if (!p) {
+      const streams = snap.streamsOf(customerId);
+      p = snap.seriesFiles(customerId).then((files) => this.db.withSession((s: DbSession) => firstMinutes(s, seriesFilesIn(files, null, null), streams)));
+      this.firsts.set(key, p);
+      p.catch(() => this.firsts.delete(key));
+    }
+    return (await p).get(streamId) ?? null;
   }
 
   /** Each of a customer's streams with its daily buckets (all history), by stream id. */

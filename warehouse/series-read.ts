@@ -125,19 +125,20 @@ export async function readSeries(s: DbSession, q: SeriesQuery): Promise<Map<stri
 }
 
 /**
- * Start (ms) of the stream's first non-empty bucket of this size, or null when it has none. The
- * files are sorted by date: the earliest day is looked at first (where a stream's first bucket
- * usually is), the rest only when it has none.
+ * Start (ms) of each stream's first minute bucket (where its `all` window begins, at every
+ * standard size: see first_series_minutes.sql); a stream with none is absent. The files are
+ * sorted by date: the earliest day is looked at first (where most streams' first buckets are),
+ * the rest only for the streams it lacks.
  */
-export async function firstBucketStart(s: DbSession, files: readonly string[], streamId: string, bucketSeconds: number): Promise<number | null> {
+export async function firstMinutes(s: DbSession, files: readonly string[], streamIds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
   for (const part of [files.slice(0, 1), files.slice(1)]) {
-    if (part.length === 0) continue;
-    const rows = await s.all<{ first: bigint | number | null }>(
-      fillSql(sqlFile('first_series_bucket'), { files: fileList(part), stream: quotedString(streamId) }),
-      { bucket_seconds: bucketSeconds },
+    const missing = streamIds.filter((id) => !out.has(id));
+    if (part.length === 0 || missing.length === 0) continue;
+    const rows = await s.all<{ streamId: string; first: bigint | number }>(
+      fillSql(sqlFile('first_series_minutes'), { files: fileList(part), streams: `(${missing.map(quotedString).join(', ')})` }),
     );
-    const first = rows[0]?.first;
-    if (first !== null && first !== undefined) return Number(first);
+    for (const r of rows) out.set(r.streamId, Number(r.first));
   }
-  return null;
+  return out;
 }

@@ -119,6 +119,10 @@ describe('GET /telemetry/timeseries', () => {
     ['acme:vod-library', '7d', 3600],
     ['acme:live-sports', '30d', 21600],
     ['acme:live-main', 'all', 86400],
+    // `all` starts at the bucket holding the stream's first minute, looked up for all of acme's
+    // streams at once: two more streams, and sizes that cut the first hour and day.
+    ['acme:vod-library', 'all', 3600],
+    ['acme:live-sports', 'all', 600],
     // Sizes no rollup precomputes: computed on demand with the shared SQL.
     ['acme:live-main', '24h', 900],
     ['acme:vod-library', '7d', 5400],
