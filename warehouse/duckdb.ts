@@ -153,6 +153,14 @@ export class Db {
       allocator_flush_threshold: config.allocatorFlushThreshold ?? ALLOCATOR_FLUSH_THRESHOLD,
       allocator_bulk_deallocation_flush_threshold: config.allocatorFlushThreshold ?? ALLOCATOR_FLUSH_THRESHOLD,
     });
+    // Every timestamp is UTC, whatever the machine's zone: set once for every connection (the
+    // setting needs ICU, loaded by then, so it cannot be an option of create()).
+    const setup = await instance.connect();
+    try {
+      await setup.run(`SET GLOBAL TimeZone = 'UTC'`);
+    } finally {
+      setup.disconnectSync();
+    }
     const maxQueued = options.maxQueued ?? Number.POSITIVE_INFINITY;
     return new Db(instance, new Slots(config.maxConcurrent, maxQueued), new Slots(options.exportSlots ?? 1, maxQueued));
   }
@@ -166,15 +174,7 @@ export class Db {
   async session(options: SessionOptions = {}): Promise<DbSession> {
     options.signal?.throwIfAborted();
     const conn = await this.instance.connect();
-    const session = new DbSession(conn, options.pool === 'exports' ? this.exportSlots : this.slots, options);
-    try {
-      // Every timestamp is UTC, whatever the machine's zone.
-      await session.run(`SET TimeZone = 'UTC'`);
-    } catch (err) {
-      session.close();
-      throw err;
-    }
-    return session;
+    return new DbSession(conn, options.pool === 'exports' ? this.exportSlots : this.slots, options);
   }
 
   /** Run `fn` on a fresh session, closing it afterwards. */

@@ -1,5 +1,5 @@
 // The settings every DuckDB instance opens with: the API's allocator keeps less freed memory than
-// the jobs' (API_DUCKDB_ALLOCATOR_FLUSH), read back from DuckDB itself.
+// the jobs' (API_DUCKDB_ALLOCATOR_FLUSH), read back from DuckDB itself; every session works in UTC.
 import { afterAll, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -30,4 +30,11 @@ it('opens the API instance with its own allocator threshold, the jobs with 8MB, 
   const set = await settings(await Db.open(loadConfig({}, { API_DUCKDB_ALLOCATOR_FLUSH: '16MB' }).api.duckdb, spill));
   expect(set['allocator_flush_threshold']).toMatch(/^(16\.0 MiB|15\.2 MiB)$/);
   expect(() => loadConfig({}, { API_DUCKDB_ALLOCATOR_FLUSH: 'lots' })).toThrow(/API_DUCKDB_ALLOCATOR_FLUSH/);
+});
+
+it('works in UTC in every session, whatever the machine zone', async () => {
+  const { execFileSync } = await import('node:child_process');
+  // Chatham is UTC+13:45 on that instant: any local rendering would show another day.
+  const out = execFileSync(process.execPath, ['bin/run-ts.js', 'test/fixtures/session-time-zone.ts'], { env: { ...process.env, TZ: 'Pacific/Chatham' }, encoding: 'utf8' });
+  expect(JSON.parse(out)).toEqual([0, 1].map(() => ({ zone: 'UTC', instant: '2026-03-29 01:30:00+00', day: '2026-03-29' })));
 });
