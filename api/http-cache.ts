@@ -49,12 +49,15 @@ export function sendSnapshotJson(ctx: Context, snap: ServedSnapshot, key: string
 }
 
 /**
- * `sendSnapshotJson` for bodies read on demand, `build` giving the JSON text: concurrent first
+ * `sendSnapshotJson` for bodies read on demand, `build` giving the JSON text or bytes: concurrent first
  * requests share one build.
  */
-export async function sendSnapshotJsonText(ctx: Context, snap: ServedSnapshot, key: string, build: () => Promise<string>): Promise<void> {
+export async function sendSnapshotJsonText(ctx: Context, snap: ServedSnapshot, key: string, build: () => Promise<string | Buffer>): Promise<void> {
   const cached =
-    snap.responses.get(key) ?? (await snap.responses.getOrBuild(key, async () => ({ body: Buffer.from(await build()), etag: etagFor(snap.id, key) })));
+    snap.responses.get(key) ?? (await snap.responses.getOrBuild(key, async () => {
+      const body = await build();
+      return { body: typeof body === 'string' ? Buffer.from(body) : body, etag: etagFor(snap.id, key) };
+    }));
   ctx.state['responseKey'] = key;
   sendCached(ctx, snap, cached);
 }

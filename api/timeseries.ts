@@ -6,7 +6,8 @@
 import { LRUCache } from 'lru-cache';
 import { problems } from './errors.ts';
 import { fillBuckets, toBucketJson, type BucketJson, type BucketRow } from '../warehouse/bucket-series.ts';
-import { firstMinutes, readSeries, readSeriesColumns, seriesFilesIn, type SeriesColumns } from '../warehouse/series-read.ts';
+import { firstMinutes, readSeries, readSeriesColumns, seriesFilesIn } from '../warehouse/series-read.ts';
+import { seriesJsonBody } from './series-json.ts';
 import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
 import type { Db, DbSession } from '../warehouse/duckdb.ts';
@@ -62,62 +63,6 @@ export function windowSeries(
   return { streamId, window, bucketSeconds, from: new Date(from).toISOString(), to: new Date(to).toISOString(), buckets };
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const DAY_MS = 86_400_000;
-/** Last ms that toISOString writes with a four-digit year (9999-12-31T23:59:59.999Z). */
-const MAX_FOUR_DIGIT_YEAR_MS = 253_402_300_799_999;
-const two = (n: number) => (n < 10 ? `0${n}` : `${n}`);
-
-/**
- * toISOString for a run of increasing instants: the date part is formatted once per day and the
- * time of day from arithmetic (the same text; a 10 000-bucket answer formats 10 000 instants).
- */
-function isoWriter(): (ms: number) => string {
-  let day = Number.NaN;
-  let prefix = '';
-  return (ms) => {
-    if (ms < 0 || ms > MAX_FOUR_DIGIT_YEAR_MS) return iso(ms);
-    const d = Math.floor(ms / DAY_MS);
-    if (d !== day) {
-      day = d;
-      prefix = iso(d * DAY_MS).slice(0, 11);
-    }
-    const t = ms - d * DAY_MS;
-    const milli = t % 1000;
-    return `${prefix}${two(Math.floor(t / 3_600_000))}:${two(Math.floor(t / 60_000) % 60)}:${two(Math.floor(t / 1000) % 60)}.${milli < 10 ? `00${milli}` : milli < 100 ? `0${milli}` : milli}Z`;
-  };
-}
-const ZEROS = '"sessions":0,"bytesOffloaded":0,"bytesFallback":0,"offloadRatio":0,"avgPeerCount":0,"avgBufferHealth":0,"rebufferEvents":0}';
-
-/**
- * The JSON text of `windowSeries` (the same bytes as JSON.stringify of it), written straight from
- * the columns of one stream's non-empty buckets (sorted by start): a 10 000-bucket answer costs
- * one string per bucket rather than three objects.
- */
-export function seriesJsonText(streamId: string, window: WindowName, bucketSeconds: number, from: number, to: number, c: SeriesColumns): string {
-  const step = bucketSeconds * 1000;
-  const startIso = isoWriter();
-  const n = c.startMs.length;
-  const parts: string[] = [];
-  let i = 0;
-  while (i < n && c.startMs[i]! < from) i++;
-  for (let start = from; start <= to; start += step) {
-    if (i < n && c.startMs[i] === start) {
-      parts.push(
-        `{"start":"${startIso(start)}","sessions":${c.sessions[i]},"bytesOffloaded":${c.bytesOffloaded[i]},"bytesFallback":${c.bytesFallback[i]},` +
-          `"offloadRatio":${c.offloadRatio[i]},"avgPeerCount":${c.avgPeerCount[i]},"avgBufferHealth":${c.avgBufferHealth[i]},"rebufferEvents":${c.rebufferEvents[i]}}`,
-      );
-      i++;
-    } else {
-      parts.push(`{"start":"${startIso(start)}",${ZEROS}`);
-    }
-  }
-  return (
-    `{"streamId":${JSON.stringify(streamId)},"window":${JSON.stringify(window)},"bucketSeconds":${bucketSeconds},` +
-    `"from":"${iso(from)}","to":"${iso(to)}","buckets":[${parts.join(',')}]}`
-  );
-}
-
 /** Rough heap bytes of a row kept in the cache (an object of eight numbers). */
 const ROW_BYTES = 120;
 
@@ -142,8 +87,8 @@ export class SnapshotSeries {
     });
   }
 
-  /** The JSON text of a window's series at a standard size, read from the snapshot's files. */
-  async windowJson(snap: ServedSnapshot, streamId: string, window: WindowName, bucketSeconds: number): Promise<string> {
+  /** The JSON body of a window's series at a standard size, read from the snapshot's files. */
+  async windowJson(snap: ServedSnapshot, streamId: string, window: WindowName, bucketSeconds: number): Promise<Buffer> {
     const customerId = parseStreamId(streamId)?.customerId;
     const files = customerId && snap.hasCustomer(customerId) ? await snap.seriesFiles(customerId) : [];
     const first = windowSeconds(window) === null ? await this.firstMinute(snap, streamId) : null;
@@ -152,7 +97,7 @@ export class SnapshotSeries {
       const { from, to } = bucketRange(first, snap.asOfMs, window, bucketSeconds);
       // Only the files of the days the window meets are opened.
       const cols = await readSeriesColumns(s, { files: seriesFilesIn(files, from, to), streamId, bucketSeconds, fromMs: from, toMs: to });
-      return seriesJsonText(streamId, window, bucketSeconds, from, to, cols);
+      return seriesJsonBody(streamId, window, bucketSeconds, from, to, cols);
     });
   }
 

@@ -1,12 +1,17 @@
-// The series JSON written straight from columns (api/timeseries.ts seriesJsonText) is byte for byte
+// The series JSON written as bytes straight from columns (api/series-json.ts) is byte for byte
 // what JSON.stringify gives for the same window built the plain way (fillBuckets, toBucketJson):
-// gaps, buckets before the window, fractional figures, an empty stream.
+// gaps, buckets before the window, fractional and huge figures, non-ASCII and escaped stream ids,
+// an empty stream.
 import { describe, expect, it } from 'vitest';
-import { seriesJsonText, windowSeries } from '../../api/timeseries.ts';
+import { windowSeries } from '../../api/timeseries.ts';
+import { seriesJsonBody } from '../../api/series-json.ts';
 import type { BucketRow } from '../../warehouse/bucket-series.ts';
 import type { SeriesColumns } from '../../warehouse/series-read.ts';
 
 const STEP = 600_000;
+
+/** The body as text (UTF-8), to compare with JSON.stringify. */
+const seriesJsonText = (...args: Parameters<typeof seriesJsonBody>): string => seriesJsonBody(...args).toString('utf8');
 const T0 = Date.parse('2026-11-20T00:00:00Z');
 
 function columnsOf(streamId: string, rows: BucketRow[]): SeriesColumns {
@@ -62,6 +67,23 @@ describe('series JSON text', () => {
       const text = seriesJsonText('acme:live', window, bucketSeconds, Date.parse(plain.from), Date.parse(plain.to), columnsOf('acme:live', rows));
       expect(text, `${startIso} ${bucketSeconds}`).toBe(JSON.stringify(plain));
     }
+  });
+
+  it('equals it for figures of every form a double takes, and a stream id that is not ASCII', () => {
+    const figures = [0, -0, 1, 9, 10, 99, 100, 2 ** 53 - 1, 2 ** 53, 1e21, 123.5, 1e-7, 5e-324, 0.1 + 0.2, 1 / 3, 1.7976931348623157e308, 4294967296.5];
+    const rows: BucketRow[] = figures.map((f, k) => ({
+      startMs: T0 + k * STEP,
+      sessions: f,
+      bytesOffloaded: f,
+      bytesFallback: figures[(k + 1) % figures.length]!,
+      offloadRatio: f,
+      avgPeerCount: figures[(k + 5) % figures.length]!,
+      avgBufferHealth: f,
+      rebufferEvents: figures[(k + 3) % figures.length]!,
+    }));
+    const id = 'acme:é-\u0001-\\-"live"-流';
+    const plain = windowSeries(id, rows, T0 + (figures.length + 2) * STEP, '24h', 600);
+    expect(seriesJsonText(id, '24h', 600, Date.parse(plain.from), Date.parse(plain.to), columnsOf(id, rows))).toBe(JSON.stringify(plain));
   });
 
   it('equals it for a stream without any bucket', () => {
