@@ -380,7 +380,11 @@ export interface SeriesBlock {
  * Which days of `whole` (states with no report after asOf) are read through blocks: a span is a
  * block when it ends before asOf's date (no day of it can still change but by a late file, which
  * changes its states and so the block's name) and at least two of its days have a state. The
- * rest are read day by day.
+ * complete days of the span that holds asOf's date (two or more) are one more block, from its
+ * first such day to the day before asOf's: rebuilt once a day, when another day completes (at
+ * most SERIES_BLOCK_DAYS' smallest span of one customer's series), so that a 7-day or 30-day read
+ * opens a few files rather than up to seven days on their own. The rest (asOf's own day, a lone
+ * day) are read day by day.
  */
 export function planSeriesBlocks(whole: readonly StateMeta[], asOfDate: string): { blocks: SeriesBlock[]; singles: StateMeta[] } {
   const asOfDay = epochDay(asOfDate);
@@ -409,7 +413,25 @@ export function planSeriesBlocks(whole: readonly StateMeta[], asOfDate: string):
     }
     rest = keep;
   }
-  return { blocks, singles: rest };
+  // The complete days of the span that holds asOf's date.
+  const span = Math.min(...SERIES_BLOCK_DAYS);
+  const current = Math.floor(asOfDay / span) * span;
+  const partial = new Map<string, StateMeta[]>();
+  const singles: StateMeta[] = [];
+  for (const m of rest) {
+    const day = epochDay(m.date);
+    if (day >= current && day < asOfDay) partial.set(m.customerId, [...(partial.get(m.customerId) ?? []), m]);
+    else singles.push(m);
+  }
+  for (const list of partial.values()) {
+    if (list.length < 2) {
+      singles.push(...list);
+      continue;
+    }
+    list.sort((a, b) => (a.date < b.date ? -1 : 1));
+    blocks.push({ customerId: list[0]!.customerId, first: list[0]!.date, last: list.at(-1)!.date, states: list });
+  }
+  return { blocks, singles };
 }
 
 /**

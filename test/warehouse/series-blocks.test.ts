@@ -1,5 +1,5 @@
 // Series blocks (docs/warehouse-state.md): past days of a customer's series published as one file
-// of 64 or 8 days. Which days go into blocks is checked by hand-worked cases; then, on real runs,
+// of 64 or 8 days, and the complete days of the 8-day span that holds asOf's date as one more. Which days go into blocks is checked by hand-worked cases; then, on real runs,
 // the files a snapshot publishes, and its figures against the independent SQL over the raw
 // files, before and after a late file lands into a blocked day (the block is rebuilt under a new
 // name, the old one is retired), and against a from-scratch run.
@@ -30,10 +30,21 @@ describe('which days are read through blocks', () => {
     expect(blocks.map((b) => `${b.customerId} ${b.first}..${b.last} ${b.states.length}`).sort()).toEqual([
       'acme 2026-08-07..2026-10-09 9',
       'acme 2026-10-10..2026-10-17 8',
+      // The span of asOf's date is not complete: its days before asOf's are one block of their own.
+      'acme 2026-10-18..2026-10-24 7',
       'globex 2026-10-10..2026-10-17 2',
     ]);
-    // The span of asOf's date is not complete: its days stay single, as does a lone day.
-    expect(singles.map((m) => `${m.customerId} ${m.date}`).sort()).toEqual([...days('2026-10-18', 7).map((d) => `acme ${d}`), 'globex 2026-10-20']);
+    // A lone day of that span stays single.
+    expect(singles.map((m) => `${m.customerId} ${m.date}`).sort()).toEqual(['globex 2026-10-20']);
+  });
+
+  it("blocks the complete days of asOf's span from the first that has a state, never asOf's own day", () => {
+    const states = ['2026-10-19', '2026-10-21', '2026-10-22', '2026-10-23'].map((d) => meta('acme', d));
+    const { blocks, singles } = planSeriesBlocks(states, '2026-10-23');
+    expect(blocks.map((b) => `${b.first}..${b.last} ${b.states.map((m) => m.date.slice(8)).join(',')}`)).toEqual(['2026-10-19..2026-10-22 19,21,22']);
+    expect(singles.map((m) => m.date)).toEqual(['2026-10-23']);
+    // On the first day of a span, there is no complete day in it yet.
+    expect(planSeriesBlocks([meta('acme', '2026-10-17'), meta('acme', '2026-10-18')], '2026-10-18').blocks).toEqual([]);
   });
 
   it('leaves alone a span that ends on asOf date, and one with a single day', () => {
@@ -84,13 +95,10 @@ describe('series blocks in real runs', () => {
     expect(published).toEqual([
       'stream_timeseries/customer=acme/date=2026-08-07/through-2026-10-09.parquet',
       'stream_timeseries/customer=acme/date=2026-10-10/through-2026-10-17.parquet',
-      // Every later day with reports, on its own.
-      ...(await fs.readdir(path.join(wh.layout.rawReports, 'customer=acme')))
-        .filter((d) => d >= 'date=2026-10-18')
-        .sort()
-        .map((d) => `stream_timeseries/customer=acme/${d}/part-0.parquet`),
+      // The complete days of asOf's span (the data ends on 10-24: asOf's own day has none).
+      'stream_timeseries/customer=acme/date=2026-10-18/through-2026-10-24.parquet',
     ]);
-    expect(published.length).toBeGreaterThan(4);
+    expect((await fs.readdir(path.join(wh.layout.rawReports, 'customer=acme'))).sort().at(-1)).toBe('date=2026-10-24');
     expect((await listSeriesFiles(snapDir, 'acme')).slice(0, 2).map((f) => `${f.date}..${f.last}`)).toEqual(['2026-08-07..2026-10-09', '2026-10-10..2026-10-17']);
     await expectSnapshotMatchesIndependent(wh.db, wh.layout, first.manifest.snapshot, 'first run');
     // A block has exactly the columns of a day's file (no column from the state area's folders).
@@ -98,15 +106,17 @@ describe('series blocks in real runs', () => {
       wh.db.withSession((s) => s.all<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet(${quotedString(path.join(snapDir, rel))}, hive_partitioning = false)`));
     expect(await columnsOf(published[0]!)).toEqual(await columnsOf(published.at(-1)!));
     const before = await blockFiles();
-    expect(before).toHaveLength(2);
+    expect(before).toHaveLength(3);
 
     // A late file into 2026-10-12 (inside the 10-10..10-17 block): new reports of another seed.
     await generateReports(wh.db, wh.layout, { customers: ['acme'], streams: 2, sessions: 5, start: new Date('2026-10-12T03:00:00Z'), hours: 2, seed: 12 });
     const second = await runPipeline(wh, { asOf });
     await expectSnapshotMatchesIndependent(wh.db, wh.layout, second.manifest.snapshot, 'after a late file');
     const after = await blockFiles();
-    // The 64-day block is the same file; the 8-day block has a new name, and the old one is gone.
-    expect(after).toHaveLength(2);
+    // The 64-day block is the same file, and so is the block of asOf's span; the 8-day block has a
+    // new name, and the old one is gone.
+    expect(after).toHaveLength(3);
+    expect(after.find((f) => f.startsWith('series-2026-10-18_2026-10-24'))).toBe(before.find((f) => f.startsWith('series-2026-10-18_2026-10-24')));
     expect(after.find((f) => f.startsWith('series-2026-08-07_2026-10-09'))).toBe(before.find((f) => f.startsWith('series-2026-08-07_2026-10-09')));
     expect(after.find((f) => f.startsWith('series-2026-10-10_2026-10-17'))).not.toBe(before.find((f) => f.startsWith('series-2026-10-10_2026-10-17')));
 
