@@ -36,25 +36,70 @@ export function wellFormed(s: string): boolean {
 }
 const NOT_UNICODE = 'must be valid Unicode text (no lone surrogates)';
 
-const ISO_TS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:(Z)|([+-])(\d{2}):(\d{2}))$/;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const ZERO = 48;
+const CYCLE_400_YEARS_MS = 146_097 * 86_400_000;
 
-/** Epoch microseconds of an ISO 8601 date-time with a zone (microseconds kept), or null. */
+/** The number written by the `n` ASCII digits of `s` at `at`, or -1 when one is not a digit. */
+function digits(s: string, at: number, n: number): number {
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const d = s.charCodeAt(i) - ZERO;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+/**
+ * Epoch microseconds of an ISO 8601 date-time with a zone, or null: YYYY-MM-DDTHH:MM:SS, then an
+ * optional fraction of 1 to 9 digits (microseconds kept, the rest truncated), then Z or ±HH:MM.
+ * Read character by character (a regular expression and its captures cost several times more,
+ * once per posted report); test/collector/report-schema.test.ts holds it to that grammar.
+ */
 export function isoToMicros(text: string): number | null {
-  const m = ISO_TS.exec(text);
-  if (!m) return null;
-  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  const len = text.length;
+  if (len < 20 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return null;
+  const y = digits(text, 0, 4);
+  const mo = digits(text, 5, 2);
+  const d = digits(text, 8, 2);
+  const h = digits(text, 11, 2);
+  const mi = digits(text, 14, 2);
+  const sec = digits(text, 17, 2);
+  if (y < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || sec < 0) return null;
+  let at = 19;
+  let fraction = 0;
+  if (text.charCodeAt(at) === 46) {
+    // . then 1 to 9 digits: the first six are the microseconds.
+    const start = ++at;
+    while (at < len && at - start < 10) {
+      const c = text.charCodeAt(at) - ZERO;
+      if (c < 0 || c > 9) break;
+      if (at - start < 6) fraction = fraction * 10 + c;
+      at++;
+    }
+    const n = at - start;
+    if (n === 0 || n > 9) return null;
+    for (let k = n; k < 6; k++) fraction *= 10;
+  }
+  let offsetMinutes = 0;
+  const zone = text.charCodeAt(at);
+  if (zone === 90) {
+    if (at + 1 !== len) return null;
+  } else if (zone === 43 || zone === 45) {
+    if (at + 6 !== len || text.charCodeAt(at + 3) !== 58) return null;
+    const zh = digits(text, at + 1, 2);
+    const zm = digits(text, at + 4, 2);
+    if (zh < 0 || zm < 0 || zh > 23 || zm > 59) return null;
+    offsetMinutes = (zone === 45 ? -1 : 1) * (zh * 60 + zm);
+  } else {
+    return null;
+  }
   const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
   // Dates that do not exist (2026-02-29, 24:00) are refused rather than rolled over.
-  if (mo < 1 || mo > 12 || d < 1 || d > (mo === 2 && leap ? 29 : DAYS_IN_MONTH[mo - 1]!) || h > 23 || mi > 59 || s > 59) return null;
-  let ms = Date.UTC(y, mo - 1, d, h, mi, s);
-  if (m[8] === undefined) {
-    const zh = Number(m[10]);
-    const zm = Number(m[11]);
-    if (zh > 23 || zm > 59) return null;
-    ms -= (m[9] === '-' ? -1 : 1) * (zh * 60 + zm) * 60_000;
-  }
-  const fraction = m[7] === undefined ? 0 : Number(m[7].padEnd(6, '0').slice(0, 6));
+  if (mo < 1 || mo > 12 || d < 1 || d > (mo === 2 && leap ? 29 : DAYS_IN_MONTH[mo - 1]!) || h > 23 || mi > 59 || sec > 59) return null;
+  // Date.UTC reads years 0–99 as 1900–1999: those are counted 400 years (a whole calendar cycle) on.
+  const ms = (y < 100 ? Date.UTC(y + 400, mo - 1, d, h, mi, sec) - CYCLE_400_YEARS_MS : Date.UTC(y, mo - 1, d, h, mi, sec)) - offsetMinutes * 60_000;
   return ms * 1000 + fraction;
 }
 

@@ -350,7 +350,9 @@ export class DbSession {
 
   /** All rows as one JS array per column (cheaper than row objects for many rows). */
   async columns<T extends Record<string, unknown[]>>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T> {
+    const t0 = performance.now();
     const reader = await this.call(() => this.conn.runAndReadAll(sql, params, types));
+    trace(sql, t0);
     return reader.getColumnsObjectJS() as unknown as T;
   }
 
