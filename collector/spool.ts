@@ -163,12 +163,14 @@ export class Spool {
         continue;
       }
       const batch = this.pending.splice(0);
-      const data = batch.length === 1 ? batch[0]!.data : Buffer.concat(batch.map((b) => b.data));
+      // The batches as they are, in one writev: not concatenated first (a copy of megabytes
+      // under load, in fresh memory, on the thread that answers every request).
+      let rest = batch.map((b) => b.data);
+      const bytes = rest.reduce((n, d) => n + d.length, 0);
       try {
-        let offset = 0;
-        while (offset < data.length) {
-          const { bytesWritten } = await this.active.handle.write(data, offset, data.length - offset, null);
-          offset += bytesWritten;
+        while (rest.length > 0) {
+          const { bytesWritten } = await this.active.handle.writev(rest);
+          rest = afterWritten(rest, bytesWritten);
         }
         await this.active.handle.datasync();
       } catch (err) {
@@ -176,9 +178,9 @@ export class Spool {
         for (const b of batch) b.reject(err as Error);
         return;
       } finally {
-        this.pendingBytes -= data.length;
+        this.pendingBytes -= bytes;
       }
-      this.active.bytes += data.length;
+      this.active.bytes += bytes;
       this.active.reports = (this.active.reports ?? 0) + batch.reduce((a, b) => a + b.reports, 0);
       for (const b of batch) b.resolve();
     }
@@ -296,4 +298,13 @@ async function spoolId(dir: string): Promise<string> {
   await fs.rename(tmp, file);
   await fsyncDir(dir);
   return id;
+}
+
+/** What remains of `buffers` once their first `n` bytes are written (a short write resumes there). */
+export function afterWritten(buffers: readonly Buffer[], n: number): Buffer[] {
+  let skip = n;
+  let i = 0;
+  while (i < buffers.length && skip >= buffers[i]!.length) skip -= buffers[i++]!.length;
+  if (i === buffers.length) return [];
+  return [buffers[i]!.subarray(skip), ...buffers.slice(i + 1)];
 }
