@@ -21,8 +21,11 @@ const REBUFFERS = ascii(',"rebufferEvents":');
 const ZEROS = ascii('","sessions":0,"bytesOffloaded":0,"bytesFallback":0,"offloadRatio":0,"avgPeerCount":0,"avgBufferHealth":0,"rebufferEvents":0}');
 const [COMMA, CLOSE, ZERO, COLON, DOT, Z] = [44, 125, 48, 58, 46, 90];
 
-/** Longest text of a JS number (-1.7976931348623157e+308) and of a start (+275760-09-13T00:00:00.000Z). */
-const MAX_NUMBER = 24;
+/**
+ * Longest text of a JS number (-0.0000012345678901234567: below 1e-6 it turns to exponents) and of
+ * a start (+275760-09-13T00:00:00.000Z).
+ */
+const MAX_NUMBER = 25;
 const MAX_START = 27;
 /** Most bytes one bucket takes: its keys, a start, eight numbers and a comma. */
 const MAX_BUCKET =
@@ -43,8 +46,9 @@ class Writer {
 
   constructor(readonly buf: Buffer) {}
 
+  /** Past the end of the buffer, only counted (see seriesJsonBody). */
   bytes(b: Uint8Array): void {
-    this.buf.set(b, this.pos);
+    if (this.pos + b.length <= this.buf.length) this.buf.set(b, this.pos);
     this.pos += b.length;
   }
 
@@ -120,11 +124,21 @@ export function seriesJsonBody(streamId: string, window: string, bucketSeconds: 
   const step = bucketSeconds * 1000;
   const buckets = Math.max(0, Math.floor((to - from) / step) + 1);
   const head = `{"streamId":${JSON.stringify(streamId)},"window":${JSON.stringify(window)},"bucketSeconds":${bucketSeconds},"from":"${new Date(from).toISOString()}","to":"${new Date(to).toISOString()}","buckets":[`;
-  const bound = Buffer.byteLength(head) + buckets * MAX_BUCKET + 2;
-  if (scratch.length < bound) scratch = Buffer.allocUnsafeSlow(Math.max(bound, scratch.length * 2));
-  const w = new Writer(scratch);
-  w.pos = w.buf.write(head, 0, 'utf8');
+  let size = Buffer.byteLength(head) + buckets * MAX_BUCKET + 2;
+  for (;;) {
+    if (scratch.length < size) scratch = Buffer.allocUnsafeSlow(Math.max(size, scratch.length * 2));
+    const end = writeBody(new Writer(scratch), head, step, from, to, c);
+    // Copied out at its size: the cache holds exactly the body.
+    if (end <= scratch.length) return Buffer.from(scratch.subarray(0, end));
+    // Longer than its bound (it cannot be, by MAX_BUCKET): what went past the end was dropped
+    // but counted, so it is written again in a buffer of its size.
+    size = end;
+  }
+}
 
+/** Writes the body into `w` from its start; returns where it ends. */
+function writeBody(w: Writer, head: string, step: number, from: number, to: number, c: SeriesColumns): number {
+  w.pos = w.buf.write(head, 0, 'utf8');
   const n = c.startMs.length;
   let i = 0;
   while (i < n && c.startMs[i]! < from) i++;
@@ -155,6 +169,5 @@ export function seriesJsonBody(streamId: string, window: string, bucketSeconds: 
   }
   w.buf[w.pos++] = 93; // ]
   w.buf[w.pos++] = CLOSE;
-  // Copied out at its size: the cache holds exactly the body.
-  return Buffer.from(w.buf.subarray(0, w.pos));
+  return w.pos;
 }

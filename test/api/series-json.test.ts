@@ -70,7 +70,7 @@ describe('series JSON text', () => {
   });
 
   it('equals it for figures of every form a double takes, and a stream id that is not ASCII', () => {
-    const figures = [0, -0, 1, 9, 10, 99, 100, 2 ** 53 - 1, 2 ** 53, 1e21, 123.5, 1e-7, 5e-324, 0.1 + 0.2, 1 / 3, 1.7976931348623157e308, 4294967296.5];
+    const figures = [0, -0, 1, 9, 10, 99, 100, 2 ** 53 - 1, 2 ** 53, 1e21, 123.5, 1e-7, 5e-324, 0.1 + 0.2, 1 / 3, 1.7976931348623157e308, 4294967296.5, -1, -0.0000012345678901234567, Number.NaN, Infinity];
     const rows: BucketRow[] = figures.map((f, k) => ({
       startMs: T0 + k * STEP,
       sessions: f,
@@ -84,6 +84,25 @@ describe('series JSON text', () => {
     const id = 'acme:é-\u0001-\\-"live"-流';
     const plain = windowSeries(id, rows, T0 + (figures.length + 2) * STEP, '24h', 600);
     expect(seriesJsonText(id, '24h', 600, Date.parse(plain.from), Date.parse(plain.to), columnsOf(id, rows))).toBe(JSON.stringify(plain));
+  });
+
+  it('fits 10 000 buckets whose every figure has the longest text a number can have', () => {
+    const longest = -0.0000012345678901234567;
+    expect(String(longest)).toHaveLength(25);
+    const step = 60_000;
+    const rows: BucketRow[] = Array.from({ length: 10_000 }, (_, k) => ({
+      startMs: T0 + k * step,
+      sessions: longest,
+      bytesOffloaded: longest,
+      bytesFallback: longest,
+      offloadRatio: longest,
+      avgPeerCount: longest,
+      avgBufferHealth: longest,
+      rebufferEvents: longest,
+    }));
+    const plain = windowSeries('acme:live', rows, T0 + 9_999 * step, 'all', 60);
+    expect(plain.buckets).toHaveLength(10_000);
+    expect(seriesJsonText('acme:live', 'all', 60, Date.parse(plain.from), Date.parse(plain.to), columnsOf('acme:live', rows))).toBe(JSON.stringify(plain));
   });
 
   it('equals it for a stream without any bucket', () => {
