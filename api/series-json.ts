@@ -11,13 +11,11 @@ const MAX_FOUR_DIGIT_YEAR_MS = 253_402_300_799_999;
 
 const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
 const START = ascii('{"start":"');
-const SESSIONS = ascii('","sessions":');
-const OFFLOADED = ascii(',"bytesOffloaded":');
-const FALLBACK = ascii(',"bytesFallback":');
-const RATIO = ascii(',"offloadRatio":');
-const PEERS = ascii(',"avgPeerCount":');
-const BUFFER = ascii(',"avgBufferHealth":');
-const REBUFFERS = ascii(',"rebufferEvents":');
+/** The figures of a bucket, in the order of the JSON, each with the text before its value. */
+const FIGURES = (['sessions', 'bytesOffloaded', 'bytesFallback', 'offloadRatio', 'avgPeerCount', 'avgBufferHealth', 'rebufferEvents'] as const).map((name, i) => ({
+  name,
+  key: ascii(`${i === 0 ? '"' : ''},"${name}":`),
+}));
 const ZEROS = ascii('","sessions":0,"bytesOffloaded":0,"bytesFallback":0,"offloadRatio":0,"avgPeerCount":0,"avgBufferHealth":0,"rebufferEvents":0}');
 const [COMMA, CLOSE, ZERO, COLON, DOT, Z] = [44, 125, 48, 58, 46, 90];
 
@@ -27,9 +25,8 @@ const [COMMA, CLOSE, ZERO, COLON, DOT, Z] = [44, 125, 48, 58, 46, 90];
  */
 const MAX_NUMBER = 25;
 const MAX_START = 27;
-/** Most bytes one bucket takes: its keys, a start, eight numbers and a comma. */
-const MAX_BUCKET =
-  START.length + MAX_START + SESSIONS.length + OFFLOADED.length + FALLBACK.length + RATIO.length + PEERS.length + BUFFER.length + REBUFFERS.length + 8 * MAX_NUMBER + 2;
+/** Most bytes one bucket takes: a start, its figures with their keys, the closing brace and a comma. */
+const MAX_BUCKET = START.length + MAX_START + FIGURES.reduce((n, f) => n + f.key.length + MAX_NUMBER, 0) + 2;
 
 /**
  * Where bodies are written before they are copied out at their exact size: one per process (a body
@@ -140,6 +137,7 @@ export function seriesJsonBody(streamId: string, window: string, bucketSeconds: 
 function writeBody(w: Writer, head: string, step: number, from: number, to: number, c: SeriesColumns): number {
   w.pos = w.buf.write(head, 0, 'utf8');
   const n = c.startMs.length;
+  const figures = FIGURES.map((f) => ({ key: f.key, values: c[f.name] }));
   let i = 0;
   while (i < n && c.startMs[i]! < from) i++;
   for (let start = from; start <= to; start += step) {
@@ -147,20 +145,10 @@ function writeBody(w: Writer, head: string, step: number, from: number, to: numb
     w.bytes(START);
     w.instant(start);
     if (i < n && c.startMs[i] === start) {
-      w.bytes(SESSIONS);
-      w.number(c.sessions[i]!);
-      w.bytes(OFFLOADED);
-      w.number(c.bytesOffloaded[i]!);
-      w.bytes(FALLBACK);
-      w.number(c.bytesFallback[i]!);
-      w.bytes(RATIO);
-      w.number(c.offloadRatio[i]!);
-      w.bytes(PEERS);
-      w.number(c.avgPeerCount[i]!);
-      w.bytes(BUFFER);
-      w.number(c.avgBufferHealth[i]!);
-      w.bytes(REBUFFERS);
-      w.number(c.rebufferEvents[i]!);
+      for (const f of figures) {
+        w.bytes(f.key);
+        w.number(f.values[i]!);
+      }
       w.buf[w.pos++] = CLOSE;
       i++;
     } else {
