@@ -380,8 +380,8 @@ export interface SeriesBlock {
  * Which days of `whole` (states with no report after asOf) are read through blocks: a span is a
  * block when it ends before asOf's date (no day of it can still change but by a late file, which
  * changes its states and so the block's name) and at least two of its days have a state. The
- * complete days of the span that holds asOf's date (two or more) are one more block, from its
- * first such day to the day before asOf's: rebuilt once a day, when another day completes (at
+ * complete days of the span that holds asOf's date (two or more with a state, before asOf's day)
+ * are one more block, from the first to the last of them: rebuilt once a day, when another day completes (at
  * most SERIES_BLOCK_DAYS' smallest span of one customer's series), so that a 7-day or 30-day read
  * opens a few files rather than up to seven days on their own. The rest (asOf's own day, a lone
  * day) are read day by day.
