@@ -122,8 +122,8 @@ const seriesUrls = streams.flatMap((s) =>
  * cached for that stream, size and window), the second warm (the response cache's bounded size
  * cannot hold a whole sweep, so a later pass would be cold again). 400s (too many buckets) apart.
  */
-async function sweep(urls: string[]): Promise<{ cold: number[]; warm: number[]; refused: number[] }> {
-  const out = { cold: [] as number[], warm: [] as number[], refused: [] as number[] };
+async function sweep(urls: string[]): Promise<{ cold: number[]; warm: number[]; refused: number[]; coldBySeries: Map<string, number[]> }> {
+  const out = { cold: [] as number[], warm: [] as number[], refused: [] as number[], coldBySeries: new Map<string, number[]>() };
   for (const u of urls) {
     const first = await timed(u);
     if (first.status === 400) {
@@ -132,6 +132,10 @@ async function sweep(urls: string[]): Promise<{ cold: number[]; warm: number[]; 
     }
     if (first.status !== 200) throw new Error(`${u}: ${first.status}`);
     out.cold.push(first.ms);
+    // By window and size (the URL's own parameters), to see which answers make the tail.
+    const q = new URL(u).searchParams;
+    const group = `${q.get('window')}/${q.get('bucketSeconds')}`;
+    out.coldBySeries.set(group, [...(out.coldBySeries.get(group) ?? []), first.ms]);
     const again = await timed(u);
     if (again.status !== 200) throw new Error(`${u}: ${again.status}`);
     out.warm.push(again.ms);
@@ -146,6 +150,11 @@ const cold = { ms: series.cold, refused: series.refused.length, refusedMs: serie
 const warm = { ms: series.warm };
 say(`cold timeseries: ${JSON.stringify(describe(cold.ms))}, ${cold.refused} refused (> 10 000 buckets)`);
 say(`warm timeseries: ${JSON.stringify(describe(warm.ms))}`);
+// The window and size groups with the slowest cold answers (what the p99 is made of).
+const slowestSeries = [...series.coldBySeries]
+  .map(([group, ms]) => ({ group, ...describe(ms) }))
+  .sort((a, b) => b.p50 - a.p50)
+  .slice(0, 5);
 const metricsUrls = streams.flatMap((s) => WINDOW_NAMES.map((w) => `${api.url}/telemetry/metrics/${encodeURIComponent(s)}?window=${w}`));
 const metricsWarm = { ms: (await sweep(metricsUrls)).warm };
 say(`warm /telemetry/metrics/:streamId: ${JSON.stringify(describe(metricsWarm.ms))}`);
@@ -262,7 +271,7 @@ const result = {
   peakRssMb: Math.round(peakRss),
   peakRssByPhaseMb: rounded,
   swapMs: swapMs.map((x) => Math.round(x)),
-  timeseries: { cold: describe(cold.ms), warm: describe(warm.ms), refused: cold.refused, refusedMs: describe(cold.refusedMs), afterSwapCold: describe(afterSwapCold), concurrent4: describe(concurrent) },
+  timeseries: { cold: describe(cold.ms), slowestColdSeries: slowestSeries, warm: describe(warm.ms), refused: cold.refused, refusedMs: describe(cold.refusedMs), afterSwapCold: describe(afterSwapCold), concurrent4: describe(concurrent) },
   metricsWarm: describe(metricsWarm.ms),
   onDemand: describe(onDemand),
   pilotReports: describe(reports),
@@ -275,6 +284,7 @@ const lines = [
   `  peak RSS     ${result.peakRssMb} MB (goal ≤ 400 MB: ${result.peakRssMb <= 400 ? 'met' : 'NOT met'}); by phase ${JSON.stringify(rounded)}`,
   `  swaps        ${result.swapMs.join(', ')} ms from CURRENT moving to served (goal ≤ 2000 ms: ${Math.max(...result.swapMs) <= 2000 ? 'met' : 'NOT met'})`,
   `  timeseries   cold p50 ${result.timeseries.cold.p50} ms p99 ${result.timeseries.cold.p99} ms (goal p99 ≤ 50 ms: ${result.timeseries.cold.p99 <= 50 ? 'met' : 'NOT met'}; n ${result.timeseries.cold.n}, ${result.timeseries.refused} refused as > 10 000 buckets)`,
+  `               slowest cold, window/size p50 (max): ${slowestSeries.map((g) => `${g.group} ${g.p50} (${g.max}) ms`).join(', ')}`,
   `               warm p50 ${result.timeseries.warm.p50} ms p99 ${result.timeseries.warm.p99} ms; warm /telemetry/metrics/:streamId p50 ${result.metricsWarm.p50} ms p99 ${result.metricsWarm.p99} ms`,
   `               cold after a swap p50 ${result.timeseries.afterSwapCold.p50} ms p99 ${result.timeseries.afterSwapCold.p99} ms; 4 concurrent clients, cold p50 ${result.timeseries.concurrent4.p50} ms p99 ${result.timeseries.concurrent4.p99} ms`,
   `  on demand    p50 ${result.onDemand.p50} ms, max ${result.onDemand.max} ms (sizes 900 s over all, 120 s over 7d)`,
