@@ -125,8 +125,14 @@ describe('on-demand series', () => {
     }
   });
 
-  it('pilot reports abandoned by their client are cancelled (their DuckDB work freed) and leave another tenant answered within 2 s', async () => {
+  it('pilot reports abandoned by their client are cancelled (their DuckDB work freed) and cost another tenant at most 2 s', async () => {
     const deps = t.api.deps;
+    // What another tenant's on-demand series takes on this machine with nothing else running (a
+    // size of its own: nothing cached). The 12 reports would hold it for many times that if they
+    // ran to the end; cancelled, they may delay it by at most 2 s.
+    const aloneStarted = performance.now();
+    expect((await t.get(series(97 + 59, 'globex'), t.tokens.globex)).status).toBe(200);
+    const aloneMs = performance.now() - aloneStarted;
     // Bucket sizes other than the default: no pre-rendered file, each one composed on demand.
     const report = (bucketSeconds: number) => `/control/reports/pilot/acme:live-main?bucketSeconds=${bucketSeconds}`;
     const gone = Array.from({ length: 12 }, (_, i) => abandoned(report(660 + 60 * i), t.tokens.acme, 300));
@@ -135,7 +141,7 @@ describe('on-demand series', () => {
     const other = await t.get(series(97 + 60, 'globex'), t.tokens.globex);
     const ms = performance.now() - started;
     expect(other.status).toBe(200);
-    expect(ms).toBeLessThan(2000);
+    expect(ms, `alone ${aloneMs.toFixed(0)} ms`).toBeLessThan(aloneMs + 2000);
     // Most are still being composed when their client leaves; on a quiet machine the first few may
     // finish inside 300 ms, whole (200) — never an error.
     const outcomes = await Promise.all(gone);
