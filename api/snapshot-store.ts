@@ -82,16 +82,20 @@ export class ServedSnapshot {
    * recently: a listing is a few hundred bytes a day of history).
    */
   seriesFiles(customerId: string): Promise<SeriesFile[]> {
-    let p = this.seriesFileLists.get(customerId);
-    if (!p) {
-      p = listSeriesFiles(this.dir, customerId);
-      this.seriesFileLists.set(customerId, p);
-      p.catch(() => this.seriesFileLists.delete(customerId));
-    }
-    return p;
+    return once(this.seriesFileLists, customerId, () => listSeriesFiles(this.dir, customerId));
   }
 
   private readonly seriesFileLists = new LRUCache<string, Promise<SeriesFile[]>>({ max: SERIES_FILE_LISTS });
+
+  /**
+   * Where each of the customer's streams starts (its first minute, by stream id), read by `load`
+   * once per customer for this snapshot (a number per stream, for the customers read most recently).
+   */
+  firstMinutes(customerId: string, load: () => Promise<ReadonlyMap<string, number>>): Promise<ReadonlyMap<string, number>> {
+    return once(this.firstMinuteMaps, customerId, load);
+  }
+
+  private readonly firstMinuteMaps = new LRUCache<string, Promise<ReadonlyMap<string, number>>>({ max: SERIES_FILE_LISTS });
 
   /** The landed files (absolute) and present columns of one customer's partition in this snapshot. */
   customerInputs(layout: WarehouseLayout, customerId: string): { files: string[]; presentColumns: string[] } | null {
@@ -99,6 +103,20 @@ export class ServedSnapshot {
     if (!p) return null;
     return { files: p.files.map((f) => path.join(layout.rawReports, f.path)), presentColumns: p.presentColumns };
   }
+}
+
+/** `make()`'s promise for `key`, made once while `cache` keeps it; a failed one is forgotten, so the next call tries again. */
+function once<T>(cache: LRUCache<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let p = cache.get(key);
+  if (!p) {
+    const made = make();
+    cache.set(key, made);
+    made.catch(() => {
+      if (cache.get(key) === made) cache.delete(key);
+    });
+    p = made;
+  }
+  return p;
 }
 
 export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: string, cache: ResponseCache): Promise<ServedSnapshot> {

@@ -11,7 +11,7 @@ import { seriesJsonBody } from './series-json.ts';
 import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
 import type { Db, DbSession } from '../warehouse/duckdb.ts';
-import { SERIES_FILE_LISTS, type ServedSnapshot } from './snapshot-store.ts';
+import type { ServedSnapshot } from './snapshot-store.ts';
 
 export const MAX_BUCKETS = 10_000;
 
@@ -74,8 +74,6 @@ const ROW_BYTES = 120;
 export class SnapshotSeries {
   private readonly rows: LRUCache<string, BucketRow[] | Map<string, BucketRow[]>>;
   private readonly pending = new Map<string, Promise<Map<string, BucketRow[]>>>();
-  /** First minutes of a customer's streams, by snapshot and customer (a number per stream). */
-  private readonly firsts = new LRUCache<string, Promise<ReadonlyMap<string, number>>>({ max: SERIES_FILE_LISTS });
 
   constructor(
     private readonly db: Db,
@@ -109,15 +107,11 @@ export class SnapshotSeries {
   async firstMinute(snap: ServedSnapshot, streamId: string): Promise<number | null> {
     const customerId = parseStreamId(streamId)?.customerId;
     if (!customerId || !snap.hasCustomer(customerId)) return null;
-    const key = `${snap.id}|${customerId}`;
-    let p = this.firsts.get(key);
-    if (!p) {
-      const streams = snap.streamsOf(customerId);
-      p = snap.seriesFiles(customerId).then((files) => this.db.withSession((s: DbSession) => firstMinutes(s, seriesFilesIn(files, null, null), streams)));
-      this.firsts.set(key, p);
-      p.catch(() => this.firsts.delete(key));
-    }
-    return (await p).get(streamId) ?? null;
+    const firsts = await snap.firstMinutes(customerId, async () => {
+      const files = seriesFilesIn(await snap.seriesFiles(customerId), null, null);
+      return this.db.withSession((s: DbSession) => firstMinutes(s, files, snap.streamsOf(customerId)));
+    });
+    return firsts.get(streamId) ?? null;
   }
 
   /** Each of a customer's streams with its daily buckets (all history), by stream id. */
