@@ -13,7 +13,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describeRatio, median } from './report.ts';
-import { type LoadResult, load as loadUrl, startChild, stopChild } from './servers.ts';
+import { type LoadResult, loadInChild as loadUrl, startChild, stopChild } from './servers.ts';
 
 interface Figures {
   rps: number;

@@ -20,7 +20,7 @@ import { addTenant, findTenant } from '../warehouse/control/tenants.ts';
 import { issueToken, tokenSecret } from '../api/tokens.ts';
 import { STANDARD_BUCKET_SECONDS, WINDOW_NAMES } from '../warehouse/windows.ts';
 import { writeResult } from './report.ts';
-import { cpuProfileFlags, startChild } from './servers.ts';
+import { cpuProfileFlags, startChild, stopChild } from './servers.ts';
 import { compareHotRoutes } from './hot-routes.ts';
 
 const opts = new Command()
@@ -159,6 +159,39 @@ const metricsUrls = streams.flatMap((s) => WINDOW_NAMES.map((w) => `${api.url}/t
 const metricsWarm = { ms: (await sweep(metricsUrls)).warm };
 say(`warm /telemetry/metrics/:streamId: ${JSON.stringify(describe(metricsWarm.ms))}`);
 
+// Warm series against the same bytes from a bare node:http server: a warm answer's time is that of
+// moving its body (up to 1.5 MB), which /telemetry/metrics's small bodies do not show. The series
+// of 10 streams, each asked of the API until cached, then timed on the API and on the bare server
+// one after the other.
+const sampleUrls = streams.slice(0, 10).flatMap((s) =>
+  STANDARD_BUCKET_SECONDS.flatMap((b) => WINDOW_NAMES.map((w) => `/telemetry/timeseries?streamId=${encodeURIComponent(s)}&window=${w}&bucketSeconds=${b}`)),
+);
+const canned: Record<string, { status: number; headers: Record<string, string>; body: string }> = {};
+for (const u of sampleUrls) {
+  const res = await fetch(`${api.url}${u}`, { headers });
+  const body = Buffer.from(await res.arrayBuffer());
+  if (res.status !== 200) continue; // more than 10 000 buckets
+  canned[u] = { status: 200, headers: { 'content-type': res.headers.get('content-type')!, etag: res.headers.get('etag')! }, body: body.toString('base64') };
+}
+const cannedFile = path.join(outDir, 'canned-series.json');
+await fs.writeFile(cannedFile, JSON.stringify(canned));
+const bareSeries = await startChild(outDir, ['bin/run-ts.js', 'bench/bare-server.ts', cannedFile], /^(http:\S+)/m);
+const warmVsBare = { api: [] as number[], bare: [] as number[], ratios: [] as number[] };
+for (let round = 0; round < 2; round++) {
+  for (const u of Object.keys(canned)) {
+    await timed(`${api.url}${u}`); // cached again if the bounded cache let it go
+    const a = await timed(`${api.url}${u}`);
+    const b = await timed(`${bareSeries.url}${u}`);
+    if (round === 0) continue; // the first round warms both ends' connections and code
+    warmVsBare.api.push(a.ms);
+    warmVsBare.bare.push(b.ms);
+  }
+}
+await stopChild(bareSeries);
+await fs.rm(cannedFile, { force: true });
+const warmSeriesVsBare = { api: describe(warmVsBare.api), bare: describe(warmVsBare.bare) };
+say(`warm timeseries, same bytes: API ${JSON.stringify(warmSeriesVsBare.api)}, bare node:http ${JSON.stringify(warmSeriesVsBare.bare)}`);
+
 // --- Swaps: CURRENT moves between published snapshots; served once /readyz names the new one.
 phase = 'swaps';
 const swapMs: number[] = [];
@@ -273,6 +306,7 @@ const result = {
   swapMs: swapMs.map((x) => Math.round(x)),
   timeseries: { cold: describe(cold.ms), slowestColdSeries: slowestSeries, warm: describe(warm.ms), refused: cold.refused, refusedMs: describe(cold.refusedMs), afterSwapCold: describe(afterSwapCold), concurrent4: describe(concurrent) },
   metricsWarm: describe(metricsWarm.ms),
+  warmSeriesVsBare,
   onDemand: describe(onDemand),
   pilotReports: describe(reports),
   exports,
@@ -286,6 +320,7 @@ const lines = [
   `  timeseries   cold p50 ${result.timeseries.cold.p50} ms p99 ${result.timeseries.cold.p99} ms (goal p99 ≤ 50 ms: ${result.timeseries.cold.p99 <= 50 ? 'met' : 'NOT met'}; n ${result.timeseries.cold.n}, ${result.timeseries.refused} refused as > 10 000 buckets)`,
   `               slowest cold, window/size p50 (max): ${slowestSeries.map((g) => `${g.group} ${g.p50} (${g.max}) ms`).join(', ')}`,
   `               warm p50 ${result.timeseries.warm.p50} ms p99 ${result.timeseries.warm.p99} ms; warm /telemetry/metrics/:streamId p50 ${result.metricsWarm.p50} ms p99 ${result.metricsWarm.p99} ms`,
+  `               warm, same bodies (10 streams): API p50 ${warmSeriesVsBare.api.p50} ms p99 ${warmSeriesVsBare.api.p99} ms; bare node:http p50 ${warmSeriesVsBare.bare.p50} ms p99 ${warmSeriesVsBare.bare.p99} ms`,
   `               cold after a swap p50 ${result.timeseries.afterSwapCold.p50} ms p99 ${result.timeseries.afterSwapCold.p99} ms; 4 concurrent clients, cold p50 ${result.timeseries.concurrent4.p50} ms p99 ${result.timeseries.concurrent4.p99} ms`,
   `  on demand    p50 ${result.onDemand.p50} ms, max ${result.onDemand.max} ms (sizes 900 s over all, 120 s over 7d)`,
   `  pilot        p50 ${result.pilotReports.p50} ms, max ${result.pilotReports.max} ms (rendered on demand)`,
