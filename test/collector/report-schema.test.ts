@@ -55,6 +55,25 @@ describe('report checks', () => {
     expect(r.report.ts).toBe(Date.parse('2026-11-20T11:59:00.123Z') * 1000 + 456);
   });
 
+  it('reads only a report\'s own fields: a name inherited from Object.prototype is absent', () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    const withoutRegion = { ...base } as Record<string, unknown>;
+    delete withoutRegion['region'];
+    const withoutReportId = { ...base } as Record<string, unknown>;
+    delete withoutReportId['reportId'];
+    try {
+      proto['region'] = 'inherited';
+      proto['reportId'] = 'rep-inherited';
+      const r = checkReport(structuredClone(withoutRegion), WINDOW);
+      expect(r.ok).toBe(true);
+      if (r.ok) expect(Object.hasOwn(r.report, 'region')).toBe(false);
+      expect(checkReport(structuredClone(withoutReportId), WINDOW)).toEqual({ ok: false, field: 'reportId', reason: 'is required' });
+    } finally {
+      delete proto['region'];
+      delete proto['reportId'];
+    }
+  });
+
   it('reads ISO 8601 with zones and fractions by hand-worked values', () => {
     expect(isoToMicros('1970-01-01T00:00:00Z')).toBe(0);
     expect(isoToMicros('1970-01-01T00:00:01.5Z')).toBe(1_500_000);
