@@ -8,7 +8,9 @@
 // neither Koa nor DuckDB: a worker thread starts in a fraction of a second.
 import { gunzip, gunzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
-import { checkReport, type TimeWindow } from './report-schema.ts';
+import { isUtf8 } from 'node:buffer';
+import { checkReport, MAP_COLUMNS, type SpoolReport, type TimeWindow } from './report-schema.ts';
+import { reportSpans, type ReportSpans } from './report-text.ts';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -49,7 +51,11 @@ export type BatchOutcome =
       /** Reports in the request (what the rate limit counts). */
       reports: number;
       accepted: number;
-      /** The accepted reports as spool lines (NDJSON, each line ending in a newline). */
+      /**
+       * The accepted reports as spool lines (NDJSON, each line ending in a newline):
+       * `{"tsu":<ts in epoch µs>,"r":<the report>}`, the report as it was posted when its text can
+       * be kept (collector/report-text.ts), else serialised.
+       */
       lines: Uint8Array;
       rejected: Rejection[];
     }
@@ -111,7 +117,7 @@ function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits)
   const text = decoder.decode(body);
   const parsed = req.ndjson ? ndjsonItems(text, limits) : jsonItems(text);
   if ('code' in parsed) return failed(parsed);
-  const items = parsed;
+  const { items, topKeys } = parsed;
   if (items.length > limits.maxReports) return failed({ code: 'tooManyReports', max: limits.maxReports });
 
   // Ownership first: one report of another customer's stream refuses the whole request.
@@ -123,24 +129,103 @@ function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits)
     if (typeof streamId === 'string' && streamId.includes(':') && !streamId.startsWith(prefix)) return failed({ code: 'foreignStream', index }, items.length);
   }
 
+  // The reports' own text, when it can be told for sure: a JSON body (NDJSON is serialised), valid
+  // UTF-8 (what JSON.parse read, since the decoder replaces nothing then), and the wrapper's keys
+  // all distinct (an escaped second "reports" key would otherwise hide the array JSON.parse read).
+  let spans: ReportSpans | null = null;
+  if (!req.ndjson && isUtf8(body)) {
+    spans = reportSpans(body, items.length);
+    if (spans !== null && spans.topKeys !== topKeys) spans = null;
+  }
+
   const rejected: Rejection[] = [];
-  const lines: string[] = [];
+  const accepted: Accepted[] = [];
   items.forEach((item, index) => {
     if (!item.ok) {
       rejected.push({ index, field: null, reason: item.reason });
       return;
     }
     const r = checkReport(item.value, req.window);
-    if (r.ok) lines.push(JSON.stringify(r.report));
-    else rejected.push({ index, field: r.field, reason: r.reason });
+    if (!r.ok) {
+      rejected.push({ index, field: r.field, reason: r.reason });
+      return;
+    }
+    // Its own text only when the parsed report is that text, key for key: no unknown field was
+    // dropped (checkReport kept the parsed object) and no key of the text was a duplicate.
+    const own = spans !== null && r.report === item.value && spans.keys[index] === keyCount(r.report);
+    accepted.push(own ? { ts: r.report.ts, span: index } : { ts: r.report.ts, text: encoder.encode(JSON.stringify(r.report)) });
   });
-  if (lines.length === 0 && rejected.length > 0) return failed({ code: 'allRejected', rejected }, items.length);
-  // A fresh buffer of its own (never a slice of Node's shared pool): it can be handed across threads.
-  const spool = lines.length > 0 ? encoder.encode(`${lines.join('\n')}\n`) : new Uint8Array(0);
-  return { ok: true, reports: items.length, accepted: lines.length, lines: spool, rejected };
+  if (accepted.length === 0 && rejected.length > 0) return failed({ code: 'allRejected', rejected }, items.length);
+  return { ok: true, reports: items.length, accepted: accepted.length, lines: spoolLines(body, spans, accepted), rejected };
 }
 
-function jsonItems(text: string): BodyItem[] | BatchProblem {
+/** An accepted report: its ts (epoch µs), and its own text (a span of the body) or its serialisation. */
+type Accepted = { ts: number; span: number } | { ts: number; text: Uint8Array };
+
+/** Keys of a validated report: its own, and those of its map columns (the only nested objects). */
+function keyCount(report: SpoolReport): number {
+  let n = Object.keys(report).length;
+  for (const name of MAP_COLUMNS) {
+    const m = report[name];
+    if (typeof m === 'object' && m !== null) n += Object.keys(m).length;
+  }
+  return n;
+}
+
+const LINE_HEAD = encoder.encode('{"tsu":');
+const LINE_MIDDLE = encoder.encode(',"r":');
+const LINE_TAIL = encoder.encode('}\n');
+
+/**
+ * The spool lines of the accepted reports, in one fresh buffer of its own (never a slice of Node's
+ * shared pool: it can be handed across threads).
+ */
+function spoolLines(body: Uint8Array, spans: ReportSpans | null, accepted: readonly Accepted[]): Uint8Array {
+  if (accepted.length === 0) return new Uint8Array(0);
+  const fixed = LINE_HEAD.length + LINE_MIDDLE.length + LINE_TAIL.length;
+  const stamps: string[] = [];
+  let size = 0;
+  for (const a of accepted) {
+    const stamp = String(a.ts);
+    stamps.push(stamp);
+    size += fixed + stamp.length + ('span' in a ? spans!.end[a.span]! - spans!.start[a.span]! : a.text.length);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (let k = 0; k < accepted.length; k++) {
+    const a = accepted[k]!;
+    const stamp = stamps[k]!;
+    out.set(LINE_HEAD, at);
+    at += LINE_HEAD.length;
+    for (let c = 0; c < stamp.length; c++) out[at++] = stamp.charCodeAt(c);
+    out.set(LINE_MIDDLE, at);
+    at += LINE_MIDDLE.length;
+    if ('span' in a) {
+      const from = spans!.start[a.span]!;
+      const to = spans!.end[a.span]!;
+      out.set(body.subarray(from, to), at);
+      // Line breaks between its tokens become spaces: a line break cannot be inside a JSON string.
+      if (spans!.multiline[a.span] === 1) {
+        for (let c = at; c < at + (to - from); c++) if (out[c] === 0x0a || out[c] === 0x0d) out[c] = 0x20;
+      }
+      at += to - from;
+    } else {
+      out.set(a.text, at);
+      at += a.text.length;
+    }
+    out.set(LINE_TAIL, at);
+    at += LINE_TAIL.length;
+  }
+  return out;
+}
+
+/** The body's reports, and the keys of its top-level object (-1 for an array or NDJSON). */
+interface BodyItems {
+  items: BodyItem[];
+  topKeys: number;
+}
+
+function jsonItems(text: string): BodyItems | BatchProblem {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -149,16 +234,16 @@ function jsonItems(text: string): BodyItem[] | BatchProblem {
   }
   const list = Array.isArray(json) ? json : isObject(json) && Array.isArray(json['reports']) ? json['reports'] : null;
   if (list === null) return { code: 'invalidJson', detail: 'The body must be {"reports": [...]} or a JSON array of reports.' };
-  return list.map((value) => ({ ok: true, value }));
+  return { items: list.map((value) => ({ ok: true, value })), topKeys: Array.isArray(json) ? -1 : Object.keys(json as object).length };
 }
 
-function ndjsonItems(text: string, limits: BatchLimits): BodyItem[] | BatchProblem {
+function ndjsonItems(text: string, limits: BatchLimits): BodyItems | BatchProblem {
   const items: BodyItem[] = [];
   let parsed = 0;
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     // Counted before parsing: a body of too many lines is refused without parsing them all.
-    if (items.length >= limits.maxReports) return [...items, { ok: false, reason: 'over the limit' }];
+    if (items.length >= limits.maxReports) return { items: [...items, { ok: false, reason: 'over the limit' }], topKeys: -1 };
     try {
       items.push({ ok: true, value: JSON.parse(line) });
       parsed++;
@@ -167,7 +252,7 @@ function ndjsonItems(text: string, limits: BatchLimits): BodyItem[] | BatchProbl
     }
   }
   if (items.length > 0 && parsed === 0) return { code: 'invalidJson', detail: 'No line of the body is valid JSON.' };
-  return items;
+  return { items, topKeys: -1 };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

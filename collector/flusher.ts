@@ -14,17 +14,31 @@ import { fsyncDir, listFiles } from '../lib/fsx.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Segment, Spool } from './spool.ts';
 
-/** The spool's JSON columns: the catalog's types, `ts` as epoch microseconds. */
-const JSON_COLUMNS = `{${REPORT_COLUMNS.map((c) => `${quotedString(c.name)}: ${quotedString(c.name === 'ts' ? 'BIGINT' : c.type)}`).join(', ')}}`;
-const SELECT_LIST = REPORT_COLUMNS.map((c) => (c.name === 'ts' ? 'make_timestamp(ts) AS ts' : quotedIdentifier(c.name))).join(', ');
+/** The report's columns as DuckDB reads them from JSON: the catalog's types. */
+const REPORT_FIELDS = REPORT_COLUMNS.filter((c) => c.name !== 'ts');
+const STRUCT_TYPE = `STRUCT(${REPORT_FIELDS.map((c) => `${quotedIdentifier(c.name)} ${c.type}`).join(', ')})`;
 
 // A line cut by a crash reads as a row of nulls (ignore_errors): it was never acknowledged.
-const LAND_SEGMENT_SQL = `
+// The wrapped form (seg-N.r.ndjson): {"tsu": ts in epoch µs, "r": the report as posted (its own
+// `ts` text, and any field not in the catalog, are not read)}.
+const LAND_WRAPPED_SQL = `
 COPY (
-  SELECT ${SELECT_LIST},
+  SELECT ${REPORT_COLUMNS.map((c) => (c.name === 'ts' ? 'make_timestamp(tsu) AS ts' : `r.${quotedIdentifier(c.name)} AS ${quotedIdentifier(c.name)}`)).join(', ')},
+         split_part(r.streamId, ':', 1) AS customer,
+         CAST(CAST(make_timestamp(tsu) AS DATE) AS VARCHAR) AS date
+  FROM read_json({{segment}}, format = 'newline_delimited', ignore_errors = true, columns = {'tsu': 'BIGINT', 'r': ${quotedString(STRUCT_TYPE)}})
+  WHERE r.reportId IS NOT NULL AND r.streamId IS NOT NULL AND tsu IS NOT NULL
+) TO {{dir}} (FORMAT parquet, PARTITION_BY (customer, date), FILENAME_PATTERN {{pattern}})`;
+
+// The flat form (seg-N.ndjson, left by collectors before the wrapped form): the columns, with
+// `ts` as epoch microseconds.
+const FLAT_COLUMNS = `{${REPORT_COLUMNS.map((c) => `${quotedString(c.name)}: ${quotedString(c.name === 'ts' ? 'BIGINT' : c.type)}`).join(', ')}}`;
+const LAND_FLAT_SQL = `
+COPY (
+  SELECT ${REPORT_COLUMNS.map((c) => (c.name === 'ts' ? 'make_timestamp(ts) AS ts' : quotedIdentifier(c.name))).join(', ')},
          split_part(streamId, ':', 1) AS customer,
          CAST(CAST(make_timestamp(ts) AS DATE) AS VARCHAR) AS date
-  FROM read_json({{segment}}, format = 'newline_delimited', ignore_errors = true, columns = ${JSON_COLUMNS})
+  FROM read_json({{segment}}, format = 'newline_delimited', ignore_errors = true, columns = ${FLAT_COLUMNS})
   WHERE reportId IS NOT NULL AND streamId IS NOT NULL AND ts IS NOT NULL
 ) TO {{dir}} (FORMAT parquet, PARTITION_BY (customer, date), FILENAME_PATTERN {{pattern}})`;
 
@@ -111,7 +125,7 @@ export class Flusher {
     try {
       const stem = `ingest-${this.spool.id}-${String(segment.seq).padStart(12, '0')}`;
       const rows = await this.db.withSession((s) =>
-        s.run(fillSql(LAND_SEGMENT_SQL, { segment: quotedString(segment.file), dir: quotedString(scratch), pattern: quotedString(`${stem}-{i}`) })),
+        s.run(fillSql(segment.form === 'wrapped' ? LAND_WRAPPED_SQL : LAND_FLAT_SQL, { segment: quotedString(segment.file), dir: quotedString(scratch), pattern: quotedString(`${stem}-{i}`) })),
       );
       const written = await listFiles(scratch, '.parquet');
       const dirs = new Set<string>();

@@ -13,6 +13,8 @@ import { parseStreamId } from '../warehouse/ids.ts';
 export type SpoolReport = Record<string, unknown> & { reportId: string; streamId: string; ts: number };
 
 const INT32_MAX = 2 ** 31 - 1;
+/** The map columns: a report's only nested objects. */
+export const MAP_COLUMNS: readonly string[] = REPORT_COLUMNS.filter((c) => c.family === 'map').map((c) => c.name);
 /** Longest text value (ids, versions, regions): enough for any real one, bounded for the spool. */
 export const MAX_TEXT_LENGTH = 256;
 /** Most entries of a map column, and the longest key. */

@@ -14,6 +14,12 @@ import { processAlive } from '../lib/process.ts';
 export interface Segment {
   seq: number;
   file: string;
+  /**
+   * How its lines are written: `wrapped`, `{"tsu":<ts in epoch µs>,"r":<report>}` (seg-N.r.ndjson);
+   * `flat`, the report's columns with ts in epoch µs (seg-N.ndjson, written by collectors before
+   * the wrapped form, still landed when one is left in a spool).
+   */
+  form: 'wrapped' | 'flat';
   bytes: number;
   /** Reports it holds; null for a segment left by an earlier process (not counted). */
   reports: number | null;
@@ -23,8 +29,8 @@ export class SpoolBusyError extends Error {
   override name = 'SpoolBusyError';
 }
 
-const SEGMENT_RE = /^seg-(\d{12})\.ndjson$/;
-const segmentName = (seq: number) => `seg-${String(seq).padStart(12, '0')}.ndjson`;
+const SEGMENT_RE = /^seg-(\d{12})(\.r)?\.ndjson$/;
+const segmentName = (seq: number) => `seg-${String(seq).padStart(12, '0')}.r.ndjson`;
 
 interface Pending {
   data: Buffer;
@@ -72,7 +78,8 @@ export class Spool {
         await fs.rm(file, { force: true });
         continue;
       }
-      sealed.push({ seq: Number(SEGMENT_RE.exec(name)![1]), file, bytes, reports: null });
+      const m = SEGMENT_RE.exec(name)!;
+      sealed.push({ seq: Number(m[1]), file, form: m[2] ? 'wrapped' : 'flat', bytes, reports: null });
     }
     if (sealed.length > 0) log.info({ segments: sealed.length, bytes: sealed.reduce((a, s) => a + s.bytes, 0) }, 'spool: replaying segments left by an earlier run');
     const nextSeq = sealed.length > 0 ? sealed[sealed.length - 1]!.seq + 1 : 1;
@@ -197,7 +204,7 @@ export class Spool {
     const old = this.active;
     this.active = next;
     await old.handle.close();
-    const sealed: Segment = { seq: old.seq, file: old.file, bytes: old.bytes, reports: old.reports };
+    const sealed: Segment = { seq: old.seq, file: old.file, form: old.form, bytes: old.bytes, reports: old.reports };
     this.sealedSegments.push(sealed);
     return sealed;
   }
@@ -214,7 +221,7 @@ async function openSegment(dir: string, seq: number): Promise<Active> {
   const handle = await fs.open(file, 'a', 0o600);
   // The new file's entry must survive a crash before anything in it is acknowledged.
   await fsyncDir(dir);
-  return { seq, file, bytes: 0, reports: 0, handle, openedAt: Date.now() };
+  return { seq, file, form: 'wrapped', bytes: 0, reports: 0, handle, openedAt: Date.now() };
 }
 
 /**

@@ -57,8 +57,8 @@ describe('batch workers', () => {
     // What the outcomes say, worked by hand for a few.
     const mixed = readable(await workers.check(CASES[2]![1], CASES[2]![2]));
     expect(mixed).toMatchObject({ ok: true, reports: 4, accepted: 2, rejected: [{ index: 1, field: 'bytesOffloaded' }, { index: 2, field: 'ts' }] });
-    const lines = (mixed as { lines: string }).lines.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.map((l) => [l['reportId'], l['ts'], 'extra' in l])).toEqual([
+    const lines = (mixed as { lines: string }).lines.trimEnd().split('\n').map((l) => JSON.parse(l) as { tsu: number; r: Record<string, unknown> });
+    expect(lines.map((l) => [l.r['reportId'], l.tsu, 'extra' in l.r])).toEqual([
       [report(0)['reportId'], (NOW - 60_000) * 1000, false],
       [report(3)['reportId'], (NOW - 60_000 + 3) * 1000, false],
     ]);

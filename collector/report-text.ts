@@ -1,0 +1,152 @@
+// Where each report of a posted JSON body lies in its bytes, so that the spool can keep a report's
+// own text rather than serialise it again (JSON.stringify cost more per report than parsing it).
+// The body has been parsed by JSON.parse already and each report validated; this only finds the
+// elements of the reports array (a top-level array, or the value of a top-level "reports" key) and,
+// for each, how many object keys its text holds. A caller keeps a report's text only when that
+// count equals the keys of the parsed report: JSON.parse keeps the last of duplicate keys and
+// DuckDB's reader the first, so a text with a duplicate key (written plainly or with escapes) must
+// never reach the spool as it came. Anything unexpected makes the whole body fall back to
+// serialising (null).
+
+/** The elements of the reports array: element i is bytes [start[i], end[i]), holding keys[i] keys. */
+export interface ReportSpans {
+  start: Int32Array;
+  end: Int32Array;
+  keys: Int32Array;
+  /** Whether element i has a line break between its tokens (a spool line must not). */
+  multiline: Uint8Array;
+  /** Keys of the top-level object (the wrapper), or -1 when the body is an array. */
+  topKeys: number;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const TAB = 0x09;
+/** `"reports"`, as the key's bytes between its quotes. */
+const REPORTS = [0x72, 0x65, 0x70, 0x6f, 0x72, 0x74, 0x73];
+
+/**
+ * The spans of the reports of `body` (JSON text that JSON.parse read as an array, or as an object
+ * holding the array under "reports"), or null when they cannot be told for sure.
+ */
+export function reportSpans(body: Uint8Array, count: number): ReportSpans | null {
+  const start = new Int32Array(count);
+  const end = new Int32Array(count);
+  const keys = new Int32Array(count);
+  const multiline = new Uint8Array(count);
+  const n = body.length;
+  let i = 0;
+  while (i < n && isSpace(body[i]!)) i++;
+  if (i >= n) return null;
+  const wrapped = body[i] === OPEN_OBJECT;
+  if (!wrapped && body[i] !== OPEN_ARRAY) return null;
+
+  let depth = 0; // containers open
+  let arrayDepth = -1; // depth inside the reports array, once entered
+  let inArray = false;
+  let done = false; // the reports array was closed
+  let topKeys = 0;
+  let reportsKeys = 0;
+  let keyStart = -1; // the last string at depth 1 of the wrapper: a key candidate
+  let keyEnd = -1;
+  let reportsValueNext = false; // a ':' after the "reports" key was just read
+  let element = 0;
+  let elementStart = -1;
+  let lastToken = -1; // the last byte of the last token read
+
+  for (; i < n; i++) {
+    const c = body[i]!;
+    if (c === SPACE || c === TAB) continue;
+    if (c === LF || c === CR) {
+      if (elementStart >= 0) multiline[element] = 1;
+      continue;
+    }
+    if (c === QUOTE) {
+      let j = i + 1;
+      for (;;) {
+        if (j >= n) return null;
+        const d = body[j]!;
+        if (d === QUOTE) break;
+        j += d === BACKSLASH ? 2 : 1;
+      }
+      if (inArray && depth === arrayDepth) {
+        if (elementStart >= 0) return null; // two values without a comma: not what JSON.parse read
+        elementStart = i;
+      }
+      if (wrapped && depth === 1) {
+        keyStart = i + 1;
+        keyEnd = j;
+      }
+      reportsValueNext = false;
+      i = j;
+      lastToken = j;
+      continue;
+    }
+    if (inArray && depth === arrayDepth) {
+      if (c === COMMA || c === CLOSE_ARRAY) {
+        if (elementStart >= 0) {
+          if (element >= count) return null;
+          start[element] = elementStart;
+          end[element] = lastToken + 1;
+          element++;
+          elementStart = -1;
+        } else if (c === COMMA || element > 0) {
+          return null; // an empty element: not what JSON.parse read
+        }
+        if (c === CLOSE_ARRAY) {
+          inArray = false;
+          done = true;
+          depth--;
+        }
+        lastToken = i;
+        continue;
+      }
+      if (elementStart < 0) elementStart = i;
+      else if (c === OPEN_OBJECT || c === OPEN_ARRAY) return null;
+    }
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      depth++;
+      if (c === OPEN_ARRAY && !done && !inArray && ((!wrapped && depth === 1) || (wrapped && depth === 2 && reportsValueNext))) {
+        inArray = true;
+        arrayDepth = depth;
+      }
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      depth--;
+    } else if (c === COLON) {
+      if (wrapped && depth === 1) {
+        topKeys++;
+        if (isReportsKey(body, keyStart, keyEnd)) {
+          reportsKeys++;
+          reportsValueNext = true;
+          lastToken = i;
+          continue;
+        }
+      } else if (inArray && depth > arrayDepth) {
+        keys[element] = keys[element]! + 1;
+      }
+    }
+    reportsValueNext = false;
+    lastToken = i;
+  }
+  if (!done || element !== count || reportsKeys > 1 || depth !== 0) return null;
+  return { start, end, keys, multiline, topKeys: wrapped ? topKeys : -1 };
+}
+
+function isSpace(c: number): boolean {
+  return c === SPACE || c === TAB || c === LF || c === CR;
+}
+
+function isReportsKey(body: Uint8Array, from: number, to: number): boolean {
+  if (to - from !== REPORTS.length) return false;
+  for (let k = 0; k < REPORTS.length; k++) if (body[from + k] !== REPORTS[k]) return false;
+  return true;
+}
