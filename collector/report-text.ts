@@ -110,6 +110,18 @@ export function reportSpans(body: Uint8Array, count: number): ReportSpans | null
         lastToken = i;
         continue;
       }
+      if (elementStart < 0 && c === OPEN_OBJECT) {
+        // A report (the usual element): read to its closing brace in one tight loop.
+        const close = objectEnd(body, i);
+        if (close < 0) return null;
+        elementStart = i;
+        keys[element] = scannedKeys;
+        if (scannedLineBreak) multiline[element] = 1;
+        reportsValueNext = false;
+        i = close;
+        lastToken = close;
+        continue;
+      }
       if (elementStart < 0) elementStart = i;
       else if (c === OPEN_OBJECT || c === OPEN_ARRAY) return null;
     }
@@ -139,6 +151,64 @@ export function reportSpans(body: Uint8Array, count: number): ReportSpans | null
   }
   if (!done || element !== count || reportsKeys > 1 || depth !== 0) return null;
   return { start, end, keys, multiline, topKeys: wrapped ? topKeys : -1 };
+}
+
+/** What objectEnd found in the object it read: its keys (nested ones too), and a line break. */
+let scannedKeys = 0;
+let scannedLineBreak = false;
+
+/** Bytes that matter inside an object: all others (digits, letters, commas, spaces...) are skipped. */
+const OTHER = 0;
+const IS_QUOTE = 1;
+const IS_OPEN = 2;
+const IS_CLOSE = 3;
+const IS_COLON = 4;
+const IS_LINE_BREAK = 5;
+const CLASS = new Uint8Array(256);
+CLASS[QUOTE] = IS_QUOTE;
+CLASS[OPEN_OBJECT] = IS_OPEN;
+CLASS[OPEN_ARRAY] = IS_OPEN;
+CLASS[CLOSE_OBJECT] = IS_CLOSE;
+CLASS[CLOSE_ARRAY] = IS_CLOSE;
+CLASS[COLON] = IS_COLON;
+CLASS[LF] = IS_LINE_BREAK;
+CLASS[CR] = IS_LINE_BREAK;
+
+/**
+ * The index of the brace that closes the object opening at `from`, counting its keys (its colons
+ * outside strings) into `scannedKeys`; -1 when the body ends first.
+ */
+function objectEnd(body: Uint8Array, from: number): number {
+  const n = body.length;
+  let depth = 1;
+  let keys = 0;
+  let lineBreak = false;
+  for (let j = from + 1; j < n; j++) {
+    const k = CLASS[body[j]!]!;
+    if (k === OTHER) continue;
+    if (k === IS_QUOTE) {
+      j++;
+      for (;;) {
+        if (j >= n) return -1;
+        const d = body[j]!;
+        if (d === QUOTE) break;
+        j += d === BACKSLASH ? 2 : 1;
+      }
+    } else if (k === IS_OPEN) {
+      depth++;
+    } else if (k === IS_CLOSE) {
+      if (--depth === 0) {
+        scannedKeys = keys;
+        scannedLineBreak = lineBreak;
+        return j;
+      }
+    } else if (k === IS_COLON) {
+      keys++;
+    } else {
+      lineBreak = true;
+    }
+  }
+  return -1;
 }
 
 function isSpace(c: number): boolean {
