@@ -9,7 +9,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../lib/log.ts';
 import { checkBatch, type BatchLimits, type BatchOutcome, type BatchRequest } from './batch.ts';
-import type { BatchTask } from './batch-worker.ts';
+import type { BatchTask, RecycledLines } from './batch-worker.ts';
 
 const BOOT = new URL('../bin/ts-worker.js', import.meta.url);
 const MODULE = new URL('./batch-worker.ts', import.meta.url).href;
@@ -75,6 +75,20 @@ export class BatchPool {
       const task: BatchTask = { id, raw, req };
       slot.worker.postMessage(task);
     });
+  }
+
+  /**
+   * Give the memory of spool lines a worker made back to the workers, once the spool has written
+   * them: nothing may read `lines` afterwards (its memory moves to another thread).
+   */
+  recycle(lines: Uint8Array): void {
+    const memory = lines.buffer;
+    if (!(memory instanceof ArrayBuffer) || memory.byteLength === 0) return;
+    let slot: Slot | null = null;
+    for (const s of this.slots) if (s.alive && (slot === null || s.pending.size < slot.pending.size)) slot = s;
+    if (slot === null) return;
+    const message: RecycledLines = { recycle: memory };
+    slot.worker.postMessage(message, [memory]);
   }
 
   async close(): Promise<void> {

@@ -79,8 +79,16 @@ function inflateFailure(err: unknown, limits: BatchLimits): BatchProblem {
   return NOT_GZIP;
 }
 
-/** Check a batch where it runs on its own thread: inflating blocks nothing else. */
-export function checkBatchSync(raw: Uint8Array, req: BatchRequest, limits: BatchLimits): BatchOutcome {
+/** Where a batch's spool lines are written: a buffer of exactly `size` bytes, owning its memory. */
+export type LinesBuffer = (size: number) => Uint8Array;
+
+const freshBuffer: LinesBuffer = (size) => new Uint8Array(size);
+
+/**
+ * Check a batch where it runs on its own thread: inflating blocks nothing else. `output` gives the
+ * buffer of its spool lines (a batch worker reuses buffers the event loop has written).
+ */
+export function checkBatchSync(raw: Uint8Array, req: BatchRequest, limits: BatchLimits, output: LinesBuffer = freshBuffer): BatchOutcome {
   let body: Uint8Array = raw;
   if (req.gzip) {
     try {
@@ -89,7 +97,7 @@ export function checkBatchSync(raw: Uint8Array, req: BatchRequest, limits: Batch
       return failed(inflateFailure(err, limits));
     }
   }
-  return checkInflated(body, req, limits);
+  return checkInflated(body, req, limits, output);
 }
 
 /** Check a batch on the event loop's thread: inflating runs on libuv's pool. */
@@ -102,7 +110,7 @@ export async function checkBatch(raw: Uint8Array, req: BatchRequest, limits: Bat
       return failed(inflateFailure(err, limits));
     }
   }
-  return checkInflated(body, req, limits);
+  return checkInflated(body, req, limits, freshBuffer);
 }
 
 /** A report as it came: parsed, or the reason its line could not be (NDJSON only). */
@@ -112,7 +120,7 @@ type BodyItem = { ok: true; value: unknown } | { ok: false; reason: string };
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 const encoder = new TextEncoder();
 
-function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits): BatchOutcome {
+function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits, output: LinesBuffer): BatchOutcome {
   if (!req.gzip && body.length > limits.maxInflatedBytes) return failed({ code: 'tooLarge', detail: `The body is larger than ${limits.maxInflatedBytes} bytes.` });
   const text = decoder.decode(body);
   const parsed = req.ndjson ? ndjsonItems(text, limits) : jsonItems(text);
@@ -156,7 +164,7 @@ function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits)
     accepted.push(own ? { ts: r.report.ts, span: index } : { ts: r.report.ts, text: encoder.encode(JSON.stringify(r.report)) });
   });
   if (accepted.length === 0 && rejected.length > 0) return failed({ code: 'allRejected', rejected }, items.length);
-  return { ok: true, reports: items.length, accepted: accepted.length, lines: spoolLines(body, spans, accepted), rejected };
+  return { ok: true, reports: items.length, accepted: accepted.length, lines: spoolLines(body, spans, accepted, output), rejected };
 }
 
 /** An accepted report: its ts (epoch µs), and its own text (a span of the body) or its serialisation. */
@@ -177,10 +185,10 @@ const LINE_MIDDLE = encoder.encode(',"r":');
 const LINE_TAIL = encoder.encode('}\n');
 
 /**
- * The spool lines of the accepted reports, in one fresh buffer of its own (never a slice of Node's
- * shared pool: it can be handed across threads).
+ * The spool lines of the accepted reports, in a buffer from `output` (never a slice of Node's
+ * shared pool: it can be handed across threads), every byte of it written.
  */
-function spoolLines(body: Uint8Array, spans: ReportSpans | null, accepted: readonly Accepted[]): Uint8Array {
+function spoolLines(body: Uint8Array, spans: ReportSpans | null, accepted: readonly Accepted[], output: LinesBuffer): Uint8Array {
   if (accepted.length === 0) return new Uint8Array(0);
   const fixed = LINE_HEAD.length + LINE_MIDDLE.length + LINE_TAIL.length;
   const stamps: string[] = [];
@@ -190,7 +198,7 @@ function spoolLines(body: Uint8Array, spans: ReportSpans | null, accepted: reado
     stamps.push(stamp);
     size += fixed + stamp.length + ('span' in a ? spans!.end[a.span]! - spans!.start[a.span]! : a.text.length);
   }
-  const out = new Uint8Array(size);
+  const out = output(size);
   let at = 0;
   for (let k = 0; k < accepted.length; k++) {
     const a = accepted[k]!;

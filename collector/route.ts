@@ -74,6 +74,8 @@ export function sessionReportsRoute(router: Router, deps: CollectorDeps): void {
         // Logged by the spool; nothing of this request is acknowledged.
         throw ingestProblems.unavailable(30);
       }
+      // Written and fsynced: its memory goes back to the workers for the next batch's lines.
+      deps.batches.recycle(outcome.lines);
     }
     ctx.status = 202;
     ctx.set('Cache-Control', 'no-store');

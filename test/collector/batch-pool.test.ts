@@ -67,6 +67,28 @@ describe('batch workers', () => {
     expect(await workers.check(CASES[10]![1], CASES[10]![2])).toEqual({ ok: false, reports: null, problem: { code: 'tooManyReports', max: LIMITS.maxReports } });
   });
 
+  it('write a batch\'s lines into memory the spool is done with, every byte of them', async () => {
+    const pool = new BatchPool(2, { maxInflatedBytes: 64 * 2 ** 20, maxReports: 20_000 }, silentLogger);
+    try {
+      await pool.started();
+      const big = await pool.check(json(Array.from({ length: 5000 }, (_, i) => report(i))), req());
+      if (!big.ok) throw new Error('the big batch was refused');
+      const memory = big.lines.buffer.byteLength;
+      expect(memory).toBeGreaterThan(1024 * 1024); // its own size: larger than a new buffer's least
+      pool.recycle(big.lines);
+      expect(big.lines.byteLength).toBe(0); // moved to a worker
+      // The next batch's lines are written into that memory (the same worker: both are idle), and
+      // are exactly what the same batch gives in process, though the memory held the big batch.
+      const small = [report(1, { region: 'eu-west' }), report(2, { extra: 1 }), report(3)];
+      const again = await pool.check(json(small), req());
+      const expected = await inProcess.check(json(small), req());
+      expect(again.ok && again.lines.buffer.byteLength).toBe(memory);
+      expect(readable(again)).toEqual(readable(expected));
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('replace a worker that dies, failing only the batches it held', async () => {
     const pool = new BatchPool(2, { maxInflatedBytes: 64 * 2 ** 20, maxReports: 20_000 }, silentLogger);
     try {
