@@ -1,5 +1,5 @@
 // The collector's batch workers: inflating, parsing, validating and serialising a batch costs
-// about 10 µs per report, 5 ms for a batch of 500, and on the event loop's thread every other
+// about 6 µs per report, 3 ms for a batch of 500, and on the event loop's thread every other
 // request waits behind it. Worker threads do it instead (COLLECTOR_WORKERS, default one per
 // core), so the event loop only reads bodies, appends to the spool and answers, and a machine's
 // cores share the checking. With 0 workers batches are checked in process (the same code,
