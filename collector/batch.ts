@@ -10,7 +10,7 @@ import { gunzip, gunzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
 import { isUtf8 } from 'node:buffer';
 import { checkReport, MAP_COLUMNS, type SpoolReport, type TimeWindow } from './report-schema.ts';
-import { reportSpans, type ReportSpans } from './report-text.ts';
+import { lineSpans, reportSpans, type ReportSpans } from './report-text.ts';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -137,13 +137,18 @@ function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits,
     if (typeof streamId === 'string' && streamId.includes(':') && !streamId.startsWith(prefix)) return failed({ code: 'foreignStream', index }, items.length);
   }
 
-  // The reports' own text, when it can be told for sure: a JSON body (NDJSON is serialised), valid
-  // UTF-8 (what JSON.parse read, since the decoder replaces nothing then), and the wrapper's keys
-  // all distinct (an escaped second "reports" key would otherwise hide the array JSON.parse read).
+  // The reports' own text, when it can be told for sure: valid UTF-8 (what JSON.parse read, since
+  // the decoder replaces nothing then), each NDJSON line where the body's bytes have it, and for
+  // a JSON body the wrapper's keys all distinct (an escaped second "reports" key would otherwise
+  // hide the array JSON.parse read).
   let spans: ReportSpans | null = null;
-  if (!req.ndjson && isUtf8(body)) {
-    spans = reportSpans(body, items.length);
-    if (spans !== null && spans.topKeys !== topKeys) spans = null;
+  if (isUtf8(body)) {
+    if (parsed.lineOf !== null) {
+      spans = lineSpans(body, parsed.lineOf);
+    } else {
+      spans = reportSpans(body, items.length);
+      if (spans !== null && spans.topKeys !== topKeys) spans = null;
+    }
   }
 
   const rejected: Rejection[] = [];
@@ -231,6 +236,8 @@ function spoolLines(body: Uint8Array, spans: ReportSpans | null, accepted: reado
 interface BodyItems {
   items: BodyItem[];
   topKeys: number;
+  /** NDJSON: the line (0-based, among all lines of the body) of each item; null for a JSON body. */
+  lineOf: number[] | null;
 }
 
 function jsonItems(text: string): BodyItems | BatchProblem {
@@ -242,16 +249,20 @@ function jsonItems(text: string): BodyItems | BatchProblem {
   }
   const list = Array.isArray(json) ? json : isObject(json) && Array.isArray(json['reports']) ? json['reports'] : null;
   if (list === null) return { code: 'invalidJson', detail: 'The body must be {"reports": [...]} or a JSON array of reports.' };
-  return { items: list.map((value) => ({ ok: true, value })), topKeys: Array.isArray(json) ? -1 : Object.keys(json as object).length };
+  return { items: list.map((value) => ({ ok: true, value })), topKeys: Array.isArray(json) ? -1 : Object.keys(json as object).length, lineOf: null };
 }
 
 function ndjsonItems(text: string, limits: BatchLimits): BodyItems | BatchProblem {
   const items: BodyItem[] = [];
+  const lineOf: number[] = [];
   let parsed = 0;
-  for (const line of text.split('\n')) {
+  const lines = text.split('\n');
+  for (let n = 0; n < lines.length; n++) {
+    const line = lines[n]!;
     if (line.trim() === '') continue;
     // Counted before parsing: a body of too many lines is refused without parsing them all.
-    if (items.length >= limits.maxReports) return { items: [...items, { ok: false, reason: 'over the limit' }], topKeys: -1 };
+    if (items.length >= limits.maxReports) return { items: [...items, { ok: false, reason: 'over the limit' }], topKeys: -1, lineOf: null };
+    lineOf.push(n);
     try {
       items.push({ ok: true, value: JSON.parse(line) });
       parsed++;
@@ -260,7 +271,7 @@ function ndjsonItems(text: string, limits: BatchLimits): BodyItems | BatchProble
     }
   }
   if (items.length > 0 && parsed === 0) return { code: 'invalidJson', detail: 'No line of the body is valid JSON.' };
-  return { items, topKeys: -1 };
+  return { items, topKeys: -1, lineOf };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,14 +1,14 @@
-// Where each report of a posted JSON body lies in its bytes, so that the spool can keep a report's
-// own text rather than serialise it again (JSON.stringify cost more per report than parsing it).
-// The body has been parsed by JSON.parse already and each report validated; this only finds the
-// elements of the reports array (a top-level array, or the value of a top-level "reports" key) and,
-// for each, how many object keys its text holds. A caller keeps a report's text only when that
-// count equals the keys of the parsed report: JSON.parse keeps the last of duplicate keys and
-// DuckDB's reader the first, so a text with a duplicate key (written plainly or with escapes) must
-// never reach the spool as it came. Anything unexpected makes the whole body fall back to
-// serialising (null).
+// Where each report of a posted body lies in its bytes, so that the spool can keep a report's own
+// text rather than serialise it again (JSON.stringify cost more per report than parsing it). The
+// body has been parsed by JSON.parse already and each report validated; this only finds the
+// reports (the elements of a top-level array or of the array under a top-level "reports" key, or
+// the lines of an NDJSON body) and, for each, how many object keys its text holds. A caller keeps a
+// report's text only when that count equals the keys of the parsed report: JSON.parse keeps the
+// last of duplicate keys and DuckDB's reader the first, so a text with a duplicate key (written
+// plainly or with escapes) must never reach the spool as it came. Anything unexpected makes the
+// report (or the whole body) fall back to serialising.
 
-/** The elements of the reports array: element i is bytes [start[i], end[i]), holding keys[i] keys. */
+/** The reports of a body: report i is bytes [start[i], end[i]), holding keys[i] keys. */
 export interface ReportSpans {
   start: Int32Array;
   end: Int32Array;
@@ -151,6 +151,42 @@ export function reportSpans(body: Uint8Array, count: number): ReportSpans | null
   }
   if (!done || element !== count || reportsKeys > 1 || depth !== 0) return null;
   return { start, end, keys, multiline, topKeys: wrapped ? topKeys : -1 };
+}
+
+/**
+ * The spans of the reports of an NDJSON body: report k is the line `lineOf[k]` (0-based, lines
+ * split at each line feed, as the body's text was), without the JSON whitespace around it. Its
+ * keys are counted when it is one object filling the line; otherwise they are -1, which no
+ * report's count equals, so it is serialised.
+ */
+export function lineSpans(body: Uint8Array, lineOf: readonly number[]): ReportSpans {
+  const count = lineOf.length;
+  const start = new Int32Array(count);
+  const end = new Int32Array(count);
+  const keys = new Int32Array(count).fill(-1);
+  const multiline = new Uint8Array(count);
+  let line = 0;
+  let at = 0; // where `line` starts
+  for (let k = 0; k < count; k++) {
+    while (line < lineOf[k]!) {
+      const lf = body.indexOf(LF, at);
+      if (lf < 0) return { start, end, keys: keys.fill(-1), multiline, topKeys: -1 };
+      at = lf + 1;
+      line++;
+    }
+    const lf = body.indexOf(LF, at);
+    let from = at;
+    let to = lf < 0 ? body.length : lf;
+    while (from < to && isSpace(body[from]!)) from++;
+    while (to > from && isSpace(body[to - 1]!)) to--;
+    start[k] = from;
+    end[k] = to;
+    if (body[from] === OPEN_OBJECT && objectEnd(body, from) === to - 1) {
+      keys[k] = scannedKeys;
+      if (scannedLineBreak) multiline[k] = 1;
+    }
+  }
+  return { start, end, keys, multiline, topKeys: -1 };
 }
 
 /** What objectEnd found in the object it read: its keys (nested ones too), and a line break. */

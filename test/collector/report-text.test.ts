@@ -1,9 +1,10 @@
 // The spool keeps a posted report's own text when it can be told for sure (collector/report-text.ts,
 // collector/batch.ts). Held here to two things:
 // - the spans and key counts of hand-written bodies;
-// - random bodies full of what could make the kept text differ from what JSON.parse read
-//   (duplicate keys plain and escaped, in reports, maps and the wrapper; unknown fields; escapes;
-//   line breaks between tokens; numbers written as 1.0, 1e3, -0): landed by the real flusher, they
+// - random bodies, JSON and NDJSON, full of what could make the kept text differ from what
+//   JSON.parse read (duplicate keys plain and escaped, in reports, maps and the wrapper; unknown
+//   fields; escapes; line breaks between tokens; blank and broken lines; numbers written as 1.0,
+//   1e3, -0): landed by the real flusher, they
 //   give the same rows as the same reports validated and serialised (the flat spool form, landed
 //   by the flusher's other reader, as collectors wrote the spool before).
 import fs from 'node:fs/promises';
@@ -97,6 +98,13 @@ function reportText(random: () => number, n: number): string {
   return `{${entries.join(',')}${ws()}}`;
 }
 
+/** An NDJSON body: a report per line, around them blank lines, spaces, CRLF and a broken line. */
+function ndjsonText(random: () => number, reports: string[]): string {
+  const lines = reports.map((r) => `${random() < 0.2 ? ' \t' : ''}${r.replace(/\n/g, ' ')}${random() < 0.2 ? '\r' : ''}`);
+  if (random() < 0.3) lines.splice(Math.floor(random() * lines.length), 0, random() < 0.5 ? '   ' : '{oops');
+  return `${lines.join('\n')}${random() < 0.5 ? '\n' : ''}`;
+}
+
 function bodyText(random: () => number, reports: string[]): string {
   const list = `[${reports.join(random() < 0.2 ? ',\n' : ',')}]`;
   const form = random();
@@ -144,18 +152,30 @@ describe('a report kept as posted', () => {
     const flat: string[] = [];
     let accepted = 0;
     let kept = 0;
+    let keptFromLines = 0;
     for (let b = 0; b < 400; b++) {
       const reports = Array.from({ length: 1 + Math.floor(random() * 6) }, (_, i) => reportText(random, b * 10 + i));
-      let body = bytes(bodyText(random, reports));
+      const ndjson = random() < 0.3;
+      let body = bytes(ndjson ? ndjsonText(random, reports) : bodyText(random, reports));
       // Now and then bytes that are not UTF-8 inside a string: read as U+FFFD by the collector's
       // decoder, so such a body is serialised rather than kept.
       const at = body.indexOf('"sessionId":"sess-');
       if (random() < 0.1 && at >= 0) body = Buffer.concat([body.subarray(0, at + 13), Buffer.from([0xff, 0xc3]), body.subarray(at + 13)]);
       const text = new TextDecoder().decode(body);
-      const outcome = checkBatchSync(body, { gzip: false, ndjson: false, customerId: 'acme', window: WINDOW }, LIMITS);
-      // The reports as JSON.parse reads the body, validated and serialised: the spool's flat form.
-      const json = JSON.parse(text) as unknown;
-      const list = (Array.isArray(json) ? json : (json as { reports: unknown[] }).reports) as unknown[];
+      const outcome = checkBatchSync(body, { gzip: false, ndjson, customerId: 'acme', window: WINDOW }, LIMITS);
+      // The reports as JSON.parse reads the body (a line at a time for NDJSON, its blank lines left
+      // out and its broken ones refused), validated and serialised: the spool's flat form.
+      const parseLine = (line: string): unknown[] => {
+        try {
+          return [JSON.parse(line)];
+        } catch {
+          return [];
+        }
+      };
+      const json = ndjson ? null : (JSON.parse(text) as unknown);
+      const list = ndjson
+        ? text.split('\n').filter((l) => l.trim() !== '').flatMap(parseLine)
+        : ((Array.isArray(json) ? json : (json as { reports: unknown[] }).reports) as unknown[]);
       const expected = list.map((v) => checkReport(v, WINDOW)).flatMap((r) => (r.ok ? [JSON.stringify(r.report)] : []));
       if (!outcome.ok) {
         expect(expected, text).toEqual([]);
@@ -169,12 +189,16 @@ describe('a report kept as posted', () => {
       // (A serialised report carries ts as epoch µs, like tsu; a posted one as it was posted.)
       for (const line of Buffer.from(outcome.lines).toString().trimEnd().split('\n')) {
         const l = JSON.parse(line) as { tsu: number; r: { ts: unknown } };
-        if (l.r.ts !== l.tsu) kept++;
+        if (l.r.ts !== l.tsu) {
+          kept++;
+          if (ndjson) keptFromLines++;
+        }
       }
     }
     expect(accepted).toBeGreaterThan(1000);
     expect(kept).toBeGreaterThan(accepted / 2);
     expect(kept).toBeLessThan(accepted);
+    expect(keptFromLines).toBeGreaterThan(200); // NDJSON lines are kept as posted too
     const ours = await land('seg-000000000001.r.ndjson', Buffer.concat(wrapped));
     const theirs = await land('seg-000000000001.ndjson', Buffer.from(`${flat.join('\n')}\n`));
     expect(ours.length).toBe(accepted);
