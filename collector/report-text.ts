@@ -13,7 +13,7 @@ export interface ReportSpans {
   start: Int32Array;
   end: Int32Array;
   keys: Int32Array;
-  /** Whether element i has a line break between its tokens (a spool line must not). */
+  /** Whether report i has a line break between its tokens (a spool line must not). */
   multiline: Uint8Array;
   /** Keys of the top-level object (the wrapper), or -1 when the body is an array. */
   topKeys: number;
@@ -41,7 +41,9 @@ const REPORTS = [0x72, 0x65, 0x70, 0x6f, 0x72, 0x74, 0x73];
 export function reportSpans(body: Uint8Array, count: number): ReportSpans | null {
   const start = new Int32Array(count);
   const end = new Int32Array(count);
-  const keys = new Int32Array(count);
+  // Keys are counted for the elements that are objects (objectEnd); -1, which no report's count
+  // equals, for any other element (JSON.parse read no report there: checkReport refuses it).
+  const keys = new Int32Array(count).fill(-1);
   const multiline = new Uint8Array(count);
   const n = body.length;
   let i = 0;
@@ -65,19 +67,10 @@ export function reportSpans(body: Uint8Array, count: number): ReportSpans | null
 
   for (; i < n; i++) {
     const c = body[i]!;
-    if (c === SPACE || c === TAB) continue;
-    if (c === LF || c === CR) {
-      if (elementStart >= 0) multiline[element] = 1;
-      continue;
-    }
+    if (isSpace(c)) continue;
     if (c === QUOTE) {
-      let j = i + 1;
-      for (;;) {
-        if (j >= n) return null;
-        const d = body[j]!;
-        if (d === QUOTE) break;
-        j += d === BACKSLASH ? 2 : 1;
-      }
+      const j = stringEnd(body, i);
+      if (j < 0) return null;
       if (inArray && depth === arrayDepth) {
         if (elementStart >= 0) return null; // two values without a comma: not what JSON.parse read
         elementStart = i;
@@ -142,8 +135,6 @@ export function reportSpans(body: Uint8Array, count: number): ReportSpans | null
           lastToken = i;
           continue;
         }
-      } else if (inArray && depth > arrayDepth) {
-        keys[element] = keys[element]! + 1;
       }
     }
     reportsValueNext = false;
@@ -223,13 +214,8 @@ function objectEnd(body: Uint8Array, from: number): number {
     const k = CLASS[body[j]!]!;
     if (k === OTHER) continue;
     if (k === IS_QUOTE) {
-      j++;
-      for (;;) {
-        if (j >= n) return -1;
-        const d = body[j]!;
-        if (d === QUOTE) break;
-        j += d === BACKSLASH ? 2 : 1;
-      }
+      j = stringEnd(body, j);
+      if (j < 0) return -1;
     } else if (k === IS_OPEN) {
       depth++;
     } else if (k === IS_CLOSE) {
@@ -243,6 +229,17 @@ function objectEnd(body: Uint8Array, from: number): number {
     } else {
       lineBreak = true;
     }
+  }
+  return -1;
+}
+
+/** The index of the quote that closes the string opening at `from` (escapes skipped), or -1. */
+function stringEnd(body: Uint8Array, from: number): number {
+  const n = body.length;
+  for (let j = from + 1; j < n; ) {
+    const d = body[j]!;
+    if (d === QUOTE) return j;
+    j += d === BACKSLASH ? 2 : 1;
   }
   return -1;
 }

@@ -44,7 +44,7 @@ describe('report spans', () => {
     // Backslashes before a closing quote; a colon and brackets inside strings count for nothing.
     expect(texts('[{"a\\\\":"[{:}]\\\\","b":"\\"}"}]', 1)).toEqual({ texts: ['{"a\\\\":"[{:}]\\\\","b":"\\"}"}'], keys: [2], topKeys: -1 });
     expect(texts('[]', 0)).toEqual({ texts: [], keys: [], topKeys: -1 });
-    expect(texts('{"reports":[1,"x",null,[2]]}', 4)).toEqual({ texts: ['1', '"x"', 'null', '[2]'], keys: [0, 0, 0, 0], topKeys: 1 });
+    expect(texts('{"reports":[1,"x",null,[2]]}', 4)).toEqual({ texts: ['1', '"x"', 'null', '[2]'], keys: [-1, -1, -1, -1], topKeys: 1 });
   });
 
   it('give up where they cannot be told for sure', () => {
