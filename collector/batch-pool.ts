@@ -64,9 +64,15 @@ export class BatchPool {
     return this.slots.length;
   }
 
-  check(raw: Uint8Array, req: BatchRequest): Promise<BatchOutcome> {
+  /** The live worker with the fewest batches waiting, or null when none is alive. */
+  private leastBusy(): Slot | null {
     let slot: Slot | null = null;
     for (const s of this.slots) if (s.alive && (slot === null || s.pending.size < slot.pending.size)) slot = s;
+    return slot;
+  }
+
+  check(raw: Uint8Array, req: BatchRequest): Promise<BatchOutcome> {
+    const slot = this.leastBusy();
     // No worker (0 configured, or every one stopped and waiting to be replaced): check in process.
     if (slot === null) return checkBatch(raw, req, this.limits);
     const id = this.nextId++;
@@ -84,8 +90,7 @@ export class BatchPool {
   recycle(lines: Uint8Array): void {
     const memory = lines.buffer;
     if (!(memory instanceof ArrayBuffer) || memory.byteLength === 0) return;
-    let slot: Slot | null = null;
-    for (const s of this.slots) if (s.alive && (slot === null || s.pending.size < slot.pending.size)) slot = s;
+    const slot = this.leastBusy();
     if (slot === null) return;
     const message: RecycledLines = { recycle: memory };
     slot.worker.postMessage(message, [memory]);
