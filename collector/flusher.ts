@@ -14,33 +14,44 @@ import { fsyncDir, listFiles } from '../lib/fsx.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Segment, Spool } from './spool.ts';
 
-/** The report's columns as DuckDB reads them from JSON: the catalog's types. */
-const REPORT_FIELDS = REPORT_COLUMNS.filter((c) => c.name !== 'ts');
-const STRUCT_TYPE = `STRUCT(${REPORT_FIELDS.map((c) => `${quotedIdentifier(c.name)} ${c.type}`).join(', ')})`;
-
-// A line cut by a crash reads as a row of nulls (ignore_errors): it was never acknowledged.
-// The wrapped form (seg-N.r.ndjson): {"tsu": ts in epoch µs, "r": the report as posted (its own
-// `ts` text, and any field not in the catalog, are not read)}.
-const LAND_WRAPPED_SQL = `
+/**
+ * Land one spool segment: its reports as Parquet with the catalog's column types, one file per
+ * (customer, UTC date), into {{dir}}. `field` says where a column is in a line, `ts` where the
+ * report's ts in epoch µs is, and `columns` how read_json reads a line.
+ * A line cut by a crash reads as a row of nulls (ignore_errors): it was never acknowledged.
+ */
+function landSegmentSql(form: { columns: string; field: (name: string) => string; ts: string }): string {
+  const ts = `make_timestamp(${form.ts})`;
+  const select = REPORT_COLUMNS.map((c) => (c.name === 'ts' ? `${ts} AS ts` : `${form.field(c.name)} AS ${quotedIdentifier(c.name)}`)).join(', ');
+  return `
 COPY (
-  SELECT ${REPORT_COLUMNS.map((c) => (c.name === 'ts' ? 'make_timestamp(tsu) AS ts' : `r.${quotedIdentifier(c.name)} AS ${quotedIdentifier(c.name)}`)).join(', ')},
-         split_part(r.streamId, ':', 1) AS customer,
-         CAST(CAST(make_timestamp(tsu) AS DATE) AS VARCHAR) AS date
-  FROM read_json({{segment}}, format = 'newline_delimited', ignore_errors = true, columns = {'tsu': 'BIGINT', 'r': ${quotedString(STRUCT_TYPE)}})
-  WHERE r.reportId IS NOT NULL AND r.streamId IS NOT NULL AND tsu IS NOT NULL
+  SELECT ${select},
+         split_part(${form.field('streamId')}, ':', 1) AS customer,
+         CAST(CAST(${ts} AS DATE) AS VARCHAR) AS date
+  FROM read_json({{segment}}, format = 'newline_delimited', ignore_errors = true, columns = ${form.columns})
+  WHERE ${form.field('reportId')} IS NOT NULL AND ${form.field('streamId')} IS NOT NULL AND ${form.ts} IS NOT NULL
 ) TO {{dir}} (FORMAT parquet, PARTITION_BY (customer, date), FILENAME_PATTERN {{pattern}})`;
+}
 
-// The flat form (seg-N.ndjson, left by collectors before the wrapped form): the columns, with
-// `ts` as epoch microseconds.
-const FLAT_COLUMNS = `{${REPORT_COLUMNS.map((c) => `${quotedString(c.name)}: ${quotedString(c.name === 'ts' ? 'BIGINT' : c.type)}`).join(', ')}}`;
-const LAND_FLAT_SQL = `
-COPY (
-  SELECT ${REPORT_COLUMNS.map((c) => (c.name === 'ts' ? 'make_timestamp(ts) AS ts' : quotedIdentifier(c.name))).join(', ')},
-         split_part(streamId, ':', 1) AS customer,
-         CAST(CAST(make_timestamp(ts) AS DATE) AS VARCHAR) AS date
-  FROM read_json({{segment}}, format = 'newline_delimited', ignore_errors = true, columns = ${FLAT_COLUMNS})
-  WHERE reportId IS NOT NULL AND streamId IS NOT NULL AND ts IS NOT NULL
-) TO {{dir}} (FORMAT parquet, PARTITION_BY (customer, date), FILENAME_PATTERN {{pattern}})`;
+/** The report's columns but ts, as DuckDB reads them from JSON: the catalog's types. */
+const REPORT_STRUCT = `STRUCT(${REPORT_COLUMNS.filter((c) => c.name !== 'ts').map((c) => `${quotedIdentifier(c.name)} ${c.type}`).join(', ')})`;
+
+/**
+ * The wrapped form (seg-N.r.ndjson): {"tsu": ts in epoch µs, "r": the report as posted (its own
+ * `ts` text, and any field not in the catalog, are not read)}.
+ */
+const LAND_WRAPPED_SQL = landSegmentSql({
+  columns: `{'tsu': 'BIGINT', 'r': ${quotedString(REPORT_STRUCT)}}`,
+  field: (name) => `r.${quotedIdentifier(name)}`,
+  ts: 'tsu',
+});
+
+/** The flat form (seg-N.ndjson, left by collectors before the wrapped form): the columns, `ts` in epoch µs. */
+const LAND_FLAT_SQL = landSegmentSql({
+  columns: `{${REPORT_COLUMNS.map((c) => `${quotedString(c.name)}: ${quotedString(c.name === 'ts' ? 'BIGINT' : c.type)}`).join(', ')}}`,
+  field: quotedIdentifier,
+  ts: 'ts',
+});
 
 export interface FlushPolicy {
   /** Seal and land the open segment once it is this old... */
