@@ -176,7 +176,7 @@ for (const u of sampleUrls) {
 const cannedFile = path.join(outDir, 'canned-series.json');
 await fs.writeFile(cannedFile, JSON.stringify(canned));
 const bareSeries = await startChild(outDir, ['bin/run-ts.js', 'bench/bare-server.ts', cannedFile], /^(http:\S+)/m);
-const warmVsBare = { api: [] as number[], bare: [] as number[], ratios: [] as number[] };
+const warmVsBare = { api: [] as number[], bare: [] as number[] };
 for (let round = 0; round < 2; round++) {
   for (const u of Object.keys(canned)) {
     await timed(`${api.url}${u}`); // cached again if the bounded cache let it go

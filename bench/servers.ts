@@ -59,6 +59,17 @@ export async function load(url: string, opts: { connections: number; duration: n
     duration: opts.duration,
     ...(opts.token ? { headers: { Authorization: `Bearer ${opts.token}` } } : {}),
   });
+  return loadResultOf(r);
+}
+
+/** What a benchmark keeps of autocannon's result (the same fields from its API and its `--json`). */
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { p99: number };
+  non2xx: number;
+}
+
+function loadResultOf(r: AutocannonResult): LoadResult {
   return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, requests: r.requests.total };
 }
 
@@ -80,8 +91,7 @@ export async function loadInChild(url: string, opts: { connections: number; dura
     child.on('error', reject);
     child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}: ${err}`))));
   });
-  const r = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number };
-  return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, requests: r.requests.total };
+  return loadResultOf(JSON.parse(out) as AutocannonResult);
 }
 
 /** The median req/s and p99 of several measurements. */
