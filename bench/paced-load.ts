@@ -24,6 +24,9 @@ export interface PacedResult {
   errors: number;
   /** Requests that could not start on time because every connection was busy. */
   queued: number;
+  /** How late this load generator itself was in sending (ms after each request was due): p99 and max. */
+  sendLagP99: number;
+  sendLagMax: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -35,6 +38,7 @@ export async function pacedLoad(url: string, opts: { rate: number; seconds: numb
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
   const target = new URL(url);
   const latencies: number[] = [];
+  const lags: number[] = [];
   let non2xx = 0;
   let errors = 0;
   let inFlight = 0;
@@ -71,6 +75,7 @@ export async function pacedLoad(url: string, opts: { rate: number; seconds: numb
     const dueAt = started + i * interval;
     const wait = dueAt - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    lags.push(performance.now() - dueAt);
     pending.push(send(opts.requests[i % opts.requests.length]!, dueAt));
   }
   await Promise.all(pending);
@@ -86,5 +91,7 @@ export async function pacedLoad(url: string, opts: { rate: number; seconds: numb
     non2xx,
     errors,
     queued,
+    sendLagP99: round(percentile(lags.sort((a, b) => a - b), 99)),
+    sendLagMax: round(lags[lags.length - 1] ?? NaN),
   };
 }

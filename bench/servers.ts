@@ -9,6 +9,8 @@ import { PROJECT_ROOT } from '../lib/version.ts';
 export interface ChildServer {
   child: ChildProcess;
   url: string;
+  /** What the rest of `ready`'s groups matched (group 2 onwards). */
+  more: string[];
 }
 
 /** Node flags that write a CPU profile of a server under test into `dir` (when it exits cleanly). */
@@ -18,7 +20,7 @@ export function cpuProfileFlags(dir: string | undefined): string[] {
 
 /**
  * Start `node [NODE FLAGS] ARGS...` in the project folder and wait for `ready` (its group 1: the
- * URL) in its output.
+ * URL; any further groups in `more`) in its output.
  */
 export async function startChild(logDir: string, args: string[], ready: RegExp, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<ChildServer> {
   const logFile = path.join(logDir, `${path.basename(args[args.length > 2 ? 1 : 0]!)}-${Date.now()}.log`);
@@ -29,7 +31,7 @@ export async function startChild(logDir: string, args: string[], ready: RegExp, 
   process.once('exit', () => child.kill());
   for (let i = 0; i < 300; i++) {
     const m = ready.exec(await fs.readFile(logFile, 'utf8'));
-    if (m) return { child, url: m[1]! };
+    if (m) return { child, url: m[1]!, more: m.slice(2).map((g) => g ?? '') };
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 100));
   }

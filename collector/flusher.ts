@@ -13,6 +13,7 @@ import { hostScratchDir, type WarehouseLayout } from '../warehouse/layout.ts';
 import { fsyncDir, listFiles } from '../lib/fsx.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Segment, Spool } from './spool.ts';
+import { observeLanding } from './metrics.ts';
 
 /**
  * Land one spool segment: its reports as Parquet with the catalog's column types, one file per
@@ -116,8 +117,10 @@ export class Flusher {
       const due = open.reports >= this.policy.reports || (open.reports > 0 && Date.now() - open.openedAt >= this.policy.intervalMs);
       if ((force && open.bytes > 0) || due) await this.spool.seal();
       for (const segment of [...this.spool.sealed()]) {
+        const started = performance.now();
         const landed = await this.land(segment);
         await this.spool.remove(segment);
+        observeLanding((performance.now() - started) / 1000, landed.rows);
         this.log.info({ segment: segment.seq, rows: landed.rows, files: landed.files.length }, 'flusher: segment landed');
       }
       this.failures = 0;

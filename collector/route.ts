@@ -13,6 +13,7 @@ import type { TimeWindow } from './report-schema.ts';
 import { batchProblem, ingestProblems } from './problems.ts';
 import { SPOOL_FULL_RETRY_SECONDS, spoolHasRoom } from './limits.ts';
 import type { CollectorDeps } from './deps.ts';
+import { countReports } from './metrics.ts';
 
 export const SESSION_REPORTS_PATH = '/v1/session-reports';
 
@@ -77,6 +78,7 @@ export function sessionReportsRoute(router: Router, deps: CollectorDeps): void {
       // Written and fsynced: its memory goes back to the workers for the next batch's lines.
       deps.batches.recycle(outcome.lines);
     }
+    countReports(outcome.accepted, outcome.rejected.length);
     ctx.status = 202;
     ctx.set('Cache-Control', 'no-store');
     const body: IngestResult = { accepted: outcome.accepted, rejected: outcome.rejected };

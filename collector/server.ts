@@ -15,6 +15,7 @@ import { Flusher } from './flusher.ts';
 import { KeyRateLimiter } from './limits.ts';
 import { BatchPool } from './batch-pool.ts';
 import { createCollectorApp } from './app.ts';
+import { watchSpool } from './metrics.ts';
 import { collectProcessMetrics, listenMetrics, type MetricsListener } from '../lib/metrics.ts';
 import type { CollectorDeps } from './deps.ts';
 
@@ -40,6 +41,7 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
   const layout = warehouseLayout(config.warehouseDir);
   const spoolDir = c.spoolDir ?? defaultSpoolDir(layout, c.port);
   const spool = await Spool.open(spoolDir, log);
+  const unwatchSpool = watchSpool(spool);
   const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
   // Landing is one COPY at a time on one DuckDB thread: the other cores stay with the HTTP work,
   // which is what acknowledgements wait for (a segment of 200,000 reports lands in seconds).
@@ -106,6 +108,7 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
         }
         await metrics?.close();
         await spool.close();
+        unwatchSpool();
         db.close();
         await fs.rm(spill, { recursive: true, force: true });
         log.info('collector stopped');

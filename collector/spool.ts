@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { fsyncDir } from '../lib/fsx.ts';
 import type { Logger } from '../lib/log.ts';
 import { processAlive } from '../lib/process.ts';
+import { observeSpoolSync } from './metrics.ts';
 
 export interface Segment {
   seq: number;
@@ -175,11 +176,13 @@ export class Spool {
       let rest = batch.map((b) => b.data);
       const bytes = rest.reduce((n, d) => n + d.length, 0);
       try {
+        const started = performance.now();
         while (rest.length > 0) {
           const { bytesWritten } = await this.active.handle.writev(rest);
           rest = afterWritten(rest, bytesWritten);
         }
         await this.active.handle.datasync();
+        observeSpoolSync((performance.now() - started) / 1000);
       } catch (err) {
         this.fail(err as Error);
         for (const b of batch) b.reject(err as Error);

@@ -46,4 +46,40 @@ describe('collector metrics', () => {
     expect(count(after, 401) - count(before, 401)).toBe(1);
     expect(after.has('p2ptel_process_cpu_seconds_total')).toBe(true);
   });
+
+  it('count reports accepted and rejected, each group commit of the spool, what waits in it, and what the flusher landed', async () => {
+    const before = await samples();
+    const recent = new Date(Date.now() - 60_000);
+    const good = (n: number) => sampleReport('acme:live-main', recent, 500 + n);
+    // 2 + 3 accepted, 1 + 1 rejected (a negative counter, a report of the future), in two requests.
+    const first = await t.post(JSON.stringify({ reports: [good(0), good(1), { ...good(2), stallMs: -1 }] }));
+    expect(first.status).toBe(202);
+    const second = await t.post(JSON.stringify({ reports: [good(3), good(4), good(5), { ...good(6), ts: new Date(Date.now() + 3_600_000).toISOString() }] }));
+    expect(second.status).toBe(202);
+    expect([first.json, second.json]).toMatchObject([{ accepted: 2 }, { accepted: 3 }]);
+    // Refused whole (a report of another customer's stream): counted as neither.
+    expect((await t.post(JSON.stringify({ reports: [good(7), sampleReport('globex:live-main', recent, 8)] }))).status).toBe(403);
+
+    const mid = await samples();
+    const delta = (name: string, a = before, b = mid) => (b.get(name) ?? 0) - (a.get(name) ?? 0);
+    expect(delta('p2ptel_collector_reports_total{outcome="accepted"}')).toBe(5);
+    expect(delta('p2ptel_collector_reports_total{outcome="rejected"}')).toBe(2);
+    // One group commit per request here (they were sent one after the other), each observed once.
+    expect(delta('p2ptel_collector_spool_fsync_seconds_count')).toBe(2);
+    expect(delta('p2ptel_collector_spool_fsync_seconds_bucket{le="+Inf"}')).toBe(2);
+    expect(delta('p2ptel_collector_spool_fsync_seconds_sum')).toBeGreaterThan(0);
+    // What waits in the spool: the bytes the spool itself says it holds.
+    expect(mid.get('p2ptel_collector_spool_bytes')).toBe(t.collector.deps.spool.bytes());
+    expect(mid.get('p2ptel_collector_spool_bytes')).toBeGreaterThan(0);
+
+    await t.collector.flush();
+    const after = await samples();
+    const landedNow = (await t.landed()).length;
+    // Every report accepted by this collector so far is in the landing area, counted once.
+    expect(after.get('p2ptel_collector_landed_reports_total')).toBe(landedNow);
+    expect(after.get('p2ptel_collector_reports_total{outcome="accepted"}')).toBe(landedNow);
+    expect(delta('p2ptel_collector_landing_seconds_count', mid, after)).toBeGreaterThanOrEqual(1);
+    expect(after.get('p2ptel_collector_spool_bytes')).toBe(0);
+    expect(after.get('p2ptel_collector_spool_sealed_segments')).toBe(0);
+  });
 });
