@@ -1,7 +1,9 @@
-// The Koa application: the request frame (ids, logs, problem+json errors, the snapshot the
-// request reads), then the routes: the main router (public routes and those any valid token may
+// The API's request listener: a repeated GET answered from the replay memo before Koa
+// (api/replayed-answers.ts), and the Koa application for everything else: the request frame (ids,
+// logs, problem+json errors, the snapshot the request reads), then the routes: the main router (public routes and those any valid token may
 // call, each checking its own scoping), then the operator router (routes/operator.ts), whose own
 // middleware refuses every tenant token.
+import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import { Router, type RouterMiddleware } from '@koa/router';
 import { requestFrame } from './request-context.ts';
@@ -54,7 +56,13 @@ export function routeTable(r: ApiRouters): { method: string; path: string; acces
   return [...rows(r.main, (stack) => (stack.includes(r.auth) ? 'token' : 'public')), ...rows(r.operators, () => 'operator')];
 }
 
-export function createApp(deps: ApiDeps): Koa {
+export interface ApiApp {
+  koa: Koa;
+  /** What the HTTP server calls: replays first, then Koa. */
+  listener: RequestListener;
+}
+
+export function createApp(deps: ApiDeps): ApiApp {
   const app = new Koa({ proxy: false });
   // Errors of handlers are logged by the request frame; what still reaches Koa (a failing stream
   // body, an error in the frame itself) is logged here, with the request id, rather than dropped.
@@ -65,10 +73,9 @@ export function createApp(deps: ApiDeps): Koa {
 
   const { main, operators, replays } = apiRouters(deps);
   app.use(requestFrame(deps.log, deps.store));
-  app.use(replays.replay);
   app.use(main.routes());
   app.use(operators.routes());
   // After both routers: ctx.matched gathers what either matched, for 405 and Allow.
   app.use(main.allowedMethods());
-  return app;
+  return { koa: app, listener: replays.listener(app.callback(), deps.store, deps.log) };
 }

@@ -1,6 +1,7 @@
 // Conditional GETs of snapshot data: every body is serialised once per snapshot with a strong
 // ETag (design.md: no hashing or serialising per request), and Last-Modified is the asOf.
 import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import type { CachedBody, ServedSnapshot } from './snapshot-store.ts';
 import { countResponseLookup } from './metrics.ts';
@@ -28,9 +29,13 @@ export function notModified(ctx: Context, etag: string): boolean {
  * and closures on every call, which showed in the hot routes' profile.
  */
 export function setSnapshotHeaders(ctx: Context, snap: ServedSnapshot, etag: string): void {
-  ctx.res.setHeader('ETag', etag);
-  ctx.res.setHeader('Last-Modified', snap.lastModified);
-  ctx.res.setHeader('Cache-Control', 'private, no-cache');
+  snapshotHeaders(ctx.res, snap, etag);
+}
+
+function snapshotHeaders(res: ServerResponse, snap: ServedSnapshot, etag: string): void {
+  res.setHeader('ETag', etag);
+  res.setHeader('Last-Modified', snap.lastModified);
+  res.setHeader('Cache-Control', 'private, no-cache');
 }
 
 /**
@@ -66,19 +71,27 @@ function serialise(snap: ServedSnapshot, key: string, value: unknown): CachedBod
   return { body: Buffer.from(JSON.stringify(value)), etag: etagFor(snap.id, key) };
 }
 
+/**
+ * The headers of a cached body's answer, set on Node's response, and its status: 304 when the
+ * request's If-None-Match names it, else 200 (with its Content-Type; the body is the caller's to
+ * send). One definition for the routed answer (`sendCached`) and the replayed one
+ * (api/replayed-answers.ts), which must be the same.
+ */
+export function cachedAnswerHead(req: IncomingMessage, res: ServerResponse, snap: ServedSnapshot, cached: CachedBody): 200 | 304 {
+  snapshotHeaders(res, snap, cached.etag);
+  if (etagMatches(req.headers['if-none-match'], cached.etag)) return 304;
+  // The header itself: Koa's `type` setter looks the media type up on every call.
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  return 200;
+}
+
 /** The answer of a cached body: its headers, and 304 or the body. */
 export function sendCached(ctx: Context, snap: ServedSnapshot, cached: CachedBody): void {
-  setSnapshotHeaders(ctx, snap, cached.etag);
   // Koa's response itself, not ctx's delegating accessors: this runs on every hot-route answer.
   const response = ctx.response;
-  if (notModified(ctx, cached.etag)) {
-    response.status = 304;
-    return;
-  }
-  response.status = 200;
-  // The header itself: Koa's `type` setter looks the media type up on every call.
-  ctx.res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  response.body = cached.body;
+  const status = cachedAnswerHead(ctx.req, ctx.res, snap, cached);
+  response.status = status;
+  if (status === 200) response.body = cached.body;
 }
 
 export function snapshotEtag(snap: ServedSnapshot, key: string): string {

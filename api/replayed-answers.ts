@@ -1,23 +1,28 @@
 // Replayed answers. A client that repeats a GET it was answered before, with the same token, on
 // the same snapshot (a dashboard polling its figures), is answered again from a memo of that
-// answer, before the routers: no route matching, no query parsing, no handler. What makes this
+// answer, before Koa: no context, no middleware chain, no route matching, no query parsing, no
+// handler (each of those cost as much as the whole answer on the hot routes). What makes this
 // sound is that the routes that opt in (`remember`) answer from nothing but the caller, the URL
 // and the snapshot: their checks (capability, stream scope, a known stream) and their body are the
 // same for the same token and URL on the same snapshot. What can change for the same token is
 // checked on every replay, as the token middleware checks it: expiry and revocation (TokenAuth's
-// `remembered`). The frame around it is the same as for any request (request id, log line,
-// metrics, errors), and so is the answer (`sendCached`: the headers, 304 on If-None-Match).
+// `remembered`). The frame around it is the same as for any request (request id and its headers,
+// log line, request metric: the frame's own functions, api/request-context.ts), and so is the
+// answer (`cachedAnswerHead`, which `sendCached` uses too: the headers, 304 on If-None-Match).
+// Anything that is not a repeat goes to Koa as it came.
 //
 // The memo holds the response cache's key, not the body: a body the cache has evicted sends the
 // request on to the routers, so memory stays bounded by API_RESPONSE_CACHE_MB, plus the memo's
 // entries (API_REPLAY_ENTRIES, a few hundred bytes each: the Authorization header and the URL, at
 // most MAX_REPLAY_URL_CHARS).
 // Entries of an older snapshot are not replayed; the next answer at the same key replaces them.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { TokenAuth } from './auth.ts';
-import { sendCached } from './http-cache.ts';
+import { cachedAnswerHead } from './http-cache.ts';
 import { countReplayLookup, countResponseLookup } from './metrics.ts';
-import { currentSnapshot } from './request-context.ts';
+import { currentSnapshot, endFrame, startFrame, type FrameSnapshots } from './request-context.ts';
+import { requestLineWriter, type Logger } from '../lib/log.ts';
 
 interface Replay {
   snapshotId: string;
@@ -35,6 +40,19 @@ type RoutedContext = Context & { _matchedRoute?: string | RegExp };
  * empty `&` pairs are accepted), and an entry would no longer be a few hundred bytes.
  */
 export const MAX_REPLAY_URL_CHARS = 512;
+
+/**
+ * URLs remembered: a path (and query) whose path is what precedes its `?`, as Koa reads it
+ * (`ctx.request.path`, the log line's); a URL with a fragment or a space-like character, which Koa
+ * parses another way, is never remembered (and is answered by the routers each time).
+ */
+const SIMPLE_URL = /^\/[^#\s\u00a0\ufeff]*$/;
+
+/** The path of a remembered URL (SIMPLE_URL): what precedes its `?`. */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
 
 export class Replays {
   /**
@@ -64,7 +82,7 @@ export class Replays {
     const snap = currentSnapshot(ctx);
     const route = (ctx as RoutedContext)._matchedRoute;
     if (this.memo === null || ctx.method !== 'GET' || (ctx.status !== 200 && ctx.status !== 304)) return;
-    if (typeof key !== 'string' || !header || !snap || typeof route !== 'string' || ctx.url.length > MAX_REPLAY_URL_CHARS) return;
+    if (typeof key !== 'string' || !header || !snap || typeof route !== 'string' || ctx.url.length > MAX_REPLAY_URL_CHARS || !SIMPLE_URL.test(ctx.url)) return;
     let urls = this.memo.get(header);
     if (urls?.has(ctx.url) !== true) {
       while (this.entries >= this.maxEntries) {
@@ -78,24 +96,40 @@ export class Replays {
     urls!.set(ctx.url, { snapshotId: snap.id, key, route });
   };
 
-  /** App middleware, after the request frame and before the routers: answer a repeat from the memo. */
-  readonly replay = async (ctx: Context, next: Next): Promise<void> => {
-    const req = ctx.req;
+  /**
+   * The server's request listener: a repeat is answered from the memo here, before Koa; anything
+   * else goes to `koa` (the app's own listener) as it came.
+   */
+  listener(koa: RequestListener, store: FrameSnapshots, log: Logger): RequestListener {
+    const writeLine = requestLineWriter(log);
+    return (req, res) => {
+      if (!this.answer(req, res, store, writeLine)) koa(req, res);
+    };
+  }
+
+  /** Answer a repeat of a remembered GET, with the request frame's id, headers, metric and line; false when it is not one. */
+  private answer(req: IncomingMessage, res: ServerResponse, store: FrameSnapshots, writeLine: ReturnType<typeof requestLineWriter>): boolean {
     const header = req.headers.authorization;
-    if (this.memo !== null && req.method === 'GET' && header) {
-      const r = this.memo.get(header)?.get(req.url!);
-      const snap = currentSnapshot(ctx);
-      const cached = r && snap && r.snapshotId === snap.id ? snap.responses.get(r.key) : undefined;
-      const caller = cached ? this.auth.remembered(req) : null;
-      countReplayLookup(caller !== null);
-      if (caller !== null) {
-        countResponseLookup(true);
-        ctx.state['caller'] = caller;
-        (ctx as RoutedContext)._matchedRoute = r!.route;
-        sendCached(ctx, snap!, cached!);
-        return;
-      }
+    if (this.memo === null || req.method !== 'GET' || !header) return false;
+    const started = performance.now();
+    const url = req.url!;
+    const r = this.memo.get(header)?.get(url);
+    const snap = r ? store.current() : null;
+    const cached = r && snap && r.snapshotId === snap.id ? snap.responses.get(r.key) : undefined;
+    const caller = cached ? this.auth.remembered(req) : null;
+    countReplayLookup(caller !== null);
+    if (caller === null) return false;
+    countResponseLookup(true);
+    const reqId = startFrame(req, res);
+    const status = cachedAnswerHead(req, res, snap!, cached!);
+    res.statusCode = status;
+    if (status === 200) {
+      res.setHeader('Content-Length', String(cached!.body.length));
+      res.end(cached!.body);
+    } else {
+      res.end();
     }
-    await next();
-  };
+    endFrame(writeLine, r!.route, { reqId, method: 'GET', path: pathOf(url), status, ms: performance.now() - started, caller });
+    return true;
+  }
 }

@@ -4,9 +4,10 @@
 // pino JSON line with the outcome and timing, and the request metrics (lib/http-metrics.ts).
 // Tokens and bodies are never logged.
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { requestLineWriter, type Logger, type RequestLineWriter } from '../lib/log.ts';
-import { observeRequest } from '../lib/http-metrics.ts';
+import { observeRequest, observeRequestOf } from '../lib/http-metrics.ts';
 import type { Caller } from './tokens.ts';
 import type { ServedSnapshot, SnapshotStore } from './snapshot-store.ts';
 import { handleError, problems } from './errors.ts';
@@ -31,6 +32,48 @@ export type FrameSnapshots = Pick<SnapshotStore, 'current' | 'explain'>;
 /** For apps that read no snapshot (the collector): no snapshot, errors as they are. */
 export const NO_SNAPSHOTS: FrameSnapshots = { current: () => null, explain: (err) => err };
 
+/**
+ * The frame's start on any request, routed or replayed (api/replayed-answers.ts): its id (the
+ * client's when sane, else generated) and the two headers every answer carries.
+ */
+export function startFrame(req: IncomingMessage, res: ServerResponse): string {
+  const incoming = req.headers['x-request-id'];
+  const reqId = typeof incoming === 'string' && SANE_ID.test(incoming) ? incoming : randomUUID();
+  res.setHeader('X-Request-Id', reqId);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  return reqId;
+}
+
+/** What the request line says of a request. */
+export interface RequestLine {
+  reqId: string;
+  method: string;
+  /** The URL's path, without the query (Koa's `ctx.request.path`). */
+  path: string;
+  status: number;
+  ms: number;
+  caller: Caller | undefined;
+}
+
+/** The request's log line: id, method, path, status, time taken, and who called. */
+export function logRequest(writeLine: RequestLineWriter, r: RequestLine): void {
+  writeLine({
+    reqId: r.reqId,
+    method: r.method,
+    path: r.path,
+    status: r.status,
+    ms: Math.round(r.ms * 10) / 10,
+    role: r.caller?.role,
+    customerId: r.caller?.role === 'tenant' ? r.caller.customerId : undefined,
+  });
+}
+
+/** The frame's end of a request answered before Koa (a replay): its metric and its line. */
+export function endFrame(writeLine: RequestLineWriter, route: string, r: RequestLine): void {
+  observeRequestOf(route, r.method, r.status, r.ms);
+  logRequest(writeLine, r);
+}
+
 export function requestFrame(log: Logger, store: FrameSnapshots) {
   // The request line goes out through the logger's fast writer (lib/log.ts): the same JSON pino
   // writes, at a fraction of pino's cost per line, which showed as the largest item of a request.
@@ -38,12 +81,9 @@ export function requestFrame(log: Logger, store: FrameSnapshots) {
   return async function requestFrameMiddleware(ctx: Context, next: Next): Promise<void> {
     const started = performance.now();
     ctx.state['arrivedAt'] = Date.now(); // deadlines of the request's work count from here
-    const incoming = ctx.req.headers['x-request-id'];
-    const reqId = typeof incoming === 'string' && SANE_ID.test(incoming) ? incoming : randomUUID();
+    const reqId = startFrame(ctx.req, ctx.res);
     ctx.state['reqId'] = reqId;
     ctx.state['snapshot'] = store.current();
-    ctx.res.setHeader('X-Request-Id', reqId);
-    ctx.res.setHeader('X-Content-Type-Options', 'nosniff');
     // Koa's own objects are read directly below (not through ctx's delegating accessors): this
     // runs on every request, and each hop showed in the hot routes' profile.
     const response = ctx.response;
@@ -61,24 +101,18 @@ export function requestFrame(log: Logger, store: FrameSnapshots) {
     observeRequest(ctx, ms);
     // A streamed body logs when it has been sent, not when its headers go out.
     const body = response.body;
+    const line = (took: number): RequestLine => ({
+      reqId,
+      method: ctx.req.method!,
+      path: ctx.request.path,
+      status: ctx.res.statusCode,
+      ms: took,
+      caller: ctx.state['caller'] as Caller | undefined,
+    });
     if (body && typeof (body as NodeJS.ReadableStream).pipe === 'function') {
-      ctx.res.once('close', () => logRequest(writeLine, ctx, reqId, performance.now() - started));
+      ctx.res.once('close', () => logRequest(writeLine, line(performance.now() - started)));
     } else {
-      logRequest(writeLine, ctx, reqId, ms);
+      logRequest(writeLine, line(ms));
     }
   };
-}
-
-/** The request's log line: id, method, path, status, time taken, and who called. */
-function logRequest(writeLine: RequestLineWriter, ctx: Context, reqId: string, ms: number): void {
-  const caller = ctx.state['caller'] as Caller | undefined;
-  writeLine({
-    reqId,
-    method: ctx.req.method!,
-    path: ctx.request.path,
-    status: ctx.res.statusCode,
-    ms: Math.round(ms * 10) / 10,
-    role: caller?.role,
-    customerId: caller?.role === 'tenant' ? caller.customerId : undefined,
-  });
 }

@@ -80,7 +80,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   // Slow or stalled clients do not hold the server: receiving a request has a deadline, checked
   // twice a second (Node checks every 30 s by default, so a deadline acted up to 30 s late), and
   // an idle keep-alive connection is closed.
-  const server = http.createServer({ connectionsCheckingInterval: 500 }, app.callback());
+  const server = http.createServer({ connectionsCheckingInterval: 500 }, app.listener);
   server.requestTimeout = config.api.requestTimeoutMs;
   server.headersTimeout = Math.min(config.api.requestTimeoutMs, config.api.headersTimeoutMs);
   server.keepAliveTimeout = 5_000;

@@ -78,9 +78,11 @@ new RequestHistogram({
  */
 export function observeRequest(ctx: Context, ms: number): void {
   const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-  const route = typeof matched === 'string' ? matched : String(matched ?? '(none)');
-  const method = ctx.req.method!;
-  const status = ctx.res.statusCode;
+  observeRequestOf(typeof matched === 'string' ? matched : String(matched ?? '(none)'), ctx.req.method!, ctx.res.statusCode, ms);
+}
+
+/** One request of `route` (a router's template), answered with `status` after `ms`. */
+export function observeRequestOf(route: string, method: string, status: number, ms: number): void {
   let methods = byRoute.get(route);
   if (!methods) byRoute.set(route, (methods = new Map()));
   let statuses = methods.get(method);

@@ -2,6 +2,7 @@
 // answered before the routers, with exactly the routed answer's status, headers and body; what can
 // change for a token (expiry, revocation: abuse.test.ts) is checked on every replay; another token
 // never gets a replay of someone else's answer; the frame (log line, request metrics) is the same.
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi, type TestResponse } from '../helpers/api.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
@@ -106,6 +107,29 @@ describe('replayed answers', () => {
     expect(await replayHits(t)).toBe(hits);
     expect((await t.get(atLimit, t.tokens.acme)).status).toBe(200);
     expect(await replayHits(t)).toBe(hits + 1);
+  });
+
+  it('never remember a URL that Koa reads another way (a fragment): each repeat is routed, and logged with the routed path', async () => {
+    // Sent on a socket of its own: Node's HTTP client would drop the fragment.
+    const send = (reqId: string) =>
+      new Promise<string>((resolve, reject) => {
+        const { hostname, port } = new URL(t.url);
+        const socket = net.connect(Number(port), hostname, () => {
+          socket.end(`GET /telemetry/streams?window=24h#frag HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.tokens.acme}\r\nX-Request-Id: ${reqId}\r\nConnection: close\r\n\r\n`);
+        });
+        let text = '';
+        socket.on('data', (d) => (text += d.toString()));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+    const first = await send('fragment-first');
+    expect(first.startsWith('HTTP/1.1 200')).toBe(true);
+    const hits = await replayHits(t);
+    const again = await send('fragment-repeat');
+    expect(again.startsWith('HTTP/1.1 200')).toBe(true);
+    expect(again.slice(again.indexOf('\r\n\r\n'))).toBe(first.slice(first.indexOf('\r\n\r\n')));
+    expect(await replayHits(t)).toBe(hits);
+    await expect.poll(() => logs.find((l) => l['reqId'] === 'fragment-repeat')).toMatchObject({ path: '/telemetry/streams', status: 200 });
   });
 
   it('stop replaying when the token expires', async () => {
