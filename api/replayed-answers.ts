@@ -21,7 +21,7 @@ import type { Context, Next } from 'koa';
 import type { TokenAuth } from './auth.ts';
 import { cachedAnswerHead } from './http-cache.ts';
 import { countReplayLookup, countResponseLookup } from './metrics.ts';
-import { currentSnapshot, endFrame, startFrame, type FrameSnapshots } from './request-context.ts';
+import { currentSnapshot, endFrame, frameHeaders, requestIdOf, type FrameSnapshots } from './request-context.ts';
 import { requestLineWriter, type Logger } from '../lib/log.ts';
 
 interface Replay {
@@ -120,14 +120,16 @@ export class Replays {
     countReplayLookup(caller !== null);
     if (caller === null) return false;
     countResponseLookup(true);
-    const reqId = startFrame(req, res);
-    const status = cachedAnswerHead(req, res, snap!, cached!);
-    res.statusCode = status;
+    const reqId = requestIdOf(req);
+    const { status, headers } = cachedAnswerHead(req, snap!, cached!);
+    // The whole head in one writeHead of a flat list: the frame's headers, the answer's, and for a
+    // 200 its length (as Koa sets it for a Buffer body), in the routed answer's order.
+    const head = frameHeaders(reqId).concat(headers);
     if (status === 200) {
-      res.setHeader('Content-Length', String(cached!.body.length));
-      res.end(cached!.body);
+      head.push('Content-Length', String(cached!.body.length));
+      res.writeHead(200, head).end(cached!.body);
     } else {
-      res.end();
+      res.writeHead(304, head).end();
     }
     endFrame(writeLine, r!.route, { reqId, method: 'GET', path: pathOf(url), status, ms: performance.now() - started, caller });
     return true;
