@@ -21,7 +21,7 @@ import type { Context, Next } from 'koa';
 import type { TokenAuth } from './auth.ts';
 import { cachedAnswerHead } from './http-cache.ts';
 import { countReplayLookup, countResponseLookup } from './metrics.ts';
-import { currentSnapshot, endFrame, frameHeaders, requestIdOf, type FrameSnapshots } from './request-context.ts';
+import { currentSnapshot, endFrame, frameHeaders, requestIdOf, requestLine, type FrameSnapshots } from './request-context.ts';
 import { requestLineWriter, type Logger } from '../lib/log.ts';
 
 interface Replay {
@@ -131,7 +131,8 @@ export class Replays {
     } else {
       res.writeHead(304, head).end();
     }
-    endFrame(writeLine, r!.route, { reqId, method: 'GET', path: pathOf(url), status, ms: performance.now() - started, caller });
+    const ms = performance.now() - started;
+    endFrame(writeLine, r!.route, requestLine(reqId, 'GET', pathOf(url), status, ms, caller), ms);
     return true;
   }
 }

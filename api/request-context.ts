@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
-import { requestLineWriter, type Logger, type RequestLineWriter } from '../lib/log.ts';
+import { requestLineWriter, type Logger, type RequestLine as LogLine, type RequestLineWriter } from '../lib/log.ts';
 import { observeRequest, observeRequestOf } from '../lib/http-metrics.ts';
 import type { Caller } from './tokens.ts';
 import type { ServedSnapshot, SnapshotStore } from './snapshot-store.ts';
@@ -51,34 +51,23 @@ function startFrame(req: IncomingMessage, res: ServerResponse): string {
   return reqId;
 }
 
-/** What the request line says of a request. */
-export interface RequestLine {
-  reqId: string;
-  method: string;
-  /** The URL's path, without the query (Koa's `ctx.request.path`). */
-  path: string;
-  status: number;
-  ms: number;
-  caller: Caller | undefined;
-}
-
-/** The request's log line: id, method, path, status, time taken, and who called. */
-export function logRequest(writeLine: RequestLineWriter, r: RequestLine): void {
-  writeLine({
-    reqId: r.reqId,
-    method: r.method,
-    path: r.path,
-    status: r.status,
-    ms: Math.round(r.ms * 10) / 10,
-    role: r.caller?.role,
-    customerId: r.caller?.role === 'tenant' ? r.caller.customerId : undefined,
-  });
+/** The request's log line: id, method, path (Koa's `ctx.request.path`), status, time taken, and who called. */
+export function requestLine(reqId: string, method: string, path: string, status: number, ms: number, caller: Caller | undefined): LogLine {
+  return {
+    reqId,
+    method,
+    path,
+    status,
+    ms: Math.round(ms * 10) / 10,
+    role: caller?.role,
+    customerId: caller?.role === 'tenant' ? caller.customerId : undefined,
+  };
 }
 
 /** The frame's end of a request answered before Koa (a replay): its metric and its line. */
-export function endFrame(writeLine: RequestLineWriter, route: string, r: RequestLine): void {
-  observeRequestOf(route, r.method, r.status, r.ms);
-  logRequest(writeLine, r);
+export function endFrame(writeLine: RequestLineWriter, route: string, line: LogLine, ms: number): void {
+  observeRequestOf(route, line.method, line.status, ms);
+  writeLine(line);
 }
 
 export function requestFrame(log: Logger, store: FrameSnapshots) {
@@ -108,18 +97,11 @@ export function requestFrame(log: Logger, store: FrameSnapshots) {
     observeRequest(ctx, ms);
     // A streamed body logs when it has been sent, not when its headers go out.
     const body = response.body;
-    const line = (took: number): RequestLine => ({
-      reqId,
-      method: ctx.req.method!,
-      path: ctx.request.path,
-      status: ctx.res.statusCode,
-      ms: took,
-      caller: ctx.state['caller'] as Caller | undefined,
-    });
+    const line = (took: number) => requestLine(reqId, ctx.req.method!, ctx.request.path, ctx.res.statusCode, took, ctx.state['caller'] as Caller | undefined);
     if (body && typeof (body as NodeJS.ReadableStream).pipe === 'function') {
-      ctx.res.once('close', () => logRequest(writeLine, line(performance.now() - started)));
+      ctx.res.once('close', () => writeLine(line(performance.now() - started)));
     } else {
-      logRequest(writeLine, line(ms));
+      writeLine(line(ms));
     }
   };
 }
