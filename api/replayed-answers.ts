@@ -122,15 +122,14 @@ export class Replays {
     countResponseLookup(true);
     const reqId = requestIdOf(req);
     const { status, headers } = cachedAnswerHead(req, snap!, cached!);
-    // The whole head in one writeHead of a flat list: the frame's headers, the answer's, and for a
-    // 200 its length (as Koa sets it for a Buffer body), in the routed answer's order.
+    // The frame's headers, the answer's, and for a 200 its length (as Koa sets it for a Buffer
+    // body), in the routed answer's order.
     const head = frameHeaders(reqId).concat(headers);
-    if (status === 200) {
-      head.push('Content-Length', String(cached!.body.length));
-      res.writeHead(200, head).end(cached!.body);
-    } else {
-      res.writeHead(304, head).end();
-    }
+    if (status === 200) head.push('Content-Length', String(cached!.body.length));
+    for (let i = 0; i < head.length; i += 2) res.setHeader(head[i]!, head[i + 1]!);
+    res.statusCode = status;
+    if (status === 200) res.end(cached!.body);
+    else res.end();
     const ms = performance.now() - started;
     endFrame(writeLine, r!.route, requestLine(reqId, 'GET', pathOf(url), status, ms, caller), ms);
     return true;
