@@ -72,25 +72,24 @@ function serialise(snap: ServedSnapshot, key: string, value: unknown): CachedBod
 }
 
 /**
- * The head of a cached body's answer: 304 when the request's If-None-Match names it, else 200, and
- * its headers in order, as a flat list of names and values (its validators, and for a 200 its
- * Content-Type; the body is the caller's to send). One definition for the routed answer
- * (`sendCached`) and the replayed one (api/replayed-answers.ts), which must be the same.
+ * The head of a cached body's answer, set on Node's response (its validators, and for a 200 its
+ * Content-Type; the body is the caller's to send), and its status: 304 when the request's
+ * If-None-Match names it, else 200. One definition for the routed answer (`sendCached`) and the
+ * replayed one (api/replayed-answers.ts), which must be the same.
  */
-export function cachedAnswerHead(req: IncomingMessage, snap: ServedSnapshot, cached: CachedBody): { status: 200 | 304; headers: string[] } {
-  const headers = ['ETag', cached.etag, 'Last-Modified', snap.lastModified, 'Cache-Control', 'private, no-cache'];
-  if (etagMatches(req.headers['if-none-match'], cached.etag)) return { status: 304, headers };
+export function cachedAnswerHead(req: IncomingMessage, res: ServerResponse, snap: ServedSnapshot, cached: CachedBody): 200 | 304 {
+  snapshotHeaders(res, snap, cached.etag);
+  if (etagMatches(req.headers['if-none-match'], cached.etag)) return 304;
   // The header itself: Koa's `type` setter looks the media type up on every call.
-  headers.push('Content-Type', 'application/json; charset=utf-8');
-  return { status: 200, headers };
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  return 200;
 }
 
 /** The answer of a cached body: its headers, and 304 or the body. */
 export function sendCached(ctx: Context, snap: ServedSnapshot, cached: CachedBody): void {
   // Koa's response itself, not ctx's delegating accessors: this runs on every hot-route answer.
   const response = ctx.response;
-  const { status, headers } = cachedAnswerHead(ctx.req, snap, cached);
-  for (let i = 0; i < headers.length; i += 2) ctx.res.setHeader(headers[i]!, headers[i + 1]!);
+  const status = cachedAnswerHead(ctx.req, ctx.res, snap, cached);
   response.status = status;
   if (status === 200) response.body = cached.body;
 }

@@ -21,7 +21,7 @@ import type { Context, Next } from 'koa';
 import type { TokenAuth } from './auth.ts';
 import { cachedAnswerHead } from './http-cache.ts';
 import { countReplayLookup, countResponseLookup } from './metrics.ts';
-import { currentSnapshot, endFrame, frameHeaders, requestIdOf, requestLine, type FrameSnapshots } from './request-context.ts';
+import { currentSnapshot, endFrame, requestLine, startFrame, type FrameSnapshots } from './request-context.ts';
 import { requestLineWriter, type Logger } from '../lib/log.ts';
 
 interface Replay {
@@ -120,16 +120,17 @@ export class Replays {
     countReplayLookup(caller !== null);
     if (caller === null) return false;
     countResponseLookup(true);
-    const reqId = requestIdOf(req);
-    const { status, headers } = cachedAnswerHead(req, snap!, cached!);
     // The frame's headers, the answer's, and for a 200 its length (as Koa sets it for a Buffer
-    // body), in the routed answer's order.
-    const head = frameHeaders(reqId).concat(headers);
-    if (status === 200) head.push('Content-Length', String(cached!.body.length));
-    for (let i = 0; i < head.length; i += 2) res.setHeader(head[i]!, head[i + 1]!);
+    // body): the routed answer's, in its order.
+    const reqId = startFrame(req, res);
+    const status = cachedAnswerHead(req, res, snap!, cached!);
     res.statusCode = status;
-    if (status === 200) res.end(cached!.body);
-    else res.end();
+    if (status === 200) {
+      res.setHeader('Content-Length', String(cached!.body.length));
+      res.end(cached!.body);
+    } else {
+      res.end();
+    }
     const ms = performance.now() - started;
     endFrame(writeLine, r!.route, requestLine(reqId, 'GET', pathOf(url), status, ms, caller), ms);
     return true;

@@ -32,22 +32,15 @@ export type FrameSnapshots = Pick<SnapshotStore, 'current' | 'explain'>;
 /** For apps that read no snapshot (the collector): no snapshot, errors as they are. */
 export const NO_SNAPSHOTS: FrameSnapshots = { current: () => null, explain: (err) => err };
 
-/** A request's id: the client's X-Request-Id when sane, else generated. */
-export function requestIdOf(req: IncomingMessage): string {
+/**
+ * The frame's start on any request, routed or replayed (api/replayed-answers.ts): its id (the
+ * client's X-Request-Id when sane, else generated) and the two headers every answer carries.
+ */
+export function startFrame(req: IncomingMessage, res: ServerResponse): string {
   const incoming = req.headers['x-request-id'];
-  return typeof incoming === 'string' && SANE_ID.test(incoming) ? incoming : randomUUID();
-}
-
-/** The headers every answer carries first, routed or replayed (api/replayed-answers.ts), as names and values. */
-export function frameHeaders(reqId: string): string[] {
-  return ['X-Request-Id', reqId, 'X-Content-Type-Options', 'nosniff'];
-}
-
-/** The frame's start of a routed request: its id, and the frame's headers set on the response. */
-function startFrame(req: IncomingMessage, res: ServerResponse): string {
-  const reqId = requestIdOf(req);
-  const headers = frameHeaders(reqId);
-  for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
+  const reqId = typeof incoming === 'string' && SANE_ID.test(incoming) ? incoming : randomUUID();
+  res.setHeader('X-Request-Id', reqId);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
   return reqId;
 }
 
