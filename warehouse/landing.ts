@@ -2,6 +2,7 @@
 // usable, and moving the bad ones to quarantine with a reason (session-report.md, "Where the files land").
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import pLimit from 'p-limit';
 import { fileList, quotedString, type DbSession } from './duckdb.ts';
 import { REPORT_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
@@ -45,8 +46,8 @@ export async function discoverLanding(
   layout: WarehouseLayout,
 ): Promise<{ files: LandedFile[]; misplaced: Misplaced[] }> {
   const all = await listFiles(layout.rawReports, '.parquet');
-  const files: LandedFile[] = [];
   const misplaced: Misplaced[] = [];
+  const placed: { abs: string; relPath: string; customerId: string; date: string }[] = [];
   for (const abs of all) {
     const relPath = path.relative(layout.rawReports, abs).split(path.sep).join('/');
     const m = PARTITION_RE.exec(relPath);
@@ -58,16 +59,26 @@ export async function discoverLanding(
       });
       continue;
     }
-    let size: number;
-    let mtimeMs: number;
-    try {
-      ({ size, mtimeMs } = await fs.stat(abs));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // quarantined meanwhile
-      throw err;
-    }
-    files.push({ path: abs, relPath, customerId: m[1]!, date: m[2]!, size, mtimeMs });
+    placed.push({ abs, relPath, customerId: m[1]!, date: m[2]! });
   }
+  // Every landed file is stat'ed at each run's plan (thousands over a month): a bounded number at
+  // a time rather than one after another. The order stays listFiles' (sorted).
+  const limit = pLimit(32);
+  const stats = await Promise.all(
+    placed.map((f) =>
+      limit(() =>
+        fs.stat(f.abs).catch((err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT') return null; // quarantined meanwhile
+          throw err;
+        }),
+      ),
+    ),
+  );
+  const files: LandedFile[] = [];
+  placed.forEach((f, i) => {
+    const st = stats[i];
+    if (st) files.push({ path: f.abs, relPath: f.relPath, customerId: f.customerId, date: f.date, size: st.size, mtimeMs: st.mtimeMs });
+  });
   return { files, misplaced };
 }
 

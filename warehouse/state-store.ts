@@ -135,25 +135,42 @@ export function stateInput(file: LandedFile & { mtimeMs: number }, schema?: stri
 
 /** Every complete state of the warehouse, by partition key, newest first. */
 export async function readStates(layout: WarehouseLayout): Promise<Map<string, StateMeta[]>> {
-  const out = new Map<string, StateMeta[]>();
-  for (const c of await readdirOrEmpty(layout.state)) {
-    if (!c.startsWith('customer=')) continue;
-    for (const d of await readdirOrEmpty(path.join(layout.state, c))) {
-      if (!d.startsWith('date=')) continue;
-      const metas: StateMeta[] = [];
-      for (const id of await readdirOrEmpty(path.join(layout.state, c, d))) {
-        if (id.startsWith(TMP_PREFIX)) continue;
-        try {
-          const text = await fs.readFile(path.join(layout.state, c, d, id, 'meta.json'), 'utf8');
-          metas.push(StateMetaSchema.parse(JSON.parse(text)));
-        } catch {
-          // Unreadable or foreign: never reused; pruned as debris.
+  // Every meta.json is read at each run's plan (hundreds over a month): read concurrently, a
+  // bounded number at a time, rather than one round trip to the thread pool after another.
+  const limit = pLimit(32);
+  const partitions: { key: string; dir: string }[] = [];
+  await Promise.all(
+    (await readdirOrEmpty(layout.state))
+      .filter((c) => c.startsWith('customer='))
+      .map(async (c) => {
+        for (const d of await readdirOrEmpty(path.join(layout.state, c))) {
+          if (d.startsWith('date=')) partitions.push({ key: partitionKey(c.slice('customer='.length), d.slice('date='.length)), dir: path.join(layout.state, c, d) });
         }
-      }
+      }),
+  );
+  const read = await Promise.all(
+    partitions.map(async ({ key, dir }) => {
+      const ids = (await limit(() => readdirOrEmpty(dir))).filter((id) => !id.startsWith(TMP_PREFIX));
+      const metas = (
+        await Promise.all(
+          ids.map((id) =>
+            limit(async () => {
+              try {
+                return StateMetaSchema.parse(JSON.parse(await fs.readFile(path.join(dir, id, 'meta.json'), 'utf8')));
+              } catch {
+                // Unreadable or foreign: never reused; pruned as debris.
+                return null;
+              }
+            }),
+          ),
+        )
+      ).filter((m): m is StateMeta => m !== null);
       metas.sort((a, b) => (a.builtAt < b.builtAt ? 1 : a.builtAt > b.builtAt ? -1 : a.stateId < b.stateId ? 1 : -1));
-      if (metas.length > 0) out.set(partitionKey(c.slice('customer='.length), d.slice('date='.length)), metas);
-    }
-  }
+      return { key, metas };
+    }),
+  );
+  const out = new Map<string, StateMeta[]>();
+  for (const { key, metas } of read.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) if (metas.length > 0) out.set(key, metas);
   return out;
 }
 
@@ -268,51 +285,57 @@ export async function pruneStates(
     return st !== null && now - st.mtimeMs >= opts.graceMs;
   };
   const states = await readStates(layout);
-  for (const c of await readdirOrEmpty(layout.state)) {
-    if (!c.startsWith('customer=')) {
-      // Scratch of a batch build that was killed.
-      if (c.startsWith(TMP_PREFIX) && (await old(path.join(layout.state, c)))) {
-        await fs.rm(path.join(layout.state, c), { recursive: true, force: true });
-        pruned.debris++;
-      }
-      continue;
+  // Hundreds of partitions, each a few stats: a bounded number of file operations at a time.
+  const limit = pLimit(32);
+  const remove = async (p: string, kind: keyof PrunedStates): Promise<boolean> => {
+    if (!(await limit(() => old(p)))) return false;
+    await fs.rm(p, { recursive: true, force: true });
+    pruned[kind]++;
+    return true;
+  };
+  const prunePartition = async (c: string, d: string): Promise<boolean> => {
+    const key = partitionKey(c.slice('customer='.length), d.slice('date='.length));
+    const partDir = path.join(layout.state, c, d);
+    const metas = states.get(key) ?? [];
+    const newestFresh = metas.find((m) => m.stateVersion === stateVersion());
+    const live = opts.livePartitions.has(key);
+    const removed = await Promise.all(
+      (await limit(() => readdirOrEmpty(partDir))).map((id) => {
+        const meta = metas.find((m) => m.stateId === id);
+        if (opts.keep.has(id)) return false;
+        const kind: keyof PrunedStates | null = !meta ? 'debris' : !live ? 'gone' : meta !== newestFresh ? 'superseded' : null;
+        return kind ? remove(path.join(partDir, id), kind) : false;
+      }),
+    );
+    // A folder is looked at again only when something in it went.
+    if (removed.some(Boolean) && (await readdirOrEmpty(partDir)).length === 0) {
+      await fs.rm(partDir, { recursive: true, force: true });
+      return true;
     }
-    for (const d of await readdirOrEmpty(path.join(layout.state, c))) {
-      if (!d.startsWith('date=')) {
+    return false;
+  };
+  const pruneCustomer = async (c: string): Promise<void> => {
+    const removed = await Promise.all(
+      (await readdirOrEmpty(path.join(layout.state, c))).map((d) => {
+        if (d.startsWith('date=')) return prunePartition(c, d);
         // Compacted hour pieces and series blocks not used for a while (a use touches the file),
         // and the temporary files of a killed write of one.
         const file = path.join(layout.state, c, d);
-        if ((d.startsWith('hours-') || d.startsWith('series-')) && !opts.keepFiles?.has(file) && (await old(file))) {
-          await fs.rm(path.join(layout.state, c, d), { force: true });
-          if (d.includes(TMP_PREFIX)) pruned.debris++;
-          else pruned.superseded++;
-        }
-        continue;
-      }
-      const key = partitionKey(c.slice('customer='.length), d.slice('date='.length));
-      const partDir = path.join(layout.state, c, d);
-      const metas = states.get(key) ?? [];
-      const newestFresh = metas.find((m) => m.stateVersion === stateVersion());
-      const live = opts.livePartitions.has(key);
-      for (const id of await readdirOrEmpty(partDir)) {
-        const dir = path.join(partDir, id);
-        const meta = metas.find((m) => m.stateId === id);
-        if (opts.keep.has(id)) continue;
-        let kind: keyof PrunedStates | null = null;
-        if (!meta) kind = 'debris';
-        else if (!live) kind = 'gone';
-        else if (meta !== newestFresh) kind = 'superseded';
-        if (kind && (await old(dir))) {
-          await fs.rm(dir, { recursive: true, force: true });
-          pruned[kind]++;
-        }
-      }
-      if ((await readdirOrEmpty(partDir)).length === 0) await fs.rm(partDir, { recursive: true, force: true });
-    }
-    if ((await readdirOrEmpty(path.join(layout.state, c))).length === 0) {
+        if (!(d.startsWith('hours-') || d.startsWith('series-')) || opts.keepFiles?.has(file)) return false;
+        return remove(file, d.includes(TMP_PREFIX) ? 'debris' : 'superseded');
+      }),
+    );
+    if (removed.some(Boolean) && (await readdirOrEmpty(path.join(layout.state, c))).length === 0) {
       await fs.rm(path.join(layout.state, c), { recursive: true, force: true });
     }
+  };
+  const customers: Promise<void>[] = [];
+  for (const c of await readdirOrEmpty(layout.state)) {
+    if (c.startsWith('customer=')) customers.push(pruneCustomer(c));
+    // Scratch of a batch build that was killed.
+    else if (c.startsWith(TMP_PREFIX)) await remove(path.join(layout.state, c), 'debris');
   }
+  await Promise.all(customers);
   return pruned;
 }
 

@@ -32,8 +32,8 @@ export interface RollupPlan {
   reused: StateMeta[];
   /**
    * Whether retention may find something to remove: a partition is rebuilt (its old state will be
-   * superseded), a partition has states but no file any more, or some partition holds more than
-   * one state (superseded earlier, kept through the grace time).
+   * superseded), a partition has states but no file any more, or some partition holds a state
+   * it does not use that is older than the grace time (superseded earlier; younger ones are kept).
    */
   pruneNeeded: boolean;
 }
@@ -88,7 +88,12 @@ export async function planRollup(
   const rebuilt = decisions.filter((d) => d.action === 'rebuild').length;
   log.info({ partitions: decisions.length, rebuilt, reused: decisions.length - rebuilt, jobs: batches.length }, 'run planned');
   const reused = decisions.flatMap((d) => (states.get(partitionKey(d.customerId, d.date)) ?? []).filter((m) => m.stateId === d.stateId));
+  // A superseded state is removed once it is older than the grace time (pruneStates): until then
+  // a run with nothing rebuilt has nothing to prune, and does not walk every state looking.
+  const prunableBefore = Date.now() - config.snapshots.debrisGraceMs;
   const pruneNeeded =
-    rebuild.length > 0 || [...states.keys()].some((k) => !byPartition.has(k)) || [...states.values()].some((l) => l.length > 1);
+    rebuild.length > 0 ||
+    [...states.keys()].some((k) => !byPartition.has(k)) ||
+    [...states.values()].some((l) => l.length > 1 && l.some((m) => !reused.includes(m) && Date.parse(m.builtAt) <= prunableBefore));
   return { runId: input.runId, asOf: input.asOf, customers, misplaced: quarantined, decisions, batches, reused, pruneNeeded };
 }

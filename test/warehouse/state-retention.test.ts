@@ -1,0 +1,59 @@
+// Retention of partition states: a state superseded by a rebuild is kept through the grace time
+// (a run in flight may still read it) and removed by the first run after it. A run with nothing
+// rebuilt and nothing old enough to remove does not walk the states at all (its plan says so).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import { generateReports } from '../../warehouse/sample/generate.ts';
+import { runPipeline } from '../../jobs/pipeline.ts';
+import { planRollup } from '../../jobs/rollup/plan.ts';
+import { readStates } from '../../warehouse/state-store.ts';
+import { newSnapshotId } from '../../warehouse/snapshots.ts';
+import type { JobDeps } from '../../jobs/deps.ts';
+
+const BASE = new Date('2026-11-18T08:00:00Z');
+const at = (minutes: number) => new Date(BASE.getTime() + minutes * 60_000);
+
+let wh: TestWarehouse;
+
+beforeAll(async () => {
+  wh = await openTestWarehouse({ SNAPSHOT_DEBRIS_GRACE_SECONDS: '3600' });
+  await generateReports(wh.db, wh.layout, { customers: ['acme'], streams: 1, sessions: 4, start: BASE, hours: 2, seed: 1 });
+}, 60_000);
+
+afterAll(async () => {
+  await wh?.close();
+});
+
+/** The same warehouse seen by a process whose grace time is `seconds`. */
+const withGrace = (seconds: number): JobDeps => ({ ...wh, config: { ...wh.config, snapshots: { ...wh.config.snapshots, debrisGraceMs: seconds * 1000 } } });
+
+const statesOf = async () => [...(await readStates(wh.layout)).values()].map((l) => l.length);
+
+describe('state retention', () => {
+  it('keeps a superseded state through the grace time, without looking, and removes it after', async () => {
+    await runPipeline(wh, { asOf: at(180) });
+    expect(await statesOf()).toEqual([1]);
+
+    // A late file into the same day: its partition is rebuilt, the old state superseded.
+    await generateReports(wh.db, wh.layout, { customers: ['acme'], streams: 1, sessions: 2, start: BASE, hours: 1, seed: 2 });
+    const rebuilt = await runPipeline(wh, { asOf: at(185) });
+    expect(rebuilt.manifest.partitionStates!.rebuilt).toBe(1);
+    expect(await statesOf()).toEqual([2]);
+
+    // Within the grace time: nothing to rebuild and nothing old enough, so no pruning walk.
+    const quiet = await planRollup(wh, { runId: newSnapshotId(at(190)), asOf: at(190), ownerPid: null });
+    expect(quiet.batches).toEqual([]);
+    expect(quiet.pruneNeeded).toBe(false);
+    await runPipeline(wh, { asOf: at(190) });
+    expect(await statesOf()).toEqual([2]);
+
+    // Past the grace time (seen here as a process whose grace is 0): the plan asks for pruning,
+    // and the run removes the superseded state, keeping the one it uses.
+    const later = await planRollup(withGrace(0), { runId: newSnapshotId(at(195)), asOf: at(195), ownerPid: null });
+    expect(later.pruneNeeded).toBe(true);
+    const run = await runPipeline(withGrace(0), { asOf: at(195) });
+    expect(await statesOf()).toEqual([1]);
+    const kept = [...(await readStates(wh.layout)).values()][0]![0]!;
+    expect(run.manifest.partitions[0]!.states[0]!.stateId).toBe(kept.stateId);
+  }, 120_000);
+});
