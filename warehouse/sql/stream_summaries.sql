@@ -4,7 +4,9 @@
 -- none of which straddles asOf or a window's lower edge, and none after asOf; lo_us is the
 -- earliest instant a piece covers (microseconds since the epoch). Windows nest, so each piece is
 -- classed once by the narrowest window that holds it and a window's figures add up the partial
--- sums of its class and the narrower ones.
+-- sums of its class and the narrower ones. Sessions are grouped once (session_rows): the sums
+-- that need no session are added up per stream, and each session's peerCount sums per window are
+-- kept side by side in one row (the five windows are fixed, as $window_names says).
 -- Parameters: $as_of (TIMESTAMP), $window_names (VARCHAR[5], narrowest first, the last unbounded),
 -- $window_seconds (BIGINT[4], lengths of the four bounded windows), $horizon_seconds.
 -- Besides the summary fields, each row carries the partial sums that let platform-wide and
@@ -26,78 +28,100 @@ classed AS (
     END AS class
   FROM {{pieces}}
 ),
-session_parts AS (
+-- What adds up over pieces (bytes, reports, buffer health, stalls, the latest report) is summed
+-- per stream and class, then per window over its class and the narrower ones: no session needed.
+stream_parts AS (
   SELECT
-    streamId, sessionId, class,
+    streamId, class,
     sum(reports) AS reports,
     sum(off) AS off,
     sum(fb) AS fb,
-    sum(peer_sum) AS peer_sum,
-    sum(peer_n) AS peer_n,
     sum(buf_sum) AS buf_sum,
     sum(buf_n) AS buf_n,
     sum(stalls) AS stalls,
-    max(last_ts) AS last_ts,
-    max(last_final_ts) AS last_final_ts
+    max(last_ts) AS last_ts
   FROM classed
   GROUP BY ALL
 ),
 windows AS (
   SELECT unnest($window_names) AS windowName, generate_subscripts($window_names, 1) AS class
 ),
-session_windows AS (
+stream_windows AS (
   SELECT
-    w.windowName, p.streamId, p.sessionId,
+    w.windowName, p.streamId,
     sum(p.reports) AS reports,
     sum(p.off) AS off,
     sum(p.fb) AS fb,
-    sum(p.peer_sum) AS peer_sum,
-    sum(p.peer_n) AS peer_n,
     sum(p.buf_sum) AS buf_sum,
     sum(p.buf_n) AS buf_n,
     sum(p.stalls) AS stalls,
     max(p.last_ts) AS last_ts
-  FROM session_parts AS p
+  FROM stream_parts AS p
   JOIN windows AS w ON p.class <= w.class
+  GROUP BY ALL
+),
+-- What needs the session (counting sessions, the mean over sessions of each session's mean
+-- peerCount, activity), in one pass over the pieces, one row per session: the narrowest window
+-- it has reports in, its peerCount sums in each window (its pieces of that class and narrower
+-- ones), and its latest report times (whatever the window).
+session_rows AS (
+  SELECT
+    streamId, sessionId,
+    min(class) AS first_class,
+    [sum(peer_sum) FILTER (WHERE class <= 1), sum(peer_sum) FILTER (WHERE class <= 2), sum(peer_sum) FILTER (WHERE class <= 3),
+     sum(peer_sum) FILTER (WHERE class <= 4), sum(peer_sum)] AS peer_sums,
+    [sum(peer_n) FILTER (WHERE class <= 1), sum(peer_n) FILTER (WHERE class <= 2), sum(peer_n) FILTER (WHERE class <= 3),
+     sum(peer_n) FILTER (WHERE class <= 4), sum(peer_n)] AS peer_ns,
+    max(last_ts) AS last_ts,
+    max(last_final_ts) AS last_final_ts
+  FROM classed
+  GROUP BY streamId, sessionId
+),
+session_windows AS (
+  SELECT w.windowName, s.streamId, s.peer_sums[w.class] AS peer_sum, s.peer_ns[w.class] AS peer_n
+  FROM session_rows AS s
+  JOIN windows AS w ON s.first_class <= w.class
+),
+session_counts AS (
+  SELECT
+    windowName, streamId,
+    count(*) AS sessions,
+    sum(CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0) AS peer_mean_sum,
+    count(*) FILTER (WHERE peer_n > 0) AS peer_sessions
+  FROM session_windows
   GROUP BY ALL
 ),
 -- A session is active when its latest report (ts <= asOf) is at most the horizon old and is
 -- not final; a final report at the same time as its latest one ends it.
-session_activity AS (
-  SELECT streamId, sessionId, max(last_ts) AS last_ts, max(last_final_ts) AS last_final_ts
-  FROM session_parts
-  GROUP BY ALL
-),
 stream_activity AS (
   SELECT
     streamId,
     count(*) FILTER (WHERE last_ts >= $as_of - to_seconds($horizon_seconds)
                        AND (last_final_ts IS NULL OR last_final_ts < last_ts)) AS active_sessions
-  FROM session_activity
+  FROM session_rows
   GROUP BY streamId
 )
 SELECT
   sw.windowName,
   sw.streamId,
-  count(*) AS totalSessions,
-  CAST(sum(sw.off) AS BIGINT) AS totalBytesOffloaded,
-  CAST(sum(sw.fb) AS BIGINT) AS totalBytesFallback,
-  CASE WHEN sum(sw.off) + sum(sw.fb) > 0
-       THEN sum(sw.off) / (sum(sw.off) + sum(sw.fb)) ELSE 0.0 END AS avgOffloadRatio,
-  coalesce(CAST(sum(CAST(sw.peer_sum / sw.peer_n AS DECIMAL(38, 12))) FILTER (WHERE sw.peer_n > 0) AS DOUBLE)
-           / nullif(count(*) FILTER (WHERE sw.peer_n > 0), 0), 0.0) AS avgPeerCount,
-  coalesce(CAST(sum(sw.buf_sum) AS DOUBLE) / nullif(sum(sw.buf_n), 0), 0.0) AS avgBufferHealth,
-  CAST(any_value(a.active_sessions) AS BIGINT) AS activePeers,
-  any_value(a.active_sessions) > 0 AS live,
-  max(sw.last_ts) AS lastSeenAt,
+  sc.sessions AS totalSessions,
+  CAST(sw.off AS BIGINT) AS totalBytesOffloaded,
+  CAST(sw.fb AS BIGINT) AS totalBytesFallback,
+  CASE WHEN sw.off + sw.fb > 0
+       THEN sw.off / (sw.off + sw.fb) ELSE 0.0 END AS avgOffloadRatio,
+  coalesce(CAST(sc.peer_mean_sum AS DOUBLE) / nullif(sc.peer_sessions, 0), 0.0) AS avgPeerCount,
+  coalesce(CAST(sw.buf_sum AS DOUBLE) / nullif(sw.buf_n, 0), 0.0) AS avgBufferHealth,
+  CAST(a.active_sessions AS BIGINT) AS activePeers,
+  a.active_sessions > 0 AS live,
+  sw.last_ts AS lastSeenAt,
   -- Partial sums for adding streams up (platform-wide, per customer).
-  CAST(sum(sw.reports) AS BIGINT) AS reports,
-  CAST(sum(sw.stalls) AS BIGINT) AS rebufferEvents,
-  coalesce(sum(CAST(sw.peer_sum / sw.peer_n AS DECIMAL(38, 12))) FILTER (WHERE sw.peer_n > 0), 0) AS peerSessionMeanSum,
-  count(*) FILTER (WHERE sw.peer_n > 0) AS peerSessions,
-  coalesce(sum(sw.buf_sum), 0) AS bufferHealthSum,
-  CAST(sum(sw.buf_n) AS BIGINT) AS bufferHealthReports
-FROM session_windows AS sw
+  CAST(sw.reports AS BIGINT) AS reports,
+  CAST(sw.stalls AS BIGINT) AS rebufferEvents,
+  coalesce(sc.peer_mean_sum, 0) AS peerSessionMeanSum,
+  sc.peer_sessions AS peerSessions,
+  coalesce(sw.buf_sum, 0) AS bufferHealthSum,
+  CAST(sw.buf_n AS BIGINT) AS bufferHealthReports
+FROM stream_windows AS sw
+JOIN session_counts AS sc USING (windowName, streamId)
 JOIN stream_activity AS a USING (streamId)
-GROUP BY sw.windowName, sw.streamId
 ORDER BY sw.windowName, sw.streamId
