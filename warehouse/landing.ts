@@ -2,11 +2,11 @@
 // usable, and moving the bad ones to quarantine with a reason (session-report.md, "Where the files land").
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import pLimit from 'p-limit';
+import { statSync, type Stats } from 'node:fs';
 import { fileList, quotedString, type DbSession } from './duckdb.ts';
 import { REPORT_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
-import { freePath, listFiles, moveFile, writeJsonDurable } from '../lib/fsx.ts';
+import { freePath, listFilesSync, moveFile, writeJsonDurable } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
 
 export interface LandedFile {
@@ -45,7 +45,7 @@ function validDate(d: string): boolean {
 export async function discoverLanding(
   layout: WarehouseLayout,
 ): Promise<{ files: LandedFile[]; misplaced: Misplaced[] }> {
-  const all = await listFiles(layout.rawReports, '.parquet');
+  const all = listFilesSync(layout.rawReports, '.parquet');
   const misplaced: Misplaced[] = [];
   const placed: { abs: string; relPath: string; customerId: string; date: string }[] = [];
   for (const abs of all) {
@@ -61,24 +61,20 @@ export async function discoverLanding(
     }
     placed.push({ abs, relPath, customerId: m[1]!, date: m[2]! });
   }
-  // Every landed file is stat'ed at each run's plan (thousands over a month): a bounded number at
-  // a time rather than one after another. The order stays listFiles' (sorted).
-  const limit = pLimit(32);
-  const stats = await Promise.all(
-    placed.map((f) =>
-      limit(() =>
-        fs.stat(f.abs).catch((err: NodeJS.ErrnoException) => {
-          if (err.code === 'ENOENT') return null; // quarantined meanwhile
-          throw err;
-        }),
-      ),
-    ),
-  );
+  // Every landed file is stat'ed at each run's plan (thousands over a month): synchronously, a
+  // few µs each, rather than as many round trips through libuv's pool, which DuckDB's calls
+  // share (state-store.ts readStates says why a job process can).
   const files: LandedFile[] = [];
-  placed.forEach((f, i) => {
-    const st = stats[i];
-    if (st) files.push({ path: f.abs, relPath: f.relPath, customerId: f.customerId, date: f.date, size: st.size, mtimeMs: st.mtimeMs });
-  });
+  for (const f of placed) {
+    let st: Stats;
+    try {
+      st = statSync(f.abs);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // quarantined meanwhile
+      throw err;
+    }
+    files.push({ path: f.abs, relPath: f.relPath, customerId: f.customerId, date: f.date, size: st.size, mtimeMs: st.mtimeMs });
+  }
   return { files, misplaced };
 }
 

@@ -5,6 +5,7 @@
 // the folder is renamed into place: a folder without the `.tmp-` prefix is a complete state, and a
 // half-built one (killed mid-way) is never mistaken for one.
 import fs from 'node:fs/promises';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -135,42 +136,28 @@ export function stateInput(file: LandedFile & { mtimeMs: number }, schema?: stri
 
 /** Every complete state of the warehouse, by partition key, newest first. */
 export async function readStates(layout: WarehouseLayout): Promise<Map<string, StateMeta[]>> {
-  // Every meta.json is read at each run's plan (hundreds over a month): read concurrently, a
-  // bounded number at a time, rather than one round trip to the thread pool after another.
-  const limit = pLimit(32);
-  const partitions: { key: string; dir: string }[] = [];
-  await Promise.all(
-    (await readdirOrEmpty(layout.state))
-      .filter((c) => c.startsWith('customer='))
-      .map(async (c) => {
-        for (const d of await readdirOrEmpty(path.join(layout.state, c))) {
-          if (d.startsWith('date=')) partitions.push({ key: partitionKey(c.slice('customer='.length), d.slice('date='.length)), dir: path.join(layout.state, c, d) });
-        }
-      }),
-  );
-  const read = await Promise.all(
-    partitions.map(async ({ key, dir }) => {
-      const ids = (await limit(() => readdirOrEmpty(dir))).filter((id) => !id.startsWith(TMP_PREFIX));
-      const metas = (
-        await Promise.all(
-          ids.map((id) =>
-            limit(async () => {
-              try {
-                return StateMetaSchema.parse(JSON.parse(await fs.readFile(path.join(dir, id, 'meta.json'), 'utf8')));
-              } catch {
-                // Unreadable or foreign: never reused; pruned as debris.
-                return null;
-              }
-            }),
-          ),
-        )
-      ).filter((m): m is StateMeta => m !== null);
-      metas.sort((a, b) => (a.builtAt < b.builtAt ? 1 : a.builtAt > b.builtAt ? -1 : a.stateId < b.stateId ? 1 : -1));
-      return { key, metas };
-    }),
-  );
+  // Every meta.json is read at each run's plan (hundreds over a month, a few KB each, from the
+  // page cache): read synchronously, they take a few ms in all, where as many promise reads are
+  // thousands of round trips through libuv's pool, which DuckDB's calls share. This runs in job
+  // processes, whose event loop a few ms do not hold up (design.md: lock renewal).
   const out = new Map<string, StateMeta[]>();
-  for (const { key, metas } of read.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) if (metas.length > 0) out.set(key, metas);
+  for (const c of readdirOrEmptySync(layout.state)) {
+    if (!c.startsWith('customer=')) continue;
+    for (const d of readdirOrEmptySync(path.join(layout.state, c))) {
+      if (!d.startsWith('date=')) continue;
+      const metas: StateMeta[] = [];
+      for (const id of readdirOrEmptySync(path.join(layout.state, c, d))) {
+        if (id.startsWith(TMP_PREFIX)) continue;
+        try {
+          metas.push(StateMetaSchema.parse(JSON.parse(readFileSync(path.join(layout.state, c, d, id, 'meta.json'), 'utf8'))));
+        } catch {
+          // Unreadable or foreign: never reused; pruned as debris.
+        }
+      }
+      metas.sort((a, b) => (a.builtAt < b.builtAt ? 1 : a.builtAt > b.builtAt ? -1 : a.stateId < b.stateId ? 1 : -1));
+      if (metas.length > 0) out.set(partitionKey(c.slice('customer='.length), d.slice('date='.length)), metas);
+    }
+  }
   return out;
 }
 
@@ -337,6 +324,16 @@ export async function pruneStates(
   }
   await Promise.all(customers);
   return pruned;
+}
+
+function readdirOrEmptySync(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw err;
+  }
 }
 
 async function readdirOrEmpty(dir: string): Promise<string[]> {

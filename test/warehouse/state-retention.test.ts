@@ -54,6 +54,6 @@ describe('state retention', () => {
     const run = await runPipeline(withGrace(0), { asOf: at(195) });
     expect(await statesOf()).toEqual([1]);
     const kept = [...(await readStates(wh.layout)).values()][0]![0]!;
-    expect(run.manifest.partitions[0]!.states[0]!.stateId).toBe(kept.stateId);
+    expect(run.manifest.partitions[0]!.states?.[0]?.stateId).toBe(kept.stateId);
   }, 120_000);
 });
