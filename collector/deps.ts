@@ -7,6 +7,7 @@ import type { Spool } from './spool.ts';
 import type { Flusher } from './flusher.ts';
 import type { KeyRateLimiter } from './limits.ts';
 import type { BatchPool } from './batch-pool.ts';
+import type { IngestKeyChecker } from '../warehouse/control/ingest-keys.ts';
 
 export interface CollectorDeps {
   config: CollectorConfig;
@@ -14,6 +15,8 @@ export interface CollectorDeps {
   layout: WarehouseLayout;
   spool: Spool;
   flusher: Flusher;
+  /** What a presented ingest key may write (keys and tenants looked at every revocationPollMs). */
+  keys: IngestKeyChecker;
   limiter: KeyRateLimiter;
   /** Checks posted batches (worker threads, or in process). */
   batches: BatchPool;

@@ -6,7 +6,6 @@
 // spool. CORS is open to any page: the key is public and can only write.
 import type { Context, Next } from 'koa';
 import type { Router } from '@koa/router';
-import { checkIngestKey } from '../warehouse/control/ingest-keys.ts';
 import { checkHeaders, gzipped, mediaType, readBody } from './body.ts';
 import type { BatchOutcome, Rejection } from './batch.ts';
 import type { TimeWindow } from './report-schema.ts';
@@ -47,7 +46,7 @@ export function sessionReportsRoute(router: Router, deps: CollectorDeps): void {
   router.post(SESSION_REPORTS_PATH, async (ctx) => {
     const { config, spool, limiter } = deps;
     const presented = ctx.get('X-Ingest-Key') || (typeof ctx.query['key'] === 'string' ? ctx.query['key'] : '');
-    const key = await checkIngestKey(deps.layout, presented.trim() === '' ? null : presented.trim());
+    const key = await deps.keys.check(presented.trim() === '' ? null : presented.trim());
     if (!key.ok) throw ingestProblems.invalidKey(key.reason);
     checkHeaders(ctx, config);
     const wait = limiter.retryAfter(key.key.id);

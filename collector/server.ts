@@ -10,6 +10,7 @@ import type { AppConfig } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import { Db } from '../warehouse/duckdb.ts';
 import { hostScratchDir, warehouseLayout, type WarehouseLayout } from '../warehouse/layout.ts';
+import { IngestKeyChecker } from '../warehouse/control/ingest-keys.ts';
 import { Spool } from './spool.ts';
 import { Flusher } from './flusher.ts';
 import { KeyRateLimiter } from './limits.ts';
@@ -55,6 +56,7 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
     layout,
     spool,
     flusher,
+    keys: new IngestKeyChecker(layout, c.revocationPollMs),
     limiter: new KeyRateLimiter(c.rateLimitPerKey, c.maxReports),
     batches: new BatchPool(c.workers, { maxInflatedBytes: c.maxInflatedBytes, maxReports: c.maxReports }, log),
     now: opts.now ?? Date.now,

@@ -242,6 +242,8 @@ export interface CollectorConfig {
   flushReports: number;
   /** Beyond this many bytes of unlanded spool, requests get 503 with Retry-After. */
   spoolMaxBytes: number;
+  /** How often the ingest keys and the tenant list are looked at again (a revocation takes this long at most). */
+  revocationPollMs: number;
   requestTimeoutMs: number;
   /** Memory limit of the flusher's DuckDB (it spills to the host's scratch folder beyond). */
   duckdbMemoryLimit: string;
@@ -408,6 +410,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       flushReports: e.COLLECTOR_FLUSH_REPORTS,
       spoolMaxBytes: e.COLLECTOR_SPOOL_MAX_BYTES,
       requestTimeoutMs: e.COLLECTOR_REQUEST_TIMEOUT_SECONDS * 1000,
+      revocationPollMs: e.REVOCATION_POLL_SECONDS * 1000,
       duckdbMemoryLimit: e.COLLECTOR_DUCKDB_MEMORY_LIMIT,
       workers: e.COLLECTOR_WORKERS ?? os.availableParallelism(),
       metrics:

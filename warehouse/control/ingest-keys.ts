@@ -1,7 +1,8 @@
 // Ingest keys: public, write-only keys that players embed to post session reports to a collector
 // (docs/sdk-ingest.md). Kept in control/ingest-keys.json (mode 0600) as SHA-256 hashes only: the
 // key itself is printed once, when it is made. Every collector reads the file through the
-// stat-checked cache, so a revocation is seen on the next request.
+// stat-checked cache at most once per REVOCATION_POLL_SECONDS (IngestKeyChecker), so a revocation
+// is seen within that time.
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { ulid } from 'ulid';
@@ -9,7 +10,7 @@ import { z } from 'zod';
 import { CUSTOMER_ID_PATTERN } from '../ids.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { readDocumentCached, updateDocument } from './documents.ts';
-import { findTenant, TENANT_ID_PATTERN, type Tenant } from './tenants.ts';
+import { findTenant, listTenants, TENANT_ID_PATTERN, type Tenant } from './tenants.ts';
 import { createOnce } from './secrets.ts';
 
 /** `ingest_` and 32 characters of base64url (24 random bytes). */
@@ -102,26 +103,75 @@ export type KeyCheck =
   | { ok: true; key: IngestKey; customerId: string }
   | { ok: false; reason: 'missing' | 'malformed' | 'unknown' | 'revoked' | 'no_tenant' };
 
-/** Live keys by hash, built once per version of the document. */
+/** Keys by hash, built once per version of the document. */
 const indexes = new WeakMap<object, Map<string, IngestKey>>();
 
-/**
- * What a presented key may do: write the reports of its customer, if it is well formed, known,
- * not revoked, and its customer still has a tenant (a removed tenant's keys stop at once).
- */
-export async function checkIngestKey(layout: WarehouseLayout, key: string | null): Promise<KeyCheck> {
-  if (key === null || key === '') return { ok: false, reason: 'missing' };
-  if (!INGEST_KEY_PATTERN.test(key)) return { ok: false, reason: 'malformed' };
-  const keys = await listIngestKeys(layout);
+function indexOf(keys: readonly IngestKey[]): Map<string, IngestKey> {
   let index = indexes.get(keys);
   if (!index) {
     index = new Map(keys.map((k) => [k.hash, k]));
     indexes.set(keys, index);
   }
-  const found = index.get(hashIngestKey(key));
+  return index;
+}
+
+/** The syntax of a presented key: null when it may be looked up. */
+function malformedKey(key: string | null): KeyCheck | null {
+  if (key === null || key === '') return { ok: false, reason: 'missing' };
+  if (!INGEST_KEY_PATTERN.test(key)) return { ok: false, reason: 'malformed' };
+  return null;
+}
+
+/** What a well-formed key may do, against the keys and a lookup of tenants by customer. */
+function decideKey(key: string, keys: readonly IngestKey[], tenantOf: (customerId: string) => Tenant | null): KeyCheck {
+  const found = indexOf(keys).get(hashIngestKey(key));
   if (!found) return { ok: false, reason: 'unknown' };
   if (found.revokedAt !== null) return { ok: false, reason: 'revoked' };
-  const tenant = await findTenant(layout, found.customerId);
+  const tenant = tenantOf(found.customerId);
   if (!tenant || tenant.id !== found.tenantId) return { ok: false, reason: 'no_tenant' };
   return { ok: true, key: found, customerId: found.customerId };
+}
+
+/**
+ * What a presented key may do: write the reports of its customer, if it is well formed, known,
+ * not revoked, and its customer still has a tenant (a removed tenant's keys stop).
+ * For a collector, the keys and the tenants are looked at (a stat of each
+ * document, a parse when it changed) at most once per `maxAgeMs`, by the first request after that
+ * time, which the others arriving meanwhile wait for; in between, a check is a lookup in memory.
+ * A revocation or a removed tenant is seen within `maxAgeMs` (REVOCATION_POLL_SECONDS): two stats
+ * per request were 14 % of the event loop's time at saturation.
+ */
+export class IngestKeyChecker {
+  private lookedAt = Number.NEGATIVE_INFINITY;
+  private refreshing: Promise<void> | null = null;
+  private keys: readonly IngestKey[] = [];
+  private tenants = new Map<string, Tenant>();
+
+  constructor(
+    private readonly layout: WarehouseLayout,
+    private readonly maxAgeMs: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** The key sent (X-Ingest-Key or ?key=), trimmed; null or '' when none was. */
+  async check(key: string | null): Promise<KeyCheck> {
+    const bad = malformedKey(key);
+    if (bad) return bad;
+    if (this.now() - this.lookedAt >= this.maxAgeMs) await this.refresh();
+    return decideKey(key!, this.keys, (c) => this.tenants.get(c) ?? null);
+  }
+
+  /** Look at both documents again (shared by the requests that arrive meanwhile). */
+  private refresh(): Promise<void> {
+    this.refreshing ??= (async () => {
+      const started = this.now();
+      const [keys, tenants] = await Promise.all([listIngestKeys(this.layout), listTenants(this.layout)]);
+      this.keys = keys;
+      this.tenants = new Map(tenants.map((t) => [t.customerId, t]));
+      this.lookedAt = started;
+    })().finally(() => {
+      this.refreshing = null;
+    });
+    return this.refreshing;
+  }
 }
