@@ -286,24 +286,26 @@ export async function pruneStates(
     const metas = states.get(key) ?? [];
     const newestFresh = metas.find((m) => m.stateVersion === stateVersion());
     const live = opts.livePartitions.has(key);
+    const ids = await limit(() => readdirOrEmpty(partDir));
     const removed = await Promise.all(
-      (await limit(() => readdirOrEmpty(partDir))).map((id) => {
+      ids.map((id) => {
         const meta = metas.find((m) => m.stateId === id);
         if (opts.keep.has(id)) return false;
         const kind: keyof PrunedStates | null = !meta ? 'debris' : !live ? 'gone' : meta !== newestFresh ? 'superseded' : null;
         return kind ? remove(path.join(partDir, id), kind) : false;
       }),
     );
-    // A folder is looked at again only when something in it went.
-    if (removed.some(Boolean) && (await readdirOrEmpty(partDir)).length === 0) {
+    // A folder is looked at again only when something in it went (or it was empty already).
+    if (ids.length === 0 || (removed.some(Boolean) && (await readdirOrEmpty(partDir)).length === 0)) {
       await fs.rm(partDir, { recursive: true, force: true });
       return true;
     }
     return false;
   };
   const pruneCustomer = async (c: string): Promise<void> => {
+    const entries = await readdirOrEmpty(path.join(layout.state, c));
     const removed = await Promise.all(
-      (await readdirOrEmpty(path.join(layout.state, c))).map((d) => {
+      entries.map((d) => {
         if (d.startsWith('date=')) return prunePartition(c, d);
         // Compacted hour pieces and series blocks not used for a while (a use touches the file),
         // and the temporary files of a killed write of one.
@@ -312,7 +314,7 @@ export async function pruneStates(
         return remove(file, d.includes(TMP_PREFIX) ? 'debris' : 'superseded');
       }),
     );
-    if (removed.some(Boolean) && (await readdirOrEmpty(path.join(layout.state, c))).length === 0) {
+    if (entries.length === 0 || (removed.some(Boolean) && (await readdirOrEmpty(path.join(layout.state, c))).length === 0)) {
       await fs.rm(path.join(layout.state, c), { recursive: true, force: true });
     }
   };
