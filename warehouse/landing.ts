@@ -78,12 +78,6 @@ export async function discoverLanding(
   return { files, misplaced };
 }
 
-/** The landed files of one customer's partition. */
-export async function customerFiles(layout: WarehouseLayout, customerId: string): Promise<LandedFile[]> {
-  const { files } = await discoverLanding(layout);
-  return files.filter((f) => f.customerId === customerId);
-}
-
 export interface FileSchema {
   /** Column name → DuckDB type, for the columns of session-report.md present in the file. */
   columns: Map<string, string>;
