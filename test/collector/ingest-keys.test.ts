@@ -57,6 +57,22 @@ describe('ingest keys', () => {
     expect((await fs.stat(ingestKeysFile(t.wh.layout))).mode & 0o777).toBe(0o600);
   });
 
+  it('a key made while a collector runs works at once, whatever the poll time', async () => {
+    const slow = await startTestCollector({ env: { REVOCATION_POLL_SECONDS: '600' } });
+    try {
+      expect((await slow.post(one('acme:live-main', 20))).status).toBe(202); // the documents looked at
+      const { key } = await addIngestKey(slow.wh.layout, { customer: 'acme' });
+      await new Promise((r) => setTimeout(r, 150)); // past the least time between looks for unknown keys
+      expect((await slow.post(one('acme:live-main', 21), { key })).status).toBe(202);
+      // A key nobody made stays unknown, and is answered as such.
+      const res = await slow.post(one('acme:live-main', 22), { key: `ingest_${'x'.repeat(32)}` });
+      expect(res.status).toBe(401);
+      expect((res.json as { detail: string }).detail).toMatch(/unknown|not known|no such/i);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it("a key writes only its customer's streams", async () => {
     expect((await t.post(one('globex:live-main', 3), { key: t.keys['globex']! })).status).toBe(202);
     expect((await t.post(one('globex:live-main', 4), { key: t.keys['acme']! })).status).toBe(403);

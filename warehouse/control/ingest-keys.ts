@@ -132,14 +132,18 @@ function decideKey(key: string, keys: readonly IngestKey[], tenantOf: (customerI
   return { ok: true, key: found, customerId: found.customerId };
 }
 
+/** Least time between two looks at the documents caused by unknown keys. */
+const UNKNOWN_KEY_LOOK_MS = 100;
+
 /**
  * What a presented key may do: write the reports of its customer, if it is well formed, known,
  * not revoked, and its customer still has a tenant (a removed tenant's keys stop).
  * For a collector, the keys and the tenants are looked at (a stat of each
  * document, a parse when it changed) at most once per `maxAgeMs`, by the first request after that
  * time, which the others arriving meanwhile wait for; in between, a check is a lookup in memory.
- * A revocation or a removed tenant is seen within `maxAgeMs` (REVOCATION_POLL_SECONDS): two stats
- * per request were 14 % of the event loop's time at saturation.
+ * A revocation or a removed tenant is seen within `maxAgeMs` (REVOCATION_POLL_SECONDS), a new key
+ * within UNKNOWN_KEY_LOOK_MS: two stats per request were 14 % of the event loop's time at
+ * saturation.
  */
 export class IngestKeyChecker {
   private lookedAt = Number.NEGATIVE_INFINITY;
@@ -158,6 +162,11 @@ export class IngestKeyChecker {
     const bad = malformedKey(key);
     if (bad) return bad;
     if (this.now() - this.lookedAt >= this.maxAgeMs) await this.refresh();
+    const verdict = decideKey(key!, this.keys, (c) => this.tenants.get(c) ?? null);
+    // A key made since the last look works at once rather than after the poll time; unknown keys
+    // sent in a stream make at most one look per UNKNOWN_KEY_LOOK_MS.
+    if (verdict.ok || verdict.reason !== 'unknown' || this.now() - this.lookedAt < Math.min(this.maxAgeMs, UNKNOWN_KEY_LOOK_MS)) return verdict;
+    await this.refresh();
     return decideKey(key!, this.keys, (c) => this.tenants.get(c) ?? null);
   }
 
