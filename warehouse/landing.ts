@@ -2,7 +2,7 @@
 // usable, and moving the bad ones to quarantine with a reason (session-report.md, "Where the files land").
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { statSync, type Stats } from 'node:fs';
+import { statSync } from 'node:fs';
 import { fileList, quotedString, type DbSession } from './duckdb.ts';
 import { REPORT_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
@@ -45,9 +45,12 @@ function validDate(d: string): boolean {
 export async function discoverLanding(
   layout: WarehouseLayout,
 ): Promise<{ files: LandedFile[]; misplaced: Misplaced[] }> {
+  // Every landed file is listed and stat'ed at each run's plan (thousands over a month):
+  // synchronously, a few µs each, rather than as many round trips through libuv's pool, which
+  // DuckDB's calls share (state-store.ts readStates says why a job process can).
   const all = listFilesSync(layout.rawReports, '.parquet');
+  const files: LandedFile[] = [];
   const misplaced: Misplaced[] = [];
-  const placed: { abs: string; relPath: string; customerId: string; date: string }[] = [];
   for (const abs of all) {
     const relPath = path.relative(layout.rawReports, abs).split(path.sep).join('/');
     const m = PARTITION_RE.exec(relPath);
@@ -59,21 +62,15 @@ export async function discoverLanding(
       });
       continue;
     }
-    placed.push({ abs, relPath, customerId: m[1]!, date: m[2]! });
-  }
-  // Every landed file is stat'ed at each run's plan (thousands over a month): synchronously, a
-  // few µs each, rather than as many round trips through libuv's pool, which DuckDB's calls
-  // share (state-store.ts readStates says why a job process can).
-  const files: LandedFile[] = [];
-  for (const f of placed) {
-    let st: Stats;
+    let size: number;
+    let mtimeMs: number;
     try {
-      st = statSync(f.abs);
+      ({ size, mtimeMs } = statSync(abs));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // quarantined meanwhile
       throw err;
     }
-    files.push({ path: f.abs, relPath: f.relPath, customerId: f.customerId, date: f.date, size: st.size, mtimeMs: st.mtimeMs });
+    files.push({ path: abs, relPath, customerId: m[1]!, date: m[2]!, size, mtimeMs });
   }
   return { files, misplaced };
 }

@@ -141,12 +141,12 @@ export async function readStates(layout: WarehouseLayout): Promise<Map<string, S
   // thousands of round trips through libuv's pool, which DuckDB's calls share. This runs in job
   // processes, whose event loop a few ms do not hold up (design.md: lock renewal).
   const out = new Map<string, StateMeta[]>();
-  for (const c of readdirOrEmptySync(layout.state)) {
+  for (const c of readdirOrEmpty(layout.state)) {
     if (!c.startsWith('customer=')) continue;
-    for (const d of readdirOrEmptySync(path.join(layout.state, c))) {
+    for (const d of readdirOrEmpty(path.join(layout.state, c))) {
       if (!d.startsWith('date=')) continue;
       const metas: StateMeta[] = [];
-      for (const id of readdirOrEmptySync(path.join(layout.state, c, d))) {
+      for (const id of readdirOrEmpty(path.join(layout.state, c, d))) {
         if (id.startsWith(TMP_PREFIX)) continue;
         try {
           metas.push(StateMetaSchema.parse(JSON.parse(readFileSync(path.join(layout.state, c, d, id, 'meta.json'), 'utf8'))));
@@ -272,12 +272,19 @@ export async function pruneStates(
     return st !== null && now - st.mtimeMs >= opts.graceMs;
   };
   const states = await readStates(layout);
-  // Hundreds of partitions, each a few stats: a bounded number of file operations at a time.
+  // Hundreds of partitions, each a few stats: a bounded number at a time. Folders are listed
+  // synchronously, as readStates lists them.
   const limit = pLimit(32);
   const remove = async (p: string, kind: keyof PrunedStates): Promise<boolean> => {
     if (!(await limit(() => old(p)))) return false;
     await fs.rm(p, { recursive: true, force: true });
     pruned[kind]++;
+    return true;
+  };
+  /** Remove a folder left empty: listed empty, or listed again after something in it went. */
+  const dropIfEmpty = async (dir: string, listed: readonly string[], removed: readonly boolean[]): Promise<boolean> => {
+    if (listed.length > 0 && !(removed.some(Boolean) && readdirOrEmpty(dir).length === 0)) return false;
+    await fs.rm(dir, { recursive: true, force: true });
     return true;
   };
   const prunePartition = async (c: string, d: string): Promise<boolean> => {
@@ -286,7 +293,7 @@ export async function pruneStates(
     const metas = states.get(key) ?? [];
     const newestFresh = metas.find((m) => m.stateVersion === stateVersion());
     const live = opts.livePartitions.has(key);
-    const ids = await limit(() => readdirOrEmpty(partDir));
+    const ids = readdirOrEmpty(partDir);
     const removed = await Promise.all(
       ids.map((id) => {
         const meta = metas.find((m) => m.stateId === id);
@@ -295,15 +302,10 @@ export async function pruneStates(
         return kind ? remove(path.join(partDir, id), kind) : false;
       }),
     );
-    // A folder is looked at again only when something in it went (or it was empty already).
-    if (ids.length === 0 || (removed.some(Boolean) && (await readdirOrEmpty(partDir)).length === 0)) {
-      await fs.rm(partDir, { recursive: true, force: true });
-      return true;
-    }
-    return false;
+    return dropIfEmpty(partDir, ids, removed);
   };
   const pruneCustomer = async (c: string): Promise<void> => {
-    const entries = await readdirOrEmpty(path.join(layout.state, c));
+    const entries = readdirOrEmpty(path.join(layout.state, c));
     const removed = await Promise.all(
       entries.map((d) => {
         if (d.startsWith('date=')) return prunePartition(c, d);
@@ -314,12 +316,10 @@ export async function pruneStates(
         return remove(file, d.includes(TMP_PREFIX) ? 'debris' : 'superseded');
       }),
     );
-    if (entries.length === 0 || (removed.some(Boolean) && (await readdirOrEmpty(path.join(layout.state, c))).length === 0)) {
-      await fs.rm(path.join(layout.state, c), { recursive: true, force: true });
-    }
+    await dropIfEmpty(path.join(layout.state, c), entries, removed);
   };
   const customers: Promise<void>[] = [];
-  for (const c of await readdirOrEmpty(layout.state)) {
+  for (const c of readdirOrEmpty(layout.state)) {
     if (c.startsWith('customer=')) customers.push(pruneCustomer(c));
     // Scratch of a batch build that was killed.
     else if (c.startsWith(TMP_PREFIX)) await remove(path.join(layout.state, c), 'debris');
@@ -328,7 +328,7 @@ export async function pruneStates(
   return pruned;
 }
 
-function readdirOrEmptySync(dir: string): string[] {
+function readdirOrEmpty(dir: string): string[] {
   try {
     return readdirSync(dir).sort();
   } catch (err) {
@@ -338,12 +338,3 @@ function readdirOrEmptySync(dir: string): string[] {
   }
 }
 
-async function readdirOrEmpty(dir: string): Promise<string[]> {
-  try {
-    return (await fs.readdir(dir)).sort();
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
-    throw err;
-  }
-}
