@@ -11,6 +11,7 @@ import type { Logger } from '../lib/log.ts';
 import { Db } from '../warehouse/duckdb.ts';
 import { hostScratchDir, warehouseLayout, type WarehouseLayout } from '../warehouse/layout.ts';
 import { IngestKeyChecker } from '../warehouse/control/ingest-keys.ts';
+import { Revocation } from '../warehouse/control/revocation.ts';
 import { Spool } from './spool.ts';
 import { Flusher } from './flusher.ts';
 import { KeyRateLimiter } from './limits.ts';
@@ -40,6 +41,9 @@ export function defaultSpoolDir(layout: WarehouseLayout, port: number): string {
 export async function startCollector(config: AppConfig, log: Logger, opts: { now?: () => number } = {}): Promise<RunningCollector> {
   const c = config.collector;
   const layout = warehouseLayout(config.warehouseDir);
+  // Which customers still have a tenant: the API's revocation state, on the same poll period (read
+  // first: a control document that cannot be read stops the start before anything is opened).
+  const revocation = await Revocation.start(layout, c.revocationPollMs, log);
   const spoolDir = c.spoolDir ?? defaultSpoolDir(layout, c.port);
   const spool = await Spool.open(spoolDir, log);
   const unwatchSpool = watchSpool(spool);
@@ -56,7 +60,7 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
     layout,
     spool,
     flusher,
-    keys: new IngestKeyChecker(layout, c.revocationPollMs),
+    keys: new IngestKeyChecker(layout, c.revocationPollMs, revocation),
     limiter: new KeyRateLimiter(c.rateLimitPerKey, c.maxReports),
     batches: new BatchPool(c.workers, { maxInflatedBytes: c.maxInflatedBytes, maxReports: c.maxReports }, log),
     now: opts.now ?? Date.now,
@@ -102,6 +106,7 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
         });
         await deps.batches.close();
         flusher.stop();
+        revocation.stop();
         try {
           await flusher.flushAll();
         } catch (err) {

@@ -64,6 +64,11 @@ describe('ingest keys', () => {
       const { key } = await addIngestKey(slow.wh.layout, { customer: 'acme' });
       await new Promise((r) => setTimeout(r, 150)); // past the least time between looks for unknown keys
       expect((await slow.post(one('acme:live-main', 21), { key })).status).toBe(202);
+      // A new tenant's first key too: the tenants are looked at again with the keys.
+      await addTenant(slow.wh.layout, { customerId: 'initech', name: 'Initech', cdnPricePerGb: null, savingsSharePct: 25 });
+      const { key: newTenantKey } = await addIngestKey(slow.wh.layout, { customer: 'initech' });
+      await new Promise((r) => setTimeout(r, 150));
+      expect((await slow.post(one('initech:live', 23), { key: newTenantKey })).status).toBe(202);
       // A key nobody made stays unknown, and is answered as such.
       const res = await slow.post(one('acme:live-main', 22), { key: `ingest_${'x'.repeat(32)}` });
       expect(res.status).toBe(401);

@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { CUSTOMER_ID_PATTERN } from '../ids.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { readDocumentCached, updateDocument } from './documents.ts';
-import { findTenant, listTenants, TENANT_ID_PATTERN, type Tenant } from './tenants.ts';
+import { findTenant, TENANT_ID_PATTERN, type Tenant } from './tenants.ts';
+import type { Revocation } from './revocation.ts';
 import { createOnce } from './secrets.ts';
 
 /** `ingest_` and 32 characters of base64url (24 random bytes). */
@@ -122,13 +123,16 @@ function malformedKey(key: string | null): KeyCheck | null {
   return null;
 }
 
-/** What a well-formed key may do, against the keys and a lookup of tenants by customer. */
-function decideKey(key: string, keys: readonly IngestKey[], tenantOf: (customerId: string) => Tenant | null): KeyCheck {
+/**
+ * What a well-formed key may do, against the keys and the processes' one revocation rule
+ * (credentialRefusal: a key of a customer with no tenant, or of a tenant removed and made again,
+ * is refused).
+ */
+function decideKey(key: string, keys: readonly IngestKey[], tenants: Pick<Revocation, 'refusal'>): KeyCheck {
   const found = indexOf(keys).get(hashIngestKey(key));
   if (!found) return { ok: false, reason: 'unknown' };
   if (found.revokedAt !== null) return { ok: false, reason: 'revoked' };
-  const tenant = tenantOf(found.customerId);
-  if (!tenant || tenant.id !== found.tenantId) return { ok: false, reason: 'no_tenant' };
+  if (tenants.refusal({ customerId: found.customerId, tenantId: found.tenantId }) !== null) return { ok: false, reason: 'no_tenant' };
   return { ok: true, key: found, customerId: found.customerId };
 }
 
@@ -138,22 +142,22 @@ const UNKNOWN_KEY_LOOK_MS = 100;
 /**
  * What a presented key may do: write the reports of its customer, if it is well formed, known,
  * not revoked, and its customer still has a tenant (a removed tenant's keys stop).
- * For a collector, the keys and the tenants are looked at (a stat of each
- * document, a parse when it changed) at most once per `maxAgeMs`, by the first request after that
- * time, which the others arriving meanwhile wait for; in between, a check is a lookup in memory.
- * A revocation or a removed tenant is seen within `maxAgeMs` (REVOCATION_POLL_SECONDS), a new key
- * within UNKNOWN_KEY_LOOK_MS: two stats per request were 14 % of the event loop's time at
- * saturation.
+ * For a collector: the keys are looked at (a stat of the document, a parse when it changed) at
+ * most once per `maxAgeMs`, by the first request after that time, which the others arriving
+ * meanwhile wait for; the tenants are the process's Revocation, refreshed on the same period. In
+ * between, a check is a lookup in memory. A revocation or a removed tenant is seen within
+ * `maxAgeMs` (REVOCATION_POLL_SECONDS), a new key (and its new tenant) within UNKNOWN_KEY_LOOK_MS:
+ * two stats per request were 14 % of the event loop's time at saturation.
  */
 export class IngestKeyChecker {
   private lookedAt = Number.NEGATIVE_INFINITY;
   private refreshing: Promise<void> | null = null;
   private keys: readonly IngestKey[] = [];
-  private tenants = new Map<string, Tenant>();
 
   constructor(
     private readonly layout: WarehouseLayout,
     private readonly maxAgeMs: number,
+    private readonly tenants: Pick<Revocation, 'refusal' | 'refresh'>,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -162,21 +166,19 @@ export class IngestKeyChecker {
     const bad = malformedKey(key);
     if (bad) return bad;
     if (this.now() - this.lookedAt >= this.maxAgeMs) await this.refresh();
-    const verdict = decideKey(key!, this.keys, (c) => this.tenants.get(c) ?? null);
+    const verdict = decideKey(key!, this.keys, this.tenants);
     // A key made since the last look works at once rather than after the poll time; unknown keys
     // sent in a stream make at most one look per UNKNOWN_KEY_LOOK_MS.
     if (verdict.ok || verdict.reason !== 'unknown' || this.now() - this.lookedAt < Math.min(this.maxAgeMs, UNKNOWN_KEY_LOOK_MS)) return verdict;
-    await this.refresh();
-    return decideKey(key!, this.keys, (c) => this.tenants.get(c) ?? null);
+    await Promise.all([this.refresh(), this.tenants.refresh()]);
+    return decideKey(key!, this.keys, this.tenants);
   }
 
-  /** Look at both documents again (shared by the requests that arrive meanwhile). */
+  /** Look at the keys again (shared by the requests that arrive meanwhile). */
   private refresh(): Promise<void> {
     this.refreshing ??= (async () => {
       const started = this.now();
-      const [keys, tenants] = await Promise.all([listIngestKeys(this.layout), listTenants(this.layout)]);
-      this.keys = keys;
-      this.tenants = new Map(tenants.map((t) => [t.customerId, t]));
+      this.keys = await listIngestKeys(this.layout);
       this.lookedAt = started;
     })().finally(() => {
       this.refreshing = null;
