@@ -6,7 +6,7 @@
 //   2. a from-scratch run (no partition state);
 //   3. a run after one new hour of files landed plus one late file into a day ten days back;
 //   4. a rerun with nothing new (the next 5-minute tick, the first of an hour), and the tick after;
-//   5. (verify) a `--rebuild` run at the same asOf, whose snapshot must equal run 4's exactly.
+//   5. (verify) a `--rebuild` run at the asOf of the tick after, whose snapshot must equal that tick's exactly.
 // Beside the bare scan, two floors of what any exact full run must do, timed the same way: the
 // deduplication alone (every reportId hashed: a count of the distinct ones), and the grouping by
 // stream, session and minute that the 60 s series' session counts need.
@@ -72,16 +72,18 @@ for (const f of (await discoverLanding(deps.layout)).files) if (/gen-(8|9)-/.tes
 const landed = await discoverLanding(deps.layout);
 const glob = path.join(deps.layout.rawReports, '*', '*', '*.parquet');
 
-async function bare(): Promise<number> {
+const source = `read_parquet(${quotedString(glob)})`;
+
+/** Seconds one DuckDB query over the landed files takes (its result read and dropped). */
+async function scan(sql: string): Promise<number> {
   const t = performance.now();
-  await deps.db.withSession((s) =>
-    s.all(
-      `SELECT streamId, count(DISTINCT sessionId) AS sessions, sum(bytesOffloaded) AS off, sum(bytesFallback) AS fb
-       FROM read_parquet(${quotedString(glob)}) GROUP BY streamId`,
-    ),
-  );
+  await deps.db.withSession((s) => s.all(sql));
   return (performance.now() - t) / 1000;
 }
+
+/** The floor a full run is compared with: distinct sessions and byte sums per stream. */
+const bare = () =>
+  scan(`SELECT streamId, count(DISTINCT sessionId) AS sessions, sum(bytesOffloaded) AS off, sum(bytesFallback) AS fb FROM ${source} GROUP BY streamId`);
 
 async function timed(asOf: Date, rebuild = false): Promise<{ seconds: number; r: PipelineResult }> {
   const t = performance.now();
@@ -94,12 +96,6 @@ const describe = (r: PipelineResult) => {
   return `${ps.rebuilt} partitions rebuilt (${Object.entries(ps.reasons).map(([k, v]) => `${k}: ${v}`).join(', ') || '-'}), ${ps.reused} reused`;
 };
 
-async function scan(sql: string): Promise<number> {
-  const t = performance.now();
-  await deps.db.withSession((s) => s.all(sql));
-  return (performance.now() - t) / 1000;
-}
-const source = `read_parquet(${quotedString(glob)})`;
 await bare(); // warm the OS file cache for both sides
 const bareSeconds = await bare();
 process.stderr.write(`bare scan-and-group: ${bareSeconds.toFixed(2)} s\n`);
@@ -130,13 +126,14 @@ const rerun = await timed(tick);
 process.stderr.write(`rerun with nothing new (next 5-minute tick): ${rerun.seconds.toFixed(2)} s, ${describe(rerun.r)}\n`);
 // The first tick inside an hour computes the hours its window edges cut (from those partitions'
 // raw files) and keeps them beside the states; the next eleven ticks of the hour reuse them.
-const laterTick = await timed(new Date(tick.getTime() + 5 * 60_000));
+const laterTickAt = new Date(tick.getTime() + 5 * 60_000);
+const laterTick = await timed(laterTickAt);
 process.stderr.write(`rerun with nothing new, the tick after: ${laterTick.seconds.toFixed(2)} s, ${describe(laterTick.r)}\n`);
 
 let differences: number | null = null;
 let rebuildSeconds: number | null = null;
 if (opts.verify) {
-  const rebuilt = await timed(new Date(tick.getTime() + 5 * 60_000), true);
+  const rebuilt = await timed(laterTickAt, true);
   rebuildSeconds = rebuilt.seconds;
   differences = await symmetricDifference(laterTick.r.manifest.snapshot, rebuilt.r.manifest.snapshot);
   process.stderr.write(`--rebuild at the same asOf: ${rebuilt.seconds.toFixed(2)} s; rows that differ from the incremental snapshot: ${differences}\n`);
