@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import { startTestCollector, sampleReport, type TestCollector } from '../helpers/collector.ts';
+import type { TestResponse } from '../helpers/api.ts';
+import { eventually } from '../helpers/child-api.ts';
 import { addIngestKey, hashIngestKey, ingestKeysFile, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
 import { addTenant, tenantsFile } from '../../warehouse/control/tenants.ts';
 import { writeJsonDurable } from '../../lib/fsx.ts';
@@ -24,13 +26,11 @@ beforeAll(async () => {
  * Post until the answer has `status` (a change of keys or tenants is seen within the poll time),
  * at most 3 s; the last answer, and how long it took to get it.
  */
-async function until(status: number, post: () => ReturnType<TestCollector['post']>): Promise<{ res: Awaited<ReturnType<TestCollector['post']>>; ms: number }> {
+async function until(status: number, post: () => Promise<TestResponse>): Promise<{ res: TestResponse; ms: number }> {
   const started = performance.now();
-  for (;;) {
-    const res = await post();
-    if (res.status === status || performance.now() - started > 3_000) return { res, ms: performance.now() - started };
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  let res: TestResponse | undefined;
+  await eventually(async () => (res = await post()).status === status, 3_000, 20);
+  return { res: res!, ms: performance.now() - started };
 }
 
 afterAll(async () => {
