@@ -60,7 +60,7 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
     layout,
     spool,
     flusher,
-    keys: new IngestKeyChecker(layout, c.revocationPollMs, revocation),
+    keys: new IngestKeyChecker(layout, c.revocationPollMs, revocation, log),
     limiter: new KeyRateLimiter(c.rateLimitPerKey, c.maxReports),
     batches: new BatchPool(c.workers, { maxInflatedBytes: c.maxInflatedBytes, maxReports: c.maxReports }, log),
     now: opts.now ?? Date.now,

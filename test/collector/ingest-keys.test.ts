@@ -78,6 +78,23 @@ describe('ingest keys', () => {
     }
   });
 
+  it('a key document that cannot be read keeps the keys last read: posts go on, and a repaired document is read again', async () => {
+    const file = ingestKeysFile(t.wh.layout);
+    const good = await fs.readFile(file, 'utf8');
+    expect((await t.post(one('acme:live-main', 30))).status).toBe(202);
+    try {
+      await fs.writeFile(file, '{not json');
+      await new Promise((r) => setTimeout(r, POLL_SECONDS * 1000 * 2)); // looked at again, in vain
+      expect((await t.post(one('acme:live-main', 31))).status).toBe(202);
+    } finally {
+      await fs.writeFile(file, good);
+    }
+    const { key, record } = await addIngestKey(t.wh.layout, { customer: 'acme' });
+    expect((await until(202, () => t.post(one('acme:live-main', 32), { key }))).res.status).toBe(202);
+    await revokeIngestKey(t.wh.layout, record.id);
+    expect((await until(401, () => t.post(one('acme:live-main', 33), { key }))).res.status).toBe(401);
+  });
+
   it("a key writes only its customer's streams", async () => {
     expect((await t.post(one('globex:live-main', 3), { key: t.keys['globex']! })).status).toBe(202);
     expect((await t.post(one('globex:live-main', 4), { key: t.keys['acme']! })).status).toBe(403);

@@ -12,6 +12,7 @@ import type { WarehouseLayout } from '../layout.ts';
 import { readDocumentCached, updateDocument } from './documents.ts';
 import { findTenant, TENANT_ID_PATTERN, type Tenant } from './tenants.ts';
 import type { Revocation } from './revocation.ts';
+import type { Logger } from '../../lib/log.ts';
 import { createOnce } from './secrets.ts';
 
 /** `ingest_` and 32 characters of base64url (24 random bytes). */
@@ -154,10 +155,13 @@ export class IngestKeyChecker {
   private refreshing: Promise<void> | null = null;
   private keys: readonly IngestKey[] = [];
 
+  private loaded = false;
+
   constructor(
     private readonly layout: WarehouseLayout,
     private readonly maxAgeMs: number,
     private readonly tenants: Pick<Revocation, 'refusal' | 'refresh'>,
+    private readonly log: Logger | null = null,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -174,11 +178,21 @@ export class IngestKeyChecker {
     return decideKey(key!, this.keys, this.tenants);
   }
 
-  /** Look at the keys again (shared by the requests that arrive meanwhile). */
+  /**
+   * Look at the keys again (shared by the requests that arrive meanwhile). A document that cannot
+   * be read keeps the last good keys (logged), as Revocation keeps its state; before any was read,
+   * the error is the request's.
+   */
   private refresh(): Promise<void> {
     this.refreshing ??= (async () => {
       const started = this.now();
-      this.keys = await listIngestKeys(this.layout);
+      try {
+        this.keys = await listIngestKeys(this.layout);
+        this.loaded = true;
+      } catch (err) {
+        if (!this.loaded) throw err;
+        this.log?.error({ err }, 'could not re-read the ingest keys; keeping the last good ones');
+      }
       this.lookedAt = started;
     })().finally(() => {
       this.refreshing = null;
