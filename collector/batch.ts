@@ -122,10 +122,9 @@ const encoder = new TextEncoder();
 
 function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits, output: LinesBuffer): BatchOutcome {
   if (!req.gzip && body.length > limits.maxInflatedBytes) return failed({ code: 'tooLarge', detail: `The body is larger than ${limits.maxInflatedBytes} bytes.` });
-  const text = decoder.decode(body);
-  const parsed = req.ndjson ? ndjsonItems(text, limits) : jsonItems(text);
-  if ('code' in parsed) return failed(parsed);
-  const { items, topKeys } = parsed;
+  const read = readReports(body, req.ndjson, limits);
+  if ('code' in read) return failed(read);
+  const { items, spans } = read;
   if (items.length > limits.maxReports) return failed({ code: 'tooManyReports', max: limits.maxReports });
 
   // Ownership first: one report of another customer's stream refuses the whole request.
@@ -135,20 +134,6 @@ function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits,
     if (!item.ok || typeof item.value !== 'object' || item.value === null) continue;
     const streamId = (item.value as Record<string, unknown>)['streamId'];
     if (typeof streamId === 'string' && streamId.includes(':') && !streamId.startsWith(prefix)) return failed({ code: 'foreignStream', index }, items.length);
-  }
-
-  // The reports' own text, when it can be told for sure: valid UTF-8 (what JSON.parse read, since
-  // the decoder replaces nothing then), each NDJSON line where the body's bytes have it, and for
-  // a JSON body the wrapper's keys all distinct (an escaped second "reports" key would otherwise
-  // hide the array JSON.parse read).
-  let spans: ReportSpans | null = null;
-  if (isUtf8(body)) {
-    if (parsed.lineOf !== null) {
-      spans = lineSpans(body, parsed.lineOf);
-    } else {
-      spans = reportSpans(body, items.length);
-      if (spans !== null && spans.topKeys !== topKeys) spans = null;
-    }
   }
 
   const rejected: Rejection[] = [];
@@ -171,6 +156,86 @@ function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits,
   if (accepted.length === 0 && rejected.length > 0) return failed({ code: 'allRejected', rejected }, items.length);
   return { ok: true, reports: items.length, accepted: accepted.length, lines: spoolLines(body, spans, accepted, output), rejected };
 }
+
+/** A body's reports as JSON.parse reads them, and where each lies in its bytes when that can be told for sure. */
+interface BodyReports {
+  items: BodyItem[];
+  spans: ReportSpans | null;
+}
+
+/**
+ * The reports of a body. A UTF-8 body is read a report at a time: each report's bytes decoded and
+ * parsed on their own (an NDJSON line, or an element of the reports' array, found by
+ * collector/report-text.ts), which gives the values the whole body's text gives, without making
+ * that text (a string of the body's size, 370 KiB for 500 reports: V8 keeps such strings in its
+ * large-object space, and making one costs as much as decoding the whole body). A JSON body whose
+ * reports cannot be told apart for sure, or whose pieces are not all JSON, or one that is not
+ * UTF-8, is read whole, as it always was; its errors are told from that reading.
+ */
+function readReports(body: Uint8Array, ndjson: boolean, limits: BatchLimits): BodyReports | BatchProblem {
+  const utf8 = isUtf8(body);
+  if (utf8) {
+    const view = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    if (ndjson) {
+      const parsed = ndjsonItems(bodyLines(view), limits);
+      if ('code' in parsed) return parsed;
+      return { items: parsed.items, spans: parsed.lineOf === null ? null : lineSpans(body, parsed.lineOf) };
+    }
+    const byReport = jsonReports(view, limits);
+    if (byReport !== null) return byReport;
+  }
+  // The reports' own text, when it can be told for sure: valid UTF-8 (what JSON.parse read, since
+  // the decoder replaces nothing then), and the wrapper's keys all distinct (an escaped second
+  // "reports" key would otherwise hide the array JSON.parse read).
+  const text = decoder.decode(body);
+  const parsed = ndjson ? ndjsonItems(text.split('\n'), limits) : jsonItems(text);
+  if ('code' in parsed) return parsed;
+  let spans: ReportSpans | null = null;
+  if (utf8) {
+    if (parsed.lineOf !== null) {
+      spans = lineSpans(body, parsed.lineOf);
+    } else {
+      spans = reportSpans(body, parsed.items.length);
+      if (spans !== null && (spans.count !== parsed.items.length || spans.topKeys !== parsed.topKeys)) spans = null;
+    }
+  }
+  return { items: parsed.items, spans };
+}
+
+/**
+ * A JSON body read a report at a time, or null when it must be read whole: the text around the
+ * reports' array must parse as the same wrapper with an empty array (an array, or an object whose
+ * keys are those the text shows, "reports" among them), and each report must parse. The body is
+ * then JSON, and what JSON.parse reads of it whole is that wrapper holding these reports.
+ */
+function jsonReports(body: Buffer, limits: BatchLimits): BodyReports | null {
+  const spans = reportSpans(body, limits.maxReports);
+  if (spans === null) return null;
+  try {
+    const wrapper: unknown = JSON.parse(body.toString('utf8', 0, spans.arrayOpen + 1) + body.toString('utf8', spans.arrayClose));
+    const empty = (v: unknown) => Array.isArray(v) && v.length === 0;
+    if (spans.topKeys < 0 ? !empty(wrapper) : !isObject(wrapper) || !empty(wrapper['reports']) || Object.keys(wrapper).length !== spans.topKeys) return null;
+    const items: BodyItem[] = new Array<BodyItem>(spans.count);
+    for (let i = 0; i < spans.count; i++) items[i] = { ok: true, value: JSON.parse(body.toString('utf8', spans.start[i], spans.end[i])) };
+    return { items, spans };
+  } catch {
+    return null;
+  }
+}
+
+/** The lines of a UTF-8 body, each decoded on its own: the strings `text.split('\n')` gives of its whole text. */
+function* bodyLines(body: Buffer): Generator<string> {
+  let at = 0;
+  for (;;) {
+    const lf = body.indexOf(LF, at);
+    if (lf < 0) break;
+    yield body.toString('utf8', at, lf);
+    at = lf + 1;
+  }
+  yield body.toString('utf8', at);
+}
+
+const LF = 0x0a;
 
 /** An accepted report: its ts (epoch µs), and its own text (a span of the body) or its serialisation. */
 type Accepted = { ts: number; span: number } | { ts: number; text: Uint8Array };
@@ -252,13 +317,14 @@ function jsonItems(text: string): BodyItems | BatchProblem {
   return { items: list.map((value) => ({ ok: true, value })), topKeys: Array.isArray(json) ? -1 : Object.keys(json as object).length, lineOf: null };
 }
 
-function ndjsonItems(text: string, limits: BatchLimits): BodyItems | BatchProblem {
+/** The items of an NDJSON body, from its lines (split at each line feed). */
+function ndjsonItems(lines: Iterable<string>, limits: BatchLimits): BodyItems | BatchProblem {
   const items: BodyItem[] = [];
   const lineOf: number[] = [];
   let parsed = 0;
-  const lines = text.split('\n');
-  for (let n = 0; n < lines.length; n++) {
-    const line = lines[n]!;
+  let n = -1;
+  for (const line of lines) {
+    n++;
     if (line.trim() === '') continue;
     // Counted before parsing: a body of too many lines is refused without parsing them all.
     if (items.length >= limits.maxReports) return { items: [...items, { ok: false, reason: 'over the limit' }], topKeys: -1, lineOf: null };

@@ -10,6 +10,8 @@
 
 /** The reports of a body: report i is bytes [start[i], end[i]), holding keys[i] keys. */
 export interface ReportSpans {
+  /** How many reports: the arrays below may be longer. */
+  count: number;
   start: Int32Array;
   end: Int32Array;
   keys: Int32Array;
@@ -17,6 +19,9 @@ export interface ReportSpans {
   multiline: Uint8Array;
   /** Keys of the top-level object (the wrapper), or -1 when the body is an array. */
   topKeys: number;
+  /** Where the reports' array opens and closes (`[` and `]`); -1 for NDJSON. */
+  arrayOpen: number;
+  arrayClose: number;
 }
 
 const QUOTE = 0x22;
@@ -35,16 +40,18 @@ const TAB = 0x09;
 const REPORTS = [0x72, 0x65, 0x70, 0x6f, 0x72, 0x74, 0x73];
 
 /**
- * The spans of the reports of `body` (JSON text that JSON.parse read as an array, or as an object
- * holding the array under "reports"), or null when they cannot be told for sure.
+ * The spans of the reports of `body` (JSON text: an array, or an object holding the array under
+ * "reports"), at most `capacity` of them, or null when they cannot be told for sure (or there are
+ * more). Only the body's structure around the reports is read: whether the text between them, and
+ * each of them, is JSON is for JSON.parse to say.
  */
-export function reportSpans(body: Uint8Array, count: number): ReportSpans | null {
-  const start = new Int32Array(count);
-  const end = new Int32Array(count);
+export function reportSpans(body: Uint8Array, capacity: number): ReportSpans | null {
+  const start = new Int32Array(capacity);
+  const end = new Int32Array(capacity);
   // Keys are counted for the elements that are objects (objectEnd); -1, which no report's count
   // equals, for any other element (JSON.parse read no report there: checkReport refuses it).
-  const keys = new Int32Array(count).fill(-1);
-  const multiline = new Uint8Array(count);
+  const keys = new Int32Array(capacity).fill(-1);
+  const multiline = new Uint8Array(capacity);
   const n = body.length;
   let i = 0;
   while (i < n && isSpace(body[i]!)) i++;
@@ -64,6 +71,8 @@ export function reportSpans(body: Uint8Array, count: number): ReportSpans | null
   let element = 0;
   let elementStart = -1;
   let lastToken = -1; // the last byte of the last token read
+  let arrayOpen = -1;
+  let arrayClose = -1;
 
   for (; i < n; i++) {
     const c = body[i]!;
@@ -87,7 +96,7 @@ export function reportSpans(body: Uint8Array, count: number): ReportSpans | null
     if (inArray && depth === arrayDepth) {
       if (c === COMMA || c === CLOSE_ARRAY) {
         if (elementStart >= 0) {
-          if (element >= count) return null;
+          if (element >= capacity) return null;
           start[element] = elementStart;
           end[element] = lastToken + 1;
           element++;
@@ -96,6 +105,7 @@ export function reportSpans(body: Uint8Array, count: number): ReportSpans | null
           return null; // an empty element: not what JSON.parse read
         }
         if (c === CLOSE_ARRAY) {
+          arrayClose = i;
           inArray = false;
           done = true;
           depth--;
@@ -123,6 +133,7 @@ export function reportSpans(body: Uint8Array, count: number): ReportSpans | null
       if (c === OPEN_ARRAY && !done && !inArray && ((!wrapped && depth === 1) || (wrapped && depth === 2 && reportsValueNext))) {
         inArray = true;
         arrayDepth = depth;
+        arrayOpen = i;
       }
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       depth--;
@@ -140,8 +151,8 @@ export function reportSpans(body: Uint8Array, count: number): ReportSpans | null
     reportsValueNext = false;
     lastToken = i;
   }
-  if (!done || element !== count || reportsKeys > 1 || depth !== 0) return null;
-  return { start, end, keys, multiline, topKeys: wrapped ? topKeys : -1 };
+  if (!done || reportsKeys > 1 || depth !== 0) return null;
+  return { count: element, start, end, keys, multiline, topKeys: wrapped ? topKeys : -1, arrayOpen, arrayClose };
 }
 
 /**
@@ -161,7 +172,7 @@ export function lineSpans(body: Uint8Array, lineOf: readonly number[]): ReportSp
   for (let k = 0; k < count; k++) {
     while (line < lineOf[k]!) {
       const lf = body.indexOf(LF, at);
-      if (lf < 0) return { start, end, keys: keys.fill(-1), multiline, topKeys: -1 };
+      if (lf < 0) return { count, start, end, keys: keys.fill(-1), multiline, topKeys: -1, arrayOpen: -1, arrayClose: -1 };
       at = lf + 1;
       line++;
     }
@@ -177,7 +188,7 @@ export function lineSpans(body: Uint8Array, lineOf: readonly number[]): ReportSp
       if (scannedLineBreak) multiline[k] = 1;
     }
   }
-  return { start, end, keys, multiline, topKeys: -1 };
+  return { count, start, end, keys, multiline, topKeys: -1, arrayOpen: -1, arrayClose: -1 };
 }
 
 /** What objectEnd found in the object it read: its keys (nested ones too), and a line break. */

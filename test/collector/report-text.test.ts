@@ -27,34 +27,39 @@ const NOW = Date.parse('2026-11-20T12:00:00Z');
 const WINDOW = { latestMs: NOW + 600_000, earliestMs: NOW - 35 * 86_400_000 };
 const LIMITS = { maxInflatedBytes: 8 * 2 ** 20, maxReports: 2000 };
 const bytes = (s: string) => Buffer.from(s);
-const texts = (body: string, count: number) => {
+const texts = (body: string, capacity: number) => {
   const b = bytes(body);
-  const s = reportSpans(b, count);
-  return s === null ? null : { texts: Array.from(s.start, (from, i) => b.subarray(from, s.end[i]).toString()), keys: [...s.keys], topKeys: s.topKeys };
+  const s = reportSpans(b, capacity);
+  if (s === null) return null;
+  const texts = Array.from(s.start.subarray(0, s.count), (from, i) => b.subarray(from, s.end[i]).toString());
+  // The text around the reports' array, as the batch parses it to check the wrapper.
+  const around = `${b.subarray(0, s.arrayOpen + 1).toString()}${b.subarray(s.arrayClose).toString()}`;
+  return { texts, keys: [...s.keys.subarray(0, s.count)], topKeys: s.topKeys, around };
 };
 
 describe('report spans', () => {
   it('find each report and count its keys, by hand-worked bodies', () => {
-    expect(texts('[{"a":1},{"b":{"c":2,"d":3}}]', 2)).toEqual({ texts: ['{"a":1}', '{"b":{"c":2,"d":3}}'], keys: [1, 3], topKeys: -1 });
-    expect(texts(' { "meta" : {"x":"y:z"} ,\n "reports" : [ {"a" : "q\\":"} ,\r\n\t{ } ] , "z":1 } ', 2)).toEqual({
+    expect(texts('[{"a":1},{"b":{"c":2,"d":3}}]', 2)).toEqual({ texts: ['{"a":1}', '{"b":{"c":2,"d":3}}'], keys: [1, 3], topKeys: -1, around: '[]' });
+    expect(texts(' { "meta" : {"x":"y:z"} ,\n "reports" : [ {"a" : "q\\":"} ,\r\n\t{ } ] , "z":1 } ', 5)).toEqual({
       texts: ['{"a" : "q\\":"}', '{ }'],
       keys: [1, 0],
       topKeys: 3,
+      around: ' { "meta" : {"x":"y:z"} ,\n "reports" : [] , "z":1 } ',
     });
     // Backslashes before a closing quote; a colon and brackets inside strings count for nothing.
-    expect(texts('[{"a\\\\":"[{:}]\\\\","b":"\\"}"}]', 1)).toEqual({ texts: ['{"a\\\\":"[{:}]\\\\","b":"\\"}"}'], keys: [2], topKeys: -1 });
-    expect(texts('[]', 0)).toEqual({ texts: [], keys: [], topKeys: -1 });
-    expect(texts('{"reports":[1,"x",null,[2]]}', 4)).toEqual({ texts: ['1', '"x"', 'null', '[2]'], keys: [-1, -1, -1, -1], topKeys: 1 });
+    expect(texts('[{"a\\\\":"[{:}]\\\\","b":"\\"}"}]', 1)).toEqual({ texts: ['{"a\\\\":"[{:}]\\\\","b":"\\"}"}'], keys: [2], topKeys: -1, around: '[]' });
+    expect(texts('[]', 0)).toEqual({ texts: [], keys: [], topKeys: -1, around: '[]' });
+    expect(texts('{"reports":[1,"x",null,[2]]}', 4)).toEqual({ texts: ['1', '"x"', 'null', '[2]'], keys: [-1, -1, -1, -1], topKeys: 1, around: '{"reports":[]}' });
   });
 
   it('give up where they cannot be told for sure', () => {
     expect(texts('{"reports":[{"a":1}],"reports":[{"b":2}]}', 1)).toBeNull(); // JSON.parse reads the second
     expect(texts('{"x":[{"a":1}]}', 1)).toBeNull(); // no "reports" key written plainly
-    expect(texts('[{"a":1}]', 2)).toBeNull(); // not the count JSON.parse read
+    expect(texts('[{"a":1},{"b":2}]', 1)).toBeNull(); // more reports than it may hold
     expect(texts('"reports"', 0)).toBeNull();
     // An escaped "reports" key is not found here; its wrapper's keys are counted, and the batch
     // compares them with the parsed object's (one key, where the text has two).
-    expect(texts('{"reports":[{"a":1}],"\\u0072eports":[{"b":2}]}', 1)).toEqual({ texts: ['{"a":1}'], keys: [1], topKeys: 2 });
+    expect(texts('{"reports":[{"a":1}],"\\u0072eports":[{"b":2}]}', 1)).toEqual({ texts: ['{"a":1}'], keys: [1], topKeys: 2, around: '{"reports":[],"\\u0072eports":[{"b":2}]}' });
   });
 });
 
@@ -203,5 +208,51 @@ describe('a report kept as posted', () => {
     const theirs = await land('seg-000000000001.ndjson', Buffer.from(`${flat.join('\n')}\n`));
     expect(ours.length).toBe(accepted);
     expect(ours).toEqual(theirs);
+  });
+});
+
+describe('a JSON body read a report at a time', () => {
+  // The batch parses each report's bytes on its own, and the text around the reports' array on its
+  // own (collector/batch.ts, jsonReports), falling back to the whole text when they do not parse.
+  // Held to what JSON.parse says of the whole body: the same verdict on random bodies made invalid
+  // in the places that reading skips (between reports, around the array, inside one report).
+  const BREAKS: [string, (body: string) => string][] = [
+    ['a report cut short', (b) => b.replace(/"seq":\d+/, '"seq":tru')],
+    ['an empty element', (b) => b.replace('},{', '},,{')],
+    ['two reports without a comma', (b) => b.replace('},{', '} {')],
+    ['a comma after the last report', (b) => b.replace(/}\s*]/, '},]')],
+    ['garbage after the body', (b) => `${b} x`],
+    ['a broken value beside the array', (b) => (b.startsWith('{') ? b.replace('{', '{"meta":{"a":1,},') : `${b},`)],
+    ['a byte order mark', (b) => `\ufeff${b}`],
+    ['a second body', (b) => `${b}${b}`],
+  ];
+
+  it('refuses as invalid JSON exactly the bodies JSON.parse refuses, and reads the others as it does', () => {
+    const random = rng(7);
+    let refused = 0;
+    for (let n = 0; n < 240; n++) {
+      const reports = Array.from({ length: 2 + Math.floor(random() * 4) }, (_, i) => reportText(random, n * 10 + i));
+      const [name, breakIt] = BREAKS[n % BREAKS.length]!;
+      const text = n % 3 === 0 ? bodyText(random, reports) : breakIt(bodyText(random, reports));
+      let parsed: unknown = null;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      const outcome = checkBatchSync(bytes(text), { gzip: false, ndjson: false, customerId: 'acme', window: WINDOW }, LIMITS);
+      if (parsed === undefined) {
+        refused++;
+        expect(outcome, `${name}: ${text}`).toEqual({ ok: false, reports: null, problem: { code: 'invalidJson', detail: 'The body is not valid JSON.' } });
+        continue;
+      }
+      const list = (Array.isArray(parsed) ? parsed : (parsed as { reports: unknown[] }).reports) as unknown[];
+      const verdicts = list.map((v) => checkReport(v, WINDOW));
+      const accepted = verdicts.filter((v) => v.ok).length;
+      const rejected = verdicts.flatMap((v, index) => (v.ok ? [] : [{ index, field: v.field, reason: v.reason }]));
+      if (accepted === 0) expect(outcome, text).toMatchObject({ ok: false, problem: { code: 'allRejected', rejected } });
+      else expect(outcome, text).toMatchObject({ ok: true, reports: list.length, accepted, rejected });
+    }
+    expect(refused).toBeGreaterThan(100);
   });
 });
