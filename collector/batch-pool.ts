@@ -9,7 +9,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../lib/log.ts';
 import { checkBatch, type BatchLimits, type BatchOutcome, type BatchRequest } from './batch.ts';
-import type { BatchTask, RecycledLines } from './batch-worker.ts';
+import type { BatchDone, BatchTask, BatchWorkerData, RecycledLines, ReleasedSlot } from './batch-worker.ts';
 
 const BOOT = new URL('../bin/ts-worker.js', import.meta.url);
 const MODULE = new URL('./batch-worker.ts', import.meta.url).href;
@@ -26,13 +26,27 @@ interface Slot {
   ready: Promise<void>;
   /** False once it has stopped: no batch goes to it while its replacement waits. */
   alive: boolean;
+  /** The memory it writes spool lines into, shared (batch-worker.ts), and this thread's views of it. */
+  shared: SharedArrayBuffer[];
+  views: Uint8Array[];
 }
+
+/**
+ * Each worker's shared slots for spool lines: 500 reports make ~370 KiB of lines, 1,400 fit a slot;
+ * a slot is held from the check until the spool has written its lines (the group commit's fsync),
+ * and 16 cover the requests a worker has in flight at saturation. At most 16 MiB per worker, and
+ * only what large batches have touched is resident.
+ */
+const SLOT_BYTES = 1024 * 1024;
+const SLOTS_PER_WORKER = 16;
 
 /** How long a worker may take to load before the collector gives up starting. */
 const WORKER_START_TIMEOUT_MS = 60_000;
 
 export class BatchPool {
   private readonly slots: Slot[] = [];
+  /** Which worker's slot a shared buffer is, and its index there. */
+  private readonly slotOf = new Map<ArrayBufferLike, { slot: Slot; index: number }>();
   private nextId = 0;
   private closed = false;
   /** Workers that stopped since one last loaded: a worker that cannot even load is not restarted in a tight loop. */
@@ -88,6 +102,14 @@ export class BatchPool {
    * them: nothing may read `lines` afterwards (its memory moves to another thread).
    */
   recycle(lines: Uint8Array): void {
+    const owner = this.slotOf.get(lines.buffer);
+    if (owner !== undefined) {
+      if (owner.slot.alive) {
+        const message: ReleasedSlot = { release: owner.index };
+        owner.slot.worker.postMessage(message);
+      }
+      return;
+    }
     const memory = lines.buffer;
     if (!(memory instanceof ArrayBuffer) || memory.byteLength === 0) return;
     const slot = this.leastBusy();
@@ -102,7 +124,9 @@ export class BatchPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(BOOT, { workerData: { module: MODULE, limits: this.limits } });
+    const shared = Array.from({ length: SLOTS_PER_WORKER }, () => new SharedArrayBuffer(SLOT_BYTES));
+    const data: BatchWorkerData = { module: MODULE, limits: this.limits, slots: shared };
+    const worker = new Worker(BOOT, { workerData: data });
     let loaded!: () => void;
     let failedToLoad!: (err: Error) => void;
     const ready = new Promise<void>((resolve, reject) => {
@@ -110,8 +134,9 @@ export class BatchPool {
       failedToLoad = reject;
     });
     ready.catch(() => {}); // also reported through `started` or the batches it fails
-    const slot: Slot = { worker, pending: new Map(), ready, alive: true };
-    worker.on('message', (m: { ready: true } | { id: number; outcome: BatchOutcome }) => {
+    const slot: Slot = { worker, pending: new Map(), ready, alive: true, shared, views: shared.map((b) => new Uint8Array(b)) };
+    shared.forEach((b, index) => this.slotOf.set(b, { slot, index }));
+    worker.on('message', (m: { ready: true } | BatchDone) => {
       if ('ready' in m) {
         this.failuresInARow = 0;
         loaded();
@@ -119,6 +144,7 @@ export class BatchPool {
       }
       const p = slot.pending.get(m.id);
       slot.pending.delete(m.id);
+      if (m.slot !== undefined && m.outcome.ok) m.outcome.lines = slot.views[m.slot.index]!.subarray(0, m.slot.length);
       p?.resolve(m.outcome);
     });
     const fail = (err: Error) => {
@@ -133,6 +159,8 @@ export class BatchPool {
       this.failuresInARow++;
       this.log.error({ err, restartInMs: delayMs }, 'collector: a batch worker stopped; starting another');
       setTimeout(() => {
+        // Its slots are forgotten: lines still waiting for the spool keep their memory alive.
+        for (const b of slot.shared) this.slotOf.delete(b);
         const i = this.slots.indexOf(slot);
         if (i >= 0 && !this.closed) this.slots[i] = this.spawn();
       }, delayMs).unref();

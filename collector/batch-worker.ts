@@ -1,10 +1,14 @@
 // A batch worker thread (collector/batch-pool.ts): checks each batch it is sent and hands back the
-// outcome, its spool lines moved rather than copied. The event loop sends the lines' memory back
-// once the spool has written it, and it is reused for the next batch's lines: a batch's lines
-// (~370 KiB for 500 reports) then cost no fresh memory here (page faults on first touch) and no
-// new external memory on the event loop's thread (which makes V8 collect garbage sooner).
+// outcome. Its spool lines (~370 KiB for 500 reports) are written into memory shared with the event
+// loop's thread, a few fixed slots made once per worker: the event loop writes them to the spool
+// from there and gives the slot back, so a batch's lines cost no fresh memory (page faults on first
+// touch) and no new external memory on either thread. A new ArrayBuffer of external memory on the
+// event loop's thread for every batch made V8 run a full collection there every ~250 ms at
+// saturation (10–18 ms of pause each; bench:ingest --trace-gc). Lines larger than a slot, or a
+// batch that finds every slot still held, go in memory of their own, moved rather than copied, and
+// reused once the event loop sends it back.
 import { parentPort, workerData } from 'node:worker_threads';
-import { checkBatchSync, type BatchLimits, type BatchRequest } from './batch.ts';
+import { checkBatchSync, type BatchLimits, type BatchOutcome, type BatchRequest } from './batch.ts';
 
 export interface BatchTask {
   id: number;
@@ -17,7 +21,32 @@ export interface RecycledLines {
   recycle: ArrayBuffer;
 }
 
-const limits = (workerData as { limits: BatchLimits }).limits;
+/** A shared slot the event loop has written: free for the next batch's lines. */
+export interface ReleasedSlot {
+  release: number;
+}
+
+export interface BatchWorkerData {
+  module: string;
+  limits: BatchLimits;
+  /** The slots shared with the event loop, all of one size. */
+  slots: SharedArrayBuffer[];
+}
+
+/**
+ * A checked batch: its outcome, and when its lines are in a shared slot, which one (the outcome's
+ * `lines` is then empty: the event loop reads them from its own view of the slot).
+ */
+export interface BatchDone {
+  id: number;
+  outcome: BatchOutcome;
+  slot?: { index: number; length: number };
+}
+
+const { limits, slots } = workerData as BatchWorkerData;
+const freeSlots = slots.map((_, i) => i);
+/** The slot the last batch's lines went to (taken from freeSlots), or -1. */
+let taken = -1;
 
 /** Buffers kept for reuse, at most MAX_SPARE (a few batches' lines). */
 const spare: ArrayBuffer[] = [];
@@ -26,19 +55,38 @@ const MAX_SPARE = 4;
 const MIN_BUFFER_BYTES = 512 * 1024;
 
 function linesBuffer(size: number): Uint8Array {
+  const slot = freeSlots.length > 0 && size <= slots[0]!.byteLength ? freeSlots.pop()! : -1;
+  if (slot >= 0) {
+    taken = slot;
+    return new Uint8Array(slots[slot]!, 0, size);
+  }
   for (let i = 0; i < spare.length; i++) {
     if (spare[i]!.byteLength >= size) return new Uint8Array(spare.splice(i, 1)[0]!, 0, size);
   }
   return new Uint8Array(new ArrayBuffer(Math.max(size, MIN_BUFFER_BYTES)), 0, size);
 }
 
-parentPort!.on('message', (task: BatchTask | RecycledLines) => {
+parentPort!.on('message', (task: BatchTask | RecycledLines | ReleasedSlot) => {
+  if ('release' in task) {
+    freeSlots.push(task.release);
+    return;
+  }
   if ('recycle' in task) {
     if (spare.length < MAX_SPARE) spare.push(task.recycle);
     return;
   }
+  taken = -1;
   const outcome = checkBatchSync(task.raw, task.req, limits, linesBuffer);
-  parentPort!.postMessage({ id: task.id, outcome }, outcome.ok && outcome.lines.byteLength > 0 ? [outcome.lines.buffer as ArrayBuffer] : []);
+  if (taken >= 0) {
+    if (outcome.ok && outcome.lines.buffer === slots[taken]) {
+      const done: BatchDone = { id: task.id, outcome: { ...outcome, lines: new Uint8Array(0) }, slot: { index: taken, length: outcome.lines.byteLength } };
+      parentPort!.postMessage(done);
+      return;
+    }
+    freeSlots.push(taken); // not used after all
+  }
+  const done: BatchDone = { id: task.id, outcome };
+  parentPort!.postMessage(done, outcome.ok && outcome.lines.byteLength > 0 ? [outcome.lines.buffer as ArrayBuffer] : []);
 });
 // Loaded and listening: the pool waits for this before the collector takes requests.
 parentPort!.postMessage({ ready: true });

@@ -73,9 +73,10 @@ export function sessionReportsRoute(router: Router, deps: CollectorDeps): void {
       } catch {
         // Logged by the spool; nothing of this request is acknowledged.
         throw ingestProblems.unavailable(30);
+      } finally {
+        // Written and fsynced (or failed): its memory goes back to the workers for the next batch's lines.
+        deps.batches.recycle(outcome.lines);
       }
-      // Written and fsynced: its memory goes back to the workers for the next batch's lines.
-      deps.batches.recycle(outcome.lines);
     }
     countReports(outcome.accepted, outcome.rejected.length);
     ctx.status = 202;

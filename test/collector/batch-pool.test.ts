@@ -71,19 +71,44 @@ describe('batch workers', () => {
     const pool = new BatchPool(2, { maxInflatedBytes: 64 * 2 ** 20, maxReports: 20_000 }, silentLogger);
     try {
       await pool.started();
-      const big = await pool.check(json(Array.from({ length: 5000 }, (_, i) => report(i))), req());
-      if (!big.ok) throw new Error('the big batch was refused');
-      const memory = big.lines.buffer.byteLength;
-      expect(memory).toBeGreaterThan(1024 * 1024); // its own size: larger than a new buffer's least
-      pool.recycle(big.lines);
-      expect(big.lines.byteLength).toBe(0); // moved to a worker
-      // The next batch's lines are written into that memory (the same worker: both are idle), and
-      // are exactly what the same batch gives in process, though the memory held the big batch.
-      const small = [report(1, { region: 'eu-west' }), report(2, { extra: 1 }), report(3)];
-      const again = await pool.check(json(small), req());
-      const expected = await inProcess.check(json(small), req());
-      expect(again.ok && again.lines.buffer.byteLength).toBe(memory);
-      expect(readable(again)).toEqual(readable(expected));
+      const batch = (n: number, from: number) => json(Array.from({ length: n }, (_, i) => report(from + i, { region: `r-${from}` })));
+      const lines = async (body: Buffer, by: BatchPool = pool) => {
+        const o = await by.check(body, req());
+        if (!o.ok) throw new Error('a batch was refused');
+        return o.lines;
+      };
+      const local = new BatchPool(0, { maxInflatedBytes: 64 * 2 ** 20, maxReports: 20_000 }, silentLogger);
+      const expected = async (body: Buffer) => Buffer.from(await lines(body, local)).toString();
+      // Small batches go to the first worker (both idle) and write into memory shared with this
+      // thread: a slot held until recycled is not written again.
+      const a = await lines(batch(3, 0));
+      const aText = Buffer.from(a).toString();
+      const b = await lines(batch(4, 100));
+      expect(a.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect(b.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect(b.buffer).not.toBe(a.buffer);
+      expect(Buffer.from(a).toString()).toBe(aText);
+      expect(aText).toBe(await expected(batch(3, 0)));
+      // Recycled, its slot takes the next batch's lines, exactly what the batch gives in process
+      // though the slot held longer lines before.
+      pool.recycle(a);
+      pool.recycle(b);
+      const c = await lines(batch(2, 200));
+      expect([a.buffer, b.buffer]).toContain(c.buffer);
+      expect(Buffer.from(c).toString()).toBe(await expected(batch(2, 200)));
+
+      // Lines larger than a slot get memory of their own, moved here, and moved back once recycled.
+      const big = await lines(batch(5000, 1000));
+      const memory = big.buffer.byteLength;
+      expect(big.buffer).toBeInstanceOf(ArrayBuffer);
+      expect(memory).toBeGreaterThan(1024 * 1024);
+      pool.recycle(big);
+      expect(big.byteLength).toBe(0); // moved to a worker
+      // The next batch too large for a slot is written into that memory (the same worker), every
+      // byte of it what the batch gives in process.
+      const again = await lines(batch(2000, 9000));
+      expect(again.buffer.byteLength).toBe(memory);
+      expect(Buffer.from(again).toString()).toBe(await expected(batch(2000, 9000)));
     } finally {
       await pool.close();
     }
