@@ -122,6 +122,8 @@ const EnvSchema = z.object({
   // the collector's memory beyond the requests in flight (docs/operations.md).
   COLLECTOR_DUCKDB_MEMORY_LIMIT: memorySize.default('512MB'),
   COLLECTOR_WORKERS: z.coerce.number().int().nonnegative().max(64).optional(),
+  // V8's heap growing factor for a `collect` process (cli/actions/collect.ts); 0 leaves V8's own.
+  COLLECTOR_HEAP_GROWING_PERCENT: z.coerce.number().int().nonnegative().max(1000).default(300),
 });
 
 export interface DuckDbConfig {
@@ -249,6 +251,8 @@ export interface CollectorConfig {
   duckdbMemoryLimit: string;
   /** Worker threads that check posted batches (collector/batch-pool.ts); 0: on the event loop's thread. */
   workers: number;
+  /** V8's old generation grows by this much between full collections in a `collect` process; 0: V8's own rule. */
+  heapGrowingPercent: number;
 }
 
 /** Bounds of the API's in-memory caches, in bytes (or entries where said). */
@@ -413,6 +417,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       revocationPollMs: e.REVOCATION_POLL_SECONDS * 1000,
       duckdbMemoryLimit: e.COLLECTOR_DUCKDB_MEMORY_LIMIT,
       workers: e.COLLECTOR_WORKERS ?? os.availableParallelism(),
+      heapGrowingPercent: e.COLLECTOR_HEAP_GROWING_PERCENT,
       metrics:
         (overrides.collectorMetricsPort ?? e.COLLECTOR_METRICS_PORT) === undefined
           ? null
