@@ -117,6 +117,26 @@ async function fsyncHistogram(metricsUrl: string): Promise<Map<number, number>> 
   return buckets;
 }
 
+/** The collector's event-loop garbage collections so far (prom-client's default metrics): kind → count and seconds. */
+async function gcTotals(metricsUrl: string): Promise<Map<string, { count: number; seconds: number }>> {
+  const text = await (await fetch(metricsUrl)).text();
+  const totals = new Map<string, { count: number; seconds: number }>();
+  for (const m of text.matchAll(/^p2ptel_nodejs_gc_duration_seconds_(count|sum)\{kind="(\w+)"\} ([\d.e+-]+)$/gm)) {
+    const t = totals.get(m[2]!) ?? { count: 0, seconds: 0 };
+    if (m[1] === 'count') t.count = Number(m[3]);
+    else t.seconds = Number(m[3]);
+    totals.set(m[2]!, t);
+  }
+  return totals;
+}
+
+/** Full collections (V8's mark-compact) on the collector's event loop between two readings. */
+function majorGcsDuring(before: Map<string, { count: number; seconds: number }>, after: Map<string, { count: number; seconds: number }>) {
+  const a = after.get('major') ?? { count: 0, seconds: 0 };
+  const b = before.get('major') ?? { count: 0, seconds: 0 };
+  return { count: a.count - b.count, ms: Math.round((a.seconds - b.seconds) * 1000) };
+}
+
 /**
  * The spool's group commits during a run, from the histogram before and after: how many, how many
  * took over 50 and 250 ms (the disk's flush stalls: every request waiting for one is answered
@@ -172,7 +192,9 @@ await load(collector.url, 3); // warm-up of both, not measured
 await load(bare.url, 3);
 const bareRun = await load(bare.url, duration);
 process.stderr.write(`bare: ${Math.round(bareRun.reportsPerSecond)} reports/s, p99 ${bareRun.p99} ms\n`);
+const gcBefore = await gcTotals(collector.more[0]!);
 const full = await sampled(collector.url, () => load(collector.url, duration));
+const fullGcs = majorGcsDuring(gcBefore, await gcTotals(collector.more[0]!));
 process.stderr.write(`collector: ${Math.round(full.result.reportsPerSecond)} reports/s, p99 ${full.result.p99} ms\n`);
 // Let the flusher land the backlog of the saturated run before the half-rate one.
 for (let i = 0; i < 120; i++) {
@@ -225,6 +247,7 @@ const out = [
   `  collector (validate + fsync'd spool + flush)      ${Math.round(full.result.reportsPerSecond)} reports/s  p99 ${full.result.p99} ms  peak RSS ${rss.collector} MiB`,
   `    ${full.result.reportsPerSecond >= 50_000 ? 'goal ≥ 50,000 reports/s: met' : 'goal ≥ 50,000 reports/s: NOT met'}`,
   `    ${describeRatio('reports/s, collector / bare', ratio, 0.5, false)}`,
+  `    the collector's event loop meanwhile: ${fullGcs.count} full garbage collections (${fullGcs.ms} ms of pauses)`,
   `  collector at 50 % (${halfRate * batch} reports/s offered evenly, open loop, ${Math.round(half.result.reportsPerSecond)} served, ${duration * 2} s): p50 ${half.result.p50} ms, p99 ${half.result.p99} ms, max ${half.result.max} ms (goal p99 ≤ 50 ms: ${half.result.p99 <= 50 ? 'met' : 'NOT met'})`,
   `    the load generator's own lateness in sending (counted in those latencies): p99 ${half.result.sendLagP99} ms, max ${half.result.sendLagMax} ms`,
   `    the spool's write + fdatasync meanwhile: ${fsync.commits} group commits, ${fsync.over50ms} over 50 ms, ${fsync.over250ms} over 250 ms, slowest ≤ ${fsync.slowestAtMostMs} ms (the disk's flush stalls: every request waiting for one is answered after it)`,
@@ -236,6 +259,6 @@ const out = [
 const loadAverage = (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 out.push(`  load average at the end: ${loadAverage}`);
 process.stdout.write(`${out.join('\n')}\n`);
-const file = await writeResult('ingest', { loadAverage, connections, batch, duration, bare: bareRun, collector: full.result, half: { rate: halfRate * batch, ...half.result, fsync }, bursts, spool, rss, finalFlushMs, ratio, keepsUp });
+const file = await writeResult('ingest', { loadAverage, connections, batch, duration, bare: bareRun, collector: { ...full.result, majorGcs: fullGcs }, half: { rate: halfRate * batch, ...half.result, fsync }, bursts, spool, rss, finalFlushMs, ratio, keepsUp });
 process.stdout.write(`  (${path.relative(PROJECT_ROOT, file)})\n`);
 if (failures > 0) process.exitCode = 1;
