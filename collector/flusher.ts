@@ -74,6 +74,7 @@ export class Flusher {
   private running: Promise<void> | null = null;
   private failures = 0;
   private retryAt = 0;
+  private sealing: Promise<unknown> | null = null;
 
   constructor(
     private readonly spool: Spool,
@@ -105,19 +106,40 @@ export class Flusher {
   }
 
   private tick(force: boolean): Promise<void> {
-    if (this.running) return this.running;
+    if (this.running) {
+      // While a segment lands, the open one is still sealed when due: a segment stays near the
+      // policy's size however far landing lags (at saturation one open segment grew to 1.4 GB
+      // while earlier ones landed, and then landed as one).
+      this.sealIfDue();
+      return this.running;
+    }
     this.running = this.work(force).finally(() => {
       this.running = null;
     });
     return this.running;
   }
 
+  /** Whether the open segment holds the policy's reports, or has been open its time. */
+  private due(): boolean {
+    const open = this.spool.openSegment();
+    return open.reports >= this.policy.reports || (open.reports > 0 && Date.now() - open.openedAt >= this.policy.intervalMs);
+  }
+
+  private sealIfDue(): void {
+    if (this.sealing || this.spool.failed() || !this.due()) return;
+    // A seal that fails stops the spool (logged there); the next landing attempt reports it.
+    this.sealing = this.spool
+      .seal()
+      .catch(() => null)
+      .finally(() => {
+        this.sealing = null;
+      });
+  }
+
   private async work(force: boolean): Promise<void> {
     if (!force && Date.now() < this.retryAt) return;
     try {
-      const open = this.spool.openSegment();
-      const due = open.reports >= this.policy.reports || (open.reports > 0 && Date.now() - open.openedAt >= this.policy.intervalMs);
-      if ((force && open.bytes > 0) || due) await this.spool.seal();
+      if ((force && this.spool.openSegment().bytes > 0) || this.due()) await this.spool.seal();
       for (const segment of [...this.spool.sealed()]) {
         const started = performance.now();
         const landed = await this.land(segment);
