@@ -99,7 +99,8 @@ export class BatchPool {
 
   /**
    * Give the memory of spool lines a worker made back to the workers, once the spool has written
-   * them: nothing may read `lines` afterwards (its memory moves to another thread).
+   * them (or failed to): a shared slot is released to its worker, a buffer of their own moves to
+   * one. Nothing may read `lines` afterwards: the worker writes the next batch's lines there.
    */
   recycle(lines: Uint8Array): void {
     const owner = this.slotOf.get(lines.buffer);
