@@ -84,9 +84,14 @@ export class Flusher {
     private readonly log: Logger,
   ) {}
 
-  /** Check a few times a second whether the open segment is due, and land what is sealed. */
+  /**
+   * Check five times a second whether the open segment is due, and land what is sealed: at 240,000
+   * reports/s a segment overshoots COLLECTOR_FLUSH_REPORTS by at most ~50,000 (checked once a
+   * second, the first of a saturated run held 480,000, and landing it took the collector's RSS to
+   * ~800 MB).
+   */
   start(): void {
-    const every = Math.max(50, Math.min(1000, Math.floor(this.policy.intervalMs / 4)));
+    const every = Math.max(50, Math.min(200, Math.floor(this.policy.intervalMs / 4)));
     this.timer = setInterval(() => void this.tick(false), every);
     this.timer.unref();
     void this.tick(false);
