@@ -51,8 +51,6 @@ let taken = -1;
 /** Buffers kept for reuse, at most MAX_SPARE (a few batches' lines). */
 const spare: ArrayBuffer[] = [];
 const MAX_SPARE = 4;
-/** A new buffer is at least this large, so that most batches fit in a reused one. */
-const MIN_BUFFER_BYTES = 512 * 1024;
 
 function linesBuffer(size: number): Uint8Array {
   const slot = freeSlots.length > 0 && size <= slots[0]!.byteLength ? freeSlots.pop()! : -1;
@@ -63,7 +61,11 @@ function linesBuffer(size: number): Uint8Array {
   for (let i = 0; i < spare.length; i++) {
     if (spare[i]!.byteLength >= size) return new Uint8Array(spare.splice(i, 1)[0]!, 0, size);
   }
-  return new Uint8Array(new ArrayBuffer(Math.max(size, MIN_BUFFER_BYTES)), 0, size);
+  // Made to the lines' size. A least size (512 KiB, so that most batches would fit a reused one)
+  // made every small batch that found the slots held bring 512 KiB of young external memory to the
+  // event loop, and past 32 MB of it V8 scavenges at every new ArrayBuffer: 200 connections posting
+  // batches of 10 ran at 0.26× of the bare server with it, 0.57× without (bench:ingest).
+  return new Uint8Array(new ArrayBuffer(size), 0, size);
 }
 
 parentPort!.on('message', (task: BatchTask | RecycledLines | ReleasedSlot) => {

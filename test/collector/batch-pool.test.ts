@@ -97,6 +97,17 @@ describe('batch workers', () => {
       expect([a.buffer, b.buffer]).toContain(c.buffer);
       expect(Buffer.from(c).toString()).toBe(await expected(batch(2, 200)));
 
+      // A batch that finds all 16 slots held gets memory of its own, of its lines' size.
+      const held = [c];
+      for (let i = 0; i < 15; i++) held.push(await lines(batch(1, 300 + i)));
+      expect(held.every((l) => l.buffer instanceof SharedArrayBuffer)).toBe(true);
+      expect(new Set(held.map((l) => l.buffer)).size).toBe(16);
+      const own = await lines(batch(2, 400));
+      expect(own.buffer).toBeInstanceOf(ArrayBuffer);
+      expect(own.buffer.byteLength).toBe(own.byteLength);
+      expect(Buffer.from(own).toString()).toBe(await expected(batch(2, 400)));
+      for (const l of held) pool.recycle(l);
+
       // Lines larger than a slot get memory of their own, moved here, and moved back once recycled.
       const big = await lines(batch(5000, 1000));
       const memory = big.buffer.byteLength;
