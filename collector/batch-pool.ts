@@ -9,7 +9,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../lib/log.ts';
 import { checkBatch, type BatchLimits, type BatchOutcome, type BatchRequest } from './batch.ts';
-import type { BatchDone, BatchTask, BatchWorkerData, RecycledLines, ReleasedSlot } from './batch-worker.ts';
+import type { BatchDone, BatchTask, BatchWorkerData, RecycledLines } from './batch-worker.ts';
 
 const BOOT = new URL('../bin/ts-worker.js', import.meta.url);
 const MODULE = new URL('./batch-worker.ts', import.meta.url).href;
@@ -29,6 +29,8 @@ interface Slot {
   /** The memory it writes spool lines into, shared (batch-worker.ts), and this thread's views of it. */
   shared: SharedArrayBuffer[];
   views: Uint8Array[];
+  /** Its slots written since its last task: sent with the next one (BatchTask.released). */
+  released: number[];
 }
 
 /**
@@ -92,23 +94,20 @@ export class BatchPool {
     const id = this.nextId++;
     return new Promise<BatchOutcome>((resolve, reject) => {
       slot.pending.set(id, { resolve, reject });
-      const task: BatchTask = { id, raw, req };
+      const task: BatchTask = slot.released.length > 0 ? { id, raw, req, released: slot.released.splice(0) } : { id, raw, req };
       slot.worker.postMessage(task);
     });
   }
 
   /**
    * Give the memory of spool lines a worker made back to the workers, once the spool has written
-   * them (or failed to): a shared slot is released to its worker, a buffer of their own moves to
-   * one. Nothing may read `lines` afterwards: the worker writes the next batch's lines there.
+   * them (or failed to): a shared slot goes back to its worker with its next task, a buffer of
+   * their own moves to one. Nothing may read `lines` afterwards: the worker writes the next batch's lines there.
    */
   recycle(lines: Uint8Array): void {
     const owner = this.slotOf.get(lines.buffer);
     if (owner !== undefined) {
-      if (owner.slot.alive) {
-        const message: ReleasedSlot = { release: owner.index };
-        owner.slot.worker.postMessage(message);
-      }
+      if (owner.slot.alive) owner.slot.released.push(owner.index);
       return;
     }
     const memory = lines.buffer;
@@ -135,7 +134,7 @@ export class BatchPool {
       failedToLoad = reject;
     });
     ready.catch(() => {}); // also reported through `started` or the batches it fails
-    const slot: Slot = { worker, pending: new Map(), ready, alive: true, shared, views: shared.map((b) => new Uint8Array(b)) };
+    const slot: Slot = { worker, pending: new Map(), ready, alive: true, shared, views: shared.map((b) => new Uint8Array(b)), released: [] };
     shared.forEach((b, index) => this.slotOf.set(b, { slot, index }));
     worker.on('message', (m: { ready: true } | BatchDone) => {
       if ('ready' in m) {
