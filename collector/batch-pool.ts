@@ -102,7 +102,8 @@ export class BatchPool {
   /**
    * Give the memory of spool lines a worker made back to the workers, once the spool has written
    * them (or failed to): a shared slot goes back to its worker with its next task, a buffer of
-   * their own moves to one. Nothing may read `lines` afterwards: the worker writes the next batch's lines there.
+   * their own moves to one. Nothing may read `lines` afterwards: a worker writes the next batch's
+   * lines there.
    */
   recycle(lines: Uint8Array): void {
     const owner = this.slotOf.get(lines.buffer);

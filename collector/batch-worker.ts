@@ -26,7 +26,6 @@ export interface RecycledLines {
   recycle: ArrayBuffer;
 }
 
-
 export interface BatchWorkerData {
   module: string;
   limits: BatchLimits;
