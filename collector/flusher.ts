@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { fillSql, quotedIdentifier, quotedString, type Db } from '../warehouse/duckdb.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
 import { hostScratchDir, type WarehouseLayout } from '../warehouse/layout.ts';
-import { fsyncDir, listFiles } from '../lib/fsx.ts';
+import { fsyncDir, fsyncFile, listFiles } from '../lib/fsx.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Segment, Spool } from './spool.ts';
 import { observeLanding } from './metrics.ts';
@@ -176,12 +176,7 @@ export class Flusher {
       for (const file of written) {
         const rel = path.relative(scratch, file);
         const target = path.join(this.layout.rawReports, rel);
-        const handle = await fs.open(file, 'r');
-        try {
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
+        await fsyncFile(file);
         await fs.mkdir(path.dirname(target), { recursive: true });
         // A segment landed again after a crash has the same names: the rename replaces a file
         // with the same reports.
