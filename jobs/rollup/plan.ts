@@ -91,9 +91,10 @@ export async function planRollup(
   // A superseded state is removed once it is older than the grace time (pruneStates): until then
   // a run with nothing rebuilt has nothing to prune, and does not walk every state looking.
   const prunableBefore = Date.now() - config.snapshots.debrisGraceMs;
+  const inUse = new Set(reused);
   const pruneNeeded =
     rebuild.length > 0 ||
     [...states.keys()].some((k) => !byPartition.has(k)) ||
-    [...states.values()].some((l) => l.length > 1 && l.some((m) => !reused.includes(m) && Date.parse(m.builtAt) <= prunableBefore));
+    [...states.values()].some((l) => l.length > 1 && l.some((m) => !inUse.has(m) && Date.parse(m.builtAt) <= prunableBefore));
   return { runId: input.runId, asOf: input.asOf, customers, misplaced: quarantined, decisions, batches, reused, pruneNeeded };
 }

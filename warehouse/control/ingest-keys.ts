@@ -154,7 +154,6 @@ export class IngestKeyChecker {
   private lookedAt = Number.NEGATIVE_INFINITY;
   private refreshing: Promise<void> | null = null;
   private keys: readonly IngestKey[] = [];
-
   private loaded = false;
 
   constructor(
