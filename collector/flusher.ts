@@ -7,10 +7,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fillSql, quotedIdentifier, quotedString, type Db } from '../warehouse/duckdb.ts';
+import { fileList, fillSql, quotedIdentifier, quotedString, sqlFile, type Db } from '../warehouse/duckdb.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
 import { hostScratchDir, type WarehouseLayout } from '../warehouse/layout.ts';
-import { fsyncDir, fsyncFile, listFiles } from '../lib/fsx.ts';
+import { fsyncDir, fsyncFile, linkNoReplace, listFiles } from '../lib/fsx.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Segment, Spool } from './spool.ts';
 import { observeLanding } from './metrics.ts';
@@ -161,35 +161,24 @@ export class Flusher {
     }
   }
 
-  /** Land one sealed segment: Parquet per partition, each file complete before it appears. */
+  /**
+   * Land one sealed segment: Parquet per partition, each file complete before it appears, under
+   * names made from the segment's key (unique forever), never replacing a file.
+   */
   private async land(segment: Segment): Promise<LandedSegment> {
-    const scratch = path.join(hostScratchDir(this.layout), `collector-${process.pid}-${segment.seq}-${randomBytes(4).toString('hex')}`);
+    const scratch = path.join(hostScratchDir(this.layout), `collector-${process.pid}-${segment.key}-${randomBytes(4).toString('hex')}`);
     await fs.mkdir(scratch, { recursive: true });
     try {
-      const stem = `ingest-${this.spool.id}-${String(segment.seq).padStart(12, '0')}`;
+      const stem = `ingest-${this.spool.id}-${segment.key}`;
       const rows = await this.db.withSession((s) =>
         s.run(fillSql(segment.form === 'wrapped' ? LAND_WRAPPED_SQL : LAND_FLAT_SQL, { segment: quotedString(segment.file), dir: quotedString(scratch), pattern: quotedString(`${stem}-{i}`) })),
       );
-      const written = await listFiles(scratch, '.parquet');
-      const dirs = new Set<string>();
       const files: string[] = [];
-      for (const file of written) {
-        const rel = path.relative(scratch, file);
-        const target = path.join(this.layout.rawReports, rel);
-        await fsyncFile(file);
-        await fs.mkdir(path.dirname(target), { recursive: true });
-        // A segment landed again after a crash has the same names: the rename replaces a file
-        // with the same reports.
-        await fs.rename(file, target);
-        dirs.add(path.dirname(target));
-        files.push(target);
+      for (const [rel, written] of groupByFolder(scratch, await listFiles(scratch, '.parquet'))) {
+        files.push(...(await this.landPartition(path.join(this.layout.rawReports, rel), written, stem, scratch)));
       }
-      // The renamed entries, and the partition folders made for them, survive a crash.
-      const parents = new Set<string>();
-      for (const d of dirs) {
-        await fsyncDir(d);
-        parents.add(path.dirname(d));
-      }
+      // The partition folders made for them, and their parents, survive a crash.
+      const parents = new Set(files.map((f) => path.dirname(path.dirname(f))));
       for (const p of parents) await fsyncDir(p);
       if (parents.size > 0) await fsyncDir(this.layout.rawReports);
       return { seq: segment.seq, rows, files };
@@ -197,4 +186,52 @@ export class Flusher {
       await fs.rm(scratch, { recursive: true, force: true });
     }
   }
+
+  /**
+   * Place one partition's files of a segment in `dir`. Files of this segment already there were
+   * placed by an attempt that a crash cut short: when they hold all of its rows, nothing is placed
+   * again; when only some (a partition written as several files), the rest go in one more file.
+   */
+  private async landPartition(dir: string, written: string[], stem: string, scratch: string): Promise<string[]> {
+    await fs.mkdir(dir, { recursive: true });
+    const earlier = (await fs.readdir(dir)).filter((n) => n.startsWith(`${stem}-`) && n.endsWith('.parquet')).map((n) => path.join(dir, n));
+    let place = written;
+    if (earlier.length > 0) {
+      const rest = path.join(scratch, `rest-${randomBytes(4).toString('hex')}.parquet`);
+      const left = await this.db.withSession((s) => s.run(fillSql(sqlFile('landing_rest'), { written: fileList(written), landed: fileList(earlier), target: quotedString(rest) })));
+      this.log.warn({ dir, stem, landed: earlier.length, rowsLeft: left }, 'flusher: this segment was partly landed before a restart; landing only what is missing');
+      place = left > 0 ? [rest] : [];
+    }
+    const placed: string[] = [];
+    for (const file of place) {
+      await fsyncFile(file);
+      const name = place === written ? path.basename(file) : `${stem}-rest-${randomBytes(4).toString('hex')}.parquet`;
+      placed.push(await this.place(file, path.join(dir, name)));
+    }
+    if (placed.length > 0) await fsyncDir(dir);
+    return placed;
+  }
+
+  /**
+   * Link `file` in as `target`, never replacing a file: a name taken by another (which only a
+   * spool id shared by two collectors could cause) is logged and the file placed under another.
+   */
+  private async place(file: string, target: string): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      const name = attempt === 0 ? target : target.replace(/\.parquet$/, `-c${randomBytes(4).toString('hex')}.parquet`);
+      if (await linkNoReplace(file, name)) return name;
+      this.log.error({ target: name }, 'flusher: a landed file already has this name; placing the file under another name');
+      if (attempt >= 5) throw new Error(`could not find a free name for ${path.basename(target)}`);
+    }
+  }
+}
+
+/** Written files grouped by their partition folder (relative to `root`). */
+function groupByFolder(root: string, files: readonly string[]): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const file of files) {
+    const rel = path.relative(root, path.dirname(file));
+    groups.set(rel, [...(groups.get(rel) ?? []), file]);
+  }
+  return groups;
 }

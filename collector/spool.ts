@@ -13,6 +13,11 @@ import { processAlive } from '../lib/process.ts';
 import { observeSpoolSync } from './metrics.ts';
 
 export interface Segment {
+  /**
+   * The segment's name, unique forever: the spool's generation (the time its process opened it,
+   * and a random part) and the segment's number in that generation. Landed files are named from it.
+   */
+  key: string;
   seq: number;
   file: string;
   /**
@@ -30,8 +35,21 @@ export class SpoolBusyError extends Error {
   override name = 'SpoolBusyError';
 }
 
-const SEGMENT_RE = /^seg-(\d{12})(\.r)?\.ndjson$/;
-const segmentName = (seq: number) => `seg-${String(seq).padStart(12, '0')}.r.ndjson`;
+/**
+ * `seg-<generation>-<seq>.r.ndjson`; `seg-<seq>[.r].ndjson` without a generation was written by
+ * collectors before generations (renamed into one when found, see `open`).
+ */
+const SEGMENT_RE = /^seg-(?:(\d{13}[0-9a-f]{6})-)?(\d{12})(\.r)?\.ndjson$/;
+const segmentKey = (generation: string, seq: number) => `${generation}-${String(seq).padStart(12, '0')}`;
+const segmentName = (key: string, wrapped = true) => `seg-${key}${wrapped ? '.r' : ''}.ndjson`;
+
+/**
+ * A new generation: the time in ms (13 digits, so that names sort by age) and 6 random hex digits.
+ * A process opens the spool once (pid lock), so a generation names one process's segments.
+ */
+function newGeneration(): string {
+  return `${String(Date.now()).padStart(13, '0')}${randomBytes(3).toString('hex')}`;
+}
 
 interface Pending {
   data: Buffer;
@@ -57,6 +75,8 @@ export class Spool {
     readonly dir: string,
     /** Names this spool's landed files, so that collectors sharing a warehouse never collide. */
     readonly id: string,
+    /** This process's generation: its segments are `<generation>-<seq>`. */
+    private readonly generation: string,
     private active: Active,
     private readonly sealedSegments: Segment[],
     private readonly log: Logger,
@@ -70,9 +90,8 @@ export class Spool {
     await fs.mkdir(dir, { recursive: true });
     await takePidLock(dir);
     const id = await spoolId(dir);
-    const names = (await fs.readdir(dir)).filter((n) => SEGMENT_RE.test(n)).sort();
     const sealed: Segment[] = [];
-    for (const name of names) {
+    for (const name of await segmentNames(dir)) {
       const file = path.join(dir, name);
       const bytes = await cutTornTail(file);
       if (bytes === 0) {
@@ -80,12 +99,13 @@ export class Spool {
         continue;
       }
       const m = SEGMENT_RE.exec(name)!;
-      sealed.push({ seq: Number(m[1]), file, form: m[2] ? 'wrapped' : 'flat', bytes, reports: null });
+      const wrapped = m[3] !== undefined;
+      sealed.push({ key: segmentKey(m[1]!, Number(m[2])), seq: Number(m[2]), file, form: wrapped ? 'wrapped' : 'flat', bytes, reports: null });
     }
     if (sealed.length > 0) log.info({ segments: sealed.length, bytes: sealed.reduce((a, s) => a + s.bytes, 0) }, 'spool: replaying segments left by an earlier run');
-    const nextSeq = sealed.length > 0 ? sealed[sealed.length - 1]!.seq + 1 : 1;
-    const active = await openSegment(dir, nextSeq);
-    return new Spool(dir, id, active, sealed, log);
+    const generation = newGeneration();
+    const active = await openSegment(dir, generation, 1);
+    return new Spool(dir, id, generation, active, sealed, log);
   }
 
   /** Append lines (whole NDJSON lines); resolves once they are on disk (fsync), rejects if not. */
@@ -203,11 +223,11 @@ export class Spool {
 
   private async rotate(): Promise<Segment | null> {
     if (this.active.bytes === 0) return null;
-    const next = await openSegment(this.dir, this.active.seq + 1);
+    const next = await openSegment(this.dir, this.generation, this.active.seq + 1);
     const old = this.active;
     this.active = next;
     await old.handle.close();
-    const sealed: Segment = { seq: old.seq, file: old.file, form: old.form, bytes: old.bytes, reports: old.reports };
+    const sealed: Segment = { key: old.key, seq: old.seq, file: old.file, form: old.form, bytes: old.bytes, reports: old.reports };
     this.sealedSegments.push(sealed);
     return sealed;
   }
@@ -219,12 +239,32 @@ export class Spool {
   }
 }
 
-async function openSegment(dir: string, seq: number): Promise<Active> {
-  const file = path.join(dir, segmentName(seq));
-  const handle = await fs.open(file, 'a', 0o600);
+async function openSegment(dir: string, generation: string, seq: number): Promise<Active> {
+  const key = segmentKey(generation, seq);
+  const file = path.join(dir, segmentName(key));
+  // 'wx': a segment is never appended to twice (a name is never reused).
+  const handle = await fs.open(file, 'wx', 0o600);
   // The new file's entry must survive a crash before anything in it is acknowledged.
   await fsyncDir(dir);
-  return { seq, file, form: 'wrapped', bytes: 0, reports: 0, handle, openedAt: Date.now() };
+  return { key, seq, file, form: 'wrapped', bytes: 0, reports: 0, handle, openedAt: Date.now() };
+}
+
+/**
+ * The segment files of a spool folder, oldest first, every one with a generation: a segment left
+ * without one (by a collector before generations) is first renamed into a generation of its own,
+ * durably, so that the files it lands are named once and for all.
+ */
+async function segmentNames(dir: string): Promise<string[]> {
+  const names = (await fs.readdir(dir)).filter((n) => SEGMENT_RE.test(n));
+  const legacy = names.filter((n) => SEGMENT_RE.exec(n)![1] === undefined);
+  if (legacy.length === 0) return names.sort();
+  const generation = newGeneration();
+  for (const name of legacy) {
+    const m = SEGMENT_RE.exec(name)!;
+    await fs.rename(path.join(dir, name), path.join(dir, segmentName(segmentKey(generation, Number(m[2])), m[3] !== undefined)));
+  }
+  await fsyncDir(dir);
+  return (await fs.readdir(dir)).filter((n) => SEGMENT_RE.test(n)).sort();
 }
 
 /**

@@ -55,6 +55,21 @@ export async function moveFile(from: string, to: string): Promise<void> {
   await fs.rename(from, to);
 }
 
+/**
+ * Give `file` the further name `target` unless that name exists (a hard link: atomic, and never
+ * replaces a file as a rename would). True when linked, false when `target` was taken.
+ * Both must be on one file system.
+ */
+export async function linkNoReplace(file: string, target: string): Promise<boolean> {
+  try {
+    await fs.link(file, target);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
 /** A path that does not exist yet: `to`, or `to` with `.1`, `.2`... before its extension. */
 export async function freePath(to: string): Promise<string> {
   if (!(await exists(to))) return to;

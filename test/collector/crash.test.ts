@@ -1,8 +1,9 @@
-// Crash safety of the collector, with the real `p2ptel collect` process: under continuous load
-// (every report a unique id) it is killed with SIGKILL at random moments and restarted on the same
-// spool. Every report that got a success answer is in the landing area after the final SIGTERM
-// flush, and no half-written Parquet file is ever visible there (a watcher reads every file as soon
-// as it appears).
+// Crash safety of the collector, with real `p2ptel collect` processes: two collectors share the
+// warehouse under continuous load (every report a unique id); each is stopped with SIGKILL or
+// SIGTERM at random moments (mid-flush, mid-landing, right after one: the flush runs every 0.4 s)
+// and restarted on its spool, several times in a row. Every report that got a success answer is in
+// the landing area exactly once after the final SIGTERM flush, no report is there twice, and no
+// half-written Parquet file is ever visible there (a watcher reads every file as soon as it appears).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
@@ -18,8 +19,8 @@ import { PROJECT_ROOT } from '../../lib/version.ts';
 
 let wh: TestWarehouse;
 let key: string;
-let port: number;
-let spoolDir: string;
+/** The two collectors: each its port and spool. */
+let places: { port: number; spoolDir: string }[];
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -30,14 +31,16 @@ async function freePort(): Promise<number> {
   });
 }
 
-function startChild(): ChildProcess {
+function startChild(n: number): ChildProcess {
+  const { port, spoolDir } = places[n]!;
   return spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin/p2ptel.js'), 'collect', '--warehouse', wh.root, '--port', String(port), '--spool', spoolDir], {
     env: { ...process.env, LOG_LEVEL: 'warn', DUCKDB_THREADS: '1', DUCKDB_MEMORY_LIMIT: '512MB', COLLECTOR_FLUSH_SECONDS: '0.4', COLLECTOR_FLUSH_REPORTS: '1500' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
 }
 
-async function waitReady(child: ChildProcess): Promise<void> {
+async function waitReady(child: ChildProcess, n: number): Promise<void> {
+  const { port } = places[n]!;
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`collector exited with ${child.exitCode}`);
     try {
@@ -56,8 +59,8 @@ beforeAll(async () => {
   wh = await openTestWarehouse();
   await addTenant(wh.layout, { customerId: 'acme', name: 'ACME', cdnPricePerGb: null, savingsSharePct: 25 });
   key = (await addIngestKey(wh.layout, { customer: 'acme' })).key;
-  port = await freePort();
-  spoolDir = path.join(wh.root, 'spool', 'crash');
+  places = [];
+  for (const name of ['crash-a', 'crash-b']) places.push({ port: await freePort(), spoolDir: path.join(wh.root, 'spool', name) });
 }, 60_000);
 
 afterAll(async () => {
@@ -65,7 +68,7 @@ afterAll(async () => {
 });
 
 describe('collector crash safety', () => {
-  it('loses no acknowledged report across SIGKILLs, and never shows a partial Parquet file', async () => {
+  it('lands every acknowledged report exactly once across SIGKILLs and SIGTERMs, and never shows a partial Parquet file', async () => {
     const acked = new Set<string>();
     let counter = 0;
     let loading = true;
@@ -99,6 +102,7 @@ describe('collector crash safety', () => {
     // not acknowledged, so nothing of it is owed).
     const ts = new Date(Date.now() - 60_000);
     const sdk = async (n: number) => {
+      const { port } = places[n % 2]!;
       while (loading) {
         const ids: string[] = [];
         const reports = Array.from({ length: 40 }, () => {
@@ -120,33 +124,42 @@ describe('collector crash safety', () => {
       }
     };
 
-    let child = startChild();
-    await waitReady(child);
+    const children = [startChild(0), startChild(1)];
+    await Promise.all(children.map((c, n) => waitReady(c, n)));
     const load = Promise.all([0, 1, 2, 3].map(sdk));
-    for (let kill = 0; kill < 4; kill++) {
-      await new Promise((r) => setTimeout(r, 300 + Math.random() * 1200));
-      child.kill('SIGKILL');
-      await exited(child);
-      child = startChild();
-      await waitReady(child);
+    for (let stop = 0; stop < 6; stop++) {
+      await new Promise((r) => setTimeout(r, 200 + Math.random() * 1000));
+      const n = Math.floor(Math.random() * 2);
+      // At least one of each: a clean stop lands what it holds; a kill leaves it to the next start.
+      const signal = stop === 0 ? 'SIGTERM' : stop === 1 ? 'SIGKILL' : Math.random() < 0.5 ? 'SIGTERM' : 'SIGKILL';
+      children[n]!.kill(signal);
+      const code = await exited(children[n]!);
+      if (signal === 'SIGTERM') expect(code).toBe(0);
+      children[n] = startChild(n);
+      await waitReady(children[n]!, n);
     }
     await new Promise((r) => setTimeout(r, 800));
     loading = false;
     await load;
-    child.kill('SIGTERM');
-    expect(await exited(child)).toBe(0);
+    for (const child of children) child.kill('SIGTERM');
+    for (const child of children) expect(await exited(child)).toBe(0);
     await watcher;
 
     expect(problems).toEqual([]);
     expect(acked.size).toBeGreaterThan(1000);
     const files = await listFiles(wh.layout.rawReports, '.parquet');
+    const [counts] = await wh.db.withSession((s) =>
+      s.all<{ rows: number; ids: number }>(`SELECT count(*)::INTEGER AS rows, count(DISTINCT reportId)::INTEGER AS ids FROM read_parquet([${files.map((f) => quotedString(f)).join(', ')}])`),
+    );
     const landed = await wh.db.withSession((s) =>
       s.all<{ reportId: string }>(`SELECT DISTINCT reportId FROM read_parquet([${files.map((f) => quotedString(f)).join(', ')}])`),
     );
     const have = new Set(landed.map((r) => r.reportId));
     const missing = [...acked].filter((id) => !have.has(id));
     expect(missing).toEqual([]);
-    // The final flush left nothing behind in the spool.
-    expect((await fs.readdir(spoolDir)).filter((n) => n.startsWith('seg-'))).toEqual([]);
+    // Exactly once: no report landed twice (an unanswered request may have landed, once).
+    expect(counts!.rows).toBe(counts!.ids);
+    // The final flushes left nothing behind in the spools.
+    for (const { spoolDir } of places) expect((await fs.readdir(spoolDir)).filter((n) => n.startsWith('seg-'))).toEqual([]);
   }, 180_000);
 });

@@ -64,7 +64,7 @@ describe('the flusher', () => {
       expect(spool.sealed()).toEqual([]);
       // Three segments, each its own file (one partition each); every report once.
       const files = await listFiles(layout.rawReports, '.parquet');
-      expect(new Set(files.map((f) => /ingest-[^-]+-(\d{12})-/.exec(path.basename(f))![1])).size).toBe(3);
+      expect(new Set(files.map((f) => /ingest-[^-]+-[^-]+-(\d{12})-/.exec(path.basename(f))![1])).size).toBe(3);
       const duck = await (await DuckDBInstance.create(':memory:')).connect();
       const rows = await duck.runAndReadAll(`SELECT count(*)::INTEGER AS n, count(DISTINCT reportId)::INTEGER AS ids FROM read_parquet('${layout.rawReports}/**/*.parquet', hive_partitioning = false)`);
       expect(rows.getRowObjectsJson()).toEqual([{ n: 8, ids: 8 }]);
