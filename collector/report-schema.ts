@@ -1,6 +1,7 @@
 // One posted session report, checked against the column catalog (warehouse/report-columns.ts) so
-// that what the collector accepts is exactly what the warehouse reads: JSON names, types and ranges
-// of their Parquet types, id syntax, counters >= 0, maps, and `ts` within the accepted window.
+// that what the collector accepts is exactly what the warehouse reads: JSON names, types, the
+// catalog's bounds (the ones the warehouse's row rules quarantine a file beyond), id syntax,
+// counters >= 0, maps, and `ts` within the accepted window.
 // Unknown fields are dropped, not refused. The contract is a zod schema derived from the catalog
 // (SessionReportSchema); the hot path runs the same rules compiled into plain per-column checks
 // (zod costs ~100 ms per 500-report batch here, the whole budget many times over), and a test
@@ -12,7 +13,15 @@ import { parseStreamId } from '../warehouse/ids.ts';
 /** What a valid report becomes in the spool: the columns, with `ts` as epoch microseconds. */
 export type SpoolReport = Record<string, unknown> & { reportId: string; streamId: string; ts: number };
 
-const INT32_MAX = 2 ** 31 - 1;
+/**
+ * The greatest value of a number column, or of a map column's values: the catalog's bound, the
+ * one the warehouse's row rules quarantine a file beyond (warehouse/validate-rows.ts).
+ */
+function bound(col: ReportColumn): number {
+  if (col.max === null) throw new Error(`column ${col.name} has no bound in the catalog`);
+  return col.max;
+}
+const atMost = (max: number) => `must be at most ${max}`;
 /** The map columns: a report's only nested objects. */
 export const MAP_COLUMNS: readonly string[] = REPORT_COLUMNS.filter((c) => c.family === 'map').map((c) => c.name);
 /** Longest text value (ids, versions, regions): enough for any real one, bounded for the spool. */
@@ -106,22 +115,22 @@ export function isoToMicros(text: string): number | null {
 }
 
 function integer(col: ReportColumn): z.ZodType<number> {
-  const max = col.type === 'BIGINT' ? Number.MAX_SAFE_INTEGER : INT32_MAX;
+  const max = bound(col);
   // Every integer of a report counts or measures something: none is negative.
   return z
     .number({ error: 'must be a number' })
     // Not .int(): it also refuses unsafe integers, with the same message as fractions.
     .refine(Number.isInteger, 'must be a whole number')
     .min(0, col.counter ? 'a counter must be 0 or more' : 'must be 0 or more')
-    .max(max, `must be at most ${max}`);
+    .max(max, atMost(max));
 }
 
-function mapOf(valueType: string): z.ZodType {
-  const max = valueType === 'BIGINT' ? Number.MAX_SAFE_INTEGER : INT32_MAX;
+function mapOf(col: ReportColumn): z.ZodType {
+  const max = bound(col);
   return z
     .record(
       z.string().min(1, 'a map key must not be empty').max(MAX_MAP_KEY_LENGTH, `a map key is at most ${MAX_MAP_KEY_LENGTH} characters`).refine(wellFormed, NOT_UNICODE),
-      z.number({ error: 'a map value must be a number' }).refine(Number.isInteger, 'a map value must be a whole number').min(0, 'a map value must be 0 or more').max(max, `must be at most ${max}`),
+      z.number({ error: 'a map value must be a number' }).refine(Number.isInteger, 'a map value must be a whole number').min(0, 'a map value must be 0 or more').max(max, atMost(max)),
       { error: 'must be an object of counts' },
     )
     .refine((m) => Object.keys(m).length <= MAX_MAP_ENTRIES, `at most ${MAX_MAP_ENTRIES} entries`);
@@ -142,16 +151,14 @@ function fieldSchema(col: ReportColumn): z.ZodType {
     case 'integer':
       return integer(col);
     case 'float':
-      return z.number({ error: 'must be a number' }).min(0, 'must be 0 or more').max(1e9, 'must be at most 1e9');
+      return z.number({ error: 'must be a number' }).min(0, 'must be 0 or more').max(bound(col), atMost(bound(col)));
     case 'boolean':
       return z.boolean({ error: 'must be true or false' });
     case 'timestamp':
       // Checked against the clock by `reportSchema` below; here only its form.
       return z.union([z.string(), z.number()], { error: 'must be an ISO 8601 date-time with a zone, or epoch milliseconds' });
-    case 'map': {
-      const valueType = /,\s*(\w+)\)$/.exec(col.type)![1]!;
-      return mapOf(valueType);
-    }
+    case 'map':
+      return mapOf(col);
   }
 }
 
@@ -192,19 +199,21 @@ export function checkReportWithZod(value: unknown, window: TimeWindow): Verdict 
 type Check = (v: unknown) => string | null;
 
 function integerCheck(col: ReportColumn): Check {
-  const max = col.type === 'BIGINT' ? Number.MAX_SAFE_INTEGER : INT32_MAX;
+  const max = bound(col);
+  const tooLarge = atMost(max);
   const negative = col.counter ? 'a counter must be 0 or more' : 'must be 0 or more';
   return (v) => {
     if (typeof v !== 'number') return 'must be a number';
     if (!Number.isInteger(v)) return 'must be a whole number';
     if (v < 0) return negative;
-    if (v > max) return `must be at most ${max}`;
+    if (v > max) return tooLarge;
     return null;
   };
 }
 
-function mapCheck(valueType: string): Check {
-  const max = valueType === 'BIGINT' ? Number.MAX_SAFE_INTEGER : INT32_MAX;
+function mapCheck(col: ReportColumn): Check {
+  const max = bound(col);
+  const tooLarge = atMost(max);
   return (v) => {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'must be an object of counts';
     const keys = Object.keys(v);
@@ -216,7 +225,7 @@ function mapCheck(valueType: string): Check {
       if (typeof x !== 'number') return 'a map value must be a number';
       if (!Number.isInteger(x)) return 'a map value must be a whole number';
       if (x < 0) return 'a map value must be 0 or more';
-      if (x > max) return `must be at most ${max}`;
+      if (x > max) return tooLarge;
     }
     if (keys.length > MAX_MAP_ENTRIES) return `at most ${MAX_MAP_ENTRIES} entries`;
     return null;
@@ -248,14 +257,17 @@ function columnCheck(col: ReportColumn): Check {
     }
     case 'integer':
       return integerCheck(col);
-    case 'float':
-      return (v) => (typeof v !== 'number' ? 'must be a number' : v < 0 ? 'must be 0 or more' : v > 1e9 ? 'must be at most 1e9' : null);
+    case 'float': {
+      const max = bound(col);
+      const tooLarge = atMost(max);
+      return (v) => (typeof v !== 'number' ? 'must be a number' : v < 0 ? 'must be 0 or more' : v > max ? tooLarge : null);
+    }
     case 'boolean':
       return (v) => (typeof v === 'boolean' ? null : 'must be true or false');
     case 'timestamp':
       return (v) => (typeof v === 'string' || typeof v === 'number' ? null : 'must be an ISO 8601 date-time with a zone, or epoch milliseconds');
     case 'map':
-      return mapCheck(/,\s*(\w+)\)$/.exec(col.type)![1]!);
+      return mapCheck(col);
   }
 }
 
