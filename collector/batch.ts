@@ -10,7 +10,7 @@ import { gunzip, gunzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
 import { isUtf8 } from 'node:buffer';
 import { checkReport, MAP_COLUMNS, type SpoolReport, type TimeWindow } from './report-schema.ts';
-import { lineSpans, reportSpans, type ReportSpans } from './report-text.ts';
+import { lineSpans, MAX_NESTING, nestingExceeds, reportSpans, type ReportSpans } from './report-text.ts';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -25,7 +25,14 @@ export interface Rejection {
 export interface BatchLimits {
   maxInflatedBytes: number;
   maxReports: number;
+  /**
+   * Time a batch's reports may take to be read and checked (ms): past it, the rest is not read
+   * and the request is refused (413). Default: DEFAULT_MAX_CHECK_MS.
+   */
+  maxCheckMs?: number;
 }
+
+export const DEFAULT_MAX_CHECK_MS = 1000;
 
 /** How the request said its body is written. */
 export interface BatchRequest {
@@ -42,10 +49,20 @@ export type BatchProblem =
   | { code: 'unreadableBody'; detail: string }
   | { code: 'invalidJson'; detail: string }
   | { code: 'tooManyReports'; max: number }
+  | { code: 'tooDeep'; max: number }
+  | { code: 'tooSlow'; ms: number }
   | { code: 'foreignStream'; index: number }
   | { code: 'allRejected'; rejected: Rejection[] };
 
-export type BatchOutcome =
+/** What checking a batch cost: the per-key budgets are charged with it (collector/limits.ts). */
+export interface BatchWork {
+  /** Bytes of the body once inflated (as sent when not gzip'd). */
+  inflatedBytes: number;
+  /** Time spent inflating, reading and checking it. */
+  ms: number;
+}
+
+export type BatchOutcome = (
   | {
       ok: true;
       /** Reports in the request (what the rate limit counts). */
@@ -64,9 +81,13 @@ export type BatchOutcome =
       /** Reports in the request, when it could be read and was within the limit; else null. */
       reports: number | null;
       problem: BatchProblem;
-    };
+    }
+) & { work: BatchWork };
 
-const failed = (problem: BatchProblem, reports: number | null = null): BatchOutcome => ({ ok: false, reports, problem });
+/** An outcome without its cost yet (added by the entry points). */
+type Checked = BatchOutcome extends infer O ? (O extends unknown ? Omit<O, 'work'> : never) : never;
+
+const failed = (problem: BatchProblem, reports: number | null = null): Checked => ({ ok: false, reports, problem });
 
 const tooLargeInflated = (limits: BatchLimits): BatchProblem => ({
   code: 'tooLarge',
@@ -89,28 +110,48 @@ const freshBuffer: LinesBuffer = (size) => new Uint8Array(size);
  * buffer of its spool lines (a batch worker reuses buffers the event loop has written).
  */
 export function checkBatchSync(raw: Uint8Array, req: BatchRequest, limits: BatchLimits, output: LinesBuffer = freshBuffer): BatchOutcome {
+  const started = performance.now();
   let body: Uint8Array = raw;
   if (req.gzip) {
     try {
       body = gunzipSync(raw, { maxOutputLength: limits.maxInflatedBytes });
     } catch (err) {
-      return failed(inflateFailure(err, limits));
+      return costed(failed(inflateFailure(err, limits)), limits.maxInflatedBytes, started);
     }
   }
-  return checkInflated(body, req, limits, output);
+  return costed(checkInflated(body, req, limits, output, started), body.length, started);
 }
 
 /** Check a batch on the event loop's thread: inflating runs on libuv's pool. */
 export async function checkBatch(raw: Uint8Array, req: BatchRequest, limits: BatchLimits): Promise<BatchOutcome> {
+  const started = performance.now();
   let body: Uint8Array = raw;
   if (req.gzip) {
     try {
       body = await gunzipAsync(raw, { maxOutputLength: limits.maxInflatedBytes });
     } catch (err) {
-      return failed(inflateFailure(err, limits));
+      return costed(failed(inflateFailure(err, limits)), limits.maxInflatedBytes, started);
     }
   }
-  return checkInflated(body, req, limits, freshBuffer);
+  return costed(checkInflated(body, req, limits, freshBuffer, started), body.length, started);
+}
+
+function costed(outcome: Checked, inflatedBytes: number, started: number): BatchOutcome {
+  return { ...outcome, work: { inflatedBytes, ms: performance.now() - started } } as BatchOutcome;
+}
+
+/** A clock that says when a batch has used up its time (checked every few reports). */
+class Deadline {
+  private readonly at: number;
+  constructor(
+    started: number,
+    readonly ms: number,
+  ) {
+    this.at = started + ms;
+  }
+  passed(i: number): boolean {
+    return (i & 15) === 15 && performance.now() > this.at;
+  }
 }
 
 /** A report as it came: parsed, or the reason its line could not be (NDJSON only). */
@@ -120,9 +161,10 @@ type BodyItem = { ok: true; value: unknown } | { ok: false; reason: string };
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 const encoder = new TextEncoder();
 
-function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits, output: LinesBuffer): BatchOutcome {
+function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits, output: LinesBuffer, started: number): Checked {
   if (!req.gzip && body.length > limits.maxInflatedBytes) return failed({ code: 'tooLarge', detail: `The body is larger than ${limits.maxInflatedBytes} bytes.` });
-  const read = readReports(body, req.ndjson, limits);
+  const deadline = new Deadline(started, limits.maxCheckMs ?? DEFAULT_MAX_CHECK_MS);
+  const read = readReports(body, req.ndjson, limits, deadline);
   if ('code' in read) return failed(read);
   const { items, spans } = read;
   if (items.length > limits.maxReports) return failed({ code: 'tooManyReports', max: limits.maxReports });
@@ -138,21 +180,23 @@ function checkInflated(body: Uint8Array, req: BatchRequest, limits: BatchLimits,
 
   const rejected: Rejection[] = [];
   const accepted: Accepted[] = [];
-  items.forEach((item, index) => {
+  for (let index = 0; index < items.length; index++) {
+    if (deadline.passed(index)) return failed({ code: 'tooSlow', ms: deadline.ms }, items.length);
+    const item = items[index]!;
     if (!item.ok) {
       rejected.push({ index, field: null, reason: item.reason });
-      return;
+      continue;
     }
     const r = checkReport(item.value, req.window);
     if (!r.ok) {
       rejected.push({ index, field: r.field, reason: r.reason });
-      return;
+      continue;
     }
     // Its own text only when the parsed report is that text, key for key: no unknown field was
     // dropped (checkReport kept the parsed object) and no key of the text was a duplicate.
     const own = spans !== null && r.report === item.value && spans.keys[index] === keyCount(r.report);
     accepted.push(own ? { ts: r.report.ts, span: index } : { ts: r.report.ts, text: encoder.encode(JSON.stringify(r.report)) });
-  });
+  }
   if (accepted.length === 0 && rejected.length > 0) return failed({ code: 'allRejected', rejected }, items.length);
   return { ok: true, reports: items.length, accepted: accepted.length, lines: spoolLines(body, spans, accepted, output), rejected };
 }
@@ -172,23 +216,25 @@ interface BodyReports {
  * reports cannot be told apart for sure, or whose pieces are not all JSON, or one that is not
  * UTF-8, is read whole, as it always was; its errors are told from that reading.
  */
-function readReports(body: Uint8Array, ndjson: boolean, limits: BatchLimits): BodyReports | BatchProblem {
+function readReports(body: Uint8Array, ndjson: boolean, limits: BatchLimits, deadline: Deadline): BodyReports | BatchProblem {
   const utf8 = isUtf8(body);
-  if (utf8) {
-    const view = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-    if (ndjson) {
-      const parsed = ndjsonItems(bodyLines(view), limits);
-      if ('code' in parsed) return parsed;
-      return { items: parsed.items, spans: parsed.lineOf === null ? null : lineSpans(body, parsed.lineOf) };
-    }
-    const byReport = jsonReports(view, limits);
+  // Read a report at a time, nesting is bounded on the way (report-text.ts); any other reading is
+  // JSON.parse of a whole text, which takes any depth: the depth is read first.
+  if (utf8 && !ndjson) {
+    const byReport = jsonReports(Buffer.from(body.buffer, body.byteOffset, body.byteLength), limits, deadline);
     if (byReport !== null) return byReport;
+  }
+  if (nestingExceeds(body, MAX_NESTING)) return TOO_DEEP;
+  if (utf8 && ndjson) {
+    const parsed = ndjsonItems(bodyLines(Buffer.from(body.buffer, body.byteOffset, body.byteLength)), limits, deadline);
+    if ('code' in parsed) return parsed;
+    return { items: parsed.items, spans: parsed.lineOf === null ? null : lineSpans(body, parsed.lineOf) };
   }
   // The reports' own text, when it can be told for sure: valid UTF-8 (what JSON.parse read, since
   // the decoder replaces nothing then), and the wrapper's keys all distinct (an escaped second
   // "reports" key would otherwise hide the array JSON.parse read).
   const text = decoder.decode(body);
-  const parsed = ndjson ? ndjsonItems(text.split('\n'), limits) : jsonItems(text);
+  const parsed = ndjson ? ndjsonItems(text.split('\n'), limits, deadline) : jsonItems(text);
   if ('code' in parsed) return parsed;
   let spans: ReportSpans | null = null;
   if (utf8) {
@@ -208,7 +254,7 @@ function readReports(body: Uint8Array, ndjson: boolean, limits: BatchLimits): Bo
  * keys are those the text shows, "reports" among them), and each report must parse. The body is
  * then JSON, and what JSON.parse reads of it whole is that wrapper holding these reports.
  */
-function jsonReports(body: Buffer, limits: BatchLimits): BodyReports | null {
+function jsonReports(body: Buffer, limits: BatchLimits, deadline: Deadline): BodyReports | BatchProblem | null {
   const spans = reportSpans(body, limits.maxReports);
   if (spans === null) return null;
   try {
@@ -216,7 +262,10 @@ function jsonReports(body: Buffer, limits: BatchLimits): BodyReports | null {
     const empty = (v: unknown) => Array.isArray(v) && v.length === 0;
     if (spans.topKeys < 0 ? !empty(wrapper) : !isObject(wrapper) || !empty(wrapper['reports']) || Object.keys(wrapper).length !== spans.topKeys) return null;
     const items: BodyItem[] = new Array<BodyItem>(spans.count);
-    for (let i = 0; i < spans.count; i++) items[i] = { ok: true, value: JSON.parse(body.toString('utf8', spans.start[i], spans.end[i])) };
+    for (let i = 0; i < spans.count; i++) {
+      if (deadline.passed(i)) return { code: 'tooSlow', ms: deadline.ms };
+      items[i] = { ok: true, value: JSON.parse(body.toString('utf8', spans.start[i], spans.end[i])) };
+    }
     return { items, spans };
   } catch {
     return null;
@@ -236,6 +285,8 @@ function* bodyLines(body: Buffer): Generator<string> {
 }
 
 const LF = 0x0a;
+
+const TOO_DEEP: BatchProblem = { code: 'tooDeep', max: MAX_NESTING };
 
 /** An accepted report: its ts (epoch µs), and its own text (a span of the body) or its serialisation. */
 type Accepted = { ts: number; span: number } | { ts: number; text: Uint8Array };
@@ -318,7 +369,7 @@ function jsonItems(text: string): BodyItems | BatchProblem {
 }
 
 /** The items of an NDJSON body, from its lines (split at each line feed). */
-function ndjsonItems(lines: Iterable<string>, limits: BatchLimits): BodyItems | BatchProblem {
+function ndjsonItems(lines: Iterable<string>, limits: BatchLimits, deadline: Deadline): BodyItems | BatchProblem {
   const items: BodyItem[] = [];
   const lineOf: number[] = [];
   let parsed = 0;
@@ -326,6 +377,7 @@ function ndjsonItems(lines: Iterable<string>, limits: BatchLimits): BodyItems | 
   for (const line of lines) {
     n++;
     if (line.trim() === '') continue;
+    if (deadline.passed(n)) return { code: 'tooSlow', ms: deadline.ms };
     // Counted before parsing: a body of too many lines is refused without parsing them all.
     if (items.length >= limits.maxReports) return { items: [...items, { ok: false, reason: 'over the limit' }], topKeys: -1, lineOf: null };
     lineOf.push(n);

@@ -18,6 +18,10 @@ export function mediaType(ctx: Context): string {
 
 /** Check what can be checked from the headers alone, before a byte of the body is read. */
 export function checkHeaders(ctx: Context, limits: BodyLimits): void {
+  // Node reads a chunked body whatever codings are listed before `chunked`, and would hand over a
+  // body still in them: any coding but `chunked` alone is refused (RFC 9112: 501).
+  const transfer = ctx.get('Transfer-Encoding');
+  if (transfer !== '' && transfer.trim().toLowerCase() !== 'chunked') throw ingestProblems.unsupportedTransferEncoding();
   if (!MEDIA_TYPES.has(mediaType(ctx))) throw ingestProblems.unsupportedMediaType();
   const encoding = (ctx.get('Content-Encoding') || 'identity').trim().toLowerCase();
   if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') throw ingestProblems.unsupportedEncoding();

@@ -5,7 +5,7 @@ import type { Logger } from '../lib/log.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { Spool } from './spool.ts';
 import type { Flusher } from './flusher.ts';
-import type { KeyRateLimiter } from './limits.ts';
+import type { TokenBuckets, WorkBudgets } from './limits.ts';
 import type { BatchPool } from './batch-pool.ts';
 import type { IngestKeyChecker } from '../warehouse/control/ingest-keys.ts';
 
@@ -17,7 +17,12 @@ export interface CollectorDeps {
   flusher: Flusher;
   /** What a presented ingest key may write (keys and tenants looked at every revocationPollMs). */
   keys: IngestKeyChecker;
-  limiter: KeyRateLimiter;
+  /** Reports per ingest key. */
+  limiter: TokenBuckets;
+  /** Bytes inflated and time spent checking, per ingest key. */
+  budgets: WorkBudgets;
+  /** Refused keys per client address. */
+  keyFailures: TokenBuckets;
   /** Checks posted batches (worker threads, or in process). */
   batches: BatchPool;
   /** The clock reports' `ts` is checked against (a parameter so tests can pin it). */

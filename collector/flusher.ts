@@ -144,7 +144,9 @@ export class Flusher {
   private async work(force: boolean): Promise<void> {
     if (!force && Date.now() < this.retryAt) return;
     try {
-      if ((force && this.spool.openSegment().bytes > 0) || this.due()) await this.spool.seal();
+      // A spool that cannot write cannot seal either (it tries again on its own): what is sealed
+      // already is landed meanwhile.
+      if (!this.spool.failed() && ((force && this.spool.openSegment().bytes > 0) || this.due())) await this.spool.seal();
       for (const segment of [...this.spool.sealed()]) {
         const started = performance.now();
         const landed = await this.land(segment);
@@ -154,9 +156,9 @@ export class Flusher {
       }
       this.failures = 0;
     } catch (err) {
-      // The segment stays in the spool; try again later, backing off up to a minute.
+      // The segment stays in the spool; try again later, backing off up to 15 s.
       this.failures++;
-      this.retryAt = Date.now() + Math.min(60_000, 500 * 2 ** Math.min(this.failures, 7));
+      this.retryAt = Date.now() + Math.min(15_000, 500 * 2 ** Math.min(this.failures, 5));
       this.log.error({ err, failures: this.failures }, 'flusher: landing failed; will retry');
     }
   }

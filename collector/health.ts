@@ -1,7 +1,7 @@
 // The collector's liveness, readiness (the spool takes writes and has room) and its OpenAPI document.
 import type { Router } from '@koa/router';
 import { ingestProblems } from './problems.ts';
-import { SPOOL_FULL_RETRY_SECONDS, spoolHasRoom } from './limits.ts';
+import { SPOOL_FULL_RETRY_SECONDS, SPOOL_RETRY_SECONDS, spoolHasRoom } from './limits.ts';
 import { COLLECTOR_OPENAPI_JSON } from './openapi.ts';
 import type { CollectorDeps } from './deps.ts';
 
@@ -12,7 +12,8 @@ export function collectorHealthRoutes(router: Router, deps: CollectorDeps): void
   });
 
   router.get('/readyz', (ctx) => {
-    if (deps.spool.failed()) throw ingestProblems.unavailable(30);
+    const failure = deps.spool.failed();
+    if (failure) throw ingestProblems.spoolFailing(failure, SPOOL_RETRY_SECONDS);
     if (!spoolHasRoom(deps.spool, deps.config.spoolMaxBytes)) throw ingestProblems.spoolFull(SPOOL_FULL_RETRY_SECONDS);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { status: 'ready', spool: { bytes: deps.spool.bytes(), sealedSegments: deps.spool.sealed().length } };

@@ -51,6 +51,7 @@ const landingSeconds = new client.Histogram({
 interface SpoolLevels {
   bytes(): number;
   sealed(): readonly unknown[];
+  failed(): Error | null;
 }
 
 /** The spools of the collectors running in this process (one, but for tests). */
@@ -73,6 +74,27 @@ new client.Gauge({
     this.set([...spools].reduce((n, s) => n + s.sealed().length, 0));
   },
 });
+
+new client.Gauge({
+  name: 'p2ptel_collector_spool_failing',
+  help: 'Spools that cannot write now (1 while a disk-full or out-of-descriptors error lasts: requests get 503, and the spool tries again every few seconds)',
+  registers: [registry],
+  collect() {
+    this.set([...spools].filter((s) => s.failed() !== null).length);
+  },
+});
+
+const spoolErrors = new client.Counter({
+  name: 'p2ptel_collector_spool_write_errors_total',
+  help: "Failed spool writes (a write, fsync or new segment), by error code; each makes the spool refuse reports until it writes again",
+  labelNames: ['code'] as const,
+  registers: [registry],
+});
+
+/** A spool write failed with `err`. */
+export function countSpoolError(err: Error): void {
+  spoolErrors.labels((err as NodeJS.ErrnoException).code ?? 'other').inc();
+}
 
 /** One group commit of the spool: its write + fdatasync took `seconds`. */
 export function observeSpoolSync(seconds: number): void {

@@ -5,17 +5,25 @@ import type { BatchProblem, Rejection } from './batch.ts';
 
 export type KeyProblem = 'missing' | 'malformed' | 'unknown' | 'revoked' | 'no_tenant';
 
-const KEY_DETAILS: Record<KeyProblem, string> = {
-  missing: 'Send an ingest key as "X-Ingest-Key: <key>" (or ?key=<key> with navigator.sendBeacon).',
-  malformed: 'This is not an ingest key.',
-  unknown: 'This ingest key is not known.',
-  revoked: 'This ingest key has been revoked.',
-  no_tenant: 'The tenant of this ingest key no longer exists.',
-};
+const MISSING_KEY = 'Send an ingest key as "X-Ingest-Key: <key>" (or ?key=<key> with navigator.sendBeacon).';
+/** One answer for every refused key: it does not tell a guess apart from a revoked key (the log does). */
+const REFUSED_KEY = 'This ingest key is not valid.';
 
 export const ingestProblems = {
   invalidKey: (reason: KeyProblem) =>
-    new ApiError(401, reason === 'missing' ? 'missing_ingest_key' : 'invalid_ingest_key', 'Ingest key required', KEY_DETAILS[reason]),
+    reason === 'missing'
+      ? new ApiError(401, 'missing_ingest_key', 'Ingest key required', MISSING_KEY)
+      : new ApiError(401, 'invalid_ingest_key', 'Ingest key required', REFUSED_KEY),
+  tooManyKeyFailures: (retryAfterSeconds: number) =>
+    new ApiError(429, 'too_many_key_failures', 'Too many refused keys', 'Too many requests from this address were refused for their key; retry later.', {}, { 'Retry-After': String(retryAfterSeconds) }),
+  unsupportedTransferEncoding: () =>
+    new ApiError(501, 'unsupported_transfer_encoding', 'Unsupported transfer coding', 'Send the body as is, or chunked (Transfer-Encoding: chunked); compress it with Content-Encoding: gzip.'),
+  tooDeep: (max: number) =>
+    new ApiError(400, 'invalid_json', 'Invalid JSON', `The body nests arrays and objects more than ${max} deep; a report needs two levels, its maps three.`, { maxNesting: max }),
+  tooCostly: (ms: number) =>
+    new ApiError(413, 'too_costly', 'Batch too costly', `The batch took more than ${ms} ms to read and check; send smaller batches.`, { maxCheckMs: ms }),
+  overBudget: (retryAfterSeconds: number) =>
+    new ApiError(429, 'rate_limited', 'Too much work', 'This ingest key sends more data than allowed (inflated bytes or checking time per second); retry later.', {}, { 'Retry-After': String(retryAfterSeconds) }),
   foreignStream: (index: number) =>
     new ApiError(403, 'forbidden_stream', 'Stream not accessible', 'A report names a stream that is not attributed to the customer of this ingest key; nothing was stored.', { index }),
   unsupportedMediaType: () =>
@@ -36,6 +44,15 @@ export const ingestProblems = {
     new ApiError(429, 'rate_limited', 'Too many reports', 'This ingest key sends more reports than allowed; retry later.', {}, { 'Retry-After': String(retryAfterSeconds) }),
   spoolFull: (retryAfterSeconds: number) =>
     new ApiError(503, 'overloaded', 'Collector overloaded', 'The collector cannot keep more reports right now; retry later.', {}, { 'Retry-After': String(retryAfterSeconds) }),
+  spoolFailing: (err: Error, retryAfterSeconds: number) =>
+    new ApiError(
+      503,
+      'unavailable',
+      'Collector unavailable',
+      `The spool cannot write (${(err as NodeJS.ErrnoException).code ?? 'an I/O error'}); the collector tries again every few seconds and takes reports as soon as it can.`,
+      {},
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
   unavailable: (retryAfterSeconds: number) =>
     new ApiError(503, 'unavailable', 'Collector unavailable', 'The collector cannot store reports right now; retry later.', {}, { 'Retry-After': String(retryAfterSeconds) }),
 };
@@ -55,5 +72,9 @@ export function batchProblem(p: BatchProblem): ApiError {
       return ingestProblems.foreignStream(p.index);
     case 'allRejected':
       return ingestProblems.allRejected(p.rejected);
+    case 'tooDeep':
+      return ingestProblems.tooDeep(p.max);
+    case 'tooSlow':
+      return ingestProblems.tooCostly(p.ms);
   }
 }

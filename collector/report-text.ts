@@ -8,6 +8,13 @@
 // plainly or with escapes) must never reach the spool as it came. Anything unexpected makes the
 // report (or the whole body) fall back to serialising.
 
+/**
+ * Most containers open at once in a body: a report needs two levels (the wrapper's array and the
+ * report), its maps a third, the `{"reports": ...}` wrapper a fourth; the rest is room for unknown
+ * fields, which are ignored.
+ */
+export const MAX_NESTING = 8;
+
 /** The reports of a body: report i is bytes [start[i], end[i]), holding keys[i] keys. */
 export interface ReportSpans {
   /** How many reports: the arrays below may be longer. */
@@ -115,7 +122,7 @@ export function reportSpans(body: Uint8Array, capacity: number): ReportSpans | n
       }
       if (elementStart < 0 && c === OPEN_OBJECT) {
         // A report (the usual element): read to its closing brace in one tight loop.
-        const close = objectEnd(body, i);
+        const close = objectEnd(body, i, MAX_NESTING - depth);
         if (close < 0) return null;
         elementStart = i;
         keys[element] = scannedKeys;
@@ -129,7 +136,7 @@ export function reportSpans(body: Uint8Array, capacity: number): ReportSpans | n
       else if (c === OPEN_OBJECT || c === OPEN_ARRAY) return null;
     }
     if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      depth++;
+      if (++depth > MAX_NESTING) return null;
       if (c === OPEN_ARRAY && !done && !inArray && ((!wrapped && depth === 1) || (wrapped && depth === 2 && reportsValueNext))) {
         inArray = true;
         arrayDepth = depth;
@@ -183,7 +190,7 @@ export function lineSpans(body: Uint8Array, lineOf: readonly number[]): ReportSp
     while (to > from && isSpace(body[to - 1]!)) to--;
     start[k] = from;
     end[k] = to;
-    if (body[from] === OPEN_OBJECT && objectEnd(body, from) === to - 1) {
+    if (body[from] === OPEN_OBJECT && objectEnd(body, from, MAX_NESTING) === to - 1) {
       keys[k] = scannedKeys;
       if (scannedLineBreak) multiline[k] = 1;
     }
@@ -214,9 +221,10 @@ CLASS[CR] = IS_LINE_BREAK;
 
 /**
  * The index of the brace that closes the object opening at `from`, counting its keys (its colons
- * outside strings) into `scannedKeys`; -1 when the body ends first.
+ * outside strings) into `scannedKeys`; -1 when the body ends first, or when containers nest more
+ * than `maxDepth` deep (the object itself counts one).
  */
-function objectEnd(body: Uint8Array, from: number): number {
+function objectEnd(body: Uint8Array, from: number, maxDepth: number): number {
   const n = body.length;
   let depth = 1;
   let keys = 0;
@@ -228,7 +236,7 @@ function objectEnd(body: Uint8Array, from: number): number {
       j = stringEnd(body, j);
       if (j < 0) return -1;
     } else if (k === IS_OPEN) {
-      depth++;
+      if (++depth > maxDepth) return -1;
     } else if (k === IS_CLOSE) {
       if (--depth === 0) {
         scannedKeys = keys;
@@ -242,6 +250,31 @@ function objectEnd(body: Uint8Array, from: number): number {
     }
   }
   return -1;
+}
+
+/**
+ * Whether containers (arrays and objects, outside strings) nest more than `max` deep anywhere in
+ * `body`, the NDJSON lines of a body counted as one text. Read before JSON.parse builds anything:
+ * JSON.parse takes any depth, and a few kilobytes of gzip inflate to millions of nested arrays that
+ * cost it seconds and hundreds of megabytes. A report needs two levels and its maps three
+ * (`{"reports": [{"bytesByPath": {...}}]}` is four).
+ */
+export function nestingExceeds(body: Uint8Array, max: number): boolean {
+  const n = body.length;
+  let depth = 0;
+  for (let j = 0; j < n; j++) {
+    const k = CLASS[body[j]!]!;
+    if (k === OTHER || k === IS_COLON || k === IS_LINE_BREAK) continue;
+    if (k === IS_QUOTE) {
+      j = stringEnd(body, j);
+      if (j < 0) return false;
+    } else if (k === IS_OPEN) {
+      if (++depth > max) return true;
+    } else if (depth > 0) {
+      depth--;
+    }
+  }
+  return false;
 }
 
 /** The index of the quote that closes the string opening at `from` (escapes skipped), or -1. */

@@ -10,7 +10,7 @@ import { checkHeaders, gzipped, mediaType, readBody } from './body.ts';
 import type { BatchOutcome, Rejection } from './batch.ts';
 import type { TimeWindow } from './report-schema.ts';
 import { batchProblem, ingestProblems } from './problems.ts';
-import { SPOOL_FULL_RETRY_SECONDS, spoolHasRoom } from './limits.ts';
+import { SPOOL_FULL_RETRY_SECONDS, SPOOL_RETRY_SECONDS, spoolHasRoom } from './limits.ts';
 import type { CollectorDeps } from './deps.ts';
 import { countReports } from './metrics.ts';
 
@@ -29,6 +29,24 @@ export function ingestCors() {
   };
 }
 
+/**
+ * The key a request presents, checked. A client address that presented too many refused keys
+ * lately gets 429 before its key is even looked at, so guessing keys gains nothing.
+ */
+async function checkKey(ctx: Context, deps: CollectorDeps) {
+  const address = ctx.ip;
+  const wait = deps.keyFailures.retryAfter(address);
+  if (wait > 0) throw ingestProblems.tooManyKeyFailures(wait);
+  const presented = ctx.get('X-Ingest-Key') || (typeof ctx.query['key'] === 'string' ? ctx.query['key'] : '');
+  const key = await deps.keys.check(presented.trim() === '' ? null : presented.trim());
+  if (key.ok) return key;
+  if (key.reason !== 'missing') {
+    deps.keyFailures.consume(address, 1);
+    deps.log.info({ address, reason: key.reason }, 'collector: an ingest key was refused');
+  }
+  throw ingestProblems.invalidKey(key.reason);
+}
+
 export interface IngestResult {
   accepted: number;
   rejected: Rejection[];
@@ -44,14 +62,14 @@ export function sessionReportsRoute(router: Router, deps: CollectorDeps): void {
   });
 
   router.post(SESSION_REPORTS_PATH, async (ctx) => {
-    const { config, spool, limiter } = deps;
-    const presented = ctx.get('X-Ingest-Key') || (typeof ctx.query['key'] === 'string' ? ctx.query['key'] : '');
-    const key = await deps.keys.check(presented.trim() === '' ? null : presented.trim());
-    if (!key.ok) throw ingestProblems.invalidKey(key.reason);
+    const { config, spool, limiter, budgets } = deps;
+    const key = await checkKey(ctx, deps);
     checkHeaders(ctx, config);
     const wait = limiter.retryAfter(key.key.id);
     if (wait > 0) throw ingestProblems.rateLimited(wait);
-    if (spool.failed()) throw ingestProblems.unavailable(30);
+    const over = budgets.retryAfter(key.key.id);
+    if (over > 0) throw ingestProblems.overBudget(over);
+    if (spool.failed()) throw ingestProblems.unavailable(SPOOL_RETRY_SECONDS);
     if (!spoolHasRoom(spool, config.spoolMaxBytes)) throw ingestProblems.spoolFull(SPOOL_FULL_RETRY_SECONDS);
 
     const raw = await readBody(ctx, config);
@@ -60,6 +78,7 @@ export function sessionReportsRoute(router: Router, deps: CollectorDeps): void {
     let outcome: BatchOutcome;
     try {
       outcome = await deps.batches.check(raw, { gzip: gzipped(ctx), ndjson: mediaType(ctx).endsWith('ndjson'), customerId: key.customerId, window });
+      budgets.charge(key.key.id, outcome.work);
     } catch (err) {
       // A batch worker died under this batch (logged by the pool): nothing was stored.
       deps.log.error({ err }, 'collector: a batch could not be checked');
@@ -71,8 +90,8 @@ export function sessionReportsRoute(router: Router, deps: CollectorDeps): void {
       try {
         await spool.append(Buffer.from(outcome.lines.buffer, outcome.lines.byteOffset, outcome.lines.byteLength), outcome.accepted);
       } catch {
-        // Logged by the spool; nothing of this request is acknowledged.
-        throw ingestProblems.unavailable(30);
+        // Logged by the spool, which tries again on its own; nothing of this request is acknowledged.
+        throw ingestProblems.unavailable(SPOOL_RETRY_SECONDS);
       } finally {
         // Written and fsynced (or failed): its memory goes back to the workers for the next batch's lines.
         deps.batches.recycle(outcome.lines);

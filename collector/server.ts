@@ -14,7 +14,7 @@ import { IngestKeyChecker } from '../warehouse/control/ingest-keys.ts';
 import { Revocation } from '../warehouse/control/revocation.ts';
 import { Spool } from './spool.ts';
 import { Flusher } from './flusher.ts';
-import { KeyRateLimiter } from './limits.ts';
+import { keyFailureLimiter, reportLimiter, WorkBudgets } from './limits.ts';
 import { BatchPool } from './batch-pool.ts';
 import { createCollectorApp } from './app.ts';
 import { watchSpool } from './metrics.ts';
@@ -61,8 +61,10 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
     spool,
     flusher,
     keys: new IngestKeyChecker(layout, c.revocationPollMs, revocation, log),
-    limiter: new KeyRateLimiter(c.rateLimitPerKey, c.maxReports),
-    batches: new BatchPool(c.workers, { maxInflatedBytes: c.maxInflatedBytes, maxReports: c.maxReports }, log),
+    limiter: reportLimiter(c.rateLimitPerKey, c.maxReports),
+    budgets: new WorkBudgets(c),
+    keyFailures: keyFailureLimiter(c.keyFailuresPerAddress),
+    batches: new BatchPool(c.workers, { maxInflatedBytes: c.maxInflatedBytes, maxReports: c.maxReports, maxCheckMs: c.maxCheckMs }, log),
     now: opts.now ?? Date.now,
   };
   flusher.start(); // lands what an earlier run left first

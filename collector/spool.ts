@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { fsyncDir } from '../lib/fsx.ts';
 import type { Logger } from '../lib/log.ts';
 import { processAlive } from '../lib/process.ts';
-import { observeSpoolSync } from './metrics.ts';
+import { countSpoolError, observeSpoolSync } from './metrics.ts';
 
 export interface Segment {
   /**
@@ -61,6 +61,8 @@ interface Pending {
 interface Active extends Segment {
   handle: fs.FileHandle;
   openedAt: number;
+  /** After a failed write: closed, cut back to what was acknowledged, and sealed (or removed). */
+  retired: boolean;
 }
 
 export class Spool {
@@ -70,6 +72,10 @@ export class Spool {
   private writing = false;
   private failure: Error | null = null;
   private closed = false;
+  private recovery: NodeJS.Timeout | null = null;
+  private recoveryAttempts = 0;
+  /** The next segment's number in this generation (a number is never tried twice). */
+  private nextSeq: number;
 
   private constructor(
     readonly dir: string,
@@ -80,7 +86,9 @@ export class Spool {
     private active: Active,
     private readonly sealedSegments: Segment[],
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.nextSeq = active.seq + 1;
+  }
 
   /**
    * Open (or create) a spool folder: take its pid lock, keep the segments an earlier process left
@@ -151,7 +159,7 @@ export class Spool {
     return { reports: this.active.reports ?? 0, bytes: this.active.bytes, openedAt: this.active.openedAt };
   }
 
-  /** The error that stopped the spool (a failed write or fsync), or null. */
+  /** The error that stopped the spool's writes (a failed write or fsync), or null; it tries again on its own. */
   failed(): Error | null {
     return this.failure;
   }
@@ -160,8 +168,9 @@ export class Spool {
   async close(): Promise<void> {
     while (this.writing) await new Promise((r) => setTimeout(r, 5));
     this.closed = true;
+    if (this.recovery) clearTimeout(this.recovery);
     await this.active.handle.close().catch(() => {});
-    if (this.active.bytes === 0) await fs.rm(this.active.file, { force: true });
+    if (!this.active.retired && this.active.bytes === 0) await fs.rm(this.active.file, { force: true });
     await fs.rm(path.join(this.dir, PID_FILE), { force: true });
     openHere.delete(path.resolve(this.dir));
   }
@@ -223,7 +232,7 @@ export class Spool {
 
   private async rotate(): Promise<Segment | null> {
     if (this.active.bytes === 0) return null;
-    const next = await openSegment(this.dir, this.generation, this.active.seq + 1);
+    const next = await openSegment(this.dir, this.generation, this.nextSeq++);
     const old = this.active;
     this.active = next;
     await old.handle.close();
@@ -233,9 +242,60 @@ export class Spool {
   }
 
   private fail(err: Error): void {
+    countSpoolError(err);
     if (this.failure) return;
     this.failure = err;
-    this.log.error({ err }, 'spool: a write failed; refusing reports until restarted');
+    this.log.error({ err }, 'spool: a write failed; refusing reports (503) and trying again');
+    this.retryLater();
+  }
+
+  private retryLater(): void {
+    if (this.closed) return;
+    // 0.25 s, 0.5 s, 1 s, then every 2 s: back within seconds once space or descriptors are.
+    const delay = 250 * 2 ** Math.min(this.recoveryAttempts, 3);
+    this.recovery = setTimeout(() => void this.recover(), delay);
+    this.recovery.unref();
+  }
+
+  /**
+   * Take writes again after a failure: the failed segment is cut back to what was acknowledged (a
+   * failed write may have left part of a line, and the next line would then be lost with it) and
+   * sealed for the flusher; a new segment takes the next writes. A step that fails is tried again
+   * later; what was acknowledged before stays in its segment and is landed once.
+   */
+  private async recover(): Promise<void> {
+    this.recovery = null;
+    if (this.closed || !this.failure) return;
+    try {
+      if (!this.active.retired) await this.retire(this.active);
+      const next = await openSegment(this.dir, this.generation, this.nextSeq++);
+      this.active = next;
+      const was = this.failure;
+      this.failure = null;
+      this.recoveryAttempts = 0;
+      this.log.warn({ after: (was as NodeJS.ErrnoException).code ?? was.message }, 'spool: writing again');
+      if (this.pending.length > 0 || this.sealWaiters.length > 0) this.kick();
+    } catch (err) {
+      countSpoolError(err as Error);
+      this.recoveryAttempts++;
+      if (this.recoveryAttempts <= 3 || this.recoveryAttempts % 30 === 0) this.log.error({ err, attempts: this.recoveryAttempts }, 'spool: still cannot write; trying again');
+      this.retryLater();
+    }
+  }
+
+  private async retire(segment: Active): Promise<void> {
+    await segment.handle.truncate(segment.bytes);
+    await segment.handle.datasync();
+    await segment.handle.close();
+    if (segment.bytes > 0) {
+      this.sealedSegments.push({ key: segment.key, seq: segment.seq, file: segment.file, form: segment.form, bytes: segment.bytes, reports: segment.reports });
+    } else {
+      await fs.rm(segment.file, { force: true });
+    }
+    segment.retired = true;
+    // Its bytes are counted with the sealed segments now.
+    segment.bytes = 0;
+    segment.reports = 0;
   }
 }
 
@@ -244,9 +304,15 @@ async function openSegment(dir: string, generation: string, seq: number): Promis
   const file = path.join(dir, segmentName(key));
   // 'wx': a segment is never appended to twice (a name is never reused).
   const handle = await fs.open(file, 'wx', 0o600);
-  // The new file's entry must survive a crash before anything in it is acknowledged.
-  await fsyncDir(dir);
-  return { key, seq, file, form: 'wrapped', bytes: 0, reports: 0, handle, openedAt: Date.now() };
+  try {
+    // The new file's entry must survive a crash before anything in it is acknowledged.
+    await fsyncDir(dir);
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await fs.rm(file, { force: true }).catch(() => {});
+    throw err;
+  }
+  return { key, seq, file, form: 'wrapped', bytes: 0, reports: 0, handle, openedAt: Date.now(), retired: false };
 }
 
 /**

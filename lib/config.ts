@@ -113,6 +113,10 @@ const EnvSchema = z.object({
   COLLECTOR_MAX_FUTURE_SECONDS: z.coerce.number().int().nonnegative().default(600),
   COLLECTOR_LATE_HORIZON_DAYS: z.coerce.number().positive().default(35),
   COLLECTOR_RATE_LIMIT_REPORTS_PER_SECOND: z.coerce.number().nonnegative().default(20_000),
+  COLLECTOR_INFLATED_BYTES_PER_KEY_PER_SECOND: z.coerce.number().nonnegative().default(64 * 1024 * 1024),
+  COLLECTOR_CHECK_MS_PER_KEY_PER_SECOND: z.coerce.number().nonnegative().default(1000),
+  COLLECTOR_MAX_CHECK_MS: positiveInt.default(1000),
+  COLLECTOR_KEY_FAILURES_PER_SECOND: z.coerce.number().nonnegative().default(5),
   COLLECTOR_FLUSH_SECONDS: z.coerce.number().positive().default(120),
   COLLECTOR_FLUSH_REPORTS: positiveInt.default(200_000),
   COLLECTOR_SPOOL_MAX_BYTES: positiveInt.default(2 * 1024 ** 3),
@@ -238,6 +242,14 @@ export interface CollectorConfig {
   lateHorizonMs: number;
   /** Reports per second one ingest key may send to one collector process; 0: no limit. */
   rateLimitPerKey: number;
+  /** Bytes per second (once inflated) one ingest key may have checked by one collector process; 0: no limit. */
+  inflatedBytesPerKey: number;
+  /** Milliseconds per second of batch checking (inflate, parse, checks) one ingest key may use; 0: no limit. */
+  checkMsPerKey: number;
+  /** Time one batch may take to be read and checked (413 beyond). */
+  maxCheckMs: number;
+  /** Refused ingest keys per second one client address may present (bursts of 10×); 429 beyond; 0: no limit. */
+  keyFailuresPerAddress: number;
   /** The spool is landed as Parquet when its open segment is this old... */
   flushIntervalMs: number;
   /** ...or holds this many reports, whichever comes first. */
@@ -410,6 +422,10 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
       maxFutureMs: e.COLLECTOR_MAX_FUTURE_SECONDS * 1000,
       lateHorizonMs: Math.round(e.COLLECTOR_LATE_HORIZON_DAYS * 86_400_000),
       rateLimitPerKey: e.COLLECTOR_RATE_LIMIT_REPORTS_PER_SECOND,
+      inflatedBytesPerKey: e.COLLECTOR_INFLATED_BYTES_PER_KEY_PER_SECOND,
+      checkMsPerKey: e.COLLECTOR_CHECK_MS_PER_KEY_PER_SECOND,
+      maxCheckMs: e.COLLECTOR_MAX_CHECK_MS,
+      keyFailuresPerAddress: e.COLLECTOR_KEY_FAILURES_PER_SECOND,
       flushIntervalMs: Math.round(e.COLLECTOR_FLUSH_SECONDS * 1000),
       flushReports: e.COLLECTOR_FLUSH_REPORTS,
       spoolMaxBytes: e.COLLECTOR_SPOOL_MAX_BYTES,

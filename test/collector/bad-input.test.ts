@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { gzipSync } from 'node:zlib';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import { startTestCollector, sampleReport, type TestCollector } from '../helpers/collector.ts';
 import { OpenApiChecker } from '../helpers/openapi.ts';
 import { addIngestKey, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
@@ -48,6 +49,8 @@ interface Case {
   check?: (res: TestResponse) => void;
 }
 
+/** Every refused key gets the same words: a guess learns nothing of the keys that exist. */
+const sameRefusal = (res: TestResponse) => expect((res.json as { detail: string }).detail).toBe('This ingest key is not valid.');
 const ndjson = (...reports: unknown[]) => reports.map((r) => JSON.stringify(r)).join('\n') + '\n';
 const many = (n: number) => Array.from({ length: n }, (_, i) => report(10_000 + i));
 
@@ -155,9 +158,30 @@ const CASES: Case[] = [
   },
   { name: 'an impossible date', body: batch(report(36, { ts: '2026-02-31T10:00:00Z' })), status: 400, code: 'invalid_reports' },
   { name: 'missing key', body: batch(report(40)), key: null, status: 401, code: 'missing_ingest_key' },
-  { name: 'unknown key', body: batch(report(41)), key: `ingest_${'A'.repeat(32)}`, status: 401, code: 'invalid_ingest_key' },
-  { name: 'malformed key', body: batch(report(42)), key: 'hello', status: 401, code: 'invalid_ingest_key' },
-  { name: 'revoked key', body: batch(report(43)), key: () => revokedKey, status: 401, code: 'invalid_ingest_key' },
+  { name: 'unknown key', body: batch(report(41)), key: `ingest_${'A'.repeat(32)}`, status: 401, code: 'invalid_ingest_key', check: sameRefusal },
+  { name: 'malformed key', body: batch(report(42)), key: 'hello', status: 401, code: 'invalid_ingest_key', check: sameRefusal },
+  { name: 'revoked key', body: batch(report(43)), key: () => revokedKey, status: 401, code: 'invalid_ingest_key', check: sameRefusal },
+  {
+    name: 'arrays nested 3 million deep (6 KB of gzip): refused before parsing',
+    body: gzipSync('['.repeat(3_000_000) + ']'.repeat(3_000_000), { level: 9 }),
+    headers: { 'Content-Encoding': 'gzip' },
+    status: 400,
+    code: 'invalid_json',
+    check: (res) => expect((res.json as { maxNesting: number }).maxNesting).toBe(8),
+  },
+  {
+    name: 'objects nested deep inside a report',
+    body: `[${JSON.stringify(report(48)).slice(0, -1)},"extra":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}]`,
+    status: 400,
+    code: 'invalid_json',
+  },
+  {
+    name: 'an NDJSON line nested deep',
+    body: `${JSON.stringify(report(49))}\n${'['.repeat(100_000)}${']'.repeat(100_000)}\n`,
+    headers: { 'Content-Type': 'application/x-ndjson' },
+    status: 400,
+    code: 'invalid_json',
+  },
   {
     name: 'gzip bomb (100 MiB of zeros in ~100 KiB)',
     body: gzipSync(Buffer.alloc(100 * 1024 * 1024, 0x20), { level: 9 }),
@@ -272,6 +296,78 @@ describe('admission', () => {
       expect((limited.json as { code: string }).code).toBe('rate_limited');
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect((await c.post(batch(sampleReport('globex:live-main', at(5), 1)), { key: c.keys['globex']! })).status).toBe(202);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a key over its budget of inflated bytes gets 429 with Retry-After; another key is not affected', async () => {
+    const c = await startTestCollector({ env: { COLLECTOR_INFLATED_BYTES_PER_KEY_PER_SECOND: '100', COLLECTOR_MAX_INFLATED_BYTES: '20000' } });
+    try {
+      const body = batch(...Array.from({ length: 16 }, (_, i) => sampleReport('acme:live-main', at(5), i)));
+      expect(body.length).toBeGreaterThan(10_000);
+      expect((await c.post(body)).status).toBe(202);
+      expect((await c.post(body)).status).toBe(202); // within the burst, then in debt
+      const limited = await c.post(body);
+      expect(limited.status).toBe(429);
+      expect((limited.json as { code: string }).code).toBe('rate_limited');
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await c.post(batch(sampleReport('globex:live-main', at(5), 1)), { key: c.keys['globex']! })).status).toBe(202);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a batch that takes longer than its time to check is refused (413), nothing stored', async () => {
+    const c = await startTestCollector({ env: { COLLECTOR_MAX_CHECK_MS: '1' } });
+    try {
+      const res = await c.post(gzipSync(batch(...many(2000))), { headers: { 'Content-Encoding': 'gzip' } });
+      expect(res.status).toBe(413);
+      expect((res.json as { code: string }).code).toBe('too_costly');
+      expect(c.collector.deps.spool.bytes()).toBe(0);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('an address that presents too many refused keys gets 429 before its keys are looked at', async () => {
+    const c = await startTestCollector({ env: { COLLECTOR_KEY_FAILURES_PER_SECOND: '0.5' } });
+    try {
+      // A missing key is not a guess: it does not count.
+      for (let i = 0; i < 8; i++) expect((await c.post(batch(report(50 + i)), { key: null })).status).toBe(401);
+      // A burst of ten seconds' worth (5), then 429 for every key, a good one too, for a while.
+      for (let i = 0; i < 5; i++) expect((await c.post(batch(report(60 + i)), { key: `ingest_${String(i).repeat(32)}` })).status).toBe(401);
+      const guess = await c.post(batch(report(70)), { key: `ingest_${'Z'.repeat(32)}` });
+      expect(guess.status).toBe(429);
+      expect((guess.json as { code: string }).code).toBe('too_many_key_failures');
+      expect(Number(guess.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await c.post(batch(report(71)))).status).toBe(429);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a transfer coding other than chunked is refused (501), chunked alone is read', async () => {
+    const c = await startTestCollector();
+    const send = (te: string, body: string) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = http.request(`${c.url}/v1/session-reports`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Ingest-Key': c.keys['acme']!, 'Transfer-Encoding': te } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode!, text }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      const refused = await send('gzip, chunked', batch(report(80)));
+      expect(refused.status).toBe(501);
+      expect(JSON.parse(refused.text)).toMatchObject({ code: 'unsupported_transfer_encoding', status: 501 });
+      const chunked = await send('chunked', batch(report(81)));
+      expect(chunked.status).toBe(202);
+      await c.collector.flush();
+      expect((await c.landed()).map((r) => r.reportId)).toEqual([report(81)['reportId']]);
     } finally {
       await c.close();
     }

@@ -34,6 +34,10 @@ const CASES: [string, Buffer, BatchRequest][] = [
   ['gzip bomb', gzipSync(Buffer.alloc(LIMITS.maxInflatedBytes + 1, 32)), req({ gzip: true })],
   ['too large as sent', Buffer.alloc(LIMITS.maxInflatedBytes + 1, 32), req()],
   ['too many reports', json(Array.from({ length: LIMITS.maxReports + 1 }, (_, i) => report(i))), req()],
+  ['nested arrays, gzip\'d', gzipSync('['.repeat(30_000) + ']'.repeat(30_000)), req({ gzip: true })],
+  ['nesting inside a report', Buffer.from(`[${JSON.stringify(report(0)).slice(0, -1)},"extra":${'['.repeat(20)}${']'.repeat(20)}}]`), req()],
+  ['nesting in an NDJSON line', Buffer.from(`${JSON.stringify(report(0))}\n${'{"a":'.repeat(20)}1${'}'.repeat(20)}\n`), req({ ndjson: true })],
+  ['nesting at the limit', Buffer.from(`{"reports":[${JSON.stringify(report(0)).slice(0, -1)},"extra":[[[[1]]]]}]}`), req()],
 ];
 
 const workers = new BatchPool(2, LIMITS, silentLogger);
@@ -43,8 +47,11 @@ afterAll(async () => {
   await workers.close();
 });
 
-/** An outcome with its spool lines as text, to compare and read. */
-const readable = (o: BatchOutcome) => (o.ok ? { ...o, lines: Buffer.from(o.lines).toString() } : o);
+/** An outcome with its spool lines as text, to compare and read (its time left out: a timing). */
+const readable = (o: BatchOutcome) => {
+  const work = { inflatedBytes: o.work.inflatedBytes };
+  return o.ok ? { ...o, lines: Buffer.from(o.lines).toString(), work } : { ...o, work };
+};
 
 describe('batch workers', () => {
   it('give every batch the outcome it gets in process', async () => {
@@ -62,9 +69,12 @@ describe('batch workers', () => {
       [report(0)['reportId'], (NOW - 60_000) * 1000, false],
       [report(3)['reportId'], (NOW - 60_000 + 3) * 1000, false],
     ]);
-    expect(await workers.check(CASES[5]![1], CASES[5]![2])).toEqual({ ok: false, reports: 2, problem: { code: 'foreignStream', index: 1 } });
+    expect(readable(await workers.check(CASES[5]![1], CASES[5]![2]))).toEqual({ ok: false, reports: 2, problem: { code: 'foreignStream', index: 1 }, work: { inflatedBytes: CASES[5]![1].length } });
     expect(await workers.check(CASES[8]![1], CASES[8]![2])).toMatchObject({ ok: false, reports: null, problem: { code: 'tooLarge' } });
-    expect(await workers.check(CASES[10]![1], CASES[10]![2])).toEqual({ ok: false, reports: null, problem: { code: 'tooManyReports', max: LIMITS.maxReports } });
+    expect(readable(await workers.check(CASES[10]![1], CASES[10]![2]))).toMatchObject({ ok: false, reports: null, problem: { code: 'tooManyReports', max: LIMITS.maxReports } });
+    // Nesting past eight levels is refused before anything is parsed; eight is read.
+    for (const i of [11, 12, 13]) expect(readable(await workers.check(CASES[i]![1], CASES[i]![2])), CASES[i]![0]).toMatchObject({ ok: false, reports: null, problem: { code: 'tooDeep', max: 8 } });
+    expect(readable(await workers.check(CASES[14]![1], CASES[14]![2]))).toMatchObject({ ok: true, accepted: 1 });
   });
 
   it('write a batch\'s lines into memory the spool is done with, every byte of them', async () => {

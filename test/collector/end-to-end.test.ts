@@ -78,7 +78,7 @@ describe('SDK → collector → landing → rollup', () => {
 
   it('landed files have the column types of session-report.md (as generate writes them)', async () => {
     const landed = await listFiles(t.wh.layout.rawReports, '.parquet');
-    expect(landed.every((f) => /customer=(acme|globex)\/date=\d{4}-\d{2}-\d{2}\/ingest-[a-f0-9]{16}-\d{12}-\d+\.parquet$/.test(f))).toBe(true);
+    expect(landed.every((f) => /customer=(acme|globex)\/date=\d{4}-\d{2}-\d{2}\/ingest-[a-f0-9]{16}-\d{13}[a-f0-9]{6}-\d{12}-\d+\.parquet$/.test(f))).toBe(true);
     const describe = (file: string, wh: TestWarehouse) =>
       wh.db.withSession((s) => s.all<{ column_name: string; column_type: string }>(`DESCRIBE SELECT * FROM read_parquet(${quotedString(file)}, hive_partitioning = false)`));
     const ours = await describe(landed[0]!, t.wh);

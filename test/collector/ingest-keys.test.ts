@@ -52,7 +52,8 @@ describe('ingest keys', () => {
     await revokeIngestKey(t.wh.layout, record.id);
     const { res, ms } = await until(401, () => t.post(one('acme:live-main', 2), { key }));
     expect(res.status).toBe(401);
-    expect((res.json as { detail: string }).detail).toMatch(/revoked/);
+    // The same words for every refused key: a guess cannot tell a revoked key from an unknown one.
+    expect((res.json as { detail: string }).detail).toBe('This ingest key is not valid.');
     expect(ms).toBeLessThan(POLL_SECONDS * 1000 + 500);
     expect((await fs.stat(ingestKeysFile(t.wh.layout))).mode & 0o777).toBe(0o600);
   });
@@ -72,7 +73,7 @@ describe('ingest keys', () => {
       // A key nobody made stays unknown, and is answered as such.
       const res = await slow.post(one('acme:live-main', 22), { key: `ingest_${'x'.repeat(32)}` });
       expect(res.status).toBe(401);
-      expect((res.json as { detail: string }).detail).toMatch(/unknown|not known|no such/i);
+      expect((res.json as { detail: string }).detail).toBe('This ingest key is not valid.');
     } finally {
       await slow.close();
     }
@@ -109,7 +110,7 @@ describe('ingest keys', () => {
     await writeJsonDurable(tenantsFile(t.wh.layout), { ...doc, tenants: doc.tenants.filter((x) => x.id !== tenant.id) });
     const { res: gone } = await until(401, () => t.post(one('umbrella:live', 6), { key }));
     expect(gone.status).toBe(401);
-    expect((gone.json as { detail: string }).detail).toMatch(/tenant/);
+    expect((gone.json as { detail: string }).detail).toBe('This ingest key is not valid.');
     await addTenant(t.wh.layout, { customerId: 'umbrella', name: 'Umbrella again', cdnPricePerGb: null, savingsSharePct: 25 });
     await new Promise((r) => setTimeout(r, POLL_SECONDS * 1000 * 2)); // the new tenant is seen
     expect((await t.post(one('umbrella:live', 7), { key })).status).toBe(401);

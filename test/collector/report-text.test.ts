@@ -243,7 +243,8 @@ describe('a JSON body read a report at a time', () => {
       const outcome = checkBatchSync(bytes(text), { gzip: false, ndjson: false, customerId: 'acme', window: WINDOW }, LIMITS);
       if (parsed === undefined) {
         refused++;
-        expect(outcome, `${name}: ${text}`).toEqual({ ok: false, reports: null, problem: { code: 'invalidJson', detail: 'The body is not valid JSON.' } });
+        expect(outcome, `${name}: ${text}`).toMatchObject({ ok: false, reports: null, problem: { code: 'invalidJson', detail: 'The body is not valid JSON.' } });
+        expect(Object.keys(outcome).sort()).toEqual(['ok', 'problem', 'reports', 'work']);
         continue;
       }
       const list = (Array.isArray(parsed) ? parsed : (parsed as { reports: unknown[] }).reports) as unknown[];

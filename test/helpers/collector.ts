@@ -32,15 +32,17 @@ export function collectorConfig(root: string, spoolDir: string, env: Record<stri
   );
 }
 
-export async function startTestCollector(opts: { env?: Record<string, string>; log?: Logger; customers?: string[] } = {}): Promise<TestCollector> {
-  const wh = await openTestWarehouse();
+export async function startTestCollector(
+  opts: { env?: Record<string, string>; log?: Logger; customers?: string[]; warehouse?: TestWarehouse; spoolDir?: string } = {},
+): Promise<TestCollector> {
+  const wh = opts.warehouse ?? (await openTestWarehouse());
   const tenants: Record<string, Tenant> = {};
   const keys: Record<string, string> = {};
   for (const customerId of opts.customers ?? ['acme', 'globex']) {
     tenants[customerId] = await addTenant(wh.layout, { customerId, name: customerId.toUpperCase(), cdnPricePerGb: null, savingsSharePct: 25 });
     keys[customerId] = (await addIngestKey(wh.layout, { customer: customerId })).key;
   }
-  const spoolDir = path.join(wh.root, 'spool', 'test');
+  const spoolDir = opts.spoolDir ?? path.join(wh.root, 'spool', 'test');
   const collector = await startCollector(collectorConfig(wh.root, spoolDir, opts.env), opts.log ?? silentLogger);
 
   async function post(
