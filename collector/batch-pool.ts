@@ -11,8 +11,13 @@ import type { Logger } from '../lib/log.ts';
 import { checkBatch, type BatchLimits, type BatchOutcome, type BatchRequest } from './batch.ts';
 import type { BatchDone, BatchTask, BatchWorkerData, RecycledLines } from './batch-worker.ts';
 
-const BOOT = new URL('../bin/ts-worker.js', import.meta.url);
-const MODULE = new URL('./batch-worker.ts', import.meta.url).href;
+// Compiled (dist/, bin/build.js), this code and the worker's entry dist/batch-worker.js are plain
+// JavaScript side by side in dist/, and a worker starts on it directly. From the TypeScript sources
+// (tsx, vitest) a worker thread does not inherit the parent's loader: bin/ts-worker.js registers
+// tsx, then imports the worker's module (workerData.module).
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const MODULE = new URL(FROM_SOURCE ? './batch-worker.ts' : './batch-worker.js', import.meta.url).href;
+const BOOT = FROM_SOURCE ? new URL('../bin/ts-worker.js', import.meta.url) : new URL(MODULE);
 
 interface Pending {
   resolve: (o: BatchOutcome) => void;

@@ -27,6 +27,7 @@ export interface RecycledLines {
 }
 
 export interface BatchWorkerData {
+  /** This module's URL (bin/ts-worker.js imports it when the worker runs the TypeScript sources). */
   module: string;
   limits: BatchLimits;
   /** The slots shared with the event loop, all of one size. */

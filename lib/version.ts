@@ -4,6 +4,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * The project's folder, one up from this module's: from the sources this module is lib/version.ts,
+ * compiled it is a file of dist/, which holds every compiled file directly (bin/build.js sees to
+ * it). Files read at run time (warehouse/sql, templates, config, package.json) are found from here.
+ */
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 let cached: string | undefined;

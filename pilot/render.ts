@@ -2,8 +2,8 @@
 // index page of the static site, through the nunjucks templates of templates/. Deterministic: the
 // same report gives the same bytes (fixed locale, UTC, no render time, no random ids).
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import nunjucks from 'nunjucks';
+import { PROJECT_ROOT } from '../lib/version.ts';
 import type { Criterion, PilotReport } from './model.ts';
 import { bytesChart, offloadRatioChart } from './charts.ts';
 import {
@@ -24,8 +24,11 @@ import {
   formatUtc,
 } from './format.ts';
 
-/** Resolved from this module, not the working directory: the CLI, workers and tests run anywhere. */
-export const TEMPLATES_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'templates');
+/**
+ * Resolved from the project's root, not the working directory (the CLI, workers and tests run
+ * anywhere) nor this module's folder (compiled, this code is in dist/: bin/build.js).
+ */
+export const TEMPLATES_DIR = path.join(PROJECT_ROOT, 'templates');
 
 /**
  * Text from data inside Markdown: every character that could start markup (emphasis, code, links,

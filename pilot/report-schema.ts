@@ -1,10 +1,13 @@
 // The pilot report's shape (api-decisions.md, "Pilot report JSON"), the one definition: the
 // model's types come from it (z.infer), and pilot-report.schema.json and the OpenAPI document are
 // generated from it (npm run schemas; test/pilot/report-schema.test.ts keeps the file in step).
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { count, fraction, isoInstant, nonNegative, toJsonSchema } from '../lib/json-schema.ts';
 import { CostSchema } from '../billing/cost-rules.ts';
 import { BucketSchema } from '../warehouse/bucket-series.ts';
+import { PROJECT_ROOT } from '../lib/version.ts';
 
 export const REPORT_VERSION = 1;
 
@@ -154,8 +157,8 @@ export type CohortResult = z.infer<typeof CohortResultSchema>;
 export type Criterion = z.infer<typeof CriterionSchema>;
 export type Conclusion = z.infer<typeof ConclusionSchema>;
 
-/** Where the generated file lives, and the `$id` it carries. */
-export const PILOT_REPORT_SCHEMA_FILE = new URL('./pilot-report.schema.json', import.meta.url);
+/** Where the generated file lives (in the sources: compiled code is in dist/), and the `$id` it carries. */
+export const PILOT_REPORT_SCHEMA_FILE = pathToFileURL(path.join(PROJECT_ROOT, 'pilot', 'pilot-report.schema.json'));
 const PILOT_REPORT_SCHEMA_ID = 'https://p2ptel.invalid/schemas/pilot-report.schema.json';
 
 /** The standalone JSON Schema document (2020-12) of a pilot report, as committed. */

@@ -5,7 +5,6 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import {
   DuckDBInstance,
   quotedIdentifier,
@@ -18,6 +17,7 @@ import {
 } from '@duckdb/node-api';
 import type { DuckDbConfig } from '../lib/config.ts';
 import { fsyncDir, fsyncFile } from '../lib/fsx.ts';
+import { PROJECT_ROOT } from '../lib/version.ts';
 
 export type SqlParams = Record<string, DuckDBValue>;
 /** Types of parameters that cannot be inferred from their JS value (lists, maps...). */
@@ -377,7 +377,8 @@ export class DbSession {
   }
 }
 
-const sqlDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sql');
+// From the project's root, not this module's folder: compiled, this code is in dist/ (bin/build.js).
+const sqlDir = path.join(PROJECT_ROOT, 'warehouse', 'sql');
 const sqlCache = new Map<string, string>();
 
 /**
