@@ -11,6 +11,8 @@
 // listener), so that a p99 set by the disk's flush stalls shows as such.
 // Prints reports/s, ratios, p99, spool sizes, the collector's CPU per report and full garbage
 // collections while saturated (/proc/<pid>/task/*/stat, its metrics), and peak RSS (VmHWM).
+// Last, the nesting attack against a collector with the default limits (bench/ingest-attack.ts);
+// `--only attack` runs that part alone.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -28,6 +30,7 @@ import { addTenant, findTenant } from '../warehouse/control/tenants.ts';
 import { addIngestKey } from '../warehouse/control/ingest-keys.ts';
 import { writeReportsNdjson } from '../collector/replay.ts';
 import { pacedLoad } from './paced-load.ts';
+import { describeAttack, nestingAttack } from './ingest-attack.ts';
 import { describeRatio, writeResult } from './report.ts';
 import { cpuProfileFlags, startChild as startIn, type ChildServer } from './servers.ts';
 
@@ -37,8 +40,10 @@ const opts = new Command()
   .option('--batch <n>', 'reports per request', '500')
   .option('--warehouse <dir>', 'warehouse folder of the run (its spool and landed files are removed first)', path.join(PROJECT_ROOT, 'bench', 'output', 'ingest-warehouse'))
   .option('--profile <dir>', 'write a CPU profile of the collector (node --cpu-prof) into DIR')
+  .option('--only <part>', 'run only this part: attack')
   .parse()
-  .opts<{ duration: string; connections: string; batch: string; warehouse: string; profile?: string }>();
+  .opts<{ duration: string; connections: string; batch: string; warehouse: string; profile?: string; only?: string }>();
+if (opts.only !== undefined && opts.only !== 'attack') throw new Error(`--only: unknown part ${opts.only} (attack)`);
 const duration = Number(opts.duration);
 const connections = Number(opts.connections);
 const batch = Number(opts.batch);
@@ -51,6 +56,8 @@ const deps = await openJobDeps(config, silentLogger);
 const tenant =
   (await findTenant(deps.layout, 'acme')) ?? (await addTenant(deps.layout, { customerId: 'acme', name: 'Acme', cdnPricePerGb: null, savingsSharePct: 25 }));
 const { key } = await addIngestKey(deps.layout, { customer: tenant.customerId, label: 'bench' });
+const attacker = await addTenant(deps.layout, { customerId: 'mallory', name: 'Mallory', cdnPricePerGb: null, savingsSharePct: 25 });
+const { key: attackerKey } = await addIngestKey(deps.layout, { customer: attacker.customerId, label: 'attack' });
 const sampleDir = path.join(dir, 'bench-sample');
 const sample = await generateReports(deps.db, warehouseLayout(sampleDir), {
   customers: ['acme'],
@@ -199,6 +206,18 @@ async function sampled<T>(url: string, fn: () => Promise<T>): Promise<{ result: 
 
 const logDir = path.join(PROJECT_ROOT, 'bench', 'output');
 await fs.mkdir(logDir, { recursive: true });
+/** The other clients' rate during the attack: 10 requests (5,000 reports) a second. */
+const ATTACK_VICTIM_RATE = 10;
+const runAttack = async () => {
+  const attack = await nestingAttack({ warehouse: dir, logDir, key, bodies, attackerKey, seconds: duration, rate: ATTACK_VICTIM_RATE });
+  process.stdout.write(`${describeAttack(attack, batch, ATTACK_VICTIM_RATE).join('\n')}\n`);
+  return attack;
+};
+if (opts.only === 'attack') {
+  const attack = await runAttack();
+  await writeResult('ingest-attack', attack);
+  process.exit(attack.goals.p50 && attack.goals.p99 && attack.goals.rss ? 0 : 1);
+}
 const startChild = (args: string[], ready: RegExp, env: Record<string, string> = {}, nodeFlags: string[] = []) => startIn(logDir, args, ready, env, nodeFlags);
 
 const bare = await startChild(['bin/run-ts.js', 'bench/bare-ingest-server.ts'], /^(http:\S+)/m);
@@ -300,9 +319,10 @@ const out = [
   `  saturated run: spool peaked at ${spool.fullRateMaxMiB} MiB, growing ${spool.fullRateGrowthMiBps} MiB/s (landing gets the CPU the checks leave and lags the intake; at that growth the ${Math.round(config.collector.spoolMaxBytes / 2 ** 20)} MiB spool limit is reached after ~${spool.fullRateSecondsToLimit} s, and then requests get 503 with Retry-After); SIGTERM → exit (final flush) ${finalFlushMs} ms`,
   `  non-2xx or errors: ${failures}`,
 ];
-const loadAverage = (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
-out.push(`  load average at the end: ${loadAverage}`);
 process.stdout.write(`${out.join('\n')}\n`);
-const file = await writeResult('ingest', { loadAverage, connections, batch, duration, bare: bareRun, collector: { ...full.result, majorGcs: fullGcs, cpuPerReport }, half: { rate: halfRate * batch, ...half.result, fsync }, bursts, spool, rss, finalFlushMs, ratio, keepsUp });
+const attack = await runAttack();
+const loadAverage = (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+process.stdout.write(`  load average at the end: ${loadAverage}\n`);
+const file = await writeResult('ingest', { loadAverage, connections, batch, duration, bare: bareRun, collector: { ...full.result, majorGcs: fullGcs, cpuPerReport }, half: { rate: halfRate * batch, ...half.result, fsync }, bursts, spool, rss, finalFlushMs, ratio, keepsUp, attack });
 process.stdout.write(`  (${path.relative(PROJECT_ROOT, file)})\n`);
 if (failures > 0) process.exitCode = 1;
