@@ -7,7 +7,7 @@
 // same for the same token and URL on the same snapshot. What can change for the same token is
 // checked on every replay, as the token middleware checks it: expiry and revocation (TokenAuth's
 // `remembered`). The frame around it is the same as for any request (request id and its headers,
-// log line, request metric: the frame's own functions, api/request-context.ts), and so is the
+// log line, request metric: the frame's own functions, lib/http/frame.ts), and so is the
 // answer (`cachedAnswerHead`, which `sendCached` uses too: the headers, 304 on If-None-Match).
 // Anything that is not a repeat goes to Koa as it came.
 //
@@ -21,7 +21,8 @@ import type { Context, Next } from 'koa';
 import type { TokenAuth } from './auth.ts';
 import { cachedAnswerHead } from './http-cache.ts';
 import { countReplayLookup, countResponseLookup } from './metrics.ts';
-import { currentSnapshot, endFrame, requestLine, startFrame, type FrameSnapshots } from './request-context.ts';
+import { currentSnapshot, type FrameSnapshots } from './request-context.ts';
+import { endFrame, requestLine, startFrame } from '../lib/http/frame.ts';
 import { requestLineWriter, type Logger } from '../lib/log.ts';
 
 interface Replay {

@@ -8,7 +8,7 @@
 // about 1.5 µs of a hot request's 40.) The exposition is prom-client's, line for line.
 import type { Context } from 'koa';
 import client from 'prom-client';
-import { registry } from './metrics.ts';
+import { registry } from '../metrics.ts';
 
 type LabelName = 'method' | 'route' | 'status';
 type Labels = Record<LabelName, string>;
@@ -74,7 +74,7 @@ new RequestHistogram({
 /**
  * Count one request that took `ms`, labelled by the route template the router matched (`(none)`
  * for a path no route has), its method and status: the request frame calls it once per request
- * (api/request-context.ts).
+ * (lib/http/frame.ts).
  */
 export function observeRequest(ctx: Context, ms: number): void {
   const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
