@@ -23,6 +23,7 @@ import { cachedAnswerHead } from './http-cache.ts';
 import { countReplayLookup, countResponseLookup } from './metrics.ts';
 import { currentSnapshot, type FrameSnapshots } from './request-context.ts';
 import { endFrame, requestLine, startFrame } from '../lib/http/frame.ts';
+import { matchedRoute } from '../lib/http/metrics.ts';
 import { requestLineWriter, type Logger } from '../lib/log.ts';
 
 interface Replay {
@@ -32,8 +33,6 @@ interface Replay {
   /** The route template the router matched (the request metrics' label). */
   route: string;
 }
-
-type RoutedContext = Context & { _matchedRoute?: string | RegExp };
 
 /**
  * Longest URL remembered. A dashboard's polling URL is well under it; without it a token could
@@ -81,7 +80,7 @@ export class Replays {
     const key = ctx.state['responseKey'];
     const header = ctx.req.headers.authorization;
     const snap = currentSnapshot(ctx);
-    const route = (ctx as RoutedContext)._matchedRoute;
+    const route = matchedRoute(ctx);
     if (this.memo === null || ctx.method !== 'GET' || (ctx.status !== 200 && ctx.status !== 304)) return;
     if (typeof key !== 'string' || !header || !snap || typeof route !== 'string' || ctx.url.length > MAX_REPLAY_URL_CHARS || !SIMPLE_URL.test(ctx.url)) return;
     let urls = this.memo.get(header);

@@ -72,12 +72,20 @@ new RequestHistogram({
 });
 
 /**
+ * The route template the router matched for this request (@koa/router's `ctx.routerPath`; a RegExp
+ * for a route declared as one), undefined when no route matched.
+ */
+export function matchedRoute(ctx: Context): string | RegExp | undefined {
+  return (ctx as Context & { routerPath?: string | RegExp }).routerPath;
+}
+
+/**
  * Count one request that took `ms`, labelled by the route template the router matched (`(none)`
  * for a path no route has), its method and status: the request frame calls it once per request
  * (lib/http/frame.ts).
  */
 export function observeRequest(ctx: Context, ms: number): void {
-  const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+  const matched = matchedRoute(ctx);
   observeRequestOf(typeof matched === 'string' ? matched : String(matched ?? '(none)'), ctx.req.method!, ctx.res.statusCode, ms);
 }
 

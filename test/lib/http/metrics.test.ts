@@ -38,7 +38,7 @@ describe('request histogram', () => {
       }
     }
     for (const r of requests) {
-      const ctx = { req: { method: r.method }, res: { statusCode: r.status }, _matchedRoute: r.route } as unknown as Context;
+      const ctx = { req: { method: r.method }, res: { statusCode: r.status }, routerPath: r.route } as unknown as Context;
       observeRequest(ctx, r.ms);
       expected.labels(r.method, String(r.route ?? '(none)'), String(r.status)).observe(r.ms / 1000);
     }
