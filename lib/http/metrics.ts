@@ -3,9 +3,9 @@
 // raw paths), methods, status codes.
 //
 // Observed as plain numbers, handed to prom-client when scraped: a request is counted in a few
-// array slots found by nested map lookups of values Koa already holds. (prom-client's own
-// `observe`, even on a label child kept aside, validates and hashes the labels on every call:
-// about 1.5 µs of a hot request's 40.) The exposition is prom-client's, line for line.
+// array slots found by nested map lookups of values Koa already holds (prom-client's own
+// `observe`, even on a label child kept aside, validates and hashes the labels on every call;
+// docs/api.md, "Performance"). The exposition is prom-client's, line for line.
 import type { Context } from 'koa';
 import client from 'prom-client';
 import { registry } from '../metrics.ts';
