@@ -6,7 +6,7 @@
 import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import { Router, type RouterMiddleware } from '@koa/router';
-import { requestFrame } from './request-context.ts';
+import { apiRequestFrame } from './request-context.ts';
 import { TokenAuth } from './auth.ts';
 import { Replays } from './replayed-answers.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -72,7 +72,7 @@ export function createApp(deps: ApiDeps): ApiApp {
   });
 
   const { main, operators, replays } = apiRouters(deps);
-  app.use(requestFrame(deps.log, deps.store));
+  app.use(apiRequestFrame(deps.log, deps.store));
   app.use(main.routes());
   app.use(operators.routes());
   // After both routers: ctx.matched gathers what either matched, for 405 and Allow.

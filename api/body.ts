@@ -2,7 +2,8 @@
 // before reading when it says so), at most 32 levels deep, parsed or 400.
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import { ApiError, problems } from './errors.ts';
+import { ApiError } from '../lib/http/problem.ts';
+import { problems } from './errors.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 /** Deepest nesting of arrays and objects a body may have (JSON.parse itself accepts any depth). */

@@ -1,38 +1,10 @@
-// The API's typed errors and the one middleware that turns any of them into an RFC 9457
-// problem+json body with a stable `code` (api-decisions.md, "Errors"). No route writes its own
-// error body; nothing internal (stack, SQL, path) ever reaches one.
+// The API's problems (RFC 9457, api-decisions.md "Errors"), by stable code, on the typed error the
+// request frame answers (lib/http/problem.ts), and what the API makes of DuckDB running out of
+// memory.
 import type { Context } from 'koa';
 import type { Logger } from '../lib/log.ts';
+import { ApiError, frameProblems } from '../lib/http/problem.ts';
 import { isOutOfMemory } from '../warehouse/duckdb.ts';
-
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
-
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  [extra: string]: unknown;
-}
-
-export class ApiError extends Error {
-  override name = 'ApiError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    readonly title: string,
-    detail: string,
-    readonly extra: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(detail);
-  }
-
-  toProblem(): Problem {
-    return { type: `urn:p2ptel:problem:${this.code}`, title: this.title, status: this.status, detail: this.message, code: this.code, ...this.extra };
-  }
-}
 
 const BEARER = 'Bearer realm="p2ptel"';
 
@@ -53,6 +25,7 @@ export function echoValue(value: unknown): unknown {
 
 /** The catalogue of problems the API answers with, by stable code. */
 export const problems = {
+  ...frameProblems,
   missingToken: () =>
     new ApiError(401, 'missing_token', 'Authentication required', 'Send a token as "Authorization: Bearer <token>".', {}, { 'WWW-Authenticate': BEARER }),
   invalidToken: (detail: string) =>
@@ -85,13 +58,6 @@ export const problems = {
     new ApiError(403, 'origin_not_allowed', 'Origin not allowed', "The URL is outside the tenant's allowlist of content origins."),
   preconditionFailed: (etag: string) =>
     new ApiError(412, 'precondition_failed', 'Precondition failed', 'The list changed since you read it: read it again, then replace it.', { currentETag: etag }, { ETag: etag }),
-  notFound: () => new ApiError(404, 'not_found', 'Not found', 'There is no such route.'),
-  methodNotAllowed: (allowed: string[]) =>
-    new ApiError(405, 'method_not_allowed', 'Method not allowed', `Allowed: ${allowed.join(', ')}.`, {}, { Allow: allowed.join(', ') }),
-  payloadTooLarge: (limit: number) =>
-    new ApiError(413, 'payload_too_large', 'Payload too large', `The body is larger than ${limit} bytes.`),
-  unsupportedMediaType: () =>
-    new ApiError(415, 'unsupported_media_type', 'Unsupported media type', 'Send the body as Content-Type: application/json.'),
   snapshotUnavailable: () =>
     new ApiError(503, 'snapshot_unavailable', 'No data yet', 'No rollup snapshot has been published yet.', {}, { 'Retry-After': '10' }),
   snapshotUnreadable: () =>
@@ -122,62 +88,18 @@ export const problems = {
     new ApiError(401, 'invalid_token', 'Invalid token', 'The token has been revoked.', {}, {
       'WWW-Authenticate': `${BEARER}, error="invalid_token", error_description="The token has been revoked."`,
     }),
-  internal: () => new ApiError(500, 'internal', 'Internal error', 'Something went wrong on our side.'),
 };
-
-export function sendProblem(ctx: Context, err: ApiError): void {
-  ctx.status = err.status;
-  for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
-  ctx.set('Cache-Control', 'no-store');
-  ctx.type = PROBLEM_CONTENT_TYPE;
-  ctx.body = JSON.stringify(err.toProblem());
-}
 
 /** Retry-After of a request refused because DuckDB's memory was full. */
 export const OUT_OF_MEMORY_RETRY_AFTER_SECONDS = 5;
 
-/** Answer whatever a handler threw as a problem; unexpected errors are logged and answered 500. */
-export function handleError(ctx: Context, err: unknown, log: Logger): void {
-  let apiError: ApiError;
-  if (err instanceof ApiError) {
-    apiError = err;
-  } else {
-    const status = (err as { status?: number }).status;
-    if (status === 413) apiError = problems.payloadTooLarge(64 * 1024);
-    else if (status === 415) apiError = problems.unsupportedMediaType();
-    else if (status === 400 && (err as { expose?: boolean }).expose) apiError = problems.invalidQuery('invalid_request', 'The request is malformed.');
-    else if (isOutOfMemory(err)) {
-      // DuckDB could not fit this request's work in API_DUCKDB_MEMORY_LIMIT beside the others
-      // running: the server is full, not broken; the client retries (api-decisions.md: 503).
-      log.warn({ err: (err as Error).message.split('\n')[0], reqId: ctx.state['reqId'] }, 'DuckDB out of memory: answered busy');
-      apiError = problems.busy(OUT_OF_MEMORY_RETRY_AFTER_SECONDS);
-    } else {
-      log.error({ err, reqId: ctx.state['reqId'] }, 'unhandled error');
-      apiError = problems.internal();
-    }
-  }
-  if (ctx.headerSent || !ctx.writable) {
-    // A streamed response already started: nothing can be sent but an end to it.
-    log.warn({ reqId: ctx.state['reqId'], code: apiError.code }, 'error after the response started');
-    ctx.res.destroy();
-    return;
-  }
-  try {
-    sendProblem(ctx, apiError);
-  } catch (writeErr) {
-    // The frame itself must not throw: whatever went wrong writing the problem, answer a constant one.
-    log.error({ err: writeErr, reqId: ctx.state['reqId'], code: apiError.code }, 'could not write a problem body');
-    sendInternal(ctx);
-  }
-}
-
-/** A 500 problem made of constants only, with the request id: the answer when writing another failed. */
-export function sendInternal(ctx: Context): void {
-  const reqId = typeof ctx.state['reqId'] === 'string' ? (ctx.state['reqId'] as string) : undefined;
-  ctx.res.statusCode = 500;
-  for (const name of ctx.res.getHeaderNames()) if (name !== 'x-request-id') ctx.res.removeHeader(name);
-  ctx.status = 500;
-  ctx.set('Cache-Control', 'no-store');
-  ctx.type = PROBLEM_CONTENT_TYPE;
-  ctx.body = JSON.stringify({ ...problems.internal().toProblem(), ...(reqId ? { requestId: reqId } : {}) });
+/**
+ * DuckDB could not fit a request's work in API_DUCKDB_MEMORY_LIMIT beside the others running: the
+ * server is full, not broken, and the client retries (api-decisions.md: 503 `busy`), logged as a
+ * warning. Any other error is handed back as it is.
+ */
+export function outOfMemoryAsBusy(err: unknown, ctx: Context, log: Logger): unknown {
+  if (err instanceof ApiError || !isOutOfMemory(err)) return err;
+  log.warn({ err: (err as Error).message.split('\n')[0], reqId: ctx.state['reqId'] }, 'DuckDB out of memory: answered busy');
+  return problems.busy(OUT_OF_MEMORY_RETRY_AFTER_SECONDS);
 }

@@ -1,4 +1,4 @@
-// The API's metrics: requests by route template and status (lib/http-metrics.ts, shared with the
+// The API's metrics: requests by route template and status (lib/http/metrics.ts, shared with the
 // collector), the snapshot served (age = now − asOf; the swap duration is the store's own,
 // api/snapshot-store.ts), DuckDB slots in use and waiting, and hits and misses of the
 // per-snapshot response cache and of the replay memo. Label values are bounded: route templates

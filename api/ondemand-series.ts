@@ -1,8 +1,9 @@
 // Series of bucket sizes that no rollup precomputed (any size from 60 to 86400 s): computed with
-// the shared bucket_series.sql over the stream's raw files and cached per snapshot. The work is
-// admitted (a per-tenant limit, 429 beyond; a global one, 503 `busy` beyond), bounded in time from
-// the request's arrival (the wait for a DuckDB slot included), and cancelled (removed from the
-// queue or interrupted) once every request waiting for it has gone.
+// the shared series SQL (series_combine.sql over report_pieces.sql, warehouse/bucket-series.ts)
+// over the stream's raw files and cached per snapshot. The work is admitted (a per-tenant limit,
+// 429 beyond; a global one, 503 `busy` beyond), bounded in time from the request's arrival (the
+// wait for a DuckDB slot included), and cancelled (removed from the queue or interrupted) once
+// every request waiting for it has gone.
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
 import { SlotsBusy, type Db } from '../warehouse/duckdb.ts';

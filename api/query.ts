@@ -5,7 +5,8 @@
 import querystring, { type ParsedUrlQuery } from 'node:querystring';
 import type { Context } from 'koa';
 import type { z } from 'zod';
-import { problems, type ApiError } from './errors.ts';
+import type { ApiError } from '../lib/http/problem.ts';
+import { problems } from './errors.ts';
 import { toJsonSchema } from '../lib/json-schema.ts';
 
 /** The request's query parameters, parsed once (node:querystring is several times faster than Koa's getter). */

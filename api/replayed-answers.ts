@@ -1,27 +1,18 @@
-// Replayed answers. A client that repeats a GET it was answered before, with the same token, on
-// the same snapshot (a dashboard polling its figures), is answered again from a memo of that
-// answer, before Koa: no context, no middleware chain, no route matching, no query parsing, no
-// handler (each of those cost as much as the whole answer on the hot routes). What makes this
-// sound is that the routes that opt in (`remember`) answer from nothing but the caller, the URL
-// and the snapshot: their checks (capability, stream scope, a known stream) and their body are the
-// same for the same token and URL on the same snapshot. What can change for the same token is
-// checked on every replay, as the token middleware checks it: expiry and revocation (TokenAuth's
-// `remembered`). The frame around it is the same as for any request (request id and its headers,
-// log line, request metric: the frame's own functions, api/request-context.ts), and so is the
-// answer (`cachedAnswerHead`, which `sendCached` uses too: the headers, 304 on If-None-Match).
-// Anything that is not a repeat goes to Koa as it came.
-//
-// The memo holds the response cache's key, not the body: a body the cache has evicted sends the
-// request on to the routers, so memory stays bounded by API_RESPONSE_CACHE_MB, plus the memo's
-// entries (API_REPLAY_ENTRIES, a few hundred bytes each: the Authorization header and the URL, at
-// most MAX_REPLAY_URL_CHARS).
-// Entries of an older snapshot are not replayed; the next answer at the same key replaces them.
+// Replayed answers: a GET repeated with the same token and URL on the same snapshot (a dashboard
+// polling its figures) is answered again before Koa, with no context, middleware or routing. Sound
+// because the routes that opt in (`remember`) answer from nothing but the caller, the URL and the
+// snapshot; what can change for the same token (expiry, revocation) is checked on every replay
+// (TokenAuth's `remembered`). The frame (lib/http/frame.ts) and the head (`cachedAnswerHead`) are
+// the routed answer's own. Anything that is not a repeat goes to Koa as it came. docs/api.md,
+// "Replayed answers", says what it saves and what bounds its memory.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { TokenAuth } from './auth.ts';
 import { cachedAnswerHead } from './http-cache.ts';
 import { countReplayLookup, countResponseLookup } from './metrics.ts';
-import { currentSnapshot, endFrame, requestLine, startFrame, type FrameSnapshots } from './request-context.ts';
+import { currentSnapshot, type FrameSnapshots } from './request-context.ts';
+import { endFrame, requestLine, startFrame } from '../lib/http/frame.ts';
+import { matchedRoute } from '../lib/http/metrics.ts';
 import { requestLineWriter, type Logger } from '../lib/log.ts';
 
 interface Replay {
@@ -31,8 +22,6 @@ interface Replay {
   /** The route template the router matched (the request metrics' label). */
   route: string;
 }
-
-type RoutedContext = Context & { _matchedRoute?: string | RegExp };
 
 /**
  * Longest URL remembered. A dashboard's polling URL is well under it; without it a token could
@@ -56,9 +45,11 @@ function pathOf(url: string): string {
 
 export class Replays {
   /**
-   * By Authorization header, then URL (two lookups of strings Node already has, rather than one of
-   * a string built per request). When full, the token remembered longest ago goes with its
-   * entries: one in use comes back at its next routed answer.
+   * The answer's key in the response cache, by Authorization header, then URL (two lookups of
+   * strings Node already has, rather than one of a string built per request): a body the cache
+   * has evicted sends the request on to the routers. When full, the token remembered longest ago
+   * goes with its entries: one in use comes back at its next routed answer. An entry of an older
+   * snapshot is not replayed; the next answer at the same URL replaces it.
    */
   private readonly memo: Map<string, Map<string, Replay>> | null;
   private entries = 0;
@@ -80,7 +71,7 @@ export class Replays {
     const key = ctx.state['responseKey'];
     const header = ctx.req.headers.authorization;
     const snap = currentSnapshot(ctx);
-    const route = (ctx as RoutedContext)._matchedRoute;
+    const route = matchedRoute(ctx);
     if (this.memo === null || ctx.method !== 'GET' || (ctx.status !== 200 && ctx.status !== 304)) return;
     if (typeof key !== 'string' || !header || !snap || typeof route !== 'string' || ctx.url.length > MAX_REPLAY_URL_CHARS || !SIMPLE_URL.test(ctx.url)) return;
     let urls = this.memo.get(header);

@@ -3,6 +3,7 @@
 // request's arrival runs out. Work started for a request (DuckDB calls, queued or running) follows
 // it, so that nothing keeps running or waiting for a client that left.
 import type { Context } from 'koa';
+import { arrivedAt } from '../lib/http/frame.ts';
 
 export class ClientGone extends Error {
   override name = 'ClientGone';
@@ -16,12 +17,6 @@ export class DeadlinePassed extends Error {
   constructor(readonly ms: number) {
     super(`no answer within ${ms} ms of the request's arrival`);
   }
-}
-
-/** When the request arrived (set by the request frame; now, for a context without one). */
-export function arrivedAt(ctx: Context): number {
-  const t = ctx.state['arrivedAt'];
-  return typeof t === 'number' ? t : Date.now();
 }
 
 /** Aborts when the response closes before it finished: the client left, or the socket failed. */

@@ -40,9 +40,8 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   // The API's DuckDB is sized on its own (API_DUCKDB_*): small reads, not the jobs' partitions.
   // Exports run in their own DuckDB slots; a request's work waits in a bounded queue (503 beyond).
   const db = await Db.open(config.api.duckdb, spill, { exportSlots: config.api.exports.duckdbSlots, maxQueued: config.api.duckdbMaxQueued });
-  // DuckDB's parquet_metadata_cache is left off: with it, every Parquet file read (snapshot series,
-  // and the raw files of exports and reports) keeps a descriptor open for the life of the process,
-  // a count that grows with history (seen by test/api/export-release.test.ts).
+  // DuckDB's parquet_metadata_cache stays off: it would keep a descriptor open for every Parquet
+  // file the process ever read, a count that grows with history (docs/api.md).
   await secureControlArea(layout.control);
   const removed = await prepareExportScratch(layout);
   if (removed.length > 0) log.info({ files: removed.length }, 'removed export scratch files of processes that no longer run');
@@ -53,7 +52,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   const platform = platformConfigReader(config.platformConfigFile, (err) =>
     log.error({ err: err.message }, 'the platform configuration is invalid; keeping the last good one'),
   );
-  platform.current(); // an invalid document at start is fatal, as before
+  platform.current(); // an invalid document at start is fatal
   const deps: ApiDeps = {
     db,
     layout,

@@ -28,7 +28,7 @@ import { generateReports } from '../warehouse/sample/generate.ts';
 import { warehouseLayout } from '../warehouse/layout.ts';
 import { addTenant, findTenant } from '../warehouse/control/tenants.ts';
 import { addIngestKey } from '../warehouse/control/ingest-keys.ts';
-import { writeReportsNdjson } from '../collector/replay.ts';
+import { writeReportsNdjson } from '../sdk/replay.ts';
 import { pacedLoad } from './paced-load.ts';
 import { describeAttack, nestingAttack } from './ingest-attack.ts';
 import { describeRatio, writeResult } from './report.ts';

@@ -62,6 +62,21 @@ export async function withQueues<T>(rt: Runtime, fn: (queues: Queues) => Promise
   }
 }
 
+/**
+ * Close a long-running service (the API, a collector) on the first SIGINT or SIGTERM, logging
+ * `message` with the signal; resolves once it has closed.
+ */
+export function closeOnSignals(service: { close(): Promise<void> }, log: Logger, message: string): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      log.info({ signal }, message);
+      void service.close().then(resolve);
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+}
+
 /** A progress bar on stderr when it is a terminal; silent otherwise (logs and pipes stay clean). */
 export function progressBar(label: string): { update(percent: number, step?: string): void; stop(): void } {
   if (!process.stderr.isTTY) return { update() {}, stop() {} };

@@ -3,7 +3,7 @@
 // added later goes here too; its metrics are served on a listener of their own (server.ts).
 import Koa from 'koa';
 import { Router } from '@koa/router';
-import { NO_SNAPSHOTS, requestFrame } from '../api/request-context.ts';
+import { requestFrame } from '../lib/http/frame.ts';
 import { ingestCors, sessionReportsRoute } from './route.ts';
 import { collectorHealthRoutes } from './health.ts';
 import type { CollectorDeps } from './deps.ts';
@@ -16,7 +16,7 @@ export function createCollectorApp(deps: CollectorDeps): Koa {
   collectorHealthRoutes(router, deps);
   sessionReportsRoute(router, deps);
 
-  app.use(requestFrame(deps.log, NO_SNAPSHOTS));
+  app.use(requestFrame(deps.log));
   app.use(ingestCors());
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -15,8 +15,7 @@ export interface BatchTask {
   /**
    * Shared slots the event loop has written since its last task to this worker: free again. They
    * travel with the next task rather than in a message of their own, which would wake this thread
-   * for nothing (200 connections posting batches of 10: the event loop's CPU per report
-   * 6.08–6.41 µs with a message per release, 5.90–6.01 µs without; bench:ingest).
+   * for nothing (measured in docs/sdk-ingest.md, "Batch workers").
    */
   released?: number[];
 }

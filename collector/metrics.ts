@@ -1,5 +1,5 @@
 // The collector's own metrics (docs/operations.md), beside the request histogram it shares with the
-// API (lib/http-metrics.ts): how long the spool's fdatasync takes (what every acknowledgement
+// API (lib/http/metrics.ts): how long the spool's fdatasync takes (what every acknowledgement
 // waits for: a disk's flush stalls show here first), how many reports were accepted and rejected,
 // what waits in the spool, and the flusher's landings. Counted into plain numbers on the hot path
 // and handed to prom-client when scraped, like the API's cache counters.

@@ -1,6 +1,6 @@
 // The collector's problems (RFC 9457, api-decisions.md "Errors"), built on the API's typed error so
 // that the same request frame answers them. Retry-After says when back-pressure is worth retrying.
-import { ApiError } from '../api/errors.ts';
+import { ApiError } from '../lib/http/problem.ts';
 import type { BatchProblem, Rejection } from './batch.ts';
 
 export type KeyProblem = 'missing' | 'malformed' | 'unknown' | 'revoked' | 'no_tenant';

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { describeZodError } from '../lib/errors.ts';
 import { DEFAULT_PLATFORM_CONFIG_FILE } from '../lib/config.ts';
 import { validateOrigins } from '../lib/origin-rules.ts';
+import { StampedReads } from '../lib/stamped-reads.ts';
 
 export const PlatformConfigSchema = z.object({
   billing: z.object({
@@ -95,8 +96,11 @@ export function loadPlatformConfig(file: string = DEFAULT_PLATFORM_CONFIG_FILE):
  * good document in use (reported once per version through `onInvalid`); with none yet, it throws.
  */
 export class PlatformConfigReader {
-  private last: { stamp: string; value: PlatformConfig } | null = null;
-  private refused: string | null = null;
+  private readonly reads = new StampedReads<PlatformConfig>();
+  /** The last document that validated. */
+  private good: PlatformConfig | null = null;
+  /** Whether the file being missing (or not stat-able) has been reported, once while it lasts. */
+  private missingTold = false;
 
   constructor(
     readonly file: string = DEFAULT_PLATFORM_CONFIG_FILE,
@@ -104,32 +108,38 @@ export class PlatformConfigReader {
   ) {}
 
   current(): PlatformConfig {
-    let stamp: string;
+    let value: PlatformConfig;
     try {
-      const st = fs.statSync(this.file, { bigint: true });
-      stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+      value = this.reads.readSync(this.file, () => this.load());
     } catch (err) {
-      return this.fallback(new PlatformConfigError(`cannot read the platform configuration ${this.file}: ${(err as Error).message}`), 'missing');
+      if (err instanceof PlatformConfigError) throw err; // none validated yet
+      return this.missing(new PlatformConfigError(`cannot read the platform configuration ${this.file}: ${(err as Error).message}`));
     }
-    if (this.last?.stamp === stamp) return this.last.value;
+    this.missingTold = false;
+    return value;
+  }
+
+  /**
+   * The file's document or, when it does not validate, the last good one: kept under the refused
+   * version's stamp like a document, so that each version is reported (and parsed) once.
+   */
+  private load(): PlatformConfig {
     try {
-      // Read after the stat: the content is at least as new as the stamp it is kept under.
-      const value = loadPlatformConfig(this.file);
-      this.last = { stamp, value };
-      this.refused = null;
-      return value;
+      return (this.good = loadPlatformConfig(this.file));
     } catch (err) {
-      return this.fallback(err as PlatformConfigError, stamp);
+      if (!this.good) throw err;
+      this.onInvalid(err as PlatformConfigError);
+      return this.good;
     }
   }
 
-  private fallback(err: PlatformConfigError, stamp: string): PlatformConfig {
-    if (!this.last) throw err;
-    if (this.refused !== stamp) {
-      this.refused = stamp;
+  private missing(err: PlatformConfigError): PlatformConfig {
+    if (!this.good) throw err;
+    if (!this.missingTold) {
+      this.missingTold = true;
       this.onInvalid(err);
     }
-    return this.last.value;
+    return this.good;
   }
 }
 

@@ -6,9 +6,9 @@ import pLimit from 'p-limit';
 import { planRollup } from './rollup/plan.ts';
 import { rollupPartition } from './rollup/partition.ts';
 import { publishRollup, type PublishResult } from './rollup/publish.ts';
-import { buildDir, buildLive, compactIso, newSnapshotId } from '../warehouse/snapshots.ts';
+import { buildDir, buildLive, newSnapshotId } from '../warehouse/snapshots.ts';
 import type { JobDeps } from './deps.ts';
-import { assertAsOfNotAhead } from '../lib/time.ts';
+import { assertAsOfNotAhead, compactIso } from '../lib/time.ts';
 import { lockRun, RunAlreadyRunningError } from '../warehouse/run-lock.ts';
 import type { StateMeta } from '../warehouse/state-store.ts';
 

@@ -4,7 +4,7 @@ import { BatchedDestination } from './log-destination.ts';
 
 export type { Logger };
 
-/** The one line the request frame logs per request (api/request-context.ts). */
+/** The one line the request frame logs per request (lib/http/frame.ts). */
 export interface RequestLine {
   reqId: string;
   method: string;

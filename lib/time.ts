@@ -1,6 +1,6 @@
 // Strict reading of instants: one parser for every time a user or a job hands over (CLI options,
 // job payloads), so that 2026-02-30 is refused rather than read as 2 March, and an asOf ahead of
-// the clock is refused before anything is written.
+// the clock is refused before anything is written. And the compact form instants take in names.
 import { z } from 'zod';
 import { UserError } from './errors.ts';
 
@@ -57,6 +57,15 @@ export function assertAsOfNotAhead(asOf: Date, maxSkewMs: number, now = Date.now
     `asOf ${asOf.toISOString()} is ${describeAhead(asOf.getTime() - now)} ahead of this machine's clock ` +
       `(more than AS_OF_MAX_SKEW_SECONDS=${Math.round(maxSkewMs / 1000)}): refused, nothing written`,
   );
+}
+
+/**
+ * An instant as a compact UTC stamp for names (snapshots, runs, jobs, generated files) that sort
+ * as text in time order: 20261120T210000123Z, or to the second (`'s'`) 20261120T210000Z.
+ */
+export function compactIso(d: Date, precision: 'ms' | 's' = 'ms'): string {
+  const iso = d.toISOString();
+  return (precision === 's' ? iso.replace(/\.\d+Z$/, 'Z') : iso).replace(/[-:.]/g, '');
 }
 
 export function describeAhead(ms: number): string {

@@ -1,6 +1,6 @@
 // The figures a pilot report is composed from, computed by the shared SQL (pilot_figures.sql,
-// pilot_breakdowns.sql, bucket_series.sql) over the deduplicated reports of one stream or of every
-// stream of a customer, up to the snapshot's asOf.
+// pilot_breakdowns.sql, and the series: series_combine.sql over report_pieces.sql) over the
+// deduplicated reports of one stream or of every stream of a customer, up to the snapshot's asOf.
 import { sqlFile, toNumber, type DbSession } from '../warehouse/duckdb.ts';
 import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
 import { loadStreamReports, type StreamInputs } from '../warehouse/stream-reports.ts';

@@ -138,18 +138,14 @@ export class Db {
       temp_directory: spillDir,
       // No extension downloads at run time: the machine may be offline.
       autoinstall_known_extensions: 'false',
-      // DuckDB's cache of file contents keeps what every Parquet file read left in the buffer pool,
-      // so a process's memory grows with the history it reads, up to the memory limit: measured
-      // on a 30-day from-scratch run, 574 MB peak with it against 405 MB without, and no slower
-      // (the files are in the OS page cache anyway). docs/warehouse-state.md.
+      // DuckDB's cache of file contents would keep what every Parquet file read left in the
+      // buffer pool: a process's memory would grow with the history it reads (the files are in
+      // the OS page cache anyway; measured in docs/warehouse-state.md, "How the warehouse grows").
       enable_external_file_cache: 'false',
-      // Memory a statement freed goes back to the system when it ends, not kept by the allocator
-      // for later: DuckDB's defaults keep up to 128 MB per thread (512 MB after a bulk free), so
-      // the RSS of a process that ran one big statement stayed far above its memory limit.
-      // Measured on an export of 4 days of one stream (1.19 M reports, memory limit 192 MB): RSS
-      // +494 MB with the defaults, +235 MB with 8 MB, no slower (docs/operations.md, "Memory").
-      // The API keeps less (API_DUCKDB_ALLOCATOR_FLUSH, 2 MB): pilot reports rendered on demand
-      // then add about a third of the RSS they add with 8 MB, about 15 % slower (docs/api.md).
+      // Memory a statement freed goes back to the system when it ends: DuckDB's allocator would
+      // keep up to 128 MB per thread (512 MB after a bulk free), and the RSS of a process that ran
+      // one big statement would stay far above its memory limit. The API keeps less
+      // (API_DUCKDB_ALLOCATOR_FLUSH). Measured in docs/api.md ("Exports", "Serving at scale").
       allocator_flush_threshold: config.allocatorFlushThreshold ?? ALLOCATOR_FLUSH_THRESHOLD,
       allocator_bulk_deallocation_flush_threshold: config.allocatorFlushThreshold ?? ALLOCATOR_FLUSH_THRESHOLD,
     });

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { EXIT, ExitError } from '../lib/errors.ts';
-import { compactIso } from './snapshots.ts';
+import { compactIso } from '../lib/time.ts';
 import type { WarehouseLayout } from './layout.ts';
 import { processAlive } from '../lib/process.ts';
 

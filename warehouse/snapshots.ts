@@ -11,12 +11,9 @@ import { fsyncDir, fsyncTree, writeJsonDurable } from '../lib/fsx.ts';
 import { hostScratchDir, type WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 import { processAlive } from '../lib/process.ts';
+import { compactIso } from '../lib/time.ts';
 
 const BUILD_PREFIX = '.build-';
-
-export function compactIso(d: Date): string {
-  return d.toISOString().replace(/[-:.]/g, '');
-}
 
 /** A fresh id (for an inline run or a snapshot): the asOf, readable and sortable, and a nonce. */
 export function newSnapshotId(asOf: Date): string {

@@ -361,8 +361,7 @@ async function compactedFile(s: DbSession, file: string, query: string, options:
 /**
  * Spans of past days whose series are read as one file, largest first: 64 days, then 8, aligned on
  * days since the epoch so that a span is the same from run to run. A 30-day window then opens a
- * few files instead of 30 (on 30 days × 100 streams, a cold read of `all` at 300 s went from about
- * 40 ms over 30 files to about 5 ms from one; docs/warehouse-state.md).
+ * few files instead of 30 (measured in docs/warehouse-state.md, "Series blocks").
  */
 export const SERIES_BLOCK_DAYS = [64, 8] as const;
 /** Bumped when the layout of a block file changes: its name changes with it. */

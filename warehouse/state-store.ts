@@ -13,7 +13,7 @@ import pLimit from 'p-limit';
 import { sqlFile } from './duckdb.ts';
 import { QuarantinedSchema } from './manifest.ts';
 import { REPORT_COLUMNS } from './report-columns.ts';
-import { compactIso } from './snapshots.ts';
+import { compactIso } from '../lib/time.ts';
 import { fsyncDir, fsyncFile, writeJsonDurable } from '../lib/fsx.ts';
 import { codeVersion } from '../lib/version.ts';
 import type { WarehouseLayout } from './layout.ts';

@@ -3,6 +3,7 @@
 import v8 from 'node:v8';
 import { z } from 'zod';
 import { port } from '../options.ts';
+import { closeOnSignals } from '../runtime.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { createLogger, type Logger } from '../../lib/log.ts';
 // The collector itself is loaded by run(), after the flags are checked.
@@ -30,14 +31,7 @@ export function collectConfig(flags: z.output<typeof Flags>, defaultLogLevel: 'i
 
 /** Stop the collector on SIGINT/SIGTERM, once: it stops taking requests and lands its spool. */
 export function stopCollectorOnSignals(collector: RunningCollector, log: Logger): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (signal: string) => {
-      log.info({ signal }, 'collector: stopping, landing the spool');
-      void collector.close().then(resolve);
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-  });
+  return closeOnSignals(collector, log, 'collector: stopping, landing the spool');
 }
 
 /**

@@ -66,7 +66,7 @@ async function postGenerated(rt: ReturnType<typeof runtime>, flags: GenerateFlag
   if (options.customers.length !== 1) throw new UserError('--post sends every report with one ingest key: give --customers with that key\'s customer only');
   const batchSize = flags.batch;
   const concurrency = flags.connections;
-  const { replayReports } = await import('../../collector/replay.ts');
+  const { replayReports } = await import('../../sdk/replay.ts');
   await withJobDeps(rt, async (deps) => {
     const scratch = path.join(hostScratchDir(deps.layout), `replay-${process.pid}-${randomBytes(4).toString('hex')}`);
     try {

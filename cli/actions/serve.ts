@@ -1,6 +1,7 @@
 // The `serve` command's work: start the API and stop it cleanly on SIGINT or SIGTERM.
 import { z } from 'zod';
 import { port } from '../options.ts';
+import { closeOnSignals } from '../runtime.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { createLogger, type Logger } from '../../lib/log.ts';
 // The API itself (Koa, DuckDB, Arrow, templates) is loaded by run(), after the flags are checked.
@@ -26,16 +27,9 @@ export function serveConfig(flags: ServeFlags, defaultLogLevel: 'info' | 'warn' 
   });
 }
 
-/** Stop the server on SIGINT/SIGTERM, once. */
-export function closeOnSignals(api: RunningApi, log: Logger): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (signal: string) => {
-      log.info({ signal }, 'shutting down');
-      void api.close().then(resolve);
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-  });
+/** Stop the API on SIGINT/SIGTERM, once. */
+export function stopApiOnSignals(api: RunningApi, log: Logger): Promise<void> {
+  return closeOnSignals(api, log, 'shutting down');
 }
 
 export async function run(flags: ServeFlags): Promise<void> {
@@ -44,5 +38,5 @@ export async function run(flags: ServeFlags): Promise<void> {
   const { startApi } = await import('../../api/server.ts');
   const api = await startApi(config, log);
   process.stderr.write(`API listening on ${api.url} (warehouse ${config.warehouseDir})${api.metricsUrl ? `; metrics on ${api.metricsUrl}` : ''}\n`);
-  await closeOnSignals(api, log);
+  await stopApiOnSignals(api, log);
 }

@@ -16,7 +16,7 @@ import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-r
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { DEFAULT_CUSTOMERS, describeGeneration } from './generate.ts';
 import { describeRun } from './pipeline.ts';
-import { closeOnSignals, serveConfig, Flags as ServeFlags } from './serve.ts';
+import { serveConfig, stopApiOnSignals, Flags as ServeFlags } from './serve.ts';
 import { bytes, percent, table } from '../format.ts';
 import { startCollector } from '../../collector/server.ts';
 import { addIngestKey, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
@@ -137,7 +137,7 @@ export async function run(flags: z.output<typeof Flags>): Promise<void> {
       '',
     ].join('\n'),
   );
-  await Promise.all([closeOnSignals(api, rt.log), stopCollectorOnSignals(collector, collectorLog)]);
+  await Promise.all([stopApiOnSignals(api, rt.log), stopCollectorOnSignals(collector, collectorLog)]);
 }
 
 /** A shell line that posts one fresh report (its id and ts made when it runs), gzip'd. */

@@ -2,7 +2,7 @@
 // asOf, so the same run enqueued twice is one job: BullMQ ignores an add whose id exists.
 import { randomBytes } from 'node:crypto';
 import type { KeepJobs } from 'bullmq';
-import { compactIso } from '../../warehouse/snapshots.ts';
+import { compactIso } from '../../lib/time.ts';
 
 export const QUEUES = {
   /** Run-level steps of a rollup: scheduler ticks, plan, publish (the flow's parent). */

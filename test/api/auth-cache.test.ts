@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import Koa from 'koa';
 import { TokenAuth, callerOf } from '../../api/auth.ts';
-import { NO_SNAPSHOTS, requestFrame } from '../../api/request-context.ts';
+import { requestFrame } from '../../lib/http/frame.ts';
 import { issueToken } from '../../api/tokens.ts';
 import { credentialRefusal, type RevocationState } from '../../warehouse/control/revocation.ts';
 import { silentLogger } from '../../lib/log.ts';
@@ -25,7 +25,7 @@ let url: string;
 beforeAll(async () => {
   const app = new Koa();
   app.silent = true;
-  app.use(requestFrame(silentLogger, NO_SNAPSHOTS));
+  app.use(requestFrame(silentLogger));
   app.use(new TokenAuth(secret, revocation).middleware);
   app.use((ctx) => {
     const caller = callerOf(ctx);

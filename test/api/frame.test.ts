@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import { NO_SNAPSHOTS, requestFrame } from '../../api/request-context.ts';
-import { ApiError } from '../../api/errors.ts';
+import { apiRequestFrame } from '../../api/request-context.ts';
+import { ApiError } from '../../lib/http/problem.ts';
 import { Db } from '../../warehouse/duckdb.ts';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,7 +25,7 @@ beforeAll(async () => {
   db = await Db.open({ threads: 1, memoryLimit: '8MB', maxConcurrent: 1 }, spill);
   const app = new Koa();
   app.silent = true;
-  app.use(requestFrame(captured, NO_SNAPSHOTS));
+  app.use(apiRequestFrame(captured, { current: () => null, explain: (err) => err })); // no snapshot loaded
   app.use((ctx) => {
     if (ctx.path === '/cyclic') {
       const loop: Record<string, unknown> = {};

@@ -11,7 +11,7 @@ import { expectSameRows, norm, type Row } from '../helpers/independent.ts';
 import { generateReports, type GenerateResult } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
-import { replayReports, type ReplayResult } from '../../collector/replay.ts';
+import { replayReports, type ReplayResult } from '../../sdk/replay.ts';
 import { quotedString } from '../../warehouse/duckdb.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';

@@ -6,7 +6,8 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { RunAlreadyRunningError, lockRun, runLocked } from '../../warehouse/run-lock.ts';
-import { beginBuild, buildDir, compactIso, listSnapshots, readCurrent } from '../../warehouse/snapshots.ts';
+import { beginBuild, buildDir, listSnapshots, readCurrent } from '../../warehouse/snapshots.ts';
+import { compactIso } from '../../lib/time.ts';
 import fs from 'node:fs/promises';
 
 const START = new Date('2026-11-20T00:00:00Z');

@@ -1,7 +1,7 @@
 // Strict ISO 8601 instants (lib/time.ts), hand-worked cases: what a lenient Date parse would
 // silently shift is refused.
 import { describe, expect, it } from 'vitest';
-import { assertAsOfNotAhead, AsOfAheadError, parseIsoInstant } from '../../lib/time.ts';
+import { assertAsOfNotAhead, AsOfAheadError, compactIso, parseIsoInstant } from '../../lib/time.ts';
 
 describe('parseIsoInstant', () => {
   it('reads real instants with a zone', () => {
@@ -41,5 +41,14 @@ describe('assertAsOfNotAhead', () => {
     expect(() => assertAsOfNotAhead(new Date(now + 300_000), 300_000, now)).not.toThrow();
     expect(() => assertAsOfNotAhead(new Date(now + 300_001), 300_000, now)).toThrow(AsOfAheadError);
     expect(() => assertAsOfNotAhead(new Date('2099-01-01T00:00:00Z'), 300_000, now)).toThrow(/is 26340 days ahead .*refused, nothing written/);
+  });
+});
+
+describe('compactIso', () => {
+  it('names an instant to the millisecond (snapshots, runs, jobs) or to the second (generated files)', () => {
+    const t = new Date('2026-11-20T02:55:07.042Z');
+    expect(compactIso(t)).toBe('20261120T025507042Z');
+    expect(compactIso(t, 's')).toBe('20261120T025507Z');
+    expect(compactIso(new Date('2026-11-20T02:55:00Z'), 's')).toBe('20261120T025500Z');
   });
 });

@@ -7,6 +7,7 @@ import lockfile from 'proper-lockfile';
 import type { z } from 'zod';
 import { writeJsonDurable } from '../../lib/fsx.ts';
 import { describeZodError } from '../../lib/errors.ts';
+import { StampedReads } from '../../lib/stamped-reads.ts';
 
 export class ControlDocumentError extends Error {
   override name = 'ControlDocumentError';
@@ -32,8 +33,8 @@ export async function readDocument<S extends z.ZodType>(file: string, schema: S,
   return parsed.data;
 }
 
-/** Parsed documents by file, with the identity of the file they were read from. */
-const parsed = new Map<string, { stamp: string; value: unknown }>();
+/** Parsed documents, each kept under the stamp of the file it was read from. */
+const parsed = new StampedReads<unknown>();
 
 /**
  * `readDocument` for hot read paths (an API request): the parsed document is kept while the file's
@@ -41,24 +42,14 @@ const parsed = new Map<string, { stamp: string; value: unknown }>();
  * new inode) or edit in place shows up at once. The value is shared: callers must not modify it.
  */
 export async function readDocumentCached<S extends z.ZodType>(file: string, schema: S, empty: z.infer<S>): Promise<Readonly<z.infer<S>>> {
-  let stat: import('node:fs').BigIntStats;
   try {
-    stat = await fs.stat(file, { bigint: true });
+    return (await parsed.read(file, () => readDocument(file, schema, empty))) as z.infer<S>;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      parsed.delete(file);
-      return empty;
-    }
-    throw err;
+    // Only the stat can fail so: readDocument answers `empty` for a file gone since.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    parsed.forget(file);
+    return empty;
   }
-  const stamp = `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
-  const hit = parsed.get(file);
-  if (hit && hit.stamp === stamp) return hit.value as z.infer<S>;
-  // Read after the stat: the content is at least as new as the stamp it is kept under, and a
-  // change after the stat gives another stamp on the next read.
-  const value = await readDocument(file, schema, empty);
-  parsed.set(file, { stamp, value });
-  return value;
 }
 
 /** Writers of this process, one queue per document: the file lock then only sees other processes. */

@@ -7,6 +7,7 @@ import { LIST, VARCHAR, listValue } from '@duckdb/node-api';
 import { z } from 'zod';
 import { fillSql, quotedString, sqlFile, type Db } from '../duckdb.ts';
 import { exists, fsyncDir, listFiles, moveFile } from '../../lib/fsx.ts';
+import { compactIso } from '../../lib/time.ts';
 import { hostScratchDir, type WarehouseLayout } from '../layout.ts';
 import { CUSTOMER_ID_PATTERN } from '../ids.ts';
 
@@ -41,10 +42,6 @@ export class GenerateError extends Error {
   override name = 'GenerateError';
 }
 
-function compactIso(d: Date): string {
-  return d.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-}
-
 /**
  * Write synthetic reports into the landing area. `onProgress` gets 0–100 while DuckDB works.
  * Files are named by seed and start, so running the same generation twice is refused rather than
@@ -59,7 +56,7 @@ export async function generateReports(
   const opts = GenerateOptionsSchema.parse(options);
   const startMs = opts.start.getTime();
   const endMs = startMs + Math.round(opts.hours * 3_600_000);
-  const stem = `gen-${opts.seed}-${compactIso(opts.start)}`;
+  const stem = `gen-${opts.seed}-${compactIso(opts.start, 's')}`;
   const scratch = path.join(hostScratchDir(layout), `generate-${process.pid}-${randomBytes(4).toString('hex')}`);
   await fs.mkdir(scratch, { recursive: true });
   try {

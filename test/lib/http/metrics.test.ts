@@ -1,10 +1,10 @@
-// The request histogram is counted by hand (lib/http-metrics.ts) and exposed in prom-client's
+// The request histogram is counted by hand (lib/http/metrics.ts) and exposed in prom-client's
 // layout: its text must be what prom-client's own histogram writes for the same observations.
 import { describe, expect, it } from 'vitest';
 import client from 'prom-client';
 import type { Context } from 'koa';
-import { observeRequest } from '../../lib/http-metrics.ts';
-import { metricsText, registry } from '../../lib/metrics.ts';
+import { observeRequest } from '../../../lib/http/metrics.ts';
+import { metricsText, registry } from '../../../lib/metrics.ts';
 
 const NAME = 'p2ptel_http_request_duration_seconds';
 const BOUNDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -38,7 +38,7 @@ describe('request histogram', () => {
       }
     }
     for (const r of requests) {
-      const ctx = { req: { method: r.method }, res: { statusCode: r.status }, _matchedRoute: r.route } as unknown as Context;
+      const ctx = { req: { method: r.method }, res: { statusCode: r.status }, routerPath: r.route } as unknown as Context;
       observeRequest(ctx, r.ms);
       expected.labels(r.method, String(r.route ?? '(none)'), String(r.status)).observe(r.ms / 1000);
     }

@@ -3,12 +3,12 @@
 // raw paths), methods, status codes.
 //
 // Observed as plain numbers, handed to prom-client when scraped: a request is counted in a few
-// array slots found by nested map lookups of values Koa already holds. (prom-client's own
-// `observe`, even on a label child kept aside, validates and hashes the labels on every call:
-// about 1.5 µs of a hot request's 40.) The exposition is prom-client's, line for line.
+// array slots found by nested map lookups of values Koa already holds (prom-client's own
+// `observe`, even on a label child kept aside, validates and hashes the labels on every call;
+// docs/api.md, "Performance"). The exposition is prom-client's, line for line.
 import type { Context } from 'koa';
 import client from 'prom-client';
-import { registry } from './metrics.ts';
+import { registry } from '../metrics.ts';
 
 type LabelName = 'method' | 'route' | 'status';
 type Labels = Record<LabelName, string>;
@@ -72,12 +72,20 @@ new RequestHistogram({
 });
 
 /**
+ * The route template the router matched for this request (@koa/router's `ctx.routerPath`; a RegExp
+ * for a route declared as one), undefined when no route matched.
+ */
+export function matchedRoute(ctx: Context): string | RegExp | undefined {
+  return (ctx as Context & { routerPath?: string | RegExp }).routerPath;
+}
+
+/**
  * Count one request that took `ms`, labelled by the route template the router matched (`(none)`
  * for a path no route has), its method and status: the request frame calls it once per request
- * (api/request-context.ts).
+ * (lib/http/frame.ts).
  */
 export function observeRequest(ctx: Context, ms: number): void {
-  const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+  const matched = matchedRoute(ctx);
   observeRequestOf(typeof matched === 'string' ? matched : String(matched ?? '(none)'), ctx.req.method!, ctx.res.statusCode, ms);
 }
 
