@@ -1,5 +1,5 @@
-// The collector's Koa application, built in one function: the API's request frame (request ids,
-// problem+json, one log line per request), CORS of the ingest route, then the routes. Anything
+// The collector's Koa application, built in one function: the shared request frame of lib/http
+// (request ids, problem+json, one log line per request), CORS of the ingest route, then the routes. Anything
 // added later goes here too; its metrics are served on a listener of their own (server.ts).
 import Koa from 'koa';
 import { Router } from '@koa/router';
