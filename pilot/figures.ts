@@ -2,6 +2,7 @@
 // pilot_breakdowns.sql, and the series: series_combine.sql over report_pieces.sql) over the
 // deduplicated reports of one stream or of every stream of a customer, up to the snapshot's asOf.
 import { sqlFile, toNumber, type DbSession } from '../warehouse/duckdb.ts';
+import { pieceSql } from '../warehouse/piece-columns.ts';
 import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
 import { loadStreamReports, type StreamInputs } from '../warehouse/stream-reports.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
@@ -100,7 +101,7 @@ async function cohortSeries(s: DbSession, cohort: 'p2p' | 'control', bucketSecon
 
 /** Pilot figures of every stream in the session's `reports` table. */
 export async function computePilotFigures(s: DbSession, bucketSeconds: number): Promise<Map<string, StreamPilotFigures>> {
-  const figures = await s.all<Record<string, unknown>>(sqlFile('pilot_figures'));
+  const figures = await s.all<Record<string, unknown>>(pieceSql('pilot_figures'));
   const breakdowns = await s.all<Record<string, unknown>>(sqlFile('pilot_breakdowns'));
   const series = await querySeries(s, bucketSeconds);
   const minute = bucketSeconds === CONCURRENCY_BUCKET_SECONDS ? series : await querySeries(s, CONCURRENCY_BUCKET_SECONDS);

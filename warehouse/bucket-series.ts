@@ -2,7 +2,8 @@
 // stream, for whatever a relation of deduplicated reports holds: the API's on-demand sizes and
 // the pilot reports use it; the rollups run the same SQL over partition states.
 import { z } from 'zod';
-import { fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import { toNumber, type DbSession } from './duckdb.ts';
+import { pieceSql } from './piece-columns.ts';
 import { count, fraction, isoInstant, nonNegative } from '../lib/json-schema.ts';
 
 /**
@@ -10,7 +11,7 @@ import { count, fraction, isoInstant, nonNegative } from '../lib/json-schema.ts'
  * parenthesised query built from code constants, never from input). Parameter: $bucket_seconds.
  */
 export function bucketSeriesSql(source = 'reports'): string {
-  return fillSql(sqlFile('series_combine'), { pieces: `(${fillSql(sqlFile('report_pieces'), { source })})` });
+  return pieceSql('series_combine', { pieces: `(${pieceSql('report_pieces', { source })})` });
 }
 
 /** One non-empty bucket of a stream's series (start in ms since the epoch). */

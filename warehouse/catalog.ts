@@ -8,6 +8,7 @@ import { emptyRawReportsSql, fileList, fillSql, quotedIdentifier, quotedString, 
 import { REPORT_COLUMNS, ROLLUP_COLUMNS } from './report-columns.ts';
 import { projectionSql } from './report-projection.ts';
 import type { InputFile } from './manifest.ts';
+import { pieceSql } from './piece-columns.ts';
 import { summaryParams } from './state-combine.ts';
 import { fsyncDir } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
@@ -39,15 +40,15 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
         );
       } else {
         // No customer partition: empty tables of the right shape, from the rollup SQL itself.
-        const pieces = `(${fillSql(sqlFile('report_pieces'), { source: `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0)` })})`;
+        const pieces = `(${pieceSql('report_pieces', { source: `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0)` })})`;
         const { params, types } = summaryParams(new Date(manifest.asOf), manifest.settings.activityHorizonSeconds);
         await s.run(
-          `CREATE TABLE ${table('stream_summaries')} AS SELECT *, NULL::VARCHAR AS customer FROM (${fillSql(sqlFile('stream_summaries'), { pieces })}) LIMIT 0`,
+          `CREATE TABLE ${table('stream_summaries')} AS SELECT *, NULL::VARCHAR AS customer FROM (${pieceSql('stream_summaries', { pieces })}) LIMIT 0`,
           params,
           types,
         );
         await s.run(
-          `CREATE TABLE ${table('stream_timeseries')} AS SELECT *, NULL::VARCHAR AS customer FROM (${fillSql(sqlFile('series_combine'), { pieces })}) LIMIT 0`,
+          `CREATE TABLE ${table('stream_timeseries')} AS SELECT *, NULL::VARCHAR AS customer FROM (${pieceSql('series_combine', { pieces })}) LIMIT 0`,
           { bucket_seconds: 60 },
         );
       }

@@ -10,6 +10,7 @@ import { createEmptyTable, emptyRawReportsSql, fileList, fillSql, quotedString, 
 import { isFileError, type LandedFile } from './landing.ts';
 import { loadSql, quarantineUnreadable, screenFiles, type LoadOutcome } from './partition-load.ts';
 import { STATE_COLUMNS } from './report-columns.ts';
+import { pieceSql } from './piece-columns.ts';
 import { projectionSql } from './report-projection.ts';
 import { newStateId, partitionKey, stateInput, stateVersion, writeStates, type StateMeta, type StateToWrite } from './state-store.ts';
 import { MIN_BUCKET_SECONDS, STANDARD_BUCKET_SECONDS } from './windows.ts';
@@ -73,7 +74,7 @@ export async function buildPartitionStates(
       let buckets = finer;
       if (size !== MIN_BUCKET_SECONDS) {
         buckets = `session_buckets_${size}`;
-        await s.run(`CREATE OR REPLACE TEMP TABLE ${buckets} AS ${fillSql(sqlFile('session_buckets'), { pieces: finer })}`, { bucket_seconds: size });
+        await s.run(`CREATE OR REPLACE TEMP TABLE ${buckets} AS ${pieceSql('session_buckets', { pieces: finer })}`, { bucket_seconds: size });
         await s.run(`DROP TABLE ${finer}`);
       }
       await s.run(`INSERT INTO series_rows ${seriesOf(buckets)}`, { bucket_seconds: size });
@@ -182,7 +183,7 @@ async function piecesFrom(s: DbSession, files: readonly LandedFile[], present: R
      CREATE OR REPLACE TEMP VIEW reports AS
      SELECT * EXCLUDE (filename, file_row_number) FROM raw_reports ANTI JOIN dedup_dropped USING (filename, file_row_number);`,
   );
-  await s.run(sqlFile('state_pieces'));
+  await s.run(pieceSql('state_pieces'));
 }
 
 /** Drop temporary tables or views by name, whichever each is (a failed batch may leave either). */

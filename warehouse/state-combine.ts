@@ -23,6 +23,7 @@ import {
   type SqlParams,
   type SqlTypes,
 } from './duckdb.ts';
+import { PIECE_SQL, pieceSql } from './piece-columns.ts';
 import { ROLLUP_COLUMNS } from './report-columns.ts';
 import { projectionSql } from './report-projection.ts';
 import { SERIES_ROW_GROUP_SIZE } from './partition-state.ts';
@@ -95,7 +96,7 @@ export interface CombineResult {
   usedFiles: string[];
 }
 
-const PIECE_COLUMNS = 'streamId, sessionId, start_us, lo_us, reports, off, fb, peer_sum, peer_n, buf_sum, buf_n, stalls, last_ts, last_final_ts';
+const PIECE_COLUMNS = `streamId, sessionId, start_us, lo_us, ${PIECE_SQL['piece_columns']}`;
 /** Literals of code-computed instants (never input), for filters DuckDB can push into Parquet reads. */
 const lit = (xs: readonly bigint[]) => xs.map((x) => `${x}::BIGINT`).join(', ');
 
@@ -128,7 +129,7 @@ export async function combineStates(
   const cutHours = [...lowerCutHours];
   if (asOfHour !== null && after.some((m) => m.date === dateOfUs(asOfHour))) cutHours.push(asOfHour);
   const emptyReports = `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} WHERE false)`;
-  const reportPieces = (source: string) => fillSql(sqlFile('report_pieces'), { source });
+  const reportPieces = (source: string) => pieceSql('report_pieces', { source });
 
   // The pieces of the windows, read where they lie by the summaries' one statement (a view, not
   // a copy): (1) and (2) below.
@@ -184,7 +185,7 @@ export async function combineStates(
   const { params, types } = summaryParams(asOf, input.horizonSeconds);
   await s.run(
     `CREATE OR REPLACE TEMP TABLE summaries AS
-     SELECT *, split_part(streamId, ':', 1) AS customer FROM (${fillSql(sqlFile('stream_summaries'), { pieces: 'window_pieces' })})`,
+     SELECT *, split_part(streamId, ':', 1) AS customer FROM (${pieceSql('stream_summaries', { pieces: 'window_pieces' })})`,
     params,
     types,
   );
@@ -258,8 +259,7 @@ export async function combineStates(
     await s.run(`INSERT INTO partial_pieces BY NAME ${reportPieces('reports')}`);
     await s.run(`DROP TABLE raw_reports; DROP TABLE reports`);
   }
-  const seriesPieces = `(SELECT streamId, sessionId, start_us, reports, off, fb, peer_sum, peer_n, buf_sum, buf_n, stalls FROM partial_pieces)`;
-  const seriesSql = fillSql(sqlFile('series_combine'), { pieces: seriesPieces });
+  const seriesSql = pieceSql('series_combine', { pieces: 'partial_pieces' });
   await createEmptyTable(s, 'partial_series', seriesSql, { bucket_seconds: 60 });
   if (after.length > 0) {
     for (const size of STANDARD_BUCKET_SECONDS) await s.run(`INSERT INTO partial_series ${seriesSql}`, { bucket_seconds: size });

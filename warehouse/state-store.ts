@@ -12,6 +12,7 @@ import { z } from 'zod';
 import pLimit from 'p-limit';
 import { sqlFile } from './duckdb.ts';
 import { QuarantinedSchema } from './manifest.ts';
+import { PIECE_COLUMNS } from './piece-columns.ts';
 import { REPORT_COLUMNS } from './report-columns.ts';
 import { compactIso } from '../lib/time.ts';
 import { fsyncDir, fsyncFile, writeJsonDurable } from '../lib/fsx.ts';
@@ -31,7 +32,7 @@ let cachedVersion: string | undefined;
 
 /**
  * The version of the code that builds states: a hash of the SQL that computes them, the column
- * catalog and the format number. Not the git commit: a commit that does not touch how states are
+ * catalogs (of reports, and of the pieces that SQL's column lists come from) and the format number. Not the git commit: a commit that does not touch how states are
  * built must not throw every state away.
  */
 export function stateVersion(): string {
@@ -40,6 +41,7 @@ export function stateVersion(): string {
     h.update(`format ${STATE_FORMAT}\n`);
     for (const name of STATE_SQL) h.update(`${name}\n${sqlFile(name)}\n`);
     h.update(JSON.stringify(REPORT_COLUMNS));
+    h.update(JSON.stringify(PIECE_COLUMNS));
     cachedVersion = `s${STATE_FORMAT}-${h.digest('hex').slice(0, 16)}`;
   }
   return cachedVersion;

@@ -3,6 +3,9 @@
 -- A report without a cohort counts as peer-assisted ('p2p'), the deployment's default.
 -- Session-level values first: a session's mean peer count, its startup time (set on its first
 -- report), its viewer (null when unknown: the session then counts as its own viewer).
+-- A session's sums of the series figures are its piece (piece-columns.ts), as states keep them.
+-- Placeholders: <series_piece_of_reports> (piece-columns.ts). Parameters: none.
+-- Reads: reports. Writes: nothing (a query: one row per stream and cohort, and per stream).
 WITH r AS (
   SELECT *, coalesce(cohort, 'p2p') AS c FROM reports
 ),
@@ -10,14 +13,7 @@ s AS (
   SELECT
     streamId, c AS cohort, sessionId,
     max(viewerId) AS viewer_id,
-    count(*) AS reports,
-    sum(bytesOffloaded) AS off,
-    sum(bytesFallback) AS fb,
-    sum(peerCount) AS peer_sum,
-    count(peerCount) AS peer_n,
-    sum(CAST(bufferHealth AS DECIMAL(38, 9))) AS buf_sum,
-    count(bufferHealth) AS buf_n,
-    sum(stallCount) AS stalls,
+    {{series_piece_of_reports}},
     sum(stallMs) AS stall_ms,
     sum(watchMs) AS watch_ms,
     max(startupMs) AS startup_ms,

@@ -6,6 +6,9 @@
 -- Averages sum exact DECIMALs (see stream_summaries.sql), so the figures are the same to the
 -- last digit whether they come from reports or from states. Only non-empty buckets are
 -- returned, in no order; readers order them and fill the gaps with zeros (api-decisions.md).
+-- Placeholders: none. Parameters: $bucket_seconds.
+-- Reads: session_buckets (a CTE of the including statement). Writes: nothing (a query: one row
+-- per stream and non-empty bucket, the columns of a snapshot's series files).
 SELECT
   CAST($bucket_seconds AS INTEGER) AS bucketSeconds,
   streamId,

@@ -1,20 +1,17 @@
--- Pieces of partial sums (streamId, sessionId, start_us, reports, off, fb, peer_sum, peer_n,
--- buf_sum, buf_n, stalls) summed per (stream, session, bucket of $bucket_seconds), start_us then
+-- Pieces of partial sums summed per (stream, session, bucket of $bucket_seconds), start_us then
 -- the bucket's start: what series_of_buckets.sql makes a series of. A partition state makes the
 -- series of every standard size from the buckets of the next finer size (each standard size
 -- divides the next), so each size groups the rows of the one before it, not every minute again.
--- Exact: integer and DECIMAL sums. <pieces>: the finer pieces.
+-- Exact: integer and DECIMAL sums, at the pieces' own types.
+-- Placeholders: <pieces> the finer pieces (streamId, sessionId, start_us and at least the
+-- columns a series needs); <series_piece_sums> those columns combined (piece-columns.ts).
+-- Parameters: $bucket_seconds.
+-- Reads: <pieces>. Writes: nothing (a query: streamId, sessionId, start_us, then the series'
+-- piece columns).
 SELECT
   streamId,
   sessionId,
   start_us // (CAST($bucket_seconds AS BIGINT) * 1000000) * (CAST($bucket_seconds AS BIGINT) * 1000000) AS start_us,
-  CAST(sum(reports) AS BIGINT) AS reports,
-  CAST(sum(off) AS BIGINT) AS off,
-  CAST(sum(fb) AS BIGINT) AS fb,
-  CAST(sum(peer_sum) AS BIGINT) AS peer_sum,
-  CAST(sum(peer_n) AS BIGINT) AS peer_n,
-  sum(buf_sum) AS buf_sum,
-  CAST(sum(buf_n) AS BIGINT) AS buf_n,
-  CAST(sum(stalls) AS BIGINT) AS stalls
+  {{series_piece_sums}}
 FROM {{pieces}}
 GROUP BY ALL

@@ -12,6 +12,10 @@
 -- `state_minutes` (for this batch only): per (stream, session, minute), the sums a series needs
 --   (session_buckets.sql's shape): each day's series of every standard size is made of them.
 -- Integer sums are cast to BIGINT (Parquet keeps them exactly; HUGEINT would become DOUBLE).
+-- Placeholders: <piece_of_reports> every piece column's value for a group of reports;
+-- <series_piece_of_reports> the same for the columns a series needs (piece-columns.ts).
+-- Parameters: none.
+-- Reads: reports (the batch's deduplicated reports). Writes: state_hours, state_minutes.
 CREATE OR REPLACE TEMP TABLE state_hours AS
 SELECT
   split_part(streamId, ':', 1) AS customer,
@@ -22,16 +26,7 @@ SELECT
   streamId,
   sessionId,
   cohort, device, region, contentType, sdkVersion, signalingVersion,
-  count(*) AS reports,
-  CAST(sum(bytesOffloaded) AS BIGINT) AS off,
-  CAST(sum(bytesFallback) AS BIGINT) AS fb,
-  CAST(sum(peerCount) AS BIGINT) AS peer_sum,
-  count(peerCount) AS peer_n,
-  sum(CAST(bufferHealth AS DECIMAL(38, 9))) AS buf_sum,
-  count(bufferHealth) AS buf_n,
-  CAST(sum(stallCount) AS BIGINT) AS stalls,
-  max(ts) AS last_ts,
-  max(ts) FILTER (WHERE final) AS last_final_ts
+  {{piece_of_reports}}
 FROM reports
 GROUP BY ALL;
 
@@ -40,13 +35,6 @@ SELECT
   streamId,
   sessionId,
   epoch_us(ts) // 60000000 * 60000000 AS start_us,
-  count(*) AS reports,
-  CAST(sum(bytesOffloaded) AS BIGINT) AS off,
-  CAST(sum(bytesFallback) AS BIGINT) AS fb,
-  CAST(sum(peerCount) AS BIGINT) AS peer_sum,
-  count(peerCount) AS peer_n,
-  sum(CAST(bufferHealth AS DECIMAL(38, 9))) AS buf_sum,
-  count(bufferHealth) AS buf_n,
-  CAST(sum(stallCount) AS BIGINT) AS stalls
+  {{series_piece_of_reports}}
 FROM reports
 GROUP BY ALL;

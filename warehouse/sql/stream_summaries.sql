@@ -7,14 +7,17 @@
 -- sums of its class and the narrower ones. Sessions are grouped once (session_rows): the sums
 -- that need no session are added up per stream, and each session's peerCount sums per window are
 -- kept side by side in one row (the five windows are fixed, as $window_names says).
--- Parameters: $as_of (TIMESTAMP), $window_names (VARCHAR[5], narrowest first, the last unbounded),
--- $window_seconds (BIGINT[4], lengths of the four bounded windows), $horizon_seconds.
 -- Besides the summary fields, each row carries the partial sums that let platform-wide and
 -- per-customer rows be added up from stream rows (peer/buffer sums and counts).
 -- DuckDB sums integers into HUGEINT; figures are cast back to BIGINT, which Parquet stores exactly.
 -- Averages sum exact DECIMALs, not DOUBLEs: a parallel DOUBLE sum depends on the order threads
 -- finish in, and the same input must always give the same figures, to the last digit, whether
 -- they come from reports or from partition states.
+-- Placeholders: <pieces> (above); <stream_piece_sums> the piece columns a window adds up per
+-- stream, combined (piece-columns.ts: the others need the session, below).
+-- Parameters: $as_of (TIMESTAMP), $window_names (VARCHAR[5], narrowest first, the last unbounded),
+-- $window_seconds (BIGINT[4], lengths of the four bounded windows), $horizon_seconds.
+-- Reads: <pieces>. Writes: nothing (a query: one row per window and stream).
 WITH
 classed AS (
   SELECT
@@ -33,13 +36,7 @@ classed AS (
 stream_parts AS (
   SELECT
     streamId, class,
-    sum(reports) AS reports,
-    sum(off) AS off,
-    sum(fb) AS fb,
-    sum(buf_sum) AS buf_sum,
-    sum(buf_n) AS buf_n,
-    sum(stalls) AS stalls,
-    max(last_ts) AS last_ts
+    {{stream_piece_sums}}
   FROM classed
   GROUP BY ALL
 ),
@@ -49,13 +46,7 @@ windows AS (
 stream_windows AS (
   SELECT
     w.windowName, p.streamId,
-    sum(p.reports) AS reports,
-    sum(p.off) AS off,
-    sum(p.fb) AS fb,
-    sum(p.buf_sum) AS buf_sum,
-    sum(p.buf_n) AS buf_n,
-    sum(p.stalls) AS stalls,
-    max(p.last_ts) AS last_ts
+    {{stream_piece_sums}}
   FROM stream_parts AS p
   JOIN windows AS w ON p.class <= w.class
   GROUP BY ALL

@@ -1,0 +1,86 @@
+// The columns of a piece of partial sums, defined once: a report is a piece of its own
+// (report_pieces.sql), a partition state stores pieces per hour and makes series of pieces per
+// minute (state_pieces.sql), and windows and series combine pieces (stream_summaries.sql,
+// session_buckets.sql). The SQL files get their column lists from here, through placeholders.
+import { fillSql, sqlFile } from './duckdb.ts';
+
+export interface PieceColumn {
+  name: string;
+  /** Its type in a piece, and in the state files that store pieces (Parquet keeps BIGINT exactly). */
+  type: 'BIGINT' | 'DECIMAL(38, 9)' | 'TIMESTAMP';
+  /** How pieces combine into a larger one. */
+  combine: 'sum' | 'max';
+  /** Its value in the piece of one report, over the report's columns. */
+  ofReport: string;
+  /** Its value in the piece of a group of reports: what combining their own pieces gives. */
+  ofReports: string;
+  /** A series needs it (minute pieces, session buckets); the others serve windows only. */
+  series: boolean;
+  /**
+   * A window's figure of it needs each session's own sum first (the mean over sessions of each
+   * session's mean peerCount; whether a session is still active): stream_summaries.sql combines
+   * those per session, and the others per stream.
+   */
+  bySession: boolean;
+}
+
+const piece = (
+  name: string,
+  type: PieceColumn['type'],
+  combine: PieceColumn['combine'],
+  ofReport: string,
+  ofReports: string,
+  uses: Pick<PieceColumn, 'series' | 'bySession'>,
+): PieceColumn => ({ name, type, combine, ofReport, ofReports, ...uses });
+
+/** In the order of the pieces' columns (state files, series rows of sessions). */
+export const PIECE_COLUMNS: readonly PieceColumn[] = [
+  piece('reports', 'BIGINT', 'sum', 'CAST(1 AS BIGINT)', 'count(*)', { series: true, bySession: false }),
+  piece('off', 'BIGINT', 'sum', 'CAST(bytesOffloaded AS BIGINT)', 'CAST(sum(bytesOffloaded) AS BIGINT)', { series: true, bySession: false }),
+  piece('fb', 'BIGINT', 'sum', 'CAST(bytesFallback AS BIGINT)', 'CAST(sum(bytesFallback) AS BIGINT)', { series: true, bySession: false }),
+  piece('peer_sum', 'BIGINT', 'sum', 'CAST(peerCount AS BIGINT)', 'CAST(sum(peerCount) AS BIGINT)', { series: true, bySession: true }),
+  piece('peer_n', 'BIGINT', 'sum', 'CAST(peerCount IS NOT NULL AS BIGINT)', 'count(peerCount)', { series: true, bySession: true }),
+  piece('buf_sum', 'DECIMAL(38, 9)', 'sum', 'CAST(bufferHealth AS DECIMAL(38, 9))', 'sum(CAST(bufferHealth AS DECIMAL(38, 9)))', { series: true, bySession: false }),
+  piece('buf_n', 'BIGINT', 'sum', 'CAST(bufferHealth IS NOT NULL AS BIGINT)', 'count(bufferHealth)', { series: true, bySession: false }),
+  piece('stalls', 'BIGINT', 'sum', 'CAST(stallCount AS BIGINT)', 'CAST(sum(stallCount) AS BIGINT)', { series: true, bySession: false }),
+  piece('last_ts', 'TIMESTAMP', 'max', 'ts', 'max(ts)', { series: false, bySession: false }),
+  piece('last_final_ts', 'TIMESTAMP', 'max', 'CASE WHEN final THEN ts END', 'max(ts) FILTER (WHERE final)', { series: false, bySession: true }),
+];
+
+/**
+ * The combined value of a column over a group of pieces. `keepType`: cast back to the piece's
+ * type, where DuckDB widens it (a sum of BIGINT is a HUGEINT, which Parquet would store as a
+ * DOUBLE; a sum of DECIMAL(38, s) and a max keep their type); otherwise left wide, for figures
+ * computed further on.
+ */
+function combinedSql(col: PieceColumn, keepType: boolean): string {
+  const combined = `${col.combine}(${col.name})`;
+  return keepType && col.combine === 'sum' && col.type === 'BIGINT' ? `CAST(${combined} AS ${col.type})` : combined;
+}
+
+const selectList = (cols: readonly PieceColumn[], value: (col: PieceColumn) => string) =>
+  cols.map((col) => `${value(col)} AS ${col.name}`).join(',\n  ');
+
+const SERIES = PIECE_COLUMNS.filter((col) => col.series);
+const BY_STREAM = PIECE_COLUMNS.filter((col) => !col.bySession);
+
+/**
+ * The placeholders of the generated piece lists, by name (code constants, never input):
+ * `piece_columns` the columns' names; `piece_of_report` and `piece_of_reports` each column's
+ * value for one report and for a group of reports; `series_piece_of_reports` the same for the
+ * columns a series needs; `series_piece_sums` those combined at their own types;
+ * `stream_piece_sums` the columns a window combines per stream, combined and left wide.
+ */
+export const PIECE_SQL: Readonly<Record<string, string>> = {
+  piece_columns: PIECE_COLUMNS.map((col) => col.name).join(', '),
+  piece_of_report: selectList(PIECE_COLUMNS, (col) => col.ofReport),
+  piece_of_reports: selectList(PIECE_COLUMNS, (col) => col.ofReports),
+  series_piece_of_reports: selectList(SERIES, (col) => col.ofReports),
+  series_piece_sums: selectList(SERIES, (col) => combinedSql(col, true)),
+  stream_piece_sums: selectList(BY_STREAM, (col) => combinedSql(col, false)),
+};
+
+/** The text of warehouse/sql/<name>.sql with the piece lists and `parts` filled in. */
+export function pieceSql(name: string, parts: Record<string, string> = {}): string {
+  return fillSql(sqlFile(name), { ...PIECE_SQL, ...parts });
+}
