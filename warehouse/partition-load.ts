@@ -2,7 +2,7 @@
 // built from them, each file against the partition folder it lies in, quarantining every file
 // that is unreadable, lacks a column, or holds rows that break session-report.md, so that a bad
 // file never stops the rollup of the others.
-import { fileList, fillSql, sqlFile, type DbSession } from './duckdb.ts';
+import { emptyRawReportsSql, fileList, fillSql, sqlFile, type DbSession } from './duckdb.ts';
 import { validateRows } from './validate-rows.ts';
 import { checkSchemas, cleanDuckDbMessage, isFileError, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
 import { projectionSql } from './report-projection.ts';
@@ -102,8 +102,12 @@ async function quarantineInto(ctx: LoadContext, into: QuarantinedFile[], file: L
   if (q) into.push(q);
 }
 
-/** `raw_reports` over `files` (load_raw.sql): a TABLE, or a VIEW that reads the files where used. */
+/**
+ * `raw_reports` over `files` (load_raw.sql): a TABLE, or a VIEW that reads the files where used.
+ * No file: the same relation over no rows, every column at its type.
+ */
 export function loadSql(files: readonly LandedFile[], present: ReadonlySet<string>, columns: readonly string[], kind: 'TABLE' | 'VIEW'): string {
+  if (files.length === 0) return `CREATE OR REPLACE TEMP ${kind} raw_reports AS ${emptyRawReportsSql(projectionSql(columns, new Set()))} LIMIT 0`;
   return fillSql(sqlFile('load_raw'), {
     kind,
     files: fileList(files.map((f) => f.path)),

@@ -26,7 +26,10 @@ export const TMP_PREFIX = '.tmp-';
 const STATE_FORMAT = 3;
 
 /** SQL whose text decides what a state holds: any change to it makes every state stale. */
-const STATE_SQL = ['load_raw', 'validate_rows', 'dedup_reports', 'dedup_raw', 'state_pieces', 'session_buckets', 'series_of_buckets', 'series_combine'];
+const STATE_SQL = [
+  'load_raw', 'validate_rows', 'dedup_reports', 'dedup_raw', 'dedup_batch', 'state_pieces', 'session_buckets', 'series_of_buckets',
+  'series_combine', 'series_from_buckets', 'add_series_rows', 'coarser_buckets', 'state_series', 'partition_figures', 'files_read', 'partition_rows',
+];
 
 let cachedVersion: string | undefined;
 

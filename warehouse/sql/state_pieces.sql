@@ -15,7 +15,7 @@
 -- Placeholders: <piece_of_reports> every piece column's value for a group of reports;
 -- <series_piece_of_reports> the same for the columns a series needs (piece-columns.ts).
 -- Parameters: none.
--- Reads: reports (the batch's deduplicated reports). Writes: state_hours, state_minutes.
+-- Reads: reports (dedup_batch.sql). Writes: state_hours, state_minutes.
 CREATE OR REPLACE TEMP TABLE state_hours AS
 SELECT
   split_part(streamId, ':', 1) AS customer,
