@@ -5,11 +5,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { emptyRawReportsSql, fileList, fillSql, quotedIdentifier, quotedString, sqlFile, type Db } from './duckdb.ts';
-import { REPORT_COLUMNS, ROLLUP_COLUMNS } from './report-columns.ts';
+import { REPORT_COLUMNS } from './report-columns.ts';
 import { projectionSql } from './report-projection.ts';
 import type { InputFile } from './manifest.ts';
-import { pieceSql } from './piece-columns.ts';
-import { summaryParams } from './state-combine.ts';
+import { noPiecesSql, pieceSql } from './piece-columns.ts';
+import { summaryParams } from './snapshot-summaries.ts';
 import { fsyncDir } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { SnapshotManifest } from './manifest.ts';
@@ -40,7 +40,7 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
         );
       } else {
         // No customer partition: empty tables of the right shape, from the rollup SQL itself.
-        const pieces = `(${pieceSql('report_pieces', { source: `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} LIMIT 0)` })})`;
+        const pieces = `(${noPiecesSql()})`;
         const { params, types } = summaryParams(new Date(manifest.asOf), manifest.settings.activityHorizonSeconds);
         await s.run(
           `CREATE TABLE ${table('stream_summaries')} AS SELECT *, NULL::VARCHAR AS customer FROM (${pieceSql('stream_summaries', { pieces })}) LIMIT 0`,

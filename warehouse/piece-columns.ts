@@ -3,6 +3,8 @@
 // minute (state_pieces.sql), and windows and series combine pieces (stream_summaries.sql,
 // session_buckets.sql). The SQL files get their column lists from here, through placeholders.
 import { fillSql, sqlFile } from './duckdb.ts';
+import { ROLLUP_COLUMNS } from './report-columns.ts';
+import { projectionSql } from './report-projection.ts';
 
 export interface PieceColumn {
   name: string;
@@ -83,4 +85,12 @@ export const PIECE_SQL: Readonly<Record<string, string>> = {
 /** The text of warehouse/sql/<name>.sql with the piece lists and `parts` filled in. */
 export function pieceSql(name: string, parts: Record<string, string> = {}): string {
   return fillSql(sqlFile(name), { ...PIECE_SQL, ...parts });
+}
+
+/**
+ * report_pieces.sql over no report: the pieces' columns at their types, and no row (what a step
+ * that found nothing hands on, so that the next one reads a typed relation).
+ */
+export function noPiecesSql(): string {
+  return pieceSql('report_pieces', { source: `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} WHERE false)` });
 }

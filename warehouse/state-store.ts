@@ -106,7 +106,7 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
     hours: path.join(dir, 'hours.parquet'),
     /**
      * The deduplicated reports of the open hour after `startUs` as pieces (report_pieces.sql),
-     * written beside the state the first time a window edge cuts that hour (state-combine.ts).
+     * written beside the state the first time a window edge cuts that hour (window-pieces.ts).
      */
     edgeHour: (startUs: bigint) => path.join(dir, `edge-hour-${startUs}.parquet`),
     /** The day's series of every standard bucket size, in the snapshot's layout. */
@@ -115,7 +115,7 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
 }
 
 /**
- * A customer's compacted hour pieces of many states (state-combine.ts), named by a hash of which
+ * A customer's compacted hour pieces of many states (window-pieces.ts), named by a hash of which
  * states it holds: state/customer=<id>/hours-<key>.parquet.
  */
 export function compactedHoursFile(layout: WarehouseLayout, customerId: string, key: string): string {
@@ -123,7 +123,7 @@ export function compactedHoursFile(layout: WarehouseLayout, customerId: string, 
 }
 
 /**
- * A customer's compacted series of the days first..last (state-combine.ts seriesBlocks), named by a
+ * A customer's compacted series of the days first..last (series-blocks.ts), named by a
  * hash of which states it holds: state/customer=<id>/series-<first>_<last>-<key>.parquet.
  */
 export function seriesBlockFile(layout: WarehouseLayout, customerId: string, first: string, last: string, key: string): string {

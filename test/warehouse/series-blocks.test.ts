@@ -11,7 +11,7 @@ import { snapshotRows } from '../helpers/snapshot-rows.ts';
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { planSeriesBlocks } from '../../warehouse/state-combine.ts';
+import { planSeriesBlocks } from '../../warehouse/series-blocks.ts';
 import type { StateMeta } from '../../warehouse/state-store.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { publishedDir } from '../../warehouse/snapshots.ts';

@@ -4,7 +4,7 @@
 --   every figure (session-report.md) and the session's latest report times. The first instant of
 --   an hour is a piece of its own (at_start), so that any window (asOf - w, asOf] whose edges fall
 --   on hour boundaries is an exact union of hour pieces (a window edge inside an hour is made
---   exact from that hour's raw reports, state-combine.ts). Pieces are also grouped by the
+--   exact from that hour's raw reports, window-pieces.ts). Pieces are also grouped by the
 --   session's dimensions (cohort, device, region, contentType, sdkVersion, signalingVersion:
 --   constant within a session in practice, so they add no rows), so that breakdowns by dimension
 --   can be answered from states without reading raw reports. `customer` and `date` name the

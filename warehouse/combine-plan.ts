@@ -1,0 +1,86 @@
+// What the steps of combining partition states into a snapshot share (state-combine.ts): the
+// instants they work in (microseconds since the epoch, UTC days), the hours that the windows'
+// edges cut at asOf, and which states serve the snapshot whole.
+import { WINDOWS } from './windows.ts';
+import type { SnapshotFiles } from './snapshots.ts';
+import type { StateMeta } from './state-store.ts';
+import type { WarehouseLayout } from './layout.ts';
+
+export const HOUR_US = 3_600_000_000n;
+
+export function usOf(d: Date): bigint {
+  return BigInt(d.getTime()) * 1000n;
+}
+
+export function dateOfUs(us: bigint): string {
+  return new Date(Number(us / 1000n)).toISOString().slice(0, 10);
+}
+
+/** UTC dates as days since the epoch, and back. */
+const DAY_MS = 86_400_000;
+export const epochDay = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
+export const dateOfDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+/** The start of the `grain`-long interval whose open part (start, start + grain) strictly holds `edge`. */
+function cutInterval(edge: bigint, grain: bigint): bigint | null {
+  const start = edge - (((edge % grain) + grain) % grain);
+  return start + 1n <= edge && edge < start + grain - 1n ? start : null;
+}
+
+/**
+ * The hours that the windows' edges at `asOf` cut: those of the four lower edges (asOf - w), and
+ * asOf's own hour (`asOfHour`), which hour pieces serve whole only when no report of it lies after
+ * asOf (window-pieces.ts reads its raw reports otherwise).
+ */
+export function windowEdges(asOf: Date) {
+  const u = usOf(asOf);
+  const lower = WINDOWS.filter((w) => w.seconds !== null).map((w) => u - BigInt(w.seconds!) * 1_000_000n);
+  const lowerCutHours = [...new Set(lower.map((e) => cutInterval(e, HOUR_US)).filter((x): x is bigint => x !== null))];
+  return { asOfUs: u, lowerCutHours, asOfHour: cutInterval(u, HOUR_US) };
+}
+
+export interface CombineInput {
+  layout: WarehouseLayout;
+  asOf: Date;
+  horizonSeconds: number;
+  customers: readonly string[];
+  /** The state of every partition of the snapshot. */
+  states: readonly StateMeta[];
+  build: SnapshotFiles;
+}
+
+export interface CombinePlan extends CombineInput {
+  asOfUs: bigint;
+  asOfDate: string;
+  /** The states of asOf's date and before that have files. */
+  states: readonly StateMeta[];
+  /** Those holding a report after asOf (only those of asOf's date can). */
+  after: readonly StateMeta[];
+  /** The others: each serves the snapshot whole (its hour pieces and its day's series). */
+  whole: readonly StateMeta[];
+  /** The hours that an edge cuts: the lower edges', and asOf's own when a state of its day holds a report after asOf. */
+  cutHours: readonly bigint[];
+}
+
+export function planCombine(input: CombineInput): CombinePlan {
+  const { asOfUs, lowerCutHours, asOfHour } = windowEdges(input.asOf);
+  const asOfDate = dateOfUs(asOfUs);
+  const states = input.states.filter((m) => m.date <= asOfDate && m.files.length > 0);
+  const after = states.filter((m) => m.maxTs !== null && Date.parse(m.maxTs) > input.asOf.getTime());
+  const afterIds = new Set(after.map((m) => m.stateId));
+  const cutHours = [...lowerCutHours];
+  if (asOfHour !== null && after.some((m) => m.date === dateOfUs(asOfHour))) cutHours.push(asOfHour);
+  return { ...input, asOfUs, asOfDate, states, after, whole: states.filter((m) => !afterIds.has(m.stateId)), cutHours };
+}
+
+/** What the snapshot holds of one customer. */
+export interface CustomerFigures {
+  /** Deduplicated reports with ts <= asOf. */
+  reports: number;
+  streams: number;
+  summaryRows: number;
+  seriesRows: number;
+  /** Days whose series file is the state's own (hard link), and days computed by this run. */
+  seriesDaysLinked: number;
+  seriesDaysWritten: number;
+}

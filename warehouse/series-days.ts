@@ -1,0 +1,130 @@
+// The per-day series files of a snapshot. A day's series is its state's own file, hard-linked into
+// the snapshot, when every report of the state is at or before asOf (every complete day, and the
+// day of asOf in the usual case), past days through blocks of many days (series-blocks.ts); a day
+// whose state holds reports after asOf is computed from its raw reports up to asOf.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import pLimit from 'p-limit';
+import { copyToParquet, createEmptyTable, sqlFile, type DbSession } from './duckdb.ts';
+import { planSeriesBlocks, seriesBlock } from './series-blocks.ts';
+import { SERIES_ROW_GROUP_SIZE } from './partition-state.ts';
+import { noPiecesSql, pieceSql } from './piece-columns.ts';
+import { loadStateReports } from './state-reports.ts';
+import { stateFiles } from './state-store.ts';
+import { STANDARD_BUCKET_SECONDS } from './windows.ts';
+import type { CombinePlan, CustomerFigures } from './combine-plan.ts';
+import { fsyncDir } from '../lib/fsx.ts';
+
+/** A file of the state area and where the snapshot has it. */
+interface Placed {
+  from: string;
+  to: string;
+}
+
+/** Writes the snapshot's series files, counting them in `figures`; returns the compacted files used and the raw reports read. */
+export async function writeSeriesDays(
+  s: DbSession,
+  plan: CombinePlan,
+  figures: Map<string, CustomerFigures>,
+): Promise<{ usedFiles: string[]; edgeReportsRead: number }> {
+  const { placed, usedFiles } = await wholeDays(s, plan);
+  await linkAll(placed);
+  countLinkedDays(plan, figures);
+  const edgeReportsRead = await computePartialDays(s, plan);
+  await writeComputedDays(s, plan, figures);
+  await fsyncDirs(placed);
+  return { usedFiles, edgeReportsRead };
+}
+
+/**
+ * Where the snapshot has the series of the whole states' days: past days through blocks of many
+ * days (a read of a long window opens a few files, not one per day), the others their state's own file.
+ */
+async function wholeDays(s: DbSession, plan: CombinePlan): Promise<{ placed: Placed[]; usedFiles: string[] }> {
+  const { blocks, singles } = planSeriesBlocks(plan.whole, plan.asOfDate);
+  const placed = singles.map((m) => ({ from: stateFiles(plan.layout, m).series, to: plan.build.seriesDay(m.customerId, m.date) }));
+  const usedFiles: string[] = [];
+  for (const b of blocks) {
+    const file = await seriesBlock(s, plan.layout, b);
+    usedFiles.push(file);
+    placed.push({ from: file, to: plan.build.seriesDays(b.customerId, b.first, b.last) });
+  }
+  return { placed, usedFiles };
+}
+
+/** Links and folders in parallel: each is a small metadata operation. */
+async function linkAll(placed: readonly Placed[]): Promise<void> {
+  const limit = pLimit(16);
+  await Promise.all(
+    placed.map(({ from, to }) =>
+      limit(async () => {
+        await fs.mkdir(path.dirname(to), { recursive: true });
+        await linkOrCopy(from, to);
+      }),
+    ),
+  );
+}
+
+/** Fsyncs of one file system's folders overlap into few journal commits. */
+async function fsyncDirs(placed: readonly Placed[]): Promise<void> {
+  const limit = pLimit(16);
+  await Promise.all([...new Set(placed.map((p) => path.dirname(p.to)))].map((d) => limit(() => fsyncDir(d))));
+}
+
+function countLinkedDays(plan: CombinePlan, figures: Map<string, CustomerFigures>): void {
+  for (const m of plan.whole) {
+    const f = figures.get(m.customerId);
+    if (f) {
+      f.seriesRows += m.seriesRows;
+      f.seriesDaysLinked++;
+    }
+  }
+}
+
+/**
+ * `partial_series`: every standard size of the series of asOf's date for the states that hold
+ * reports after asOf, from their raw reports up to asOf (empty when there are none); returns the
+ * raw reports read.
+ */
+async function computePartialDays(s: DbSession, plan: CombinePlan): Promise<number> {
+  let read = 0;
+  await createEmptyTable(s, 'partial_pieces', noPiecesSql());
+  if (plan.after.length > 0) {
+    read = await loadStateReports(s, plan.layout, plan.after, `ts <= make_timestamp(${plan.asOfUs}::BIGINT)`);
+    await s.run(pieceSql('partial_pieces', { source: 'reports' }));
+  }
+  await createEmptyTable(s, 'partial_series', pieceSql('series_combine', { pieces: 'partial_pieces' }), { bucket_seconds: 60 });
+  if (plan.after.length > 0) {
+    for (const size of STANDARD_BUCKET_SECONDS) await s.run(pieceSql('partial_series', { pieces: 'partial_pieces' }), { bucket_seconds: size });
+  }
+  return read;
+}
+
+/**
+ * The series file of asOf's date of each customer on a partial day, and of each customer with no
+ * linked day (an empty one when it has no bucket yet), so that readers' globs always match.
+ */
+async function writeComputedDays(s: DbSession, plan: CombinePlan, figures: Map<string, CustomerFigures>): Promise<void> {
+  const linked = new Set(plan.whole.map((m) => m.customerId));
+  for (const c of plan.customers) {
+    const onPartialDay = plan.after.some((m) => m.customerId === c);
+    if (!onPartialDay && linked.has(c)) continue;
+    const rows = await copyToParquet(s, sqlFile('partial_series_of_customer'), plan.build.seriesDay(c, plan.asOfDate), { customer: c }, undefined, {
+      rowGroupSize: SERIES_ROW_GROUP_SIZE,
+    });
+    const f = figures.get(c)!;
+    f.seriesRows += rows;
+    f.seriesDaysWritten++;
+  }
+}
+
+/** A hard link (the snapshot shares the state's immutable file), or a copy across file systems. */
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  await fs.rm(to, { force: true });
+  try {
+    await fs.link(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    await fs.copyFile(from, to);
+  }
+}

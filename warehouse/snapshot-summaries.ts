@@ -1,0 +1,59 @@
+// The summaries of a snapshot, from the window pieces at asOf (window-pieces.ts): every stream's
+// summaries of every window, one file per customer, then the per-customer and platform-wide rows
+// added up from them.
+import { BIGINT, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
+import { copyToParquet, fillSql, sqlFile, timestampParam, toNumber, type DbSession, type SqlParams, type SqlTypes } from './duckdb.ts';
+import { pieceSql } from './piece-columns.ts';
+import { WINDOWS, WINDOW_NAMES } from './windows.ts';
+import type { CombinePlan, CustomerFigures } from './combine-plan.ts';
+import type { SnapshotFiles } from './snapshots.ts';
+
+/** Parameters of stream_summaries.sql. */
+export function summaryParams(asOf: Date, horizonSeconds: number): { params: SqlParams; types: SqlTypes } {
+  const bounded = WINDOWS.filter((w) => w.seconds !== null).map((w) => BigInt(w.seconds!));
+  return {
+    params: {
+      as_of: timestampParam(asOf),
+      window_names: listValue([...WINDOW_NAMES]),
+      window_seconds: listValue(bounded),
+      horizon_seconds: horizonSeconds,
+    },
+    types: { as_of: TIMESTAMP, window_names: LIST(VARCHAR), window_seconds: LIST(BIGINT) },
+  };
+}
+
+/** Writes the snapshot's summary files; returns each customer's figures (series not yet counted) and the platform rows. */
+export async function writeSummaries(s: DbSession, plan: CombinePlan): Promise<{ customers: Map<string, CustomerFigures>; platformRows: number }> {
+  const { params, types } = summaryParams(plan.asOf, plan.horizonSeconds);
+  await s.run(pieceSql('window_summaries', { pieces: 'window_pieces' }), params, types);
+  const customers = await writeCustomerSummaries(s, plan.customers, plan.build);
+  const platformRows = await writeAddedUp(s, plan.build);
+  return { customers, platformRows };
+}
+
+/** Each customer's stream summaries into its file, and what they count. */
+async function writeCustomerSummaries(s: DbSession, customers: readonly string[], build: SnapshotFiles): Promise<Map<string, CustomerFigures>> {
+  const counts = await s.all<{ customer: string; reports: bigint; streams: bigint }>(sqlFile('summary_counts'));
+  const out = new Map<string, CustomerFigures>();
+  for (const c of customers) {
+    const row = counts.find((r) => r.customer === c);
+    const summaryRows = await copyToParquet(s, sqlFile('summaries_of_customer'), build.summaries(c), { customer: c });
+    out.set(c, {
+      reports: row ? toNumber(row.reports) : 0,
+      streams: row ? toNumber(row.streams) : 0,
+      summaryRows,
+      seriesRows: 0,
+      seriesDaysLinked: 0,
+      seriesDaysWritten: 0,
+    });
+  }
+  return out;
+}
+
+/** The platform-wide and per-customer rows into their files; returns the platform rows. */
+async function writeAddedUp(s: DbSession, build: SnapshotFiles): Promise<number> {
+  await s.run(fillSql(sqlFile('added_up'), { summaries: 'summaries' }), { window_names: listValue([...WINDOW_NAMES]) }, { window_names: LIST(VARCHAR) });
+  const platformRows = await copyToParquet(s, sqlFile('platform_rows'), build.platform);
+  await copyToParquet(s, sqlFile('customer_rows'), build.customers);
+  return platformRows;
+}

@@ -1,0 +1,119 @@
+// The pieces of every window at asOf (window_pieces.sql), read where they lie: hour pieces wholly
+// inside every window they touch, and the raw reports of the hours that a window edge cuts, each a
+// piece of its own (docs/warehouse-state.md, "How a snapshot is made from states").
+import { BIGINT, VARCHAR } from '@duckdb/node-api';
+import { copyToParquet, fileList, fillSql, sqlFile, STATE_COMPRESSION, type DbSession } from './duckdb.ts';
+import { compactedFile, statesKey } from './compacted-files.ts';
+import { dateOfDay, dateOfUs, epochDay, HOUR_US, type CombinePlan } from './combine-plan.ts';
+import { noPiecesSql, pieceSql } from './piece-columns.ts';
+import { loadStateReports } from './state-reports.ts';
+import { compactedHoursFile, stateFiles, type StateMeta } from './state-store.ts';
+import { dropRelations } from './temp-relations.ts';
+import type { WarehouseLayout } from './layout.ts';
+import { exists } from '../lib/fsx.ts';
+
+/** Days this recent are read from their own states; older ones from a customer's compacted file. */
+const RECENT_DAYS = 2;
+
+/** Literals of code-computed instants (never input), for filters DuckDB can push into Parquet reads. */
+const lit = (xs: readonly bigint[]) => xs.map((x) => `${x}::BIGINT`).join(', ');
+
+export interface WindowPieces {
+  /** Compacted files of the state area that the view reads (kept by retention). */
+  usedFiles: string[];
+  /** Raw reports read to keep the pieces of newly cut hours. */
+  edgeReportsRead: number;
+}
+
+/** The view `window_pieces` of the plan's states at asOf. */
+export async function createWindowPieces(s: DbSession, plan: CombinePlan): Promise<WindowPieces> {
+  const hours = plan.states.length > 0 ? await hourPieces(s, plan) : null;
+  const edges = await edgePieces(s, plan);
+  const sources = [...(hours ? [hours.sql] : []), ...(edges.sql ? [edges.sql] : []), noPiecesSql()];
+  await s.run(fillSql(sqlFile('window_pieces'), { sources: sources.join('\nUNION ALL\n') }));
+  return { usedFiles: hours?.files ?? [], edgeReportsRead: edges.reportsRead };
+}
+
+/**
+ * Hour pieces wholly inside every window they touch (hour_pieces.sql): each customer's older days
+ * from one compacted file (reused while those days' states are the same), the recent days from
+ * theirs. Hours after asOf's are left out by lo_us; asOf's own hour is whole unless cut.
+ */
+async function hourPieces(s: DbSession, plan: CombinePlan): Promise<{ sql: string; files: string[] }> {
+  const files = await compactedHours(s, plan.layout, plan.states, plan.asOfDate);
+  const notCut = plan.cutHours.length > 0 ? `NOT (NOT at_start AND start_us IN (${lit(plan.cutHours)}))` : 'true';
+  return { files, sql: pieceSql('hour_pieces', { files: fileList(files), not_cut: notCut, as_of_us: lit([plan.asOfUs]) }) };
+}
+
+/**
+ * The hour-piece files to read for `states`: per customer, one compacted file of the hour pieces
+ * of its days older than RECENT_DAYS before asOf's date (compacted-files.ts), plus the recent
+ * days' own files. A run then opens a few files per customer instead of one per day of history; a
+ * late file into an old day rebuilds its customer's compacted file.
+ */
+async function compactedHours(s: DbSession, layout: WarehouseLayout, states: readonly StateMeta[], asOfDate: string): Promise<string[]> {
+  const cutoff = dateOfDay(epochDay(asOfDate) - RECENT_DAYS);
+  const out: string[] = [];
+  const byCustomer = new Map<string, StateMeta[]>();
+  for (const m of states) {
+    if (m.date >= cutoff) out.push(stateFiles(layout, m).hours);
+    else byCustomer.set(m.customerId, [...(byCustomer.get(m.customerId) ?? []), m]);
+  }
+  for (const [customerId, list] of byCustomer) {
+    if (list.length === 1) {
+      out.push(stateFiles(layout, list[0]!).hours);
+      continue;
+    }
+    const file = compactedHoursFile(layout, customerId, statesKey(list));
+    const query = fillSql(sqlFile('compacted_hours'), { files: fileList(list.map((m) => stateFiles(layout, m).hours)) });
+    out.push(await compactedFile(s, file, query, { compression: STATE_COMPRESSION }));
+  }
+  return out;
+}
+
+/** An hour that an edge cuts, in a state of its day, and the file beside the state that keeps its pieces. */
+interface EdgeHour {
+  m: StateMeta;
+  h: bigint;
+  file: string;
+}
+
+/**
+ * The hours an edge cuts (the hour's first instant is in its hour piece), each state's reports of
+ * them as pieces of their own, classed by their ts (edge_pieces.sql). A state's reports of an hour
+ * never change, so they are kept beside the state the first time an edge cuts that hour (an edge
+ * stays in an hour for an hour of 5-minute runs), and read from there.
+ */
+async function edgePieces(s: DbSession, plan: CombinePlan): Promise<{ sql: string | null; reportsRead: number }> {
+  const cut: EdgeHour[] = plan.states.flatMap((m) =>
+    plan.cutHours.filter((h) => dateOfUs(h) === m.date).map((h) => ({ m, h, file: stateFiles(plan.layout, m).edgeHour(h) })),
+  );
+  const missing: EdgeHour[] = [];
+  for (const e of cut) if (!(await exists(e.file))) missing.push(e);
+  const reportsRead = missing.length > 0 ? await writeEdgeHours(s, plan.layout, missing) : 0;
+  if (cut.length === 0) return { sql: null, reportsRead };
+  return { sql: pieceSql('edge_pieces', { files: fileList(cut.map((e) => e.file)), as_of_us: lit([plan.asOfUs]) }), reportsRead };
+}
+
+/**
+ * The edge-hour files of `missing`, from the raw reports of their states' files, deduplicated by
+ * the one rule (all copies of a report share its ts, hence its partition); returns the rows read.
+ */
+async function writeEdgeHours(s: DbSession, layout: WarehouseLayout, missing: readonly EdgeHour[]): Promise<number> {
+  const hours = [...new Set(missing.map((e) => e.h))];
+  const inHours = hours.map((h) => `(ts > make_timestamp(${h}::BIGINT) AND ts < make_timestamp(${h + HOUR_US}::BIGINT))`).join(' OR ');
+  const read = await loadStateReports(s, layout, [...new Set(missing.map((e) => e.m))], inHours);
+  await s.run(pieceSql('edge_reports', { source: 'reports' }));
+  for (const e of missing) {
+    await copyToParquet(
+      s,
+      pieceSql('edge_hour_pieces'),
+      e.file,
+      { customer: e.m.customerId, hour_start: e.h, hour_end: e.h + HOUR_US },
+      { customer: VARCHAR, hour_start: BIGINT, hour_end: BIGINT },
+      { compression: STATE_COMPRESSION },
+    );
+  }
+  await dropRelations(s, ['edge_reports']);
+  return read;
+}
