@@ -6,15 +6,15 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { buildCatalog } from '../../warehouse/catalog.ts';
 import { catalogFollowsCurrent, installCatalogFor } from '../../warehouse/publication.ts';
-import type { PartitionManifest, SnapshotManifest } from '../../warehouse/manifest.ts';
-import { combineStates } from '../../warehouse/state-combine.ts';
+import type { SnapshotManifest } from '../../warehouse/manifest.ts';
+import { combineStates, type CombineResult } from '../../warehouse/state-combine.ts';
 import { partitionKey, pruneStates, readStates, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
-import { buildDir, newSnapshotId, publishBuild, snapshotFiles } from '../../warehouse/snapshots.ts';
-import { STANDARD_BUCKET_SECONDS, WINDOW_NAMES } from '../../warehouse/windows.ts';
+import { buildDir, newSnapshotId, publishBuild, snapshotFiles, type PublishOutcome, type SnapshotFiles } from '../../warehouse/snapshots.ts';
 import type { QuarantinedFile } from '../../warehouse/landing.ts';
 import { writeJsonDurable } from '../../lib/fsx.ts';
-import { codeVersion } from '../../lib/version.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { JobDeps } from '../deps.ts';
+import { runManifest } from './run-manifest.ts';
 
 export interface PublishInput {
   runId: string;
@@ -83,101 +83,42 @@ export async function chosenStates(
 }
 
 export async function publishRollup(deps: JobDeps, input: PublishInput): Promise<PublishResult> {
-  const { db, layout, config } = deps;
   const log = deps.log.child({ runId: input.runId });
-  const build = snapshotFiles(buildDir(layout, input.runId));
+  const build = snapshotFiles(buildDir(deps.layout, input.runId));
   await removeStrayOutputs(build.dir);
   const states = await chosenStates(deps, input.runId, input.decisions, input.knownStates);
+  const combined = await combine(deps, input, states, build);
+  const manifest = runManifest(input, newSnapshotId(input.asOf), states, combined, deps.config.activityHorizonSeconds);
+  await writeJsonDurable(build.manifest, manifest);
+  const outcome = await publishWithCatalog(deps, input, manifest, log);
+  // States that no partition uses any more (files gone, superseded), once past the grace time
+  // that protects runs still in flight.
+  if (input.pruneNeeded !== false) await pruneUnusedStates(deps, input, states, combined, log);
+  return { manifest, published: outcome.published, dir: outcome.dir, pruned: outcome.pruned };
+}
 
-  const combined = await db.withSession((s) =>
+/** The snapshot's summaries and series files, from the states of its partitions. */
+function combine(deps: JobDeps, input: PublishInput, states: readonly StateMeta[], build: SnapshotFiles): Promise<CombineResult> {
+  return deps.db.withSession((s) =>
     combineStates(s, {
-      layout,
+      layout: deps.layout,
       asOf: input.asOf,
-      horizonSeconds: config.activityHorizonSeconds,
+      horizonSeconds: deps.config.activityHorizonSeconds,
       customers: input.customers,
       states,
       build,
     }),
   );
+}
 
-  const partitions: PartitionManifest[] = input.customers.map((c) => {
-    const mine = states.filter((m) => m.customerId === c);
-    const decided = input.decisions.filter((d) => d.customerId === c);
-    const f = combined.customers.get(c)!;
-    const rowsRead = mine.reduce((a, m) => a + m.rowsRead, 0);
-    const deduped = mine.reduce((a, m) => a + m.reports, 0);
-    return {
-      customerId: c,
-      runId: input.runId,
-      asOf: input.asOf.toISOString(),
-      files: mine
-        .flatMap((m) => m.files.map((x) => ({ path: x.path, size: x.size, ...(x.schema === undefined ? {} : { schema: x.schema }) })))
-        .sort((a, b) => (a.path < b.path ? -1 : 1)),
-      presentColumns: [...new Set(mine.flatMap((m) => m.presentColumns))].sort(),
-      // Files quarantined by this run's builds (a reused state's were reported by its own run).
-      quarantined: mine.filter((m) => m.runId === input.runId).flatMap((m) => m.quarantined),
-      figures: {
-        rowsRead,
-        afterAsOf: deduped - f.reports,
-        duplicatesDropped: rowsRead - deduped,
-        reports: f.reports,
-        streams: f.streams,
-        summaryRows: f.summaryRows,
-        seriesRows: f.seriesRows,
-      },
-      durationMs: mine.filter((m) => m.runId === input.runId).reduce((a, m) => Math.max(a, m.buildMs), 0),
-      states: decided.map((d, i) => ({
-        date: d.date,
-        stateId: mine[i]?.stateId ?? '',
-        action: d.action,
-        reason: d.reason,
-      })),
-    };
-  });
-  const reasons: Record<string, number> = {};
-  for (const d of input.decisions) if (d.reason) reasons[d.reason] = (reasons[d.reason] ?? 0) + 1;
-  const rebuilt = input.decisions.filter((d) => d.action === 'rebuild').length;
-
-  const sum = (f: (p: PartitionManifest) => number) => partitions.reduce((a, p) => a + f(p), 0);
-  const snapshot = newSnapshotId(input.asOf);
-  const manifest: SnapshotManifest = {
-    formatVersion: 1,
-    snapshot,
-    runId: input.runId,
-    asOf: input.asOf.toISOString(),
-    createdAt: new Date().toISOString(),
-    codeVersion: codeVersion(),
-    durationMs: Date.now() - input.startedAt,
-    settings: {
-      activityHorizonSeconds: config.activityHorizonSeconds,
-      windows: [...WINDOW_NAMES],
-      bucketSeconds: [...STANDARD_BUCKET_SECONDS],
-    },
-    inputs: { files: sum((p) => p.files.length), bytes: sum((p) => p.files.reduce((a, f) => a + f.size, 0)) },
-    rows: {
-      reportsRead: sum((p) => p.figures.rowsRead),
-      afterAsOf: sum((p) => p.figures.afterAsOf),
-      duplicatesDropped: sum((p) => p.figures.duplicatesDropped),
-      reports: sum((p) => p.figures.reports),
-      streams: sum((p) => p.figures.streams),
-      streamSummaries: sum((p) => p.figures.summaryRows),
-      streamTimeseries: sum((p) => p.figures.seriesRows),
-      platformSummaries: combined.platformRows,
-    },
-    partitions,
-    partitionStates: { reused: input.decisions.length - rebuilt, rebuilt, reasons },
-    combine: {
-      rawReportsRead: combined.edgeReportsRead,
-      seriesDaysLinked: [...combined.customers.values()].reduce((a, f) => a + f.seriesDaysLinked, 0),
-      seriesDaysComputed: [...combined.customers.values()].reduce((a, f) => a + f.seriesDaysWritten, 0),
-    },
-    quarantined: [
-      ...input.misplaced.map((q) => ({ ...q, customerId: null })),
-      ...partitions.flatMap((p) => p.quarantined.map((q) => ({ ...q, customerId: p.customerId }))),
-    ],
-  };
-  await writeJsonDurable(build.manifest, manifest);
-
+/**
+ * Publish the build folder as the snapshot, with its analyst catalog: built before the swap,
+ * installed after it (and made to follow CURRENT again if an earlier publisher was killed between
+ * the two).
+ */
+async function publishWithCatalog(deps: JobDeps, input: PublishInput, manifest: SnapshotManifest, log: Logger): Promise<PublishOutcome> {
+  const { db, layout, config } = deps;
+  const { snapshot } = manifest;
   let catalogTmp: string | null = null;
   const outcome = await publishBuild(layout, input.runId, snapshot, input.asOf, {
     keep: config.snapshots.keep,
@@ -201,20 +142,20 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   if (!outcome.published) log.warn({ snapshot }, 'a snapshot with a later asOf is published; this one is discarded');
   for (const p of outcome.pruned) log.info({ snapshot: p }, 'removed old snapshot');
   log.info(
-    { snapshot, published: outcome.published, reports: manifest.rows.reports, reused: manifest.partitionStates?.reused, rebuilt },
+    { snapshot, published: outcome.published, reports: manifest.rows.reports, reused: manifest.partitionStates?.reused, rebuilt: manifest.partitionStates?.rebuilt },
     'snapshot published',
   );
-  // States that no partition uses any more (files gone, superseded), once past the grace time
-  // that protects runs still in flight.
-  if (input.pruneNeeded === false) return { manifest, published: outcome.published, dir: outcome.dir, pruned: outcome.pruned };
-  const prunedStates = await pruneStates(layout, {
+  return outcome;
+}
+
+async function pruneUnusedStates(deps: JobDeps, input: PublishInput, states: readonly StateMeta[], combined: CombineResult, log: Logger): Promise<void> {
+  const prunedStates = await pruneStates(deps.layout, {
     keep: new Set(states.map((m) => m.stateId)),
     keepFiles: new Set(combined.usedFiles),
     livePartitions: new Set(input.decisions.map((d) => partitionKey(d.customerId, d.date))),
-    graceMs: config.snapshots.debrisGraceMs,
+    graceMs: deps.config.snapshots.debrisGraceMs,
   });
   if (prunedStates.gone + prunedStates.superseded + prunedStates.debris > 0) log.info(prunedStates, 'pruned partition states');
-  return { manifest, published: outcome.published, dir: outcome.dir, pruned: outcome.pruned };
 }
 
 /**
