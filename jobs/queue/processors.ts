@@ -10,7 +10,7 @@ import type { Logger } from '../../lib/log.ts';
 import type { JobDeps } from '../deps.ts';
 import { planRollup } from '../rollup/plan.ts';
 import { rollupPartition } from '../rollup/partition.ts';
-import { BuildGoneError, publishRollupOnce } from '../rollup/publish-once.ts';
+import { BuildGoneError, publishRollupOnce, type PublishOnceResult } from '../rollup/publish-once.ts';
 import { runReports } from '../reports/run.ts';
 import { buildDir, keepBuildAlive } from '../../warehouse/snapshots.ts';
 import type { Queues } from './client.ts';
@@ -66,136 +66,171 @@ export function scheduledAsOf(job: Job): Date {
 }
 
 export function defaultProcessors(ctx: WorkerContext): Processors {
-  const depsFor = (log: Logger): JobDeps => ({ ...ctx.deps, log });
-
   return {
-    async tick(job): Promise<TickResult> {
-      payloadOf(TickPayload, job);
-      const kind: RunKind = job.queueName === QUEUES.reports ? 'reports' : 'rollup';
-      const asOf = scheduledAsOf(job);
-      const { jobId } = await addRunJob(ctx.queues, ctx.config.jobs, kind, asOf);
-      return { kind, asOf: asOf.toISOString(), jobId };
-    },
-
-    async plan(job, log): Promise<PlanResult> {
-      const asOf = new Date(payloadOf(PlanPayload, job).asOf);
-      // A run from the future would stay current and discard every later one: refuse it for good.
-      try {
-        assertAsOfNotAhead(asOf, ctx.config.snapshots.asOfMaxSkewMs);
-      } catch (err) {
-        throw new UnrecoverableError((err as Error).message);
-      }
-      // An inline run of the same asOf is computing it: never twice.
-      if (await runLocked(ctx.deps.layout, asOf, ctx.config.snapshots.lockStaleMs)) {
-        throw new UnrecoverableError(new RunAlreadyRunningError(asOf).message);
-      }
-      const runId = rollupRunId(asOf);
-      const rollupId = rollupJobId(asOf);
-      // Only this job (one id per asOf) adds the run's flow, so a check then an add cannot race
-      // with another plan of the same run; a retry after a crash finds the flow already there.
-      const existing = await ctx.queues.rollup.getJob(rollupId);
-      if (existing) {
-        log.info({ rollupJobId: rollupId }, 'the run already has its flow');
-        const customers = resultOf(PublishPayload, existing.data)?.customers.length ?? 0;
-        return { runId, asOf: asOf.toISOString(), rollupJobId: rollupId, created: false, customers };
-      }
-      await progress(job, { percent: 0, step: 'planning' });
-      const startedAt = Date.now();
-      // ownerPid null: the build folder belongs to the run, not to this process (other workers fill it).
-      const plan = await planRollup(depsFor(log), { runId, asOf, ownerPid: null });
-      await ctx.queues.flows.add(rollupFlow(plan, startedAt, ctx.config.jobs));
-      log.info({ rollupJobId: rollupId, customers: plan.customers.length, jobs: plan.batches.length }, 'run planned');
-      const rebuilt = plan.decisions.filter((d) => d.action === 'rebuild').length;
-      await progress(job, {
-        percent: 100,
-        step: `${plan.batches.length} jobs queued (${rebuilt} partitions to rebuild, ${plan.decisions.length - rebuilt} reused)`,
-      });
-      return { runId, asOf: asOf.toISOString(), rollupJobId: rollupId, created: true, customers: plan.customers.length };
-    },
-
-    async partition(job, log): Promise<PartitionResult> {
-      const data = payloadOf(PartitionPayload, job);
-      // Without its build folder the run cannot publish whatever this writes (it was removed as
-      // debris after a very long stall): fail the run at once rather than write into nowhere.
-      const dir = buildDir(ctx.deps.layout, data.runId);
-      if (!(await fs.stat(dir).then((s) => s.isDirectory()).catch(() => false))) {
-        throw new UnrecoverableError(`the build folder of run ${data.runId} is gone; enqueue the run again`);
-      }
-      const customers = [...new Set(data.partitions.map((p) => p.customerId))].join(',');
-      await progress(job, { percent: 0, step: `building ${data.partitions.length} partition(s) of ${customers}` });
-      // A long job keeps the run's build folder from being judged debris by another run's plan.
-      const keepAlive = setInterval(() => {
-        keepBuildAlive(ctx.deps.layout, data.runId).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cannot refresh the build folder'));
-      }, Math.max(1000, Math.floor(ctx.deps.config.snapshots.debrisGraceMs / 4)));
-      let r;
-      try {
-        await keepBuildAlive(ctx.deps.layout, data.runId);
-        r = await rollupPartition(depsFor(log), { runId: data.runId, asOf: new Date(data.asOf), partitions: data.partitions });
-      } finally {
-        clearInterval(keepAlive);
-      }
-      await progress(job, { percent: 100, step: `built ${data.partitions.length} partition(s) of ${customers}` });
-      return {
-        customerId: customers,
-        partitions: data.partitions.length,
-        reports: r.states.reduce((a, m) => a + m.reports, 0),
-        streams: r.states.reduce((a, m) => Math.max(a, m.streams), 0),
-        files: r.states.reduce((a, m) => a + m.files.length, 0),
-        quarantined: r.states.reduce((a, m) => a + m.quarantined.length, 0),
-        durationMs: r.durationMs,
-        worker: ctx.workerName,
-      };
-    },
-
-    async publish(job, log): Promise<PublishResult> {
-      const data = payloadOf(PublishPayload, job);
-      await progress(job, { percent: 0, step: 'publishing' });
-      let r;
-      try {
-        r = await publishRollupOnce(depsFor(log), {
-          runId: data.runId,
-          asOf: new Date(data.asOf),
-          customers: data.customers,
-          misplaced: data.misplaced,
-          decisions: data.decisions,
-          startedAt: data.startedAt,
-        });
-      } catch (err) {
-        // Retrying cannot bring a vanished build folder back.
-        if (err instanceof BuildGoneError) throw new UnrecoverableError(err.message);
-        throw err;
-      }
-      await progress(job, { percent: 100, step: r.published ? 'published' : 'discarded (a later asOf is current)' });
-      const m = r.manifest;
-      // Counted once per run: a retried publish that finds its snapshot made adds nothing.
-      if (m?.partitionStates && !r.alreadyPublished) {
-        partitionsCounter.labels('reused').inc(m.partitionStates.reused);
-        partitionsCounter.labels('rebuilt').inc(m.partitionStates.rebuilt);
-      }
-      return {
-        runId: data.runId,
-        asOf: data.asOf,
-        snapshot: m?.snapshot ?? null,
-        published: r.published,
-        alreadyPublished: r.alreadyPublished,
-        reports: m?.rows.reports ?? null,
-        streams: m?.rows.streams ?? null,
-        files: m?.inputs.files ?? null,
-        quarantined: m?.quarantined.length ?? null,
-        partitionsReused: m?.partitionStates?.reused ?? null,
-        partitionsRebuilt: m?.partitionStates?.rebuilt ?? null,
-      };
-    },
-
-    async reports(job, log): Promise<ReportsResult> {
-      const { asOf } = payloadOf(ReportsPayload, job);
-      await progress(job, { percent: 0, step: 'running' });
-      const r = await runReports(depsFor(log), { asOf: new Date(asOf) }, (percent, step) => progress(job, { percent, step }));
-      // The others are published; the run still fails, so that its summary is seen (and retried).
-      if (r.failed.length > 0) throw new Error(r.message);
-      await progress(job, { percent: 100, step: 'done' });
-      // The result kept in Redis: the counts, not every customer's timings.
-      return { asOf: r.asOf, snapshot: r.snapshot, customers: r.customers, rendered: r.rendered, unchanged: r.unchanged, reports: r.reports, message: r.message };
-    },
+    tick: (job) => tick(ctx, job),
+    plan: (job, log) => plan(ctx, job, log),
+    partition: (job, log) => partition(ctx, job, log),
+    publish: (job, log) => publish(ctx, job, log),
+    reports: (job, log) => reports(ctx, job, log),
   };
+}
+
+/** The job functions' dependencies, with the job's logger. */
+const depsFor = (ctx: WorkerContext, log: Logger): JobDeps => ({ ...ctx.deps, log });
+
+/** A scheduler's tick: the run of its fire time, added (once) to its queue. */
+async function tick(ctx: WorkerContext, job: Job): Promise<TickResult> {
+  payloadOf(TickPayload, job);
+  const kind: RunKind = job.queueName === QUEUES.reports ? 'reports' : 'rollup';
+  const asOf = scheduledAsOf(job);
+  const { jobId } = await addRunJob(ctx.queues, ctx.config.jobs, kind, asOf);
+  return { kind, asOf: asOf.toISOString(), jobId };
+}
+
+/** A rollup run's plan: its flow of partition jobs and publish job, added once. */
+async function plan(ctx: WorkerContext, job: Job, log: Logger): Promise<PlanResult> {
+  const asOf = new Date(payloadOf(PlanPayload, job).asOf);
+  await refuseUnrunnable(ctx, asOf);
+  const rollupId = rollupJobId(asOf);
+  // Only this job (one id per asOf) adds the run's flow, so a check then an add cannot race
+  // with another plan of the same run; a retry after a crash finds the flow already there.
+  const existing = await ctx.queues.rollup.getJob(rollupId);
+  if (existing) {
+    log.info({ rollupJobId: rollupId }, 'the run already has its flow');
+    const customers = resultOf(PublishPayload, existing.data)?.customers.length ?? 0;
+    return { runId: rollupRunId(asOf), asOf: asOf.toISOString(), rollupJobId: rollupId, created: false, customers };
+  }
+  return addRunFlow(ctx, job, log, asOf);
+}
+
+/** Refuse for good a run from the future (it would stay current and discard every later one) or one already running inline. */
+async function refuseUnrunnable(ctx: WorkerContext, asOf: Date): Promise<void> {
+  try {
+    assertAsOfNotAhead(asOf, ctx.config.snapshots.asOfMaxSkewMs);
+  } catch (err) {
+    throw new UnrecoverableError((err as Error).message);
+  }
+  // An inline run of the same asOf is computing it: never twice.
+  if (await runLocked(ctx.deps.layout, asOf, ctx.config.snapshots.lockStaleMs)) {
+    throw new UnrecoverableError(new RunAlreadyRunningError(asOf).message);
+  }
+}
+
+async function addRunFlow(ctx: WorkerContext, job: Job, log: Logger, asOf: Date): Promise<PlanResult> {
+  const runId = rollupRunId(asOf);
+  const rollupId = rollupJobId(asOf);
+  await progress(job, { percent: 0, step: 'planning' });
+  const startedAt = Date.now();
+  // ownerPid null: the build folder belongs to the run, not to this process (other workers fill it).
+  const planned = await planRollup(depsFor(ctx, log), { runId, asOf, ownerPid: null });
+  await ctx.queues.flows.add(rollupFlow(planned, startedAt, ctx.config.jobs));
+  log.info({ rollupJobId: rollupId, customers: planned.customers.length, jobs: planned.batches.length }, 'run planned');
+  const rebuilt = planned.decisions.filter((d) => d.action === 'rebuild').length;
+  await progress(job, {
+    percent: 100,
+    step: `${planned.batches.length} jobs queued (${rebuilt} partitions to rebuild, ${planned.decisions.length - rebuilt} reused)`,
+  });
+  return { runId, asOf: asOf.toISOString(), rollupJobId: rollupId, created: true, customers: planned.customers.length };
+}
+
+/** A batch of partition states of a run. */
+async function partition(ctx: WorkerContext, job: Job, log: Logger): Promise<PartitionResult> {
+  const data = payloadOf(PartitionPayload, job);
+  await assertBuildFolder(ctx, data.runId);
+  const customers = [...new Set(data.partitions.map((p) => p.customerId))].join(',');
+  await progress(job, { percent: 0, step: `building ${data.partitions.length} partition(s) of ${customers}` });
+  const r = await keepingBuildAlive(ctx, data.runId, log, () =>
+    rollupPartition(depsFor(ctx, log), { runId: data.runId, asOf: new Date(data.asOf), partitions: data.partitions }),
+  );
+  await progress(job, { percent: 100, step: `built ${data.partitions.length} partition(s) of ${customers}` });
+  return {
+    customerId: customers,
+    partitions: data.partitions.length,
+    reports: r.states.reduce((a, m) => a + m.reports, 0),
+    streams: r.states.reduce((a, m) => Math.max(a, m.streams), 0),
+    files: r.states.reduce((a, m) => a + m.files.length, 0),
+    quarantined: r.states.reduce((a, m) => a + m.quarantined.length, 0),
+    durationMs: r.durationMs,
+    worker: ctx.workerName,
+  };
+}
+
+/**
+ * Without its build folder the run cannot publish whatever a job writes (it was removed as debris
+ * after a very long stall): fail the run at once rather than write into nowhere.
+ */
+async function assertBuildFolder(ctx: WorkerContext, runId: string): Promise<void> {
+  const dir = buildDir(ctx.deps.layout, runId);
+  if (!(await fs.stat(dir).then((s) => s.isDirectory()).catch(() => false))) {
+    throw new UnrecoverableError(`the build folder of run ${runId} is gone; enqueue the run again`);
+  }
+}
+
+/** `work`, while the run's build folder is kept from being judged debris by another run's plan. */
+async function keepingBuildAlive<T>(ctx: WorkerContext, runId: string, log: Logger, work: () => Promise<T>): Promise<T> {
+  const keepAlive = setInterval(() => {
+    keepBuildAlive(ctx.deps.layout, runId).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cannot refresh the build folder'));
+  }, Math.max(1000, Math.floor(ctx.deps.config.snapshots.debrisGraceMs / 4)));
+  try {
+    await keepBuildAlive(ctx.deps.layout, runId);
+    return await work();
+  } finally {
+    clearInterval(keepAlive);
+  }
+}
+
+/** A run's last step: its snapshot combined and published, once. */
+async function publish(ctx: WorkerContext, job: Job, log: Logger): Promise<PublishResult> {
+  const data = payloadOf(PublishPayload, job);
+  await progress(job, { percent: 0, step: 'publishing' });
+  const r = await publishOnce(ctx, data, log);
+  await progress(job, { percent: 100, step: r.published ? 'published' : 'discarded (a later asOf is current)' });
+  const m = r.manifest;
+  // Counted once per run: a retried publish that finds its snapshot made adds nothing.
+  if (m?.partitionStates && !r.alreadyPublished) {
+    partitionsCounter.labels('reused').inc(m.partitionStates.reused);
+    partitionsCounter.labels('rebuilt').inc(m.partitionStates.rebuilt);
+  }
+  return {
+    runId: data.runId,
+    asOf: data.asOf,
+    snapshot: m?.snapshot ?? null,
+    published: r.published,
+    alreadyPublished: r.alreadyPublished,
+    reports: m?.rows.reports ?? null,
+    streams: m?.rows.streams ?? null,
+    files: m?.inputs.files ?? null,
+    quarantined: m?.quarantined.length ?? null,
+    partitionsReused: m?.partitionStates?.reused ?? null,
+    partitionsRebuilt: m?.partitionStates?.rebuilt ?? null,
+  };
+}
+
+async function publishOnce(ctx: WorkerContext, data: PublishPayload, log: Logger): Promise<PublishOnceResult> {
+  try {
+    return await publishRollupOnce(depsFor(ctx, log), {
+      runId: data.runId,
+      asOf: new Date(data.asOf),
+      customers: data.customers,
+      misplaced: data.misplaced,
+      decisions: data.decisions,
+      startedAt: data.startedAt,
+    });
+  } catch (err) {
+    // Retrying cannot bring a vanished build folder back.
+    if (err instanceof BuildGoneError) throw new UnrecoverableError(err.message);
+    throw err;
+  }
+}
+
+/** The pilot reports of every stream, on a snapshot. */
+async function reports(ctx: WorkerContext, job: Job, log: Logger): Promise<ReportsResult> {
+  const { asOf } = payloadOf(ReportsPayload, job);
+  await progress(job, { percent: 0, step: 'running' });
+  const r = await runReports(depsFor(ctx, log), { asOf: new Date(asOf) }, (percent, step) => progress(job, { percent, step }));
+  // The others are published; the run still fails, so that its summary is seen (and retried).
+  if (r.failed.length > 0) throw new Error(r.message);
+  await progress(job, { percent: 100, step: 'done' });
+  // The result kept in Redis: the counts, not every customer's timings.
+  return { asOf: r.asOf, snapshot: r.snapshot, customers: r.customers, rendered: r.rendered, unchanged: r.unchanged, reports: r.reports, message: r.message };
 }
