@@ -1,12 +1,12 @@
 // GET /control/reports/pilot/:streamId (telemetry-api.md, "Pilot reports"): the pilot report of a
 // stream of the caller, as JSON, a Markdown download or a self-contained HTML page.
 import type { Router, RouterMiddleware } from '@koa/router';
-import { assertStreamAccess, callerOf, requireCapability } from '../auth.ts';
 import { problems } from '../errors.ts';
 import { notModified, setSnapshotHeaders } from '../http-cache.ts';
 import { parseQuery } from '../query.ts';
 import { PilotReportQuery } from '../schemas/reports.ts';
 import { snapshotOf } from '../request-context.ts';
+import { guardedStream, readsTelemetry } from '../telemetry-guard.ts';
 import { clientGoneSignal } from '../request-signal.ts';
 import { REPORT_MEDIA_TYPES, reportDownloadName } from '../../pilot/formats.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -18,11 +18,8 @@ import type { ApiDeps } from '../deps.ts';
 const HTML_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 export function reportsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddleware): void {
-  router.get('/control/reports/pilot/:streamId', auth, async (ctx) => {
-    const caller = callerOf(ctx);
-    requireCapability(caller, 'telemetry:read');
-    const streamId = String((ctx.params as Record<string, string>)['streamId']);
-    assertStreamAccess(caller, streamId);
+  router.get('/control/reports/pilot/:streamId', auth, readsTelemetry({ in: 'path' }), async (ctx) => {
+    const streamId = guardedStream(ctx);
     const query = parseQuery(ctx, PilotReportQuery);
     const format = query.format;
     const bucketSeconds = query.bucketSeconds ?? deps.platform.pilot.defaultBucketSeconds;

@@ -1,25 +1,27 @@
 // The telemetry routes of telemetry-api.md: stream list and summaries, stream metrics,
 // platform-wide metrics (operators), bucketed series and exports. Every read is scoped to the
-// caller's customerId (stream id prefix); figures come from the loaded snapshot.
+// caller's customerId (stream id prefix, api/telemetry-guard.ts); figures come from the loaded
+// snapshot.
 import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
-import { assertStreamAccess, callerOf, canSee, requireCapability } from '../auth.ts';
-import { problems } from '../errors.ts';
-import { sendSnapshotJson, sendSnapshotJsonText, setSnapshotHeaders, snapshotEtag, etagMatches, notModified } from '../http-cache.ts';
-import { parseQuery } from '../query.ts';
-import { ExportQuery, PlatformMetricsQuery, StreamIdQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
-import { bucketRange, windowSeries } from '../timeseries.ts';
-import { EXPORT_MEDIA, exportFileName, startExport } from '../export/export.ts';
-import type { SummaryJson } from '../snapshot-store.ts';
-import { snapshotOf } from '../request-context.ts';
-import type { ApiDeps } from '../deps.ts';
 import type { Readable } from 'node:stream';
+import { callerOf, canSee } from '../auth.ts';
+import { problems } from '../errors.ts';
+import { sendSnapshotJson, sendSnapshotJsonText, setSnapshotHeaders, snapshotEtag, notModified } from '../http-cache.ts';
+import { parseQuery } from '../query.ts';
+import { ExportQuery, PlatformMetricsQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
+import { bucketRange, windowSeries } from '../timeseries.ts';
+import { EXPORT_MEDIA, exportFileName, startExport, type ExportFormat } from '../export/export.ts';
+import type { ServedSnapshot, SummaryJson } from '../snapshot-store.ts';
+import { snapshotOf } from '../request-context.ts';
+import { guardedStream, readsTelemetry } from '../telemetry-guard.ts';
+import type { ApiDeps } from '../deps.ts';
 import { clientGoneSignal } from '../request-signal.ts';
 import { QueryTimeout } from '../../warehouse/duckdb.ts';
+import { STANDARD_BUCKET_SECONDS, type WindowName } from '../../warehouse/windows.ts';
 
 /** What a refused export is told to wait: about the time a typical export takes. */
 const EXPORT_RETRY_AFTER_SECONDS = 10;
-import { STANDARD_BUCKET_SECONDS } from '../../warehouse/windows.ts';
 
 const METRIC_FIELDS = ['totalSessions', 'totalBytesOffloaded', 'totalBytesFallback', 'avgOffloadRatio', 'avgPeerCount', 'avgBufferHealth'] as const;
 
@@ -29,10 +31,6 @@ function metricsOf(streamId: string, s: SummaryJson | undefined) {
   return out;
 }
 
-function streamParam(ctx: Context): string {
-  return String((ctx.params as Record<string, string>)['streamId']);
-}
-
 /**
  * `operators`: the operator router (routes/operator.ts), for the platform-wide metrics. `remember`
  * (api/replayed-answers.ts) marks the routes whose answers depend on nothing but the caller, the URL and
@@ -40,113 +38,124 @@ function streamParam(ctx: Context): string {
  */
 export function telemetryRoutes(router: Router, deps: ApiDeps, mw: { auth: RouterMiddleware; remember: RouterMiddleware }, operators: Router): void {
   const { auth, remember } = mw;
-  router.get('/telemetry/streams', auth, remember, (ctx) => {
-    const caller = callerOf(ctx);
-    requireCapability(caller, 'telemetry:read');
-    const { window, detail } = parseQuery(ctx, StreamsQuery);
-    const snap = snapshotOf(ctx);
-    const scope = caller.role === 'tenant' ? caller.customerId : '*';
-    sendSnapshotJson(ctx, snap, `streams|${scope}|${window}|${detail ? 1 : 0}`, () => {
-      const list = [...snap.summaries.get(window)!.values()].filter((s) => canSee(caller, s.streamId));
-      return { window, asOf: snap.manifest.asOf, streams: detail ? list : list.map((s) => s.streamId) };
-    });
-  });
+  router.get('/telemetry/streams', auth, remember, readsTelemetry(), streams);
+  operators.get('/telemetry/metrics', remember, platformMetrics);
+  router.get('/telemetry/metrics/:streamId', auth, remember, readsTelemetry({ in: 'path' }), streamMetrics);
+  router.get('/telemetry/timeseries', auth, remember, readsTelemetry({ in: 'query', what: 'a series' }), (ctx) => timeseries(ctx, deps));
+  router.get('/telemetry/export', auth, readsTelemetry({ in: 'query', what: 'an export' }), (ctx) => exportStream(ctx, deps));
+}
 
-  operators.get('/telemetry/metrics', remember, (ctx) => {
-    const { window, groupBy } = parseQuery(ctx, PlatformMetricsQuery);
-    const byCustomer = groupBy === 'customer';
-    const snap = snapshotOf(ctx);
-    sendSnapshotJson(ctx, snap, `platform|${window}|${byCustomer}`, () => ({
-      window,
-      asOf: snap.manifest.asOf,
-      ...snap.platform.get(window)!,
-      ...(byCustomer
-        ? { customers: [...snap.customerRows.get(window)!.entries()].map(([customerId, row]) => ({ customerId, ...row })) }
-        : {}),
-    }));
+function streams(ctx: Context): void {
+  const caller = callerOf(ctx);
+  const { window, detail } = parseQuery(ctx, StreamsQuery);
+  const snap = snapshotOf(ctx);
+  const scope = caller.role === 'tenant' ? caller.customerId : '*';
+  sendSnapshotJson(ctx, snap, `streams|${scope}|${window}|${detail ? 1 : 0}`, () => {
+    const list = [...snap.summaries.get(window)!.values()].filter((s) => canSee(caller, s.streamId));
+    return { window, asOf: snap.manifest.asOf, streams: detail ? list : list.map((s) => s.streamId) };
   });
+}
 
-  router.get('/telemetry/metrics/:streamId', auth, remember, (ctx) => {
-    const caller = callerOf(ctx);
-    requireCapability(caller, 'telemetry:read');
-    const streamId = streamParam(ctx);
-    assertStreamAccess(caller, streamId);
-    const { window } = parseQuery(ctx, StreamMetricsQuery);
-    const snap = snapshotOf(ctx);
-    if (!snap.knows(streamId)) throw problems.streamNotFound();
-    sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => ({
-      ...metricsOf(streamId, snap.summaries.get(window)!.get(streamId)),
-      window,
-      asOf: snap.manifest.asOf,
-    }));
+function platformMetrics(ctx: Context): void {
+  const { window, groupBy } = parseQuery(ctx, PlatformMetricsQuery);
+  const byCustomer = groupBy === 'customer';
+  const snap = snapshotOf(ctx);
+  sendSnapshotJson(ctx, snap, `platform|${window}|${byCustomer}`, () => ({
+    window,
+    asOf: snap.manifest.asOf,
+    ...snap.platform.get(window)!,
+    ...(byCustomer ? { customers: [...snap.customerRows.get(window)!.entries()].map(([customerId, row]) => ({ customerId, ...row })) } : {}),
+  }));
+}
+
+function streamMetrics(ctx: Context): void {
+  const streamId = guardedStream(ctx);
+  const { window } = parseQuery(ctx, StreamMetricsQuery);
+  const snap = knownStreamSnapshot(ctx, streamId);
+  sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => ({
+    ...metricsOf(streamId, snap.summaries.get(window)!.get(streamId)),
+    window,
+    asOf: snap.manifest.asOf,
+  }));
+}
+
+async function timeseries(ctx: Context, deps: ApiDeps): Promise<void> {
+  const streamId = guardedStream(ctx);
+  const { bucketSeconds, window } = parseQuery(ctx, TimeseriesQuery);
+  const snap = knownStreamSnapshot(ctx, streamId);
+  const key = `series|${streamId}|${window}|${bucketSeconds}`;
+  const standard = (STANDARD_BUCKET_SECONDS as readonly number[]).includes(bucketSeconds);
+  await sendSnapshotJsonText(ctx, snap, key, async () => {
+    if (standard) return deps.series.windowJson(snap, streamId, window, bucketSeconds);
+    // Refuse an oversized range before computing anything (the first minute locates `all`).
+    bucketRange(window === 'all' ? await deps.series.firstMinute(snap, streamId) : null, snap.asOfMs, window, bucketSeconds);
+    return JSON.stringify(windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds, ctx), snap.asOfMs, window, bucketSeconds));
   });
+}
 
-  router.get('/telemetry/timeseries', auth, remember, async (ctx) => {
-    const caller = callerOf(ctx);
-    requireCapability(caller, 'telemetry:read');
-    const { streamId } = parseQuery(ctx, StreamIdQuery);
-    if (streamId === undefined) throw problems.streamIdRequired('a series');
-    assertStreamAccess(caller, streamId);
-    const { bucketSeconds, window } = parseQuery(ctx, TimeseriesQuery);
-    const snap = snapshotOf(ctx);
-    if (!snap.knows(streamId)) throw problems.streamNotFound();
-    const key = `series|${streamId}|${window}|${bucketSeconds}`;
-    const standard = (STANDARD_BUCKET_SECONDS as readonly number[]).includes(bucketSeconds);
-    await sendSnapshotJsonText(ctx, snap, key, async () => {
-      if (standard) return deps.series.windowJson(snap, streamId, window, bucketSeconds);
-      // Refuse an oversized range before computing anything (the first minute locates `all`).
-      bucketRange(window === 'all' ? await deps.series.firstMinute(snap, streamId) : null, snap.asOfMs, window, bucketSeconds);
-      return JSON.stringify(windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds, ctx), snap.asOfMs, window, bucketSeconds));
-    });
-  });
-
-  router.get('/telemetry/export', auth, async (ctx) => {
-    const caller = callerOf(ctx);
-    requireCapability(caller, 'telemetry:read');
-    const { streamId } = parseQuery(ctx, StreamIdQuery);
-    if (streamId === undefined) throw problems.streamIdRequired('an export');
-    assertStreamAccess(caller, streamId);
-    const { window, format } = parseQuery(ctx, ExportQuery);
-    const snap = snapshotOf(ctx);
-    if (!snap.knows(streamId)) throw problems.streamNotFound();
-    const etag = snapshotEtag(snap, `export|${streamId}|${window}|${format}`);
-    setSnapshotHeaders(ctx, snap, etag);
-    if (notModified(ctx, etag)) {
-      ctx.status = 304;
-      return;
-    }
-    const attachment = () => {
-      ctx.set('Content-Disposition', `attachment; filename="${exportFileName(streamId, window, format)}"`);
-      ctx.type = EXPORT_MEDIA[format].type;
-    };
-    if (ctx.method === 'HEAD') {
-      // The headers a GET would send, and no export started: nothing to compute, hold or clean up.
-      attachment();
-      ctx.status = 200;
-      return;
-    }
-    const admitted = deps.exports.admit(caller.role === 'tenant' ? caller.customerId : 'operator');
-    if (!admitted.ok) {
-      const { scope, limit } = admitted.refusal;
-      throw problems.tooManyExports(scope === 'tenant' ? 'tenant' : 'server', limit, EXPORT_RETRY_AFTER_SECONDS);
-    }
-    let body: Readable;
-    try {
-      body = await startExport(deps.db, deps.layout, snap, streamId, window, format, {
-        signal: clientGoneSignal(ctx),
-        dayTimeoutMs: deps.config.api.exports.dayTimeoutMs,
-        sliceBytes: deps.config.api.exports.sliceBytes,
-      });
-    } catch (err) {
-      admitted.release();
-      if (err instanceof QueryTimeout) throw problems.timeout();
-      throw err;
-    }
-    // The place is held until the body is gone (sent, failed or destroyed); a response that closes
-    // early (client gone, HEAD-like end by Koa) destroys the body, which releases its files.
-    body.once('close', admitted.release);
-    ctx.res.once('close', () => body.destroy());
+async function exportStream(ctx: Context, deps: ApiDeps): Promise<void> {
+  const streamId = guardedStream(ctx);
+  const { window, format } = parseQuery(ctx, ExportQuery);
+  const snap = knownStreamSnapshot(ctx, streamId);
+  const etag = snapshotEtag(snap, `export|${streamId}|${window}|${format}`);
+  setSnapshotHeaders(ctx, snap, etag);
+  if (notModified(ctx, etag)) {
+    ctx.status = 304;
+    return;
+  }
+  const attachment = () => {
+    ctx.set('Content-Disposition', `attachment; filename="${exportFileName(streamId, window, format)}"`);
+    ctx.type = EXPORT_MEDIA[format].type;
+  };
+  if (ctx.method === 'HEAD') {
+    // The headers a GET would send, and no export started: nothing to compute, hold or clean up.
     attachment();
-    ctx.body = body;
-  });
+    ctx.status = 200;
+    return;
+  }
+  const body = await startAdmittedExport(ctx, deps, snap, { streamId, window, format });
+  // A response that closes early (client gone, HEAD-like end by Koa) destroys the body, which
+  // releases its files.
+  ctx.res.once('close', () => body.destroy());
+  attachment();
+  ctx.body = body;
+}
+
+/**
+ * The export's body, once the export is admitted (429 beyond the caller's or the server's limit):
+ * its place is held until the body is gone (sent, failed or destroyed).
+ */
+async function startAdmittedExport(
+  ctx: Context,
+  deps: ApiDeps,
+  snap: ServedSnapshot,
+  { streamId, window, format }: { streamId: string; window: WindowName; format: ExportFormat },
+): Promise<Readable> {
+  const caller = callerOf(ctx);
+  const admitted = deps.exports.admit(caller.role === 'tenant' ? caller.customerId : 'operator');
+  if (!admitted.ok) {
+    const { scope, limit } = admitted.refusal;
+    throw problems.tooManyExports(scope === 'tenant' ? 'tenant' : 'server', limit, EXPORT_RETRY_AFTER_SECONDS);
+  }
+  let body: Readable;
+  try {
+    body = await startExport(deps.db, deps.layout, snap, streamId, window, format, {
+      signal: clientGoneSignal(ctx),
+      dayTimeoutMs: deps.config.api.exports.dayTimeoutMs,
+      sliceBytes: deps.config.api.exports.sliceBytes,
+    });
+  } catch (err) {
+    admitted.release();
+    if (err instanceof QueryTimeout) throw problems.timeout();
+    throw err;
+  }
+  body.once('close', admitted.release);
+  return body;
+}
+
+/** The snapshot the request reads (503 when none is loaded), which knows the stream (404 otherwise). */
+function knownStreamSnapshot(ctx: Context, streamId: string): ServedSnapshot {
+  const snap = snapshotOf(ctx);
+  if (!snap.knows(streamId)) throw problems.streamNotFound();
+  return snap;
 }
