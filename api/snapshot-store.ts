@@ -6,7 +6,9 @@
 // read is logged and skipped.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileList, toNumber, type Db } from '../warehouse/duckdb.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
+import { toNumber } from '../warehouse/duckdb/row-values.ts';
+import { fileList } from '../warehouse/sql-files.ts';
 import type { BucketRow } from '../warehouse/bucket-series.ts';
 import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
 import { readStreamSummaries, summaryFigures, type StreamSummary } from '../warehouse/snapshot-read.ts';

@@ -20,7 +20,7 @@ import { generateReports } from '../warehouse/sample/generate.ts';
 import { discoverLanding } from '../warehouse/landing.ts';
 import { addTenant, findTenant } from '../warehouse/control/tenants.ts';
 import { issueToken, tokenSecret } from '../api/tokens.ts';
-import { quotedString } from '../warehouse/duckdb.ts';
+import { quotedString } from '../warehouse/sql-files.ts';
 import { snapshotFiles } from '../warehouse/snapshots.ts';
 import { writeResult } from './report.ts';
 import { startChild, type ChildServer } from './servers.ts';

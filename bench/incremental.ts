@@ -22,7 +22,8 @@ import { PROJECT_ROOT } from '../lib/version.ts';
 import { openJobDeps } from '../jobs/deps.ts';
 import { runPipeline, type PipelineResult } from '../jobs/pipeline.ts';
 import { discoverLanding } from '../warehouse/landing.ts';
-import { fileList, quotedString, toNumber } from '../warehouse/duckdb.ts';
+import { toNumber } from '../warehouse/duckdb/row-values.ts';
+import { fileList, quotedString } from '../warehouse/sql-files.ts';
 import { publishedDir, snapshotFiles } from '../warehouse/snapshots.ts';
 import { describeRatio, writeResult } from './report.ts';
 

@@ -11,7 +11,7 @@ import { PROJECT_ROOT } from '../lib/version.ts';
 import { openJobDeps } from '../jobs/deps.ts';
 import { runPipeline } from '../jobs/pipeline.ts';
 import { generateReports } from '../warehouse/sample/generate.ts';
-import { fileList } from '../warehouse/duckdb.ts';
+import { fileList } from '../warehouse/sql-files.ts';
 import { checkSchema, discoverLanding, type LandedFile } from '../warehouse/landing.ts';
 import { ROLLUP_COLUMNS } from '../warehouse/report-columns.ts';
 import { validateRows } from '../warehouse/validate-rows.ts';

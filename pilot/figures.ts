@@ -1,7 +1,9 @@
 // The figures a pilot report is composed from, computed by the shared SQL (pilot_figures.sql,
 // pilot_breakdowns.sql, and the series: series_combine.sql over report_pieces.sql) over the
 // deduplicated reports of one stream or of every stream of a customer, up to the snapshot's asOf.
-import { sqlFile, toNumber, type DbSession } from '../warehouse/duckdb.ts';
+import type { DbSession } from '../warehouse/duckdb/session.ts';
+import { toNumber } from '../warehouse/duckdb/row-values.ts';
+import { sqlFile } from '../warehouse/sql-files.ts';
 import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
 import { loadStreamReports, type StreamInputs } from '../warehouse/stream-reports.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';

@@ -2,7 +2,9 @@
 // stream, for whatever a relation of deduplicated reports holds: the API's on-demand sizes and
 // the pilot reports use it; the rollups run the same SQL over partition states.
 import { z } from 'zod';
-import { fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { toNumber } from './duckdb/row-values.ts';
+import { fillSql, sqlFile } from './sql-files.ts';
 import { count, fraction, isoInstant, nonNegative } from '../lib/json-schema.ts';
 
 /**

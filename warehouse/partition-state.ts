@@ -6,7 +6,11 @@
 // for the deduplication rule (reportId, file and row), once into minute pieces; nothing the size
 // of the reports is materialised. A batch holds many partitions so that a run's fixed costs
 // (statements, file writes, fsyncs) are paid once per batch, not once per partition.
-import { createEmptyTable, emptyRawReportsSql, fileList, fillSql, quotedString, sqlFile, STATE_COMPRESSION, toNumber, type DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { toNumber } from './duckdb/row-values.ts';
+import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
+import { STATE_COMPRESSION } from './parquet-write.ts';
+import { createEmptyTable, emptyRawReportsSql } from './empty-relations.ts';
 import { isFileError, type LandedFile } from './landing.ts';
 import { loadSql, quarantineUnreadable, screenFiles, type LoadOutcome } from './partition-load.ts';
 import { STATE_COLUMNS } from './report-columns.ts';

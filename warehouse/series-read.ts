@@ -2,7 +2,8 @@
 // one standard size over a time range, or every stream of a customer, straight from the Parquet
 // files, so that a reader's memory follows what it asked for, not the history.
 import path from 'node:path';
-import { fileList, fillSql, quotedString, sqlFile, type DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
 import type { BucketRow } from './bucket-series.ts';
 import { listFiles } from '../lib/fsx.ts';
 

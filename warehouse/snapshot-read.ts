@@ -1,5 +1,7 @@
 // Reading a published snapshot back: its manifest and its stream summaries as typed rows.
-import { fileList, toNumber, type Db } from './duckdb.ts';
+import type { Db } from './duckdb/db.ts';
+import { toNumber } from './duckdb/row-values.ts';
+import { fileList } from './sql-files.ts';
 import { readSnapshotManifest, type SnapshotManifest } from './manifest.ts';
 import { publishedDir, readCurrent, snapshotFiles, SnapshotUnreadableError } from './snapshots.ts';
 import type { WarehouseLayout } from './layout.ts';

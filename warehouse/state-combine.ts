@@ -9,20 +9,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import { BIGINT, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
-import {
-  copyToParquet,
-  createEmptyTable,
-  STATE_COMPRESSION,
-  fileList,
-  fillSql,
-  sqlFile,
-  timestampParam,
-  toNumber,
-  type CopyOptions,
-  type DbSession,
-  type SqlParams,
-  type SqlTypes,
-} from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { timestampParam, type SqlParams, type SqlTypes } from './duckdb/param-values.ts';
+import { toNumber } from './duckdb/row-values.ts';
+import { fileList, fillSql, sqlFile } from './sql-files.ts';
+import { copyToParquet, STATE_COMPRESSION, type CopyOptions } from './parquet-write.ts';
+import { createEmptyTable } from './empty-relations.ts';
 import { ROLLUP_COLUMNS } from './report-columns.ts';
 import { projectionSql } from './report-projection.ts';
 import { SERIES_ROW_GROUP_SIZE } from './partition-state.ts';

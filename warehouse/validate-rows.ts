@@ -4,7 +4,9 @@
 // are generated from the column catalog (report-columns.ts): one cheap aggregate scan of the
 // checked columns grouped by file (screen_rows.sql: min, max and counts), then an exact count,
 // rule by rule (validate_rows.sql), of the few files the screen flags.
-import { fileList, fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { toNumber } from './duckdb/row-values.ts';
+import { fileList, fillSql, sqlFile } from './sql-files.ts';
 import { cleanDuckDbMessage, isFileError } from './landing.ts';
 import { familyOf, INT32_MAX, mapValueType, REPORT_COLUMNS, type ReportColumn } from './report-columns.ts';
 import { STREAM_ID_REGEX_SQL } from './ids.ts';

@@ -11,7 +11,7 @@ import { runPipeline } from '../../jobs/pipeline.ts';
 import { addTenant } from '../../warehouse/control/tenants.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { snapshotFiles } from '../../warehouse/snapshots.ts';
 
 let wh: TestWarehouse;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { startTestApi, apiConfig, AS_OF, type TestApi } from '../helpers/api.ts';
-import { toNumber } from '../../warehouse/duckdb.ts';
+import { toNumber } from '../../warehouse/duckdb/row-values.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
 import { runReports } from '../../jobs/reports/run.ts';

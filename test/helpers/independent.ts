@@ -4,8 +4,10 @@
 import path from 'node:path';
 import { TIMESTAMP } from '@duckdb/node-api';
 import { expect } from 'vitest';
-import { quotedString, toNumber, type Db } from '../../warehouse/duckdb.ts';
-import { timestampParam } from '../../warehouse/duckdb.ts';
+import type { Db } from '../../warehouse/duckdb/db.ts';
+import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
+import { toNumber } from '../../warehouse/duckdb/row-values.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
 
 export type Row = Record<string, unknown>;

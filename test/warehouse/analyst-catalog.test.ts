@@ -12,7 +12,7 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 import { landingPath, writeReportsParquet } from '../helpers/reports.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 
 const run = promisify(execFile);
 let wh: TestWarehouse;

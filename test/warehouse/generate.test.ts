@@ -6,7 +6,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { GenerateError, generateReports, type GenerateOptions } from '../../warehouse/sample/generate.ts';
-import { quotedString, toNumber } from '../../warehouse/duckdb.ts';
+import { toNumber } from '../../warehouse/duckdb/row-values.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { hostScratchDir } from '../../warehouse/layout.ts';
 

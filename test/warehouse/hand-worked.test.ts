@@ -6,7 +6,7 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { landingPath, writeReportsParquet, type HandReport } from '../helpers/reports.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries, type StreamSummary } from '../../warehouse/snapshot-read.ts';
-import { fileList } from '../../warehouse/duckdb.ts';
+import { fileList } from '../../warehouse/sql-files.ts';
 import { snapshotFiles } from '../../warehouse/snapshots.ts';
 
 const AS_OF = new Date('2026-11-20T12:00:00Z');

@@ -8,7 +8,8 @@ import { expectSameFigure, expectSameRows, Independent, norm, type Row } from '.
 import { generateHistory } from '../helpers/data.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { currentSnapshot, type LoadedSnapshot } from '../../warehouse/snapshot-read.ts';
-import { fileList, quotedString, toNumber } from '../../warehouse/duckdb.ts';
+import { toNumber } from '../../warehouse/duckdb/row-values.ts';
+import { fileList, quotedString } from '../../warehouse/sql-files.ts';
 import { snapshotFiles } from '../../warehouse/snapshots.ts';
 import { STANDARD_BUCKET_SECONDS, WINDOWS } from '../../warehouse/windows.ts';
 
