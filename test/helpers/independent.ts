@@ -6,7 +6,6 @@ import { TIMESTAMP } from '@duckdb/node-api';
 import { expect } from 'vitest';
 import type { Db } from '../../warehouse/duckdb/db.ts';
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
-import { toNumber } from '../../warehouse/duckdb/row-values.ts';
 import { quotedString } from '../../warehouse/sql-files.ts';
 import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
 
@@ -117,9 +116,9 @@ export class Independent {
   }
 }
 
-/** Plain JS values: bigints as numbers, timestamps as ISO strings. */
+/** Plain JS values: bigints (Arrow's 64-bit integers) as numbers where exact, timestamps as ISO strings. */
 export function norm(v: unknown): unknown {
-  if (typeof v === 'bigint') return toNumber(v);
+  if (typeof v === 'bigint' && Number.isSafeInteger(Number(v))) return Number(v);
   if (v instanceof Date) return v.toISOString();
   return v;
 }

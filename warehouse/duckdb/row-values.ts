@@ -1,14 +1,23 @@
-// How DuckDB's values reach JS.
+// The one converter of result values to JS: @duckdb/node-api's own (JSDuckDBValueConverter:
+// DOUBLE and DECIMAL as numbers, TIMESTAMP and DATE as Dates, VARCHAR as strings, lists, structs
+// and maps), except that integers wider than 32 bits (BIGINT, HUGEINT, their unsigned kinds,
+// BIGNUM) come as numbers too, rather than bigints. A value that a double would round is refused
+// (RangeError), never rounded: figures are exact.
+import { DuckDBTypeId, JSDuckDBValueConverter, type DuckDBValueConverter, type JS } from '@duckdb/node-api';
 
-/** BIGINT/HUGEINT results as numbers, refusing values that a double would round. */
-export function toNumber(v: unknown): number {
-  if (typeof v === 'number') return v;
-  if (typeof v === 'bigint') {
-    if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < -BigInt(Number.MAX_SAFE_INTEGER)) {
-      throw new RangeError(`integer ${v} is beyond exact double range`);
-    }
-    return Number(v);
-  }
-  if (v === null || v === undefined) return 0;
-  throw new TypeError(`not a number: ${String(v)}`);
+const WIDE_INTEGERS: ReadonlySet<DuckDBTypeId> = new Set([
+  DuckDBTypeId.BIGINT,
+  DuckDBTypeId.UBIGINT,
+  DuckDBTypeId.HUGEINT,
+  DuckDBTypeId.UHUGEINT,
+  DuckDBTypeId.BIGNUM,
+]);
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
+function exactNumber(v: bigint): number {
+  if (v > MAX_EXACT || v < -MAX_EXACT) throw new RangeError(`integer ${v} is beyond exact double range`);
+  return Number(v);
 }
+
+export const rowValues: DuckDBValueConverter<JS> = (value, type, converter) =>
+  typeof value === 'bigint' && WIDE_INTEGERS.has(type.typeId) ? exactNumber(value) : JSDuckDBValueConverter(value, type, converter);

@@ -3,6 +3,7 @@
 // what they hold however they end.
 import type { DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
 import type { SqlParams, SqlTypes } from './param-values.ts';
+import { rowValues } from './row-values.ts';
 import type { Slots } from './slots.ts';
 
 export type Row = object;
@@ -150,20 +151,20 @@ export class DbSession {
     return p;
   }
 
-  /** All rows as plain JS objects (BIGINT as bigint, timestamps as Date). */
+  /** All rows as plain JS objects (values as row-values.ts converts them: integers as exact numbers, timestamps as Date). */
   async all<T extends Row = Row>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T[]> {
     const t0 = performance.now();
     const reader = await this.call(() => this.conn.runAndReadAll(sql, params, types));
     trace(sql, t0);
-    return reader.getRowObjectsJS() as T[];
+    return reader.convertRowObjects(rowValues) as T[];
   }
 
-  /** All rows as one JS array per column (cheaper than row objects for many rows). */
+  /** All rows as one JS array per column, values converted as by `all` (cheaper than row objects for many rows). */
   async columns<T extends Record<string, unknown[]>>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T> {
     const t0 = performance.now();
     const reader = await this.call(() => this.conn.runAndReadAll(sql, params, types));
     trace(sql, t0);
-    return reader.getColumnsObjectJS() as unknown as T;
+    return reader.convertColumnsObject(rowValues) as unknown as T;
   }
 
   async one<T extends Row = Row>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T> {
