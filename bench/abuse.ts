@@ -20,7 +20,7 @@ import { generateReports } from '../warehouse/sample/generate.ts';
 import { discoverLanding } from '../warehouse/landing.ts';
 import { addTenant, findTenant } from '../warehouse/control/tenants.ts';
 import { issueToken, tokenSecret } from '../api/tokens.ts';
-import { quotedString } from '../warehouse/duckdb.ts';
+import { quotedString } from '../warehouse/sql-files.ts';
 import { snapshotFiles } from '../warehouse/snapshots.ts';
 import { writeResult } from './report.ts';
 import { startChild, type ChildServer } from './servers.ts';
@@ -48,11 +48,11 @@ if ((await discoverLanding(deps.layout)).files.length === 0) {
 }
 const run = await runPipeline(deps, { asOf: AS_OF });
 const [row] = await deps.db.withSession((s) =>
-  s.all<{ reports: bigint }>(
+  s.all<{ reports: number }>(
     `SELECT reports FROM read_parquet(${quotedString(snapshotFiles(run.dir).summaries('big'))}) WHERE windowName = 'all' AND streamId = 'big:live-main'`,
   ),
 );
-const reports = Number(row!.reports);
+const reports = row!.reports;
 const secret = await tokenSecret(deps.layout, null);
 const tokenOf = async (customerId: string) => {
   const tenant = (await findTenant(deps.layout, customerId)) ?? (await addTenant(deps.layout, { customerId, name: customerId, cdnPricePerGb: null, savingsSharePct: 25 }));

@@ -6,7 +6,10 @@
 // for the deduplication rule (reportId, file and row), once into minute pieces; nothing the size
 // of the reports is materialised. A batch holds many partitions so that a run's fixed costs
 // (statements, file writes, fsyncs) are paid once per batch, not once per partition.
-import { createEmptyTable, emptyRawReportsSql, fileList, fillSql, quotedString, sqlFile, STATE_COMPRESSION, toNumber, type DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
+import { STATE_COMPRESSION } from './parquet-write.ts';
+import { createEmptyTable, emptyRawReportsSql } from './empty-relations.ts';
 import { isFileError, type LandedFile } from './landing.ts';
 import { loadSql, quarantineUnreadable, screenFiles, type LoadOutcome } from './partition-load.ts';
 import { STATE_COLUMNS } from './report-columns.ts';
@@ -89,17 +92,17 @@ export async function buildPartitionStates(
        FROM series_rows ORDER BY customer, date, streamId, bucketSeconds, bucketStart;
        DROP TABLE series_rows;`,
     );
-    const figures = await s.all<{ customer: string; date: string; n: bigint; streams: bigint; max_ts: string | null; hours: bigint }>(
+    const figures = await s.all<{ customer: string; date: string; n: number; streams: number; max_ts: string | null; hours: number }>(
       `SELECT customer, CAST(date AS VARCHAR) AS date, sum(reports) AS n, count(DISTINCT streamId) AS streams,
               strftime(max(last_ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS max_ts, count(*) AS hours
        FROM state_hours GROUP BY ALL`,
     );
-    const read = await s.all<{ filename: string; n: bigint }>(`SELECT filename, n FROM batch_files_read`);
+    const read = await s.all<{ filename: string; n: number }>(`SELECT filename, n FROM batch_files_read`);
     const pathOf = new Map(landed.map((f) => [f.path, f]));
     const readOf = new Map<string, number>();
     for (const r of read) {
       const f = pathOf.get(r.filename);
-      if (f) readOf.set(partitionKey(f.customerId, f.date), (readOf.get(partitionKey(f.customerId, f.date)) ?? 0) + toNumber(r.n));
+      if (f) readOf.set(partitionKey(f.customerId, f.date), (readOf.get(partitionKey(f.customerId, f.date)) ?? 0) + r.n);
     }
     const figuresOf = new Map(figures.map((r) => [partitionKey(r.customer, r.date), r]));
 
@@ -112,7 +115,7 @@ export async function buildPartitionStates(
       const all = landed.filter((f) => f.customerId === customerId && f.date === date);
       const k = figuresOf.get(key);
       const rowsRead = readOf.get(key) ?? 0;
-      const reports = k ? toNumber(k.n) : 0;
+      const reports = k?.n ?? 0;
       const meta: StateMeta = {
         formatVersion: 1,
         stateId: newStateId(),
@@ -128,9 +131,9 @@ export async function buildPartitionStates(
         rowsRead,
         reports,
         duplicatesDropped: rowsRead - reports,
-        streams: k ? toNumber(k.streams) : 0,
+        streams: k?.streams ?? 0,
         maxTs: k?.max_ts ?? null,
-        hourRows: k ? toNumber(k.hours) : 0,
+        hourRows: k?.hours ?? 0,
         seriesRows: 0,
         buildMs: 0,
       };

@@ -9,20 +9,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import { BIGINT, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
-import {
-  copyToParquet,
-  createEmptyTable,
-  STATE_COMPRESSION,
-  fileList,
-  fillSql,
-  sqlFile,
-  timestampParam,
-  toNumber,
-  type CopyOptions,
-  type DbSession,
-  type SqlParams,
-  type SqlTypes,
-} from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { timestampParam, type SqlParams, type SqlTypes } from './duckdb/param-values.ts';
+import { fileList, fillSql, sqlFile } from './sql-files.ts';
+import { copyToParquet, STATE_COMPRESSION, type CopyOptions } from './parquet-write.ts';
+import { createEmptyTable } from './empty-relations.ts';
 import { ROLLUP_COLUMNS } from './report-columns.ts';
 import { projectionSql } from './report-projection.ts';
 import { SERIES_ROW_GROUP_SIZE } from './partition-state.ts';
@@ -189,7 +180,7 @@ export async function combineStates(
     types,
   );
   const customers = new Map<string, CustomerFigures>();
-  const counts = await s.all<{ customer: string; reports: bigint; streams: bigint }>(
+  const counts = await s.all<{ customer: string; reports: number; streams: number }>(
     `SELECT customer, sum(reports) AS reports, count(*) AS streams FROM summaries WHERE windowName = 'all' GROUP BY customer`,
   );
   for (const c of input.customers) {
@@ -201,8 +192,8 @@ export async function combineStates(
       { customer: c },
     );
     customers.set(c, {
-      reports: row ? toNumber(row.reports) : 0,
-      streams: row ? toNumber(row.streams) : 0,
+      reports: row?.reports ?? 0,
+      streams: row?.streams ?? 0,
       summaryRows,
       seriesRows: 0,
       seriesDaysLinked: 0,
@@ -301,7 +292,7 @@ async function loadDedupedRaw(s: DbSession, layout: WarehouseLayout, states: rea
     fillSql(sqlFile('load_raw'), { kind: 'TABLE', files: fileList(files), projection: projectionSql(ROLLUP_COLUMNS, present), where }),
   );
   await s.run(sqlFile('dedup_raw'), { as_of: null }, { as_of: TIMESTAMP });
-  return toNumber((await s.one<{ n: bigint }>(`SELECT count(*) AS n FROM raw_reports`)).n);
+  return (await s.one<{ n: number }>(`SELECT count(*) AS n FROM raw_reports`)).n;
 }
 
 /** Days this recent are read from their own states; older ones from a customer's compacted file. */

@@ -15,7 +15,7 @@ import { snapshotOf } from '../request-context.ts';
 import type { ApiDeps } from '../deps.ts';
 import type { Readable } from 'node:stream';
 import { clientGoneSignal } from '../request-signal.ts';
-import { QueryTimeout } from '../../warehouse/duckdb.ts';
+import { QueryTimeout } from '../../warehouse/duckdb/session.ts';
 
 /** What a refused export is told to wait: about the time a typical export takes. */
 const EXPORT_RETRY_AFTER_SECONDS = 10;

@@ -13,7 +13,7 @@ import { MAX_MAP_ENTRIES, MAX_TEXT_LENGTH } from '../../collector/report-schema.
 import { checkSchemas } from '../../warehouse/landing.ts';
 import { validateRows } from '../../warehouse/validate-rows.ts';
 import { REPORT_COLUMNS, type ReportColumn } from '../../warehouse/report-columns.ts';
-import { fileList } from '../../warehouse/duckdb.ts';
+import { fileList } from '../../warehouse/sql-files.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';

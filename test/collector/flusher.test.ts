@@ -10,7 +10,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { checkBatchSync } from '../../collector/batch.ts';
 import { Spool } from '../../collector/spool.ts';
 import { Flusher } from '../../collector/flusher.ts';
-import { Db } from '../../warehouse/duckdb.ts';
+import { Db } from '../../warehouse/duckdb/db.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { silentLogger } from '../../lib/log.ts';

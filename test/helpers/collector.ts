@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from '../../lib/log.ts';
 import { startCollector, type RunningCollector } from '../../collector/server.ts';
 import { addTenant, type Tenant } from '../../warehouse/control/tenants.ts';
 import { addIngestKey } from '../../warehouse/control/ingest-keys.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { openTestWarehouse, type TestWarehouse } from './warehouse.ts';
 import type { TestResponse } from './api.ts';

@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../lib/config.ts';
-import { Db } from '../../warehouse/duckdb.ts';
+import { Db } from '../../warehouse/duckdb/db.ts';
 
 const spill = path.join(os.tmpdir(), `duckdb-settings-${process.pid}`);
 afterAll(() => fs.rm(spill, { recursive: true, force: true }));
