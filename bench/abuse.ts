@@ -39,7 +39,7 @@ for (const p of PHASES) if (p !== 'deployed' && p !== 'unbounded') throw new Err
 
 const dir = path.resolve(opts.warehouse);
 const AS_OF = new Date('2026-11-08T00:00:00Z');
-const deps = await openJobDeps(loadConfig({ warehouseDir: dir }), silentLogger);
+const deps = await openJobDeps(loadConfig({ overrides: { WAREHOUSE_DIR: dir } }), silentLogger);
 if ((await discoverLanding(deps.layout)).files.length === 0) {
   process.stderr.write(`generating ${opts.sessions} sessions of big:live-main over 7 days into ${dir}\n`);
   const base = { start: new Date('2026-11-01T00:00:00Z'), hours: 7 * 24, streams: 1 };

@@ -54,7 +54,7 @@ function peakRssMb(): Promise<number> {
   return fs.readFile('/proc/self/status', 'utf8').then((t) => Number(/VmHWM:\s+(\d+)/.exec(t)![1]) / 1024);
 }
 
-const config = loadConfig({ warehouseDir: dir });
+const config = loadConfig({ overrides: { WAREHOUSE_DIR: dir } });
 const deps = await openJobDeps(config, silentLogger);
 
 if ((await discoverLanding(deps.layout)).files.length === 0) {

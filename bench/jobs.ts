@@ -44,7 +44,7 @@ const cores = os.availableParallelism();
 const workerThreads = Math.max(1, Math.floor(cores / workerCount));
 const workerMemoryGiB = Math.max(1, Math.floor(os.totalmem() / 2 ** 30 / 2 / workerCount));
 
-const config = loadConfig({ warehouseDir: dir });
+const config = loadConfig({ overrides: { WAREHOUSE_DIR: dir } });
 const deps = await openJobDeps(config, silentLogger);
 if ((await discoverLanding(deps.layout)).files.length === 0) {
   process.stderr.write(`generating about ${targetReports.toLocaleString('en-US')} reports in ${dir} ...\n`);

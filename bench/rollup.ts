@@ -35,7 +35,7 @@ const start = new Date('2026-11-19T00:00:00Z');
 const asOf = new Date(start.getTime() + HOURS * 3_600_000);
 
 const dir = path.join(PROJECT_ROOT, 'bench', 'output', `rollup-${sessions}`);
-const config = loadConfig({ warehouseDir: dir });
+const config = loadConfig({ overrides: { WAREHOUSE_DIR: dir } });
 const deps = await openJobDeps(config, silentLogger);
 
 if ((await discoverLanding(deps.layout)).files.length === 0) {

@@ -30,7 +30,7 @@ const STREAMS = 10;
 const HOURS = 30;
 const start = new Date('2026-11-19T00:00:00Z');
 const dir = opts.warehouse ?? path.join(PROJECT_ROOT, 'bench', 'output', `validation-${opts.reports}`);
-const config = loadConfig({ warehouseDir: dir });
+const config = loadConfig({ overrides: { WAREHOUSE_DIR: dir } });
 const deps = await openJobDeps(config, silentLogger);
 
 let landed = (await discoverLanding(deps.layout)).files;

@@ -3,7 +3,8 @@
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
 import { ZodError, type z } from 'zod';
-import { ConfigError, loadConfig, queuePrefixSchema, redisUrlSchema, type AppConfig } from '../lib/config.ts';
+import { ConfigError, loadConfig, type AppConfig } from '../lib/config.ts';
+import { queuePrefix, redisUrl } from '../lib/settings/values.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { describeZodError, EXIT, ExitError, UserError } from '../lib/errors.ts';
 import type { JobDeps } from '../jobs/deps.ts';
@@ -23,10 +24,12 @@ export interface Runtime {
 /** Config and logger of a command; `service` commands (long-running) log at info by default. */
 export function runtime(opts: GlobalOptions, kind: 'command' | 'service' = 'command'): Runtime {
   const config = loadConfig({
-    warehouseDir: opts.warehouse,
-    redisUrl: opts.redis === undefined ? undefined : parseOption('redis', redisUrlSchema, opts.redis),
-    queuePrefix: opts.queuePrefix === undefined ? undefined : parseOption('queue-prefix', queuePrefixSchema, opts.queuePrefix),
-    defaultLogLevel: kind === 'service' ? 'info' : 'warn',
+    overrides: {
+      WAREHOUSE_DIR: opts.warehouse,
+      REDIS_URL: opts.redis === undefined ? undefined : parseOption('redis', redisUrl, opts.redis),
+      QUEUE_PREFIX: opts.queuePrefix === undefined ? undefined : parseOption('queue-prefix', queuePrefix, opts.queuePrefix),
+    },
+    defaults: { LOG_LEVEL: kind === 'service' ? 'info' : 'warn' },
   });
   return { config, log: createLogger(config.logLevel) };
 }

@@ -20,12 +20,14 @@ export const Flags = z.object({
 /** Config of a collector process: flags over env. */
 export function collectConfig(flags: z.output<typeof Flags>, defaultLogLevel: 'info' | 'warn' = 'info'): AppConfig {
   return loadConfig({
-    warehouseDir: flags.warehouse,
-    collectorPort: flags.port,
-    collectorHost: flags.host,
-    spoolDir: flags.spool,
-    collectorMetricsPort: flags.metricsPort,
-    defaultLogLevel,
+    overrides: {
+      WAREHOUSE_DIR: flags.warehouse,
+      COLLECTOR_PORT: flags.port,
+      COLLECTOR_HOST: flags.host,
+      COLLECTOR_SPOOL_DIR: flags.spool,
+      COLLECTOR_METRICS_PORT: flags.metricsPort,
+    },
+    defaults: { LOG_LEVEL: defaultLogLevel },
   });
 }
 

@@ -2,7 +2,7 @@
 // list them. Safe to run again: schedulers are upserted by id, never duplicated.
 import { z } from 'zod';
 import { runtime, withQueues } from '../runtime.ts';
-import { cronSchema } from '../../lib/config.ts';
+import { cron } from '../../lib/settings/values.ts';
 import type { ScheduleInfo } from '../../jobs/queue/schedules.ts';
 import { table } from '../format.ts';
 
@@ -10,8 +10,8 @@ export const Flags = z.object({
   warehouse: z.string().optional(),
   redis: z.string().optional(),
   queuePrefix: z.string().optional(),
-  rollupCron: cronSchema.optional(),
-  reportsCron: cronSchema.optional(),
+  rollupCron: cron.optional(),
+  reportsCron: cron.optional(),
   list: z.boolean().optional(),
 });
 

@@ -19,11 +19,8 @@ export type ServeFlags = z.output<typeof Flags>;
 /** Config of an API process: flags over env, logging at info unless LOG_LEVEL says otherwise. */
 export function serveConfig(flags: ServeFlags, defaultLogLevel: 'info' | 'warn' = 'info'): AppConfig {
   return loadConfig({
-    warehouseDir: flags.warehouse,
-    port: flags.port,
-    host: flags.host,
-    metricsPort: flags.metricsPort,
-    defaultLogLevel,
+    overrides: { WAREHOUSE_DIR: flags.warehouse, PORT: flags.port, HOST: flags.host, METRICS_PORT: flags.metricsPort },
+    defaults: { LOG_LEVEL: defaultLogLevel },
   });
 }
 

@@ -47,7 +47,7 @@ async function bench(): Promise<Bench> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'p2ptel-landing-'));
   dirs.push(dir);
   const layout = warehouseLayout(path.join(dir, 'warehouse'));
-  const config = loadConfig({ warehouseDir: layout.root });
+  const config = loadConfig({ overrides: { WAREHOUSE_DIR: layout.root } });
   const db = await Db.open({ ...config.duckdb, threads: 1, maxConcurrent: 1 }, path.join(dir, 'spill'));
   return {
     layout,

@@ -3,7 +3,7 @@
 // by an AbortSignal, optionally bounded and timed.
 import fs from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
-import type { DuckDbConfig } from '../../lib/config.ts';
+import type { DuckDbConfig } from './config.ts';
 import { instanceSettings, setUtc } from './instance-settings.ts';
 import { DbSession, QueryTimeout, type SessionOptions } from './session.ts';
 import { Slots } from './slots.ts';
@@ -20,6 +20,7 @@ export class Db {
     private readonly instance: DuckDBInstance,
     private readonly slots: Slots,
     private readonly exportSlots: Slots,
+    private readonly sqlTrace: boolean,
   ) {}
 
   static async open(config: DuckDbConfig, spillDir: string, options: DbOptions = {}): Promise<Db> {
@@ -28,7 +29,7 @@ export class Db {
     const instance = await DuckDBInstance.create(':memory:', instanceSettings(config, spillDir));
     await setUtc(instance);
     const maxQueued = options.maxQueued ?? Number.POSITIVE_INFINITY;
-    return new Db(instance, new Slots(config.maxConcurrent, maxQueued), new Slots(options.exportSlots ?? 1, maxQueued));
+    return new Db(instance, new Slots(config.maxConcurrent, maxQueued), new Slots(options.exportSlots ?? 1, maxQueued), config.sqlTrace ?? false);
   }
 
   /** Calls running and waiting in each pool. */
@@ -40,7 +41,7 @@ export class Db {
   async session(options: SessionOptions = {}): Promise<DbSession> {
     options.signal?.throwIfAborted();
     const conn = await this.instance.connect();
-    return new DbSession(conn, options.pool === 'exports' ? this.exportSlots : this.slots, options);
+    return new DbSession(conn, options.pool === 'exports' ? this.exportSlots : this.slots, options, this.sqlTrace);
   }
 
   /** Run `fn` on a fresh session, closing it afterwards. */

@@ -2,7 +2,7 @@
 // memory limit and spill folder, nothing downloaded at run time, freed memory handed back, and
 // every timestamp in UTC whatever the machine's zone.
 import type { DuckDBInstance } from '@duckdb/node-api';
-import type { DuckDbConfig } from '../../lib/config.ts';
+import type { DuckDbConfig } from './config.ts';
 
 /** What DuckDB's allocator may keep of freed memory, per thread, once a statement ends. */
 export const ALLOCATOR_FLUSH_THRESHOLD = '8MB';

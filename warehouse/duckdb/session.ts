@@ -19,13 +19,6 @@ export interface SessionOptions {
   callTimeoutMs?: number | undefined;
 }
 
-const TRACE = process.env.P2PTEL_SQL_TRACE === '1';
-
-/** With P2PTEL_SQL_TRACE=1, each statement's time and opening text on stderr (docs/operations.md). */
-function trace(sql: string, startedAt: number): void {
-  if (TRACE) process.stderr.write(`sql ${(performance.now() - startedAt).toFixed(0)} ms  ${sql.replace(/\s+/g, ' ').slice(0, 160)}\n`);
-}
-
 /** DuckDB's error when a statement's work does not fit in its memory limit (nothing is broken). */
 export function isOutOfMemory(err: unknown): boolean {
   return err instanceof Error && /^Out of Memory Error\b/.test(err.message);
@@ -48,11 +41,17 @@ export class DbSession {
     readonly conn: DuckDBConnection,
     private readonly slots: Slots,
     options: SessionOptions = {},
+    /** Each statement's time and opening text on stderr (P2PTEL_SQL_TRACE=1; docs/warehouse-state.md). */
+    private readonly sqlTrace = false,
   ) {
     this.signal = options.signal;
     this.bounded = options.bounded ?? false;
     this.callTimeoutMs = options.callTimeoutMs;
     this.signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  private trace(sql: string, startedAt: number): void {
+    if (this.sqlTrace) process.stderr.write(`sql ${(performance.now() - startedAt).toFixed(0)} ms  ${sql.replace(/\s+/g, ' ').slice(0, 160)}\n`);
   }
 
   /**
@@ -89,7 +88,7 @@ export class DbSession {
   async run(sql: string, params?: SqlParams, types?: SqlTypes): Promise<number> {
     const t0 = performance.now();
     const result = await this.call(() => this.conn.run(sql, params, types));
-    trace(sql, t0);
+    this.trace(sql, t0);
     return result.rowsChanged;
   }
 
@@ -155,7 +154,7 @@ export class DbSession {
   async all<T extends Row = Row>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T[]> {
     const t0 = performance.now();
     const reader = await this.call(() => this.conn.runAndReadAll(sql, params, types));
-    trace(sql, t0);
+    this.trace(sql, t0);
     return reader.convertRowObjects(rowValues) as T[];
   }
 
@@ -163,7 +162,7 @@ export class DbSession {
   async columns<T extends Record<string, unknown[]>>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T> {
     const t0 = performance.now();
     const reader = await this.call(() => this.conn.runAndReadAll(sql, params, types));
-    trace(sql, t0);
+    this.trace(sql, t0);
     return reader.convertColumnsObject(rowValues) as unknown as T;
   }
 
