@@ -1,11 +1,12 @@
 // The settings table: the config it makes (flags over the environment over a process's defaults,
-// fallbacks, listeners), its messages, and the rule that nothing but lib/config.ts reads the
-// environment.
+// fallbacks, listeners), its messages, the docs written from it, and the rule that nothing but
+// lib/config.ts reads the environment.
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../../lib/config.ts';
 import { SETTINGS } from '../../lib/settings/table.ts';
+import { SETTINGS_DOCS, withSettingsTables } from '../../lib/settings/docs.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 
 describe('config from the settings table', () => {
@@ -49,6 +50,17 @@ describe('config from the settings table', () => {
     const places = Object.values(SETTINGS).flatMap((s) => (typeof s.at === 'string' ? [s.at] : [...s.at]));
     expect(new Set(places).size).toBe(places.length);
     for (const p of places) expect(places.filter((q) => q.startsWith(`${p}.`)), p).toEqual([]);
+  });
+});
+
+describe('docs of the settings', () => {
+  it('README and docs/jobs.md hold the tables written from the table (npm run docs:settings)', async () => {
+    for (const file of SETTINGS_DOCS) {
+      const doc = await fs.readFile(file, 'utf8');
+      expect(doc, `${file} lags the settings table: npm run docs:settings`).toBe(withSettingsTables(doc));
+    }
+    const readme = await fs.readFile(SETTINGS_DOCS[0]!, 'utf8');
+    for (const name of Object.keys(SETTINGS)) expect(readme).toContain(`| \`${name}\` |`);
   });
 });
 
