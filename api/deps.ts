@@ -2,7 +2,7 @@
 // and the series readers and caches.
 import type { AppConfig } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
-import type { Db } from '../warehouse/duckdb.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { OnDemandSeries } from './ondemand-series.ts';
 import type { SnapshotSeries } from './timeseries.ts';

@@ -4,7 +4,7 @@
 import type { Context } from 'koa';
 import type { Logger } from '../lib/log.ts';
 import { ApiError, frameProblems } from '../lib/http/problem.ts';
-import { isOutOfMemory } from '../warehouse/duckdb.ts';
+import { isOutOfMemory } from '../warehouse/duckdb/session.ts';
 
 const BEARER = 'Bearer realm="p2ptel"';
 

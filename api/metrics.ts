@@ -5,7 +5,7 @@
 // (never raw paths), methods, status codes.
 import client from 'prom-client';
 import { registry } from '../lib/metrics.ts';
-import type { Db } from '../warehouse/duckdb.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
 // Counted as plain numbers (a lookup happens on every request; a labelled prom-client child

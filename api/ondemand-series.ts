@@ -6,7 +6,8 @@
 // every request waiting for it has gone.
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
-import { SlotsBusy, type Db } from '../warehouse/duckdb.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
+import { SlotsBusy } from '../warehouse/duckdb/slots.ts';
 import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
 import { loadStreamReports } from '../warehouse/stream-reports.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';

@@ -6,7 +6,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
-import { QueryTimeout, type Db } from '../warehouse/duckdb.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
+import { QueryTimeout } from '../warehouse/duckdb/session.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import { findTenant } from '../warehouse/control/tenants.ts';
 import { parseStreamId } from '../warehouse/ids.ts';

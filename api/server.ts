@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { AppConfig } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
-import { Db } from '../warehouse/duckdb.ts';
+import { Db } from '../warehouse/duckdb/db.ts';
 import { hostScratchDir, warehouseLayout } from '../warehouse/layout.ts';
 import { createApp } from './app.ts';
 import { OnDemandSeries } from './ondemand-series.ts';

@@ -6,10 +6,11 @@
 // read is logged and skipped.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileList, toNumber, type Db } from '../warehouse/duckdb.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
+import { fileList } from '../warehouse/sql-files.ts';
 import type { BucketRow } from '../warehouse/bucket-series.ts';
 import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
-import { readStreamSummaries, summaryFigures, type StreamSummary } from '../warehouse/snapshot-read.ts';
+import { readStreamSummaries, SUMMARY_FIGURES, type StreamSummary } from '../warehouse/snapshot-read.ts';
 import { publishedDir, readCurrent, snapshotFiles, SnapshotUnreadableError } from '../warehouse/snapshots.ts';
 import { ApiError } from '../lib/http/problem.ts';
 import { problems } from './errors.ts';
@@ -133,21 +134,26 @@ export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: st
     summaries.get(windowName as WindowName)?.set(row.streamId, { ...row, lastSeenAt: lastSeenAt?.toISOString() ?? null });
   }
   await db.withSession(async (s) => {
-    const rows = await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${fileList([files.platform])})`);
-    for (const r of rows) platform.set(r['windowName'] as WindowName, addedUp(r));
+    for (const { windowName, ...row } of await s.all<AddedUpRow>(`SELECT windowName, ${ADDED_UP_FIGURES} FROM read_parquet(${fileList([files.platform])})`)) {
+      platform.set(windowName as WindowName, addedUp(row));
+    }
     if (fs.existsSync(files.customers)) {
-      for (const r of await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${fileList([files.customers])}) ORDER BY customer`)) {
-        customerRows.get(r['windowName'] as WindowName)?.set(String(r['customer']), addedUp(r));
-      }
+      const rows = await s.all<AddedUpRow & { customer: string }>(
+        `SELECT windowName, customer, ${ADDED_UP_FIGURES} FROM read_parquet(${fileList([files.customers])}) ORDER BY customer`,
+      );
+      for (const { windowName, customer, ...row } of rows) customerRows.get(windowName as WindowName)?.set(customer, addedUp(row));
     }
   });
   return new ServedSnapshot(snapshot, dir, manifest, summaries, platform, customerRows, cache.forSnapshot(snapshot));
 }
 
+/** A platform-wide or per-customer row of a snapshot (platform_summaries.parquet, customer_summaries.parquet). */
+type AddedUpRow = Omit<StreamSummary, 'streamId'> & { streams: number };
+const ADDED_UP_FIGURES = `streams, ${SUMMARY_FIGURES}`;
+
 /** A platform-wide or per-customer row as the API serves it. */
-function addedUp(r: Record<string, unknown>): PlatformJson {
-  const figures = summaryFigures(r);
-  return { streams: toNumber(r['streams']), ...figures, lastSeenAt: figures.lastSeenAt?.toISOString() ?? null };
+function addedUp({ lastSeenAt, ...figures }: Omit<AddedUpRow, 'windowName'>): PlatformJson {
+  return { ...figures, lastSeenAt: lastSeenAt?.toISOString() ?? null };
 }
 
 /** Follows CURRENT (watching the folder, and polling as a fallback) and holds the loaded snapshot. */

@@ -10,7 +10,8 @@ import { firstMinutes, readSeries, readSeriesColumns, seriesFilesIn } from '../w
 import { seriesJsonBody } from './series-json.ts';
 import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
-import type { Db, DbSession } from '../warehouse/duckdb.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
+import type { DbSession } from '../warehouse/duckdb/session.ts';
 import type { ServedSnapshot } from './snapshot-store.ts';
 
 export const MAX_BUCKETS = 10_000;

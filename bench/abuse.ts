@@ -20,7 +20,7 @@ import { generateReports } from '../warehouse/sample/generate.ts';
 import { discoverLanding } from '../warehouse/landing.ts';
 import { addTenant, findTenant } from '../warehouse/control/tenants.ts';
 import { issueToken, tokenSecret } from '../api/tokens.ts';
-import { quotedString } from '../warehouse/duckdb.ts';
+import { quotedString } from '../warehouse/sql-files.ts';
 import { snapshotFiles } from '../warehouse/snapshots.ts';
 import { writeResult } from './report.ts';
 import { startChild, type ChildServer } from './servers.ts';
@@ -39,7 +39,7 @@ for (const p of PHASES) if (p !== 'deployed' && p !== 'unbounded') throw new Err
 
 const dir = path.resolve(opts.warehouse);
 const AS_OF = new Date('2026-11-08T00:00:00Z');
-const deps = await openJobDeps(loadConfig({ warehouseDir: dir }), silentLogger);
+const deps = await openJobDeps(loadConfig({ overrides: { WAREHOUSE_DIR: dir } }), silentLogger);
 if ((await discoverLanding(deps.layout)).files.length === 0) {
   process.stderr.write(`generating ${opts.sessions} sessions of big:live-main over 7 days into ${dir}\n`);
   const base = { start: new Date('2026-11-01T00:00:00Z'), hours: 7 * 24, streams: 1 };
@@ -48,11 +48,11 @@ if ((await discoverLanding(deps.layout)).files.length === 0) {
 }
 const run = await runPipeline(deps, { asOf: AS_OF });
 const [row] = await deps.db.withSession((s) =>
-  s.all<{ reports: bigint }>(
+  s.all<{ reports: number }>(
     `SELECT reports FROM read_parquet(${quotedString(snapshotFiles(run.dir).summaries('big'))}) WHERE windowName = 'all' AND streamId = 'big:live-main'`,
   ),
 );
-const reports = Number(row!.reports);
+const reports = row!.reports;
 const secret = await tokenSecret(deps.layout, null);
 const tokenOf = async (customerId: string) => {
   const tenant = (await findTenant(deps.layout, customerId)) ?? (await addTenant(deps.layout, { customerId, name: customerId, cdnPricePerGb: null, savingsSharePct: 25 }));

@@ -29,7 +29,7 @@ const opts = new Command()
   .opts<{ duration: string; connections: string; runs: string; logLevel: string; profile?: string }>();
 
 const dir = path.join(PROJECT_ROOT, 'bench', 'output', 'api-warehouse');
-const config = loadConfig({ warehouseDir: dir });
+const config = loadConfig({ overrides: { WAREHOUSE_DIR: dir } });
 const deps = await openJobDeps(config, silentLogger);
 if ((await discoverLanding(deps.layout)).files.length === 0) {
   await generateReports(deps.db, deps.layout, {

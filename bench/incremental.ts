@@ -22,7 +22,7 @@ import { PROJECT_ROOT } from '../lib/version.ts';
 import { openJobDeps } from '../jobs/deps.ts';
 import { runPipeline, type PipelineResult } from '../jobs/pipeline.ts';
 import { discoverLanding } from '../warehouse/landing.ts';
-import { fileList, quotedString, toNumber } from '../warehouse/duckdb.ts';
+import { fileList, quotedString } from '../warehouse/sql-files.ts';
 import { publishedDir, snapshotFiles } from '../warehouse/snapshots.ts';
 import { describeRatio, writeResult } from './report.ts';
 
@@ -54,7 +54,7 @@ function peakRssMb(): Promise<number> {
   return fs.readFile('/proc/self/status', 'utf8').then((t) => Number(/VmHWM:\s+(\d+)/.exec(t)![1]) / 1024);
 }
 
-const config = loadConfig({ warehouseDir: dir });
+const config = loadConfig({ overrides: { WAREHOUSE_DIR: dir } });
 const deps = await openJobDeps(config, silentLogger);
 
 if ((await discoverLanding(deps.layout)).files.length === 0) {
@@ -153,10 +153,10 @@ async function symmetricDifference(a: string, b: string): Promise<number> {
   let n = 0;
   await deps.db.withSession(async (s) => {
     for (const [x, y] of pairs) {
-      const r = await s.one<{ n: bigint }>(
+      const r = await s.one<{ n: number }>(
         `SELECT (SELECT count(*) FROM (SELECT * FROM ${x} EXCEPT ALL SELECT * FROM ${y})) + (SELECT count(*) FROM (SELECT * FROM ${y} EXCEPT ALL SELECT * FROM ${x})) AS n`,
       );
-      n += toNumber(r.n);
+      n += r.n;
     }
   });
   return n;

@@ -51,7 +51,7 @@ const dir = path.resolve(opts.warehouse);
 
 // A fresh warehouse each run: a tenant, a key, and realistic bodies from the generator.
 await fs.rm(dir, { recursive: true, force: true });
-const config = loadConfig({ warehouseDir: dir });
+const config = loadConfig({ overrides: { WAREHOUSE_DIR: dir } });
 const deps = await openJobDeps(config, silentLogger);
 const tenant =
   (await findTenant(deps.layout, 'acme')) ?? (await addTenant(deps.layout, { customerId: 'acme', name: 'Acme', cdnPricePerGb: null, savingsSharePct: 25 }));

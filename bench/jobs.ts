@@ -14,7 +14,7 @@ import { PROJECT_ROOT } from '../lib/version.ts';
 import { openJobDeps } from '../jobs/deps.ts';
 import { generateReports } from '../warehouse/sample/generate.ts';
 import { discoverLanding } from '../warehouse/landing.ts';
-import { fileList, quotedString, toNumber } from '../warehouse/duckdb.ts';
+import { fileList, quotedString } from '../warehouse/sql-files.ts';
 import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
 import { publishedDir, readHistory, snapshotFiles } from '../warehouse/snapshots.ts';
 import { startRedisServer } from '../test/helpers/redis-server.ts';
@@ -44,7 +44,7 @@ const cores = os.availableParallelism();
 const workerThreads = Math.max(1, Math.floor(cores / workerCount));
 const workerMemoryGiB = Math.max(1, Math.floor(os.totalmem() / 2 ** 30 / 2 / workerCount));
 
-const config = loadConfig({ warehouseDir: dir });
+const config = loadConfig({ overrides: { WAREHOUSE_DIR: dir } });
 const deps = await openJobDeps(config, silentLogger);
 if ((await discoverLanding(deps.layout)).files.length === 0) {
   process.stderr.write(`generating about ${targetReports.toLocaleString('en-US')} reports in ${dir} ...\n`);
@@ -107,10 +107,10 @@ async function fingerprint(m: SnapshotManifest): Promise<string> {
   const customers = m.partitions.map((p) => p.customerId);
   return deps.db.withSession(async (s) => {
     const one = async (list: string[]) => {
-      const r = await s.one<{ n: bigint; h: bigint }>(`SELECT count(*) AS n, bit_xor(hash(t)) AS h FROM read_parquet(${fileList(list)}) AS t`);
-      return `${toNumber(r.n)}:${r.h}`;
+      const r = await s.one<{ n: number; h: string }>(`SELECT count(*) AS n, CAST(bit_xor(hash(t)) AS VARCHAR) AS h FROM read_parquet(${fileList(list)}) AS t`);
+      return `${r.n}:${r.h}`;
     };
-    const platform = await s.one<{ h: bigint }>(`SELECT bit_xor(hash(t)) AS h FROM read_parquet(${quotedString(files.platform)}) AS t`);
+    const platform = await s.one<{ h: string }>(`SELECT CAST(bit_xor(hash(t)) AS VARCHAR) AS h FROM read_parquet(${quotedString(files.platform)}) AS t`);
     return `${await one(customers.map(files.summaries))}/${await one(customers.map(files.series))}/${platform.h}`;
   });
 }

@@ -41,7 +41,7 @@ const start = new Date('2026-11-19T00:00:00Z');
 const asOf = new Date(start.getTime() + Number(opts.hours) * 3_600_000);
 const dir = path.join(PROJECT_ROOT, 'bench', 'output', `reports-warehouse-${customers.length}x${opts.streams}x${opts.sessions}x${opts.hours}h`);
 
-const config = loadConfig({ warehouseDir: dir });
+const config = loadConfig({ overrides: { WAREHOUSE_DIR: dir } });
 const deps = await openJobDeps(config, silentLogger);
 if ((await discoverLanding(deps.layout)).files.length === 0) {
   process.stderr.write(`generating ${customers.length} × ${opts.streams} streams × ${opts.sessions} sessions over ${opts.hours} h…\n`);

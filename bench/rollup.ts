@@ -12,10 +12,10 @@ import { PROJECT_ROOT } from '../lib/version.ts';
 import { openJobDeps } from '../jobs/deps.ts';
 import { runPipeline } from '../jobs/pipeline.ts';
 import { generateReports } from '../warehouse/sample/generate.ts';
-import { fillSql, quotedString, toNumber } from '../warehouse/duckdb.ts';
-import { timestampParam } from '../warehouse/duckdb.ts';
+import { timestampParam } from '../warehouse/duckdb/param-values.ts';
+import { fillSql, quotedString } from '../warehouse/sql-files.ts';
 import { discoverLanding } from '../warehouse/landing.ts';
-import { currentSnapshot, readStreamSummaries } from '../warehouse/snapshot-read.ts';
+import { currentSnapshot, readStreamSummaries, type StreamSummary } from '../warehouse/snapshot-read.ts';
 import { describeRatio, median, writeResult } from './report.ts';
 
 const opts = new Command()
@@ -35,7 +35,7 @@ const start = new Date('2026-11-19T00:00:00Z');
 const asOf = new Date(start.getTime() + HOURS * 3_600_000);
 
 const dir = path.join(PROJECT_ROOT, 'bench', 'output', `rollup-${sessions}`);
-const config = loadConfig({ warehouseDir: dir });
+const config = loadConfig({ overrides: { WAREHOUSE_DIR: dir } });
 const deps = await openJobDeps(config, silentLogger);
 
 if ((await discoverLanding(deps.layout)).files.length === 0) {
@@ -96,18 +96,18 @@ for (let i = 0; i < runs; i++) {
 const snap = (await currentSnapshot(deps.layout))!;
 const summaries = await readStreamSummaries(deps.db, snap);
 const mismatches = await deps.db.withSession(async (s) => {
-  const base = await s.all<Record<string, unknown>>(
+  const base = await s.all<Pick<StreamSummary, 'windowName' | 'streamId' | 'totalSessions' | 'totalBytesOffloaded' | 'totalBytesFallback' | 'avgPeerCount'>>(
     `SELECT windowName, streamId, totalSessions, totalBytesOffloaded, totalBytesFallback, avgPeerCount FROM read_parquet(${quotedString(path.join(baselineOut, 'summaries.parquet'))})`,
   );
   let bad = 0;
   for (const b of base) {
-    const o = summaries.find((x) => x.windowName === b['windowName'] && x.streamId === b['streamId']);
+    const o = summaries.find((x) => x.windowName === b.windowName && x.streamId === b.streamId);
     if (
       !o ||
-      o.totalSessions !== toNumber(b['totalSessions']) ||
-      o.totalBytesOffloaded !== toNumber(b['totalBytesOffloaded']) ||
-      o.totalBytesFallback !== toNumber(b['totalBytesFallback']) ||
-      Math.abs(o.avgPeerCount - Number(b['avgPeerCount'])) > 1e-9
+      o.totalSessions !== b.totalSessions ||
+      o.totalBytesOffloaded !== b.totalBytesOffloaded ||
+      o.totalBytesFallback !== b.totalBytesFallback ||
+      Math.abs(o.avgPeerCount - b.avgPeerCount) > 1e-9
     ) bad++;
   }
   return bad + Math.abs(base.length - summaries.length);

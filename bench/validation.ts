@@ -11,7 +11,7 @@ import { PROJECT_ROOT } from '../lib/version.ts';
 import { openJobDeps } from '../jobs/deps.ts';
 import { runPipeline } from '../jobs/pipeline.ts';
 import { generateReports } from '../warehouse/sample/generate.ts';
-import { fileList } from '../warehouse/duckdb.ts';
+import { fileList } from '../warehouse/sql-files.ts';
 import { checkSchema, discoverLanding, type LandedFile } from '../warehouse/landing.ts';
 import { ROLLUP_COLUMNS } from '../warehouse/report-columns.ts';
 import { validateRows } from '../warehouse/validate-rows.ts';
@@ -30,7 +30,7 @@ const STREAMS = 10;
 const HOURS = 30;
 const start = new Date('2026-11-19T00:00:00Z');
 const dir = opts.warehouse ?? path.join(PROJECT_ROOT, 'bench', 'output', `validation-${opts.reports}`);
-const config = loadConfig({ warehouseDir: dir });
+const config = loadConfig({ overrides: { WAREHOUSE_DIR: dir } });
 const deps = await openJobDeps(config, silentLogger);
 
 let landed = (await discoverLanding(deps.layout)).files;
@@ -69,10 +69,10 @@ async function bareScan(): Promise<{ seconds: number; rows: number }> {
   let rows = 0;
   await deps.db.withSession(async (s) => {
     for (const files of byCustomer.values()) {
-      const r = await s.all<{ n: bigint }>(
+      const r = await s.all<{ n: number }>(
         `SELECT filename, ${bareAggregates.join(', ')} FROM read_parquet(${fileList(files.map((f) => f.path))}, union_by_name = true, filename = true) GROUP BY filename`,
       );
-      rows += r.reduce((a, x) => a + Number(x.n), 0);
+      rows += r.reduce((a, x) => a + x.n, 0);
     }
   });
   return { seconds: (performance.now() - t) / 1000, rows };

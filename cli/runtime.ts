@@ -3,31 +3,26 @@
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
 import { ZodError, type z } from 'zod';
-import { ConfigError, loadConfig, queuePrefixSchema, redisUrlSchema, type AppConfig } from '../lib/config.ts';
+import { ConfigError, loadConfig, type AppConfig, type SettingOverrides } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { describeZodError, EXIT, ExitError, UserError } from '../lib/errors.ts';
 import type { JobDeps } from '../jobs/deps.ts';
 import type { Queues } from '../jobs/queue/client.ts';
-
-export interface GlobalOptions {
-  warehouse?: string;
-  redis?: string;
-  queuePrefix?: string;
-}
+import { settingsFromFlags } from './options.ts';
 
 export interface Runtime {
   config: AppConfig;
   log: Logger;
 }
 
-/** Config and logger of a command; `service` commands (long-running) log at info by default. */
-export function runtime(opts: GlobalOptions, kind: 'command' | 'service' = 'command'): Runtime {
-  const config = loadConfig({
-    warehouseDir: opts.warehouse,
-    redisUrl: opts.redis === undefined ? undefined : parseOption('redis', redisUrlSchema, opts.redis),
-    queuePrefix: opts.queuePrefix === undefined ? undefined : parseOption('queue-prefix', queuePrefixSchema, opts.queuePrefix),
-    defaultLogLevel: kind === 'service' ? 'info' : 'warn',
-  });
+/** The config of a command: its flags over the environment; `service` commands (long-running) log at info by default, others at warn. */
+export function commandConfig(settings: SettingOverrides, kind: 'command' | 'service' = 'command'): AppConfig {
+  return loadConfig({ overrides: settings, defaults: { LOG_LEVEL: kind === 'service' ? 'info' : 'warn' } });
+}
+
+/** Config and logger of a command. */
+export function runtime(settings: SettingOverrides, kind: 'command' | 'service' = 'command'): Runtime {
+  const config = commandConfig(settings, kind);
   return { config, log: createLogger(config.logLevel) };
 }
 
@@ -108,22 +103,24 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void>): 
 
 /**
  * A command's work, in its own module under cli/actions/ (loaded only when the command runs): the
- * schema of its flags, over the strings commander hands over, and `run` with the parsed flags. A
- * command with subcommands exports one such pair per subcommand (`tenants.ts`: `add`, `remove`,
- * `list`). Action modules import nothing from cli/commands/, so types flow one way.
+ * schema of its own flags, over the strings commander hands over, and `run` with the parsed flags
+ * and the settings given as flags (cli/options.ts, withSettings). A command with subcommands
+ * exports one such pair per subcommand (`tenants.ts`: `add`, `remove`, `list`). Action modules
+ * import nothing from cli/commands/, so types flow one way.
  */
 export interface CommandModule<S extends z.ZodType> {
   Flags: S;
-  run(flags: z.output<S>): Promise<void>;
+  run(flags: z.output<S>, settings: SettingOverrides): Promise<void>;
 }
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /**
  * The commander action of a command: load its module, parse its flags (and its positional
- * arguments, put into the same object under `args`' names, in order), run. A flag that fails its
- * schema is a UserError naming it (`--as-of: …`, `<kind>: …`): one line on stderr, exit 2.
- * Flags come with the parents' (`token revoke --warehouse` may be parsed by `token`).
+ * arguments, put into the same object under `args`' names, in order) and the settings given as
+ * flags, run. A flag that fails its schema is a UserError naming it (`--as-of: …`, `<kind>: …`):
+ * one line on stderr, exit 2. Flags come with the parents' (`token revoke --warehouse` may be
+ * parsed by `token`).
  */
 export function commandAction<S extends z.ZodType>(
   load: () => Promise<CommandModule<S>>,
@@ -144,7 +141,7 @@ export function commandAction<S extends z.ZodType>(
       const name = key === null ? null : args.includes(key) ? `<${key}>` : `--${kebab(key)}`;
       throw new UserError(name === null ? issue.message : `${name}: ${issue.message}`);
     }
-    await m.run(parsed.data);
+    await m.run(parsed.data, settingsFromFlags(cmd));
   });
 }
 
@@ -165,11 +162,4 @@ export function reportError(err: unknown): number {
   const message = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ');
   process.stderr.write(`error: ${message}\n`);
   return EXIT.failed;
-}
-
-/** Parse an option with a zod schema, turning a failure into a UserError naming the option. */
-export function parseOption<T>(name: string, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: ZodError } }, value: unknown): T {
-  const r = schema.safeParse(value);
-  if (!r.success) throw new UserError(`--${name}: ${describeZodError(r.error)}`);
-  return r.data;
 }

@@ -7,7 +7,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fileList, fillSql, quotedIdentifier, quotedString, sqlFile, type Db } from '../warehouse/duckdb.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
+import { fileList, fillSql, quotedIdentifier, quotedString, sqlFile } from '../warehouse/sql-files.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
 import { hostScratchDir, type WarehouseLayout } from '../warehouse/layout.ts';
 import { fsyncDir, fsyncFile, linkNoReplace, listFiles } from '../lib/fsx.ts';

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { AppConfig } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
-import { Db } from '../warehouse/duckdb.ts';
+import { Db } from '../warehouse/duckdb/db.ts';
 import { hostScratchDir, warehouseLayout, type WarehouseLayout } from '../warehouse/layout.ts';
 import { IngestKeyChecker } from '../warehouse/control/ingest-keys.ts';
 import { Revocation } from '../warehouse/control/revocation.ts';

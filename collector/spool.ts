@@ -4,13 +4,13 @@
 // the next one, so throughput does not pay one fsync per request. The flusher seals the open
 // segment (a new one takes the appends), lands sealed ones as Parquet and deletes them.
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { fsyncDir } from '../lib/fsx.ts';
 import type { Logger } from '../lib/log.ts';
-import { processAlive } from '../lib/process.ts';
+import { cutTornTail, newGeneration, openHere, PID_FILE, SEGMENT_RE, segmentKey, segmentName, segmentNames, spoolId, takePidLock } from './spool-folder.ts';
 import { countSpoolError, observeSpoolSync } from './metrics.ts';
+
+export { SpoolBusyError } from './spool-folder.ts';
 
 export interface Segment {
   /**
@@ -29,26 +29,6 @@ export interface Segment {
   bytes: number;
   /** Reports it holds; null for a segment left by an earlier process (not counted). */
   reports: number | null;
-}
-
-export class SpoolBusyError extends Error {
-  override name = 'SpoolBusyError';
-}
-
-/**
- * `seg-<generation>-<seq>.r.ndjson`; `seg-<seq>[.r].ndjson` without a generation was written by
- * collectors before generations (renamed into one when found, see `open`).
- */
-const SEGMENT_RE = /^seg-(?:(\d{13}[0-9a-f]{6})-)?(\d{12})(\.r)?\.ndjson$/;
-const segmentKey = (generation: string, seq: number) => `${generation}-${String(seq).padStart(12, '0')}`;
-const segmentName = (key: string, wrapped = true) => `seg-${key}${wrapped ? '.r' : ''}.ndjson`;
-
-/**
- * A new generation: the time in ms (13 digits, so that names sort by age) and 6 random hex digits.
- * A process opens the spool once (pid lock), so a generation names one process's segments.
- */
-function newGeneration(): string {
-  return `${String(Date.now()).padStart(13, '0')}${randomBytes(3).toString('hex')}`;
 }
 
 interface Pending {
@@ -313,107 +293,6 @@ async function openSegment(dir: string, generation: string, seq: number): Promis
     throw err;
   }
   return { key, seq, file, form: 'wrapped', bytes: 0, reports: 0, handle, openedAt: Date.now(), retired: false };
-}
-
-/**
- * The segment files of a spool folder, oldest first, every one with a generation: a segment left
- * without one (by a collector before generations) is first renamed into a generation of its own,
- * durably, so that the files it lands are named once and for all.
- */
-async function segmentNames(dir: string): Promise<string[]> {
-  const names = (await fs.readdir(dir)).filter((n) => SEGMENT_RE.test(n));
-  const legacy = names.filter((n) => SEGMENT_RE.exec(n)![1] === undefined);
-  if (legacy.length === 0) return names.sort();
-  const generation = newGeneration();
-  for (const name of legacy) {
-    const m = SEGMENT_RE.exec(name)!;
-    await fs.rename(path.join(dir, name), path.join(dir, segmentName(segmentKey(generation, Number(m[2])), m[3] !== undefined)));
-  }
-  await fsyncDir(dir);
-  return (await fs.readdir(dir)).filter((n) => SEGMENT_RE.test(n)).sort();
-}
-
-/**
- * Cut a segment after its last complete line: a crash during a write can leave part of a line,
- * which belonged to a request that was never answered. Returns the size kept.
- */
-async function cutTornTail(file: string): Promise<number> {
-  const handle = await fs.open(file, 'r+');
-  try {
-    const { size } = await handle.stat();
-    const chunk = Buffer.alloc(64 * 1024);
-    let end = size;
-    let keep = 0;
-    while (end > 0) {
-      const start = Math.max(0, end - chunk.length);
-      const { bytesRead } = await handle.read(chunk, 0, end - start, start);
-      const nl = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
-      if (nl >= 0) {
-        keep = start + nl + 1;
-        break;
-      }
-      end = start;
-    }
-    if (keep < size) {
-      await handle.truncate(keep);
-      await handle.sync();
-    }
-    return keep;
-  } finally {
-    await handle.close();
-  }
-}
-
-const PID_FILE = 'collector.pid';
-const ID_FILE = 'collector.id';
-
-/** Spool folders this process has open (a pid file naming our own pid is stale otherwise: containers reuse pid 1). */
-const openHere = new Set<string>();
-
-/** One collector per spool folder: a second one on the same folder is refused while the first lives. */
-async function takePidLock(dir: string): Promise<void> {
-  const file = path.join(dir, PID_FILE);
-  if (openHere.has(path.resolve(dir))) throw new SpoolBusyError(`spool ${dir} is already open in this process`);
-  const me = `${process.pid} ${os.hostname()}\n`;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await fs.writeFile(file, me, { flag: 'wx', mode: 0o600 });
-      openHere.add(path.resolve(dir));
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const [pidText, host] = (await fs.readFile(file, 'utf8').catch(() => '')).trim().split(' ');
-    const pid = Number(pidText);
-    if (host !== undefined && host !== os.hostname()) {
-      throw new SpoolBusyError(`spool ${dir} belongs to a collector on host ${host}; give each collector its own spool folder`);
-    }
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
-      throw new SpoolBusyError(`spool ${dir} is in use by the collector with pid ${pid}; give each collector its own spool folder`);
-    }
-    // Its owner is gone (killed): take it over.
-    await fs.rm(file, { force: true });
-  }
-  throw new SpoolBusyError(`could not take the lock of spool ${dir}`);
-}
-
-async function spoolId(dir: string): Promise<string> {
-  const file = path.join(dir, ID_FILE);
-  try {
-    const text = (await fs.readFile(file, 'utf8')).trim();
-    if (/^[a-z0-9]{16}$/.test(text)) return text;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  const id = randomBytes(8).toString('hex');
-  const tmp = `${file}.tmp-${process.pid}`;
-  await fs.writeFile(tmp, `${id}\n`, { mode: 0o600 });
-  const h = await fs.open(tmp, 'r');
-  await h.sync();
-  await h.close();
-  await fs.rename(tmp, file);
-  await fsyncDir(dir);
-  return id;
 }
 
 /** What remains of `buffers` once their first `n` bytes are written (a short write resumes there). */

@@ -1,7 +1,8 @@
 // The figures a pilot report is composed from, computed by the shared SQL (pilot_figures.sql,
 // pilot_breakdowns.sql, and the series: series_combine.sql over report_pieces.sql) over the
 // deduplicated reports of one stream or of every stream of a customer, up to the snapshot's asOf.
-import { sqlFile, toNumber, type DbSession } from '../warehouse/duckdb.ts';
+import type { DbSession } from '../warehouse/duckdb/session.ts';
+import { sqlFile } from '../warehouse/sql-files.ts';
 import { pieceSql } from '../warehouse/piece-columns.ts';
 import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
 import { loadStreamReports, type StreamInputs } from '../warehouse/stream-reports.ts';
@@ -62,37 +63,6 @@ export interface StreamPilotFigures {
 
 export const CONCURRENCY_BUCKET_SECONDS = 60;
 
-function cohortOf(r: Record<string, unknown>): CohortFigures {
-  const n = (k: string) => toNumber(r[k]);
-  const orNull = (k: string) => (r[k] === null || r[k] === undefined ? null : Number(r[k]));
-  return {
-    sessions: n('sessions'),
-    reports: n('reports'),
-    viewers: n('viewers'),
-    sessionsWithoutViewer: n('sessionsWithoutViewer'),
-    bytesOffloaded: n('bytesOffloaded'),
-    bytesFallback: n('bytesFallback'),
-    offloadRatio: Number(r['offloadRatio']),
-    avgPeerCount: Number(r['avgPeerCount']),
-    avgBufferHealth: Number(r['avgBufferHealth']),
-    rebufferEvents: n('rebufferEvents'),
-    stallMs: n('stallMs'),
-    watchMs: n('watchMs'),
-    rebufferRatio: Number(r['rebufferRatio']),
-    startupP95Ms: orNull('startupP95Ms'),
-    startupSamples: n('startupSamples'),
-    p2pConnAttempts: n('p2pConnAttempts'),
-    p2pConnSuccesses: n('p2pConnSuccesses'),
-    p2pConnectionSuccess: orNull('p2pConnectionSuccess'),
-    signalingErrors: n('signalingErrors'),
-    validationFailures: n('validationFailures'),
-    busyPeerEvents: n('busyPeerEvents'),
-    intervalMs: n('intervalMs'),
-    firstReportAt: r['firstReportAt'] as Date,
-    lastReportAt: r['lastReportAt'] as Date,
-  };
-}
-
 /** Series of one cohort: the shared SQL over the session's `reports` restricted to it. */
 async function cohortSeries(s: DbSession, cohort: 'p2p' | 'control', bucketSeconds: number): Promise<Map<string, BucketRow[]>> {
   // The cohort is a code constant of this module, never input.
@@ -101,16 +71,15 @@ async function cohortSeries(s: DbSession, cohort: 'p2p' | 'control', bucketSecon
 
 /** Pilot figures of every stream in the session's `reports` table. */
 export async function computePilotFigures(s: DbSession, bucketSeconds: number): Promise<Map<string, StreamPilotFigures>> {
-  const figures = await s.all<Record<string, unknown>>(pieceSql('pilot_figures'));
-  const breakdowns = await s.all<Record<string, unknown>>(sqlFile('pilot_breakdowns'));
+  const figures = await s.all<CohortFigures & { streamId: string; cohort: string }>(pieceSql('pilot_figures'));
+  const breakdowns = await s.all<Breakdown & { streamId: string }>(sqlFile('pilot_breakdowns'));
   const series = await querySeries(s, bucketSeconds);
   const minute = bucketSeconds === CONCURRENCY_BUCKET_SECONDS ? series : await querySeries(s, CONCURRENCY_BUCKET_SECONDS);
   const p2p = await cohortSeries(s, 'p2p', bucketSeconds);
   const control = await cohortSeries(s, 'control', bucketSeconds);
 
   const out = new Map<string, StreamPilotFigures>();
-  for (const r of figures) {
-    const streamId = String(r['streamId']);
+  for (const { streamId, cohort, ...cohortFigures } of figures) {
     let f = out.get(streamId);
     if (!f) {
       f = {
@@ -126,17 +95,11 @@ export async function computePilotFigures(s: DbSession, bucketSeconds: number): 
       };
       out.set(streamId, f);
     }
-    const cohort = String(r['cohort']);
-    if (cohort === 'all') f.all = cohortOf(r);
-    else if (cohort === 'p2p') f.p2p = cohortOf(r);
-    else if (cohort === 'control') f.control = cohortOf(r);
+    if (cohort === 'all') f.all = cohortFigures;
+    else if (cohort === 'p2p') f.p2p = cohortFigures;
+    else if (cohort === 'control') f.control = cohortFigures;
   }
-  for (const b of breakdowns) {
-    const f = out.get(String(b['streamId']));
-    if (!f) continue;
-    const num = (k: string) => (b[k] === null || b[k] === undefined ? null : toNumber(b[k]));
-    f.breakdowns.push({ kind: b['kind'] as Breakdown['kind'], key: String(b['key']), sessions: num('sessions'), reports: num('reports'), amount: num('amount') });
-  }
+  for (const { streamId, ...breakdown } of breakdowns) out.get(streamId)?.breakdowns.push(breakdown);
   return out;
 }
 

@@ -22,7 +22,7 @@ import { findTenant } from '../warehouse/control/tenants.ts';
 import { composeCustomerReports, inputsFingerprint, type PilotDeps, type SnapshotRef } from './service.ts';
 import type { PilotReport } from './model.ts';
 import type { Tenant } from '../warehouse/control/tenants.ts';
-import { quotedString } from '../warehouse/duckdb.ts';
+import { quotedString } from '../warehouse/sql-files.ts';
 import { publishedDir, snapshotFiles } from '../warehouse/snapshots.ts';
 import { REPORT_FORMATS, renderReport, reportFileName, type ReportFormat } from './formats.ts';
 import { renderCustomerIndexHtml, type CustomerReportIndex } from './render.ts';

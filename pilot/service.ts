@@ -3,7 +3,8 @@
 // model. Used on demand by the API and in bulk by the nightly report run.
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import type { Db, DbSession } from '../warehouse/duckdb.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
+import type { DbSession } from '../warehouse/duckdb/session.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { SnapshotManifest } from '../warehouse/manifest.ts';
 import { findTenant, type Tenant } from '../warehouse/control/tenants.ts';

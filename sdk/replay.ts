@@ -8,7 +8,8 @@ import readline from 'node:readline';
 import { createReadStream } from 'node:fs';
 import { gzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import { fileList, fillSql, quotedString, type Db } from '../warehouse/duckdb.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
+import { fileList, fillSql, quotedString } from '../warehouse/sql-files.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
 
 const gzipAsync = promisify(gzip);

@@ -2,7 +2,7 @@
 // stream, for whatever a relation of deduplicated reports holds: the API's on-demand sizes and
 // the pilot reports use it; the rollups run the same SQL over partition states.
 import { z } from 'zod';
-import { toNumber, type DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
 import { pieceSql } from './piece-columns.ts';
 import { count, fraction, isoInstant, nonNegative } from '../lib/json-schema.ts';
 
@@ -69,33 +69,19 @@ export function fillBuckets(rows: readonly BucketRow[], from: number, to: number
   return out;
 }
 
-export function toBucketRow(b: Record<string, unknown>): BucketRow {
-  return {
-    startMs: toNumber(b['startMs']),
-    sessions: toNumber(b['sessions']),
-    bytesOffloaded: toNumber(b['bytesOffloaded']),
-    bytesFallback: toNumber(b['bytesFallback']),
-    offloadRatio: Number(b['offloadRatio']),
-    avgPeerCount: Number(b['avgPeerCount']),
-    avgBufferHealth: Number(b['avgBufferHealth']),
-    rebufferEvents: toNumber(b['rebufferEvents']),
-  };
-}
-
 /** Every stream's non-empty buckets of `bucketSeconds` over `source` (deduplicated reports), in time order. */
 export async function querySeries(s: DbSession, bucketSeconds: number, source = 'reports'): Promise<Map<string, BucketRow[]>> {
-  const rows = await s.all<Record<string, unknown>>(
+  const rows = await s.all<BucketRow & { streamId: string }>(
     `SELECT streamId, epoch_ms(bucketStart) AS startMs, sessions, bytesOffloaded, bytesFallback, offloadRatio,
             avgPeerCount, avgBufferHealth, rebufferEvents
      FROM (${bucketSeriesSql(source)}) ORDER BY streamId, bucketStart`,
     { bucket_seconds: bucketSeconds },
   );
   const out = new Map<string, BucketRow[]>();
-  for (const r of rows) {
-    const id = String(r['streamId']);
-    let list = out.get(id);
-    if (!list) out.set(id, (list = []));
-    list.push(toBucketRow(r));
+  for (const { streamId, ...bucket } of rows) {
+    let list = out.get(streamId);
+    if (!list) out.set(streamId, (list = []));
+    list.push(bucket);
   }
   return out;
 }

@@ -4,7 +4,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { emptyRawReportsSql, fileList, fillSql, quotedIdentifier, quotedString, sqlFile, type Db } from './duckdb.ts';
+import type { Db } from './duckdb/db.ts';
+import { fileList, fillSql, quotedIdentifier, quotedString, sqlFile } from './sql-files.ts';
+import { emptyRawReportsSql } from './empty-relations.ts';
 import { REPORT_COLUMNS } from './report-columns.ts';
 import { projectionSql } from './report-projection.ts';
 import type { InputFile } from './manifest.ts';

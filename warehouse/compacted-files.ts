@@ -4,7 +4,8 @@
 // any change of those states names another file.
 import fs from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { copyToParquet, type CopyOptions, type DbSession } from './duckdb.ts';
+import { copyToParquet, type CopyOptions } from './parquet-write.ts';
+import type { DbSession } from './duckdb/session.ts';
 import type { StateMeta } from './state-store.ts';
 import { exists } from '../lib/fsx.ts';
 

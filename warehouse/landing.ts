@@ -3,7 +3,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { statSync } from 'node:fs';
-import { fileList, quotedString, type DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { fileList, quotedString } from './sql-files.ts';
 import { REPORT_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
 import { freePath, listFilesSync, moveFile, writeJsonDurable } from '../lib/fsx.ts';

@@ -2,7 +2,9 @@
 // built from them, each file against the partition folder it lies in, quarantining every file
 // that is unreadable, lacks a column, or holds rows that break session-report.md, so that a bad
 // file never stops the rollup of the others.
-import { emptyRawReportsSql, fileList, fillSql, sqlFile, type DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { fileList, fillSql, sqlFile } from './sql-files.ts';
+import { emptyRawReportsSql } from './empty-relations.ts';
 import { validateRows } from './validate-rows.ts';
 import { checkSchemas, cleanDuckDbMessage, isFileError, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
 import { projectionSql } from './report-projection.ts';

@@ -6,7 +6,10 @@
 // for the deduplication rule (reportId, file and row), once into minute pieces; nothing the size
 // of the reports is materialised. A batch holds many partitions so that a run's fixed costs
 // (statements, file writes, fsyncs) are paid once per batch, not once per partition.
-import { createEmptyTable, fileList, fillSql, quotedString, sqlFile, STATE_COMPRESSION, toNumber, type DbSession } from './duckdb.ts';
+import { createEmptyTable } from './empty-relations.ts';
+import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
+import { STATE_COMPRESSION } from './parquet-write.ts';
+import type { DbSession } from './duckdb/session.ts';
 import { isFileError, type LandedFile } from './landing.ts';
 import { loadSql, quarantineUnreadable, screenFiles, type LoadContext, type LoadOutcome } from './partition-load.ts';
 import { pieceSql } from './piece-columns.ts';
@@ -132,18 +135,18 @@ const NO_FIGURES: PartitionFigures = { rowsRead: 0, reports: 0, streams: 0, maxT
 /** The figures of each partition of the batch (partition_figures.sql, files_read.sql), by partition key. */
 async function partitionFigures(s: DbSession, files: readonly LandedFile[]): Promise<Map<string, PartitionFigures>> {
   const out = new Map<string, PartitionFigures>();
-  const rows = await s.all<{ customer: string; date: string; n: bigint; streams: bigint; max_ts: string | null; hours: bigint }>(sqlFile('partition_figures'));
+  const rows = await s.all<{ customer: string; date: string; n: number; streams: number; max_ts: string | null; hours: number }>(sqlFile('partition_figures'));
   for (const r of rows) {
-    out.set(partitionKey(r.customer, r.date), { ...NO_FIGURES, reports: toNumber(r.n), streams: toNumber(r.streams), maxTs: r.max_ts, hourRows: toNumber(r.hours) });
+    out.set(partitionKey(r.customer, r.date), { ...NO_FIGURES, reports: r.n, streams: r.streams, maxTs: r.max_ts, hourRows: r.hours });
   }
   if (files.length === 0) return out;
   const fileOf = new Map(files.map((f) => [f.path, f]));
-  for (const r of await s.all<{ filename: string; n: bigint }>(fillSql(sqlFile('files_read'), { files: fileList(files.map((f) => f.path)) }))) {
+  for (const r of await s.all<{ filename: string; n: number }>(fillSql(sqlFile('files_read'), { files: fileList(files.map((f) => f.path)) }))) {
     const f = fileOf.get(r.filename);
     if (!f) continue;
     const key = partitionKey(f.customerId, f.date);
     const figures = out.get(key) ?? { ...NO_FIGURES };
-    figures.rowsRead += toNumber(r.n);
+    figures.rowsRead += r.n;
     out.set(key, figures);
   }
   return out;

@@ -2,7 +2,7 @@
 // (report_pieces.sql), a partition state stores pieces per hour and makes series of pieces per
 // minute (state_pieces.sql), and windows and series combine pieces (stream_summaries.sql,
 // session_buckets.sql). The SQL files get their column lists from here, through placeholders.
-import { fillSql, sqlFile } from './duckdb.ts';
+import { fillSql, sqlFile } from './sql-files.ts';
 import { ROLLUP_COLUMNS } from './report-columns.ts';
 import { projectionSql } from './report-projection.ts';
 

@@ -8,7 +8,7 @@ import { buildCatalog, installCatalog } from './catalog.ts';
 import { readSnapshotManifest } from './manifest.ts';
 import { lockPublication, publishedDir, readCurrent, readHistoryRepaired, snapshotFiles, type CurrentPointer } from './snapshots.ts';
 import { writeJsonDurable } from '../lib/fsx.ts';
-import type { Db } from './duckdb.ts';
+import type { Db } from './duckdb/db.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 

@@ -1,5 +1,5 @@
 // Reading report columns in SQL at their session-report.md types (warehouse/report-columns.ts).
-import { quotedIdentifier } from './duckdb.ts';
+import { quotedIdentifier } from './sql-files.ts';
 import { reportColumn } from './report-columns.ts';
 
 /**

@@ -1,6 +1,8 @@
 // Series blocks (docs/warehouse-state.md, "Series blocks"): a customer's past days whose series a
 // snapshot publishes as one file, so that a read of a long window opens a few files, not one per day.
-import { fileList, fillSql, sqlFile, STATE_COMPRESSION, type DbSession } from './duckdb.ts';
+import { fileList, fillSql, sqlFile } from './sql-files.ts';
+import { STATE_COMPRESSION } from './parquet-write.ts';
+import type { DbSession } from './duckdb/session.ts';
 import { compactedFile, statesKey } from './compacted-files.ts';
 import { dateOfDay, epochDay } from './combine-plan.ts';
 import { SERIES_ROW_GROUP_SIZE } from './partition-state.ts';

@@ -5,7 +5,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import { copyToParquet, createEmptyTable, sqlFile, type DbSession } from './duckdb.ts';
+import { copyToParquet } from './parquet-write.ts';
+import { createEmptyTable } from './empty-relations.ts';
+import { sqlFile } from './sql-files.ts';
+import type { DbSession } from './duckdb/session.ts';
 import { planSeriesBlocks, seriesBlock } from './series-blocks.ts';
 import { SERIES_ROW_GROUP_SIZE } from './partition-state.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';

@@ -2,7 +2,8 @@
 // one standard size over a time range, or every stream of a customer, straight from the Parquet
 // files, so that a reader's memory follows what it asked for, not the history.
 import path from 'node:path';
-import { fileList, fillSql, quotedString, sqlFile, type DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
 import type { BucketRow } from './bucket-series.ts';
 import { listFiles } from '../lib/fsx.ts';
 
@@ -135,10 +136,10 @@ export async function firstMinutes(s: DbSession, files: readonly string[], strea
   for (const part of [files.slice(0, 1), files.slice(1)]) {
     const missing = streamIds.filter((id) => !out.has(id));
     if (part.length === 0 || missing.length === 0) continue;
-    const rows = await s.all<{ streamId: string; first: bigint | number }>(
+    const rows = await s.all<{ streamId: string; first: number }>(
       fillSql(sqlFile('first_series_minutes'), { files: fileList(part), streams: `(${missing.map(quotedString).join(', ')})` }),
     );
-    for (const r of rows) out.set(r.streamId, Number(r.first));
+    for (const r of rows) out.set(r.streamId, r.first);
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // Reading a published snapshot back: its manifest and its stream summaries as typed rows.
-import { fileList, toNumber, type Db } from './duckdb.ts';
+import type { Db } from './duckdb/db.ts';
+import { fileList } from './sql-files.ts';
 import { readSnapshotManifest, type SnapshotManifest } from './manifest.ts';
 import { publishedDir, readCurrent, snapshotFiles, SnapshotUnreadableError } from './snapshots.ts';
 import type { WarehouseLayout } from './layout.ts';
@@ -37,34 +38,21 @@ export async function currentSnapshot(layout: WarehouseLayout): Promise<LoadedSn
   }
 }
 
+/** The nine figures of a summary row (a stream's, a customer's or the platform's), as columns of its file. */
+export const SUMMARY_FIGURES =
+  'totalSessions, totalBytesOffloaded, totalBytesFallback, avgOffloadRatio, avgPeerCount, avgBufferHealth, activePeers, live, lastSeenAt';
+
 /** Stream summaries of a snapshot for every window (or one), ordered by window and stream. */
 export async function readStreamSummaries(db: Db, snap: LoadedSnapshot, window?: string): Promise<StreamSummary[]> {
   const files = snap.manifest.partitions.map((p) => snapshotFiles(snap.dir).summaries(p.customerId));
   if (files.length === 0) return [];
-  const rows = await db.withSession((s) =>
-    s.all<Record<string, unknown>>(
-      `SELECT windowName, streamId, totalSessions, totalBytesOffloaded, totalBytesFallback, avgOffloadRatio,
-              avgPeerCount, avgBufferHealth, activePeers, live, lastSeenAt
+  return db.withSession((s) =>
+    s.all<StreamSummary>(
+      `SELECT windowName, streamId, ${SUMMARY_FIGURES}
        FROM read_parquet(${fileList(files)})
        WHERE $window IS NULL OR windowName = $window
        ORDER BY windowName, streamId`,
       { window: window ?? null },
     ),
   );
-  return rows.map((r) => ({ windowName: String(r['windowName']), streamId: String(r['streamId']), ...summaryFigures(r) }));
-}
-
-/** The nine figures of a summary row (a stream's, a customer's or the platform's), typed. */
-export function summaryFigures(r: Record<string, unknown>): Omit<StreamSummary, 'windowName' | 'streamId'> {
-  return {
-    totalSessions: toNumber(r['totalSessions']),
-    totalBytesOffloaded: toNumber(r['totalBytesOffloaded']),
-    totalBytesFallback: toNumber(r['totalBytesFallback']),
-    avgOffloadRatio: Number(r['avgOffloadRatio']),
-    avgPeerCount: Number(r['avgPeerCount']),
-    avgBufferHealth: Number(r['avgBufferHealth']),
-    activePeers: toNumber(r['activePeers']),
-    live: Boolean(r['live']),
-    lastSeenAt: r['lastSeenAt'] instanceof Date ? r['lastSeenAt'] : null,
-  };
 }

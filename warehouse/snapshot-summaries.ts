@@ -2,7 +2,10 @@
 // summaries of every window, one file per customer, then the per-customer and platform-wide rows
 // added up from them.
 import { BIGINT, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
-import { copyToParquet, fillSql, sqlFile, timestampParam, toNumber, type DbSession, type SqlParams, type SqlTypes } from './duckdb.ts';
+import { copyToParquet } from './parquet-write.ts';
+import { fillSql, sqlFile } from './sql-files.ts';
+import { timestampParam, type SqlParams, type SqlTypes } from './duckdb/param-values.ts';
+import type { DbSession } from './duckdb/session.ts';
 import { pieceSql } from './piece-columns.ts';
 import { WINDOWS, WINDOW_NAMES } from './windows.ts';
 import type { CombinePlan, CustomerFigures } from './combine-plan.ts';
@@ -33,14 +36,14 @@ export async function writeSummaries(s: DbSession, plan: CombinePlan): Promise<{
 
 /** Each customer's stream summaries into its file, and what they count. */
 async function writeCustomerSummaries(s: DbSession, customers: readonly string[], build: SnapshotFiles): Promise<Map<string, CustomerFigures>> {
-  const counts = await s.all<{ customer: string; reports: bigint; streams: bigint }>(sqlFile('summary_counts'));
+  const counts = await s.all<{ customer: string; reports: number; streams: number }>(sqlFile('summary_counts'));
   const out = new Map<string, CustomerFigures>();
   for (const c of customers) {
     const row = counts.find((r) => r.customer === c);
     const summaryRows = await copyToParquet(s, sqlFile('summaries_of_customer'), build.summaries(c), { customer: c });
     out.set(c, {
-      reports: row ? toNumber(row.reports) : 0,
-      streams: row ? toNumber(row.streams) : 0,
+      reports: row?.reports ?? 0,
+      streams: row?.streams ?? 0,
       summaryRows,
       seriesRows: 0,
       seriesDaysLinked: 0,

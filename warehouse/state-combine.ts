@@ -5,7 +5,7 @@
 // the raw reports of an hour that an edge cuts (a report is a piece of its own). A day's series is
 // its state's own file, hard-linked into the snapshot, unless the state holds reports after asOf:
 // then that day is computed from its raw reports up to asOf.
-import type { DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
 import { planCombine, type CombineInput, type CustomerFigures } from './combine-plan.ts';
 import { writeSeriesDays } from './series-days.ts';
 import { writeSummaries } from './snapshot-summaries.ts';

@@ -3,7 +3,8 @@
 // holds reports after asOf (state-combine.ts).
 import path from 'node:path';
 import { TIMESTAMP } from '@duckdb/node-api';
-import { fileList, fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import { fileList, fillSql, sqlFile } from './sql-files.ts';
+import type { DbSession } from './duckdb/session.ts';
 import { ROLLUP_COLUMNS } from './report-columns.ts';
 import { projectionSql } from './report-projection.ts';
 import type { StateMeta } from './state-store.ts';
@@ -20,5 +21,5 @@ export async function loadStateReports(s: DbSession, layout: WarehouseLayout, st
     fillSql(sqlFile('load_raw'), { kind: 'TABLE', files: fileList(files), projection: projectionSql(ROLLUP_COLUMNS, present), where }),
   );
   await s.run(sqlFile('dedup_raw'), { as_of: null }, { as_of: TIMESTAMP });
-  return toNumber((await s.one<{ n: bigint }>(sqlFile('raw_reports_read'))).n);
+  return (await s.one<{ n: number }>(sqlFile('raw_reports_read'))).n;
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import pLimit from 'p-limit';
-import { sqlFile } from './duckdb.ts';
+import { sqlFile } from './sql-files.ts';
 import { QuarantinedSchema } from './manifest.ts';
 import { PIECE_COLUMNS } from './piece-columns.ts';
 import { REPORT_COLUMNS } from './report-columns.ts';

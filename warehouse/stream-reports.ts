@@ -2,7 +2,10 @@
 // session's `reports` table, from the raw files the snapshot was computed from: the base of every
 // figure computed after the rollup (on-demand series, pilot reports).
 import { TIMESTAMP } from '@duckdb/node-api';
-import { emptyRawReportsSql, fileList, fillSql, quotedString, sqlFile, timestampParam, type DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { timestampParam } from './duckdb/param-values.ts';
+import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
+import { emptyRawReportsSql } from './empty-relations.ts';
 import { ROLLUP_COLUMNS } from './report-columns.ts';
 import { projectionSql } from './report-projection.ts';
 

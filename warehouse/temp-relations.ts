@@ -1,6 +1,6 @@
 // The temporary tables and views that a computation of several steps leaves in its DuckDB
 // session, dropped by name when it ends.
-import type { DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
 
 /** Drop temporary tables or views by name, whichever each is (a failed step may leave either). */
 export async function dropRelations(s: DbSession, names: readonly string[]): Promise<void> {

@@ -4,7 +4,8 @@
 // are generated from the column catalog (report-columns.ts): one cheap aggregate scan of the
 // checked columns grouped by file (screen_rows.sql: min, max and counts), then an exact count,
 // rule by rule (validate_rows.sql), of the few files the screen flags.
-import { fileList, fillSql, sqlFile, toNumber, type DbSession } from './duckdb.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { fileList, fillSql, sqlFile } from './sql-files.ts';
 import { cleanDuckDbMessage, isFileError } from './landing.ts';
 import { familyOf, INT32_MAX, mapValueType, REPORT_COLUMNS, type ReportColumn } from './report-columns.ts';
 import { STREAM_ID_REGEX_SQL } from './ids.ts';
@@ -164,6 +165,7 @@ export function validationSql(files: readonly FileToCheck[]): { sql: string; rul
   return { sql, rules };
 }
 
+/** A file's rows breaking each rule (r<i>) and each partition rule, by name. */
 type CheckRow = Record<string, unknown> & { filename: string };
 
 /**
@@ -210,11 +212,11 @@ async function checkOnce(s: DbSession, all: readonly FileToCheck[]): Promise<Map
     const problems: string[] = [];
     let foreign = false;
     rules.forEach((r, i) => {
-      const n = toNumber(row[`r${i}`]);
+      const n = row[`r${i}`] as number;
       if (n > 0) problems.push(`${r.column} ${r.rule}: ${rowsText(n)}`);
     });
     for (const [key, label] of Object.entries(PARTITION_RULES)) {
-      const n = toNumber(row[key]);
+      const n = row[key] as number;
       if (n === 0) continue;
       problems.push(`${label}: ${rowsText(n)}`);
       if (key !== 'malformed_stream_ids') foreign = true;

@@ -2,7 +2,9 @@
 // inside every window they touch, and the raw reports of the hours that a window edge cuts, each a
 // piece of its own (docs/warehouse-state.md, "How a snapshot is made from states").
 import { BIGINT, VARCHAR } from '@duckdb/node-api';
-import { copyToParquet, fileList, fillSql, sqlFile, STATE_COMPRESSION, type DbSession } from './duckdb.ts';
+import { copyToParquet, STATE_COMPRESSION } from './parquet-write.ts';
+import { fileList, fillSql, sqlFile } from './sql-files.ts';
+import type { DbSession } from './duckdb/session.ts';
 import { compactedFile, statesKey } from './compacted-files.ts';
 import { dateOfDay, dateOfUs, epochDay, HOUR_US, type CombinePlan } from './combine-plan.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';

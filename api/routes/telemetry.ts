@@ -17,7 +17,7 @@ import { snapshotOf } from '../request-context.ts';
 import { guardedStream, readsTelemetry } from '../telemetry-guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { clientGoneSignal } from '../request-signal.ts';
-import { QueryTimeout } from '../../warehouse/duckdb.ts';
+import { QueryTimeout } from '../../warehouse/duckdb/session.ts';
 import { STANDARD_BUCKET_SECONDS, type WindowName } from '../../warehouse/windows.ts';
 
 /** What a refused export is told to wait: about the time a typical export takes. */

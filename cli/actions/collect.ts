@@ -1,33 +1,15 @@
 // The `collect` command's work: start a collector and stop it cleanly (landing its spool) on
 // SIGINT or SIGTERM.
 import v8 from 'node:v8';
-import { z } from 'zod';
-import { port } from '../options.ts';
-import { closeOnSignals } from '../runtime.ts';
-import { loadConfig, type AppConfig } from '../../lib/config.ts';
+import { noFlags } from '../options.ts';
+import { closeOnSignals, commandConfig } from '../runtime.ts';
+import type { SettingOverrides } from '../../lib/config.ts';
 import { createLogger, type Logger } from '../../lib/log.ts';
 // The collector itself is loaded by run(), after the flags are checked.
 import type { RunningCollector } from '../../collector/server.ts';
 
-export const Flags = z.object({
-  warehouse: z.string().optional(),
-  port: port.optional(),
-  host: z.string().optional(),
-  spool: z.string().optional(),
-  metricsPort: port.optional(),
-});
-
-/** Config of a collector process: flags over env. */
-export function collectConfig(flags: z.output<typeof Flags>, defaultLogLevel: 'info' | 'warn' = 'info'): AppConfig {
-  return loadConfig({
-    warehouseDir: flags.warehouse,
-    collectorPort: flags.port,
-    collectorHost: flags.host,
-    spoolDir: flags.spool,
-    collectorMetricsPort: flags.metricsPort,
-    defaultLogLevel,
-  });
-}
+/** Its flags are all settings' (COLLECTOR_PORT, COLLECTOR_HOST, COLLECTOR_SPOOL_DIR, COLLECTOR_METRICS_PORT). */
+export const Flags = noFlags;
 
 /** Stop the collector on SIGINT/SIGTERM, once: it stops taking requests and lands its spool. */
 export function stopCollectorOnSignals(collector: RunningCollector, log: Logger): Promise<void> {
@@ -48,8 +30,8 @@ export function tuneHeapGrowth(percent: number): void {
   if (percent > 0) v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
 }
 
-export async function run(flags: z.output<typeof Flags>): Promise<void> {
-  const config = collectConfig(flags);
+export async function run(_flags: unknown, settings: SettingOverrides): Promise<void> {
+  const config = commandConfig(settings, 'service');
   tuneHeapGrowth(config.collector.heapGrowingPercent);
   const log = createLogger(config.logLevel, 'p2ptel-collector', 'buffered');
   const { startCollector } = await import('../../collector/server.ts');

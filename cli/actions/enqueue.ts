@@ -5,15 +5,12 @@ import { progressBar, runtime, withQueues } from '../runtime.ts';
 import { isoDate, positiveNumber } from '../options.ts';
 import { EXIT, ExitError } from '../../lib/errors.ts';
 import { assertAsOfNotAhead, describeAhead } from '../../lib/time.ts';
-import type { AppConfig } from '../../lib/config.ts';
+import type { AppConfig, SettingOverrides } from '../../lib/config.ts';
 import type { EnqueueOutcome } from '../../jobs/queue/enqueue.ts';
 import type { RunInfo } from '../../jobs/queue/runs.ts';
 import { duration, int } from '../format.ts';
 
 export const Flags = z.object({
-  warehouse: z.string().optional(),
-  redis: z.string().optional(),
-  queuePrefix: z.string().optional(),
   kind: z.enum(['rollup', 'reports'], { error: (issue) => `unknown run kind "${String(issue.input)}": rollup or reports` }),
   asOf: isoDate.optional(),
   wait: z.boolean().optional(),
@@ -23,8 +20,8 @@ export const Flags = z.object({
 /** Nobody took the run for this long: say what is probably missing. */
 const NO_WORKER_HINT_MS = 10_000;
 
-export async function run(flags: z.output<typeof Flags>): Promise<void> {
-  const rt = runtime(flags);
+export async function run(flags: z.output<typeof Flags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const asOf = flags.asOf ?? new Date(Math.floor(Date.now() / 1000) * 1000);
   assertAsOfNotAhead(asOf, rt.config.snapshots.asOfMaxSkewMs);
   const timeoutMs = flags.timeout === undefined ? undefined : flags.timeout * 1000;

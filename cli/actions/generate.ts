@@ -10,11 +10,11 @@ import { generateReports, type GenerateResult } from '../../warehouse/sample/gen
 import { bytes, duration, int } from '../format.ts';
 import { UserError } from '../../lib/errors.ts';
 import { hostScratchDir, warehouseLayout } from '../../warehouse/layout.ts';
+import type { SettingOverrides } from '../../lib/config.ts';
 
 const collectorUrl = z.string().refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), 'an http:// or https:// URL of a collector');
 
 export const Flags = z.object({
-  warehouse: z.string().optional(),
   customers: z.string().min(1).transform((s) => s.split(',').map((c) => c.trim())),
   streams: positiveInt,
   sessions: positiveInt,
@@ -30,8 +30,8 @@ type GenerateFlags = z.output<typeof Flags>;
 
 export const DEFAULT_CUSTOMERS = ['acme', 'globex', 'initech'];
 
-export async function run(flags: GenerateFlags): Promise<void> {
-  const rt = runtime(flags);
+export async function run(flags: GenerateFlags, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const hours = flags.hours;
   const start = flags.start ?? new Date(Math.floor(Date.now() / 1000) * 1000 - Math.round(hours * 3_600_000));
   const options = { customers: flags.customers, streams: flags.streams, sessions: flags.sessions, start, hours, seed: flags.seed };

@@ -5,8 +5,8 @@ import { addIngestKey, IngestKeyError, listIngestKeys, revokeIngestKey } from '.
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { UserError } from '../../lib/errors.ts';
 import { table } from '../format.ts';
-
-const warehouseOnly = z.object({ warehouse: z.string().optional() });
+import type { SettingOverrides } from '../../lib/config.ts';
+import { noFlags } from '../options.ts';
 
 async function userErrors<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -18,14 +18,14 @@ async function userErrors<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** `ingest-keys add --customer ID [--label TEXT]`. */
-const AddFlags = warehouseOnly.extend({
+const AddFlags = z.object({
   customer: z.string(),
   label: z.string().trim().min(1, 'not empty').max(200, 'at most 200 characters').optional(),
 });
 export const add: CommandModule<typeof AddFlags> = {
   Flags: AddFlags,
-  async run(flags) {
-    const rt = runtime(flags);
+  async run(flags, settings) {
+    const rt = runtime(settings);
     const { key, record } = await userErrors(() => addIngestKey(warehouseLayout(rt.config.warehouseDir), { customer: flags.customer, label: flags.label ?? null }));
     process.stdout.write(`${key}\n`);
     process.stderr.write(`ingest key ${record.id} for customer ${record.customerId}: shown once, keep it in the player's configuration\n`);
@@ -33,10 +33,10 @@ export const add: CommandModule<typeof AddFlags> = {
 };
 
 /** `ingest-keys list`. */
-export const list: CommandModule<typeof warehouseOnly> = { Flags: warehouseOnly, run: listKeys };
+export const list: CommandModule<typeof noFlags> = { Flags: noFlags, run: listKeys };
 
-async function listKeys(flags: z.output<typeof warehouseOnly>): Promise<void> {
-  const rt = runtime(flags);
+async function listKeys(_flags: z.output<typeof noFlags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const keys = await listIngestKeys(warehouseLayout(rt.config.warehouseDir));
   if (keys.length === 0) {
     process.stdout.write('no ingest keys yet: add one with `ingest-keys add --customer ID`\n');
@@ -51,11 +51,11 @@ async function listKeys(flags: z.output<typeof warehouseOnly>): Promise<void> {
 }
 
 /** `ingest-keys revoke KEY`: the key itself or its id. */
-const RevokeFlags = warehouseOnly.extend({ key: z.string().trim().min(1, 'the key or its id (ikey_…)') });
+const RevokeFlags = z.object({ key: z.string().trim().min(1, 'the key or its id (ikey_…)') });
 export const revoke: CommandModule<typeof RevokeFlags> = {
   Flags: RevokeFlags,
-  async run(flags) {
-    const rt = runtime(flags);
+  async run(flags, settings) {
+    const rt = runtime(settings);
     const revoked = await userErrors(() => revokeIngestKey(warehouseLayout(rt.config.warehouseDir), flags.key));
     process.stdout.write(`revoked ${revoked.id} (customer ${revoked.customerId}) at ${revoked.revokedAt}\n`);
   },

@@ -8,16 +8,16 @@ import { bytes, duration, int } from '../format.ts';
 import { assertAsOfNotAhead, describeAhead } from '../../lib/time.ts';
 import { EXIT, ExitError } from '../../lib/errors.ts';
 import { readCurrent } from '../../warehouse/snapshots.ts';
+import type { SettingOverrides } from '../../lib/config.ts';
 
 export const Flags = z.object({
-  warehouse: z.string().optional(),
   asOf: isoDate.optional(),
   rebuild: z.boolean().optional(),
   replaceCurrent: z.boolean().optional(),
 });
 
-export async function run(flags: z.output<typeof Flags>): Promise<void> {
-  const rt = runtime(flags);
+export async function run(flags: z.output<typeof Flags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const asOf = flags.asOf ?? new Date();
   // Refused before anything is opened or written (runPipeline checks again, for other callers).
   assertAsOfNotAhead(asOf, rt.config.snapshots.asOfMaxSkewMs);

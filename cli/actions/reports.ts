@@ -7,13 +7,14 @@ import { describeFailures, runReports, UnknownCustomerError, type ReportRunResul
 import { SnapshotUnreadableError } from '../../warehouse/snapshots.ts';
 import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
 import { EXIT, ExitError, UserError } from '../../lib/errors.ts';
+import type { SettingOverrides } from '../../lib/config.ts';
 
 const customerId = z.string().regex(CUSTOMER_ID_PATTERN, 'a customer id: 1–64 characters of [a-z0-9_-]');
 
-export const Flags = z.object({ warehouse: z.string().optional(), customer: z.array(customerId), force: z.boolean().optional() });
+export const Flags = z.object({ customer: z.array(customerId), force: z.boolean().optional() });
 
-export async function run(flags: z.output<typeof Flags>): Promise<void> {
-  const rt = runtime(flags);
+export async function run(flags: z.output<typeof Flags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const customers = flags.customer;
   const bar = progressBar('reports');
   let result: ReportRunResult;

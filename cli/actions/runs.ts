@@ -5,17 +5,15 @@ import { runtime, withQueues } from '../runtime.ts';
 import { positiveInt } from '../options.ts';
 import type { RunInfo } from '../../jobs/queue/runs.ts';
 import { duration, int, table } from '../format.ts';
+import type { SettingOverrides } from '../../lib/config.ts';
 
 export const Flags = z.object({
-  warehouse: z.string().optional(),
-  redis: z.string().optional(),
-  queuePrefix: z.string().optional(),
   limit: positiveInt,
   json: z.boolean().optional(),
 });
 
-export async function run(flags: z.output<typeof Flags>): Promise<void> {
-  const rt = runtime(flags);
+export async function run(flags: z.output<typeof Flags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const { listRuns } = await import('../../jobs/queue/runs.ts');
   const runs = await withQueues(rt, (queues) => listRuns(queues, flags.limit));
   process.stdout.write(`${flags.json ? JSON.stringify(runs, null, 2) : describeRuns(runs, rt.config.redis.prefix)}\n`);

@@ -2,32 +2,23 @@
 // list them. Safe to run again: schedulers are upserted by id, never duplicated.
 import { z } from 'zod';
 import { runtime, withQueues } from '../runtime.ts';
-import { cronSchema } from '../../lib/config.ts';
+import type { SettingOverrides } from '../../lib/config.ts';
 import type { ScheduleInfo } from '../../jobs/queue/schedules.ts';
 import { table } from '../format.ts';
 
-export const Flags = z.object({
-  warehouse: z.string().optional(),
-  redis: z.string().optional(),
-  queuePrefix: z.string().optional(),
-  rollupCron: cronSchema.optional(),
-  reportsCron: cronSchema.optional(),
-  list: z.boolean().optional(),
-});
+/** --rollup-cron and --reports-cron are settings' flags (ROLLUP_SCHEDULE, REPORTS_SCHEDULE). */
+export const Flags = z.object({ list: z.boolean().optional() });
 
 const WHAT: Record<string, string> = {
   rollup: 'rollup run: a snapshot as of the fire time',
   reports: 'report run (pilot reports of the current snapshot, pre-rendered)',
 };
 
-export async function run(flags: z.output<typeof Flags>): Promise<void> {
-  const rt = runtime(flags);
-  const schedules = { ...rt.config.schedules };
-  if (flags.rollupCron !== undefined) schedules.rollup = flags.rollupCron;
-  if (flags.reportsCron !== undefined) schedules.reports = flags.reportsCron;
+export async function run(flags: z.output<typeof Flags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const { installSchedules, listSchedules } = await import('../../jobs/queue/schedules.ts');
   const installed = await withQueues(rt, (queues) =>
-    flags.list ? listSchedules(queues) : installSchedules(queues, { schedules, jobs: rt.config.jobs }),
+    flags.list ? listSchedules(queues) : installSchedules(queues, rt.config),
   );
   process.stdout.write(`${describeSchedules(installed, rt.config.redis.prefix)}\n`);
 }

@@ -10,18 +10,18 @@ import { readSnapshotManifest } from '../../warehouse/manifest.ts';
 import { installCatalogFor } from '../../warehouse/publication.ts';
 import { listPublished, snapshotFiles, SnapshotUnreadableError, useSnapshot } from '../../warehouse/snapshots.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
-
-const warehouseOnly = z.object({ warehouse: z.string().optional() });
+import type { SettingOverrides } from '../../lib/config.ts';
+import { noFlags } from '../options.ts';
 
 /** `snapshots list`. */
-export const list: CommandModule<typeof warehouseOnly> = { Flags: warehouseOnly, run: listCommand };
+export const list: CommandModule<typeof noFlags> = { Flags: noFlags, run: listCommand };
 
 /** `snapshots use <id>`. */
-const UseFlags = warehouseOnly.extend({ id: z.string().trim().min(1, 'a snapshot id, as `snapshots list` prints it') });
+const UseFlags = z.object({ id: z.string().trim().min(1, 'a snapshot id, as `snapshots list` prints it') });
 export const use: CommandModule<typeof UseFlags> = { Flags: UseFlags, run: useCommand };
 
-async function listCommand(flags: z.output<typeof warehouseOnly>): Promise<void> {
-  const rt = runtime(flags);
+async function listCommand(_flags: z.output<typeof noFlags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const rows = await listPublished(warehouseLayout(rt.config.warehouseDir));
   if (rows.length === 0) {
     process.stdout.write('no snapshot folder\n');
@@ -37,8 +37,8 @@ async function listCommand(flags: z.output<typeof warehouseOnly>): Promise<void>
   process.stdout.write(`${table(['snapshot', 'asOf', 'note'], rows.map((r) => [r.snapshot, r.asOf ?? '', note(r)]), new Set())}\n`);
 }
 
-async function useCommand(flags: z.output<typeof UseFlags>): Promise<void> {
-  const rt = runtime(flags);
+async function useCommand(flags: z.output<typeof UseFlags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const id = flags.id;
   const pointer = await withJobDeps(rt, async (deps) => {
     let catalogTmp: string | null = null;

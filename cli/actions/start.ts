@@ -1,8 +1,8 @@
 // The `start` command's work: sample data, a pipeline run, a summary, a tenant, the pilot reports,
 // a token, the API, and a collector with an ingest key and a curl that posts a gzip'd report.
 import path from 'node:path';
+import { noFlags } from '../options.ts';
 import { progressBar, runtime, withJobDeps } from '../runtime.ts';
-import { port } from '../options.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startApi } from '../../api/server.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
@@ -16,22 +16,22 @@ import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-r
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { DEFAULT_CUSTOMERS, describeGeneration } from './generate.ts';
 import { describeRun } from './pipeline.ts';
-import { serveConfig, stopApiOnSignals, Flags as ServeFlags } from './serve.ts';
+import { stopApiOnSignals } from './serve.ts';
 import { bytes, percent, table } from '../format.ts';
 import { startCollector } from '../../collector/server.ts';
 import { addIngestKey, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
 import { stopCollectorOnSignals } from './collect.ts';
-import type { z } from 'zod';
 import { SESSION_REPORTS_PATH } from '../../collector/route.ts';
+import type { SettingOverrides } from '../../lib/config.ts';
 
-export const Flags = ServeFlags.omit({ metricsPort: true }).extend({ collectorPort: port.optional() });
+/** Its flags are all settings' (PORT, HOST, COLLECTOR_PORT). */
+export const Flags = noFlags;
 
 const START_KEY_LABEL = 'sample (npm start)';
 
-export async function run(flags: z.output<typeof Flags>): Promise<void> {
-  const rt = runtime(flags);
-  const config = serveConfig(flags, 'warn');
-  if (flags.collectorPort !== undefined) config.collector.port = flags.collectorPort;
+export async function run(_flags: unknown, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
+  const { config } = rt;
   const example = await withJobDeps(rt, async (deps) => {
     const out = (s: string) => process.stdout.write(`${s}\n`);
     out(`warehouse: ${deps.layout.root}`);
@@ -82,7 +82,7 @@ export async function run(flags: z.output<typeof Flags>): Promise<void> {
     const customerId = streamId.split(':')[0]!;
 
     // A tenant for the first customer (created once), so that its reports carry its name.
-    const platform = loadPlatformConfig(rt.config.platformConfigFile);
+    const platform = loadPlatformConfig(config.platformConfigFile);
     const tenant =
       (await findTenant(deps.layout, customerId)) ??
       (await addTenant(deps.layout, {
@@ -105,8 +105,8 @@ export async function run(flags: z.output<typeof Flags>): Promise<void> {
     return;
   }
   const { tenant, streamId } = example;
-  const layout = warehouseLayout(rt.config.warehouseDir);
-  const token = await issueToken(await tokenSecret(layout, rt.config.tokenSecret), { role: 'tenant', tenant }, 30 * 86_400);
+  const layout = warehouseLayout(config.warehouseDir);
+  const token = await issueToken(await tokenSecret(layout, config.tokenSecret), { role: 'tenant', tenant }, 30 * 86_400);
 
   const api = await startApi(config, createLogger(config.logLevel, 'p2ptel-api'));
   const collectorLog = createLogger(config.logLevel, 'p2ptel-collector');

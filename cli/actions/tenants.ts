@@ -7,14 +7,14 @@ import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';
 import { UserError } from '../../lib/errors.ts';
 import { table } from '../format.ts';
-
-const warehouseOnly = z.object({ warehouse: z.string().optional() });
+import type { SettingOverrides } from '../../lib/config.ts';
+import { noFlags } from '../options.ts';
 const customerId = z.string().regex(CUSTOMER_ID_PATTERN, '1–64 characters of a-z, 0-9, _ and -');
 const price = z.coerce.number().nonnegative('0 or more').refine(Number.isFinite, 'a number');
 const share = z.coerce.number().min(0, 'from 0 to 100').max(100, 'from 0 to 100');
 
 /** `tenants add --customer ID --name NAME [--cdn-price-per-gb USD] [--savings-share-pct PCT]`. */
-const AddFlags = warehouseOnly.extend({
+const AddFlags = z.object({
   customer: customerId,
   name: z.string().trim().min(1, 'not empty').max(200, 'at most 200 characters'),
   cdnPricePerGb: price.optional(),
@@ -22,8 +22,8 @@ const AddFlags = warehouseOnly.extend({
 });
 export const add: CommandModule<typeof AddFlags> = { Flags: AddFlags, run: addCommand };
 
-async function addCommand(flags: z.output<typeof AddFlags>): Promise<void> {
-  const rt = runtime(flags);
+async function addCommand(flags: z.output<typeof AddFlags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const platform = loadPlatformConfig(rt.config.platformConfigFile);
   const input = {
     customerId: flags.customer,
@@ -41,10 +41,10 @@ async function addCommand(flags: z.output<typeof AddFlags>): Promise<void> {
 }
 
 /** `tenants list`. */
-export const list: CommandModule<typeof warehouseOnly> = { Flags: warehouseOnly, run: listCommand };
+export const list: CommandModule<typeof noFlags> = { Flags: noFlags, run: listCommand };
 
-async function listCommand(flags: z.output<typeof warehouseOnly>): Promise<void> {
-  const rt = runtime(flags);
+async function listCommand(_flags: z.output<typeof noFlags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const platform = loadPlatformConfig(rt.config.platformConfigFile);
   const list = await listTenants(warehouseLayout(rt.config.warehouseDir));
   if (list.length === 0) {
@@ -67,11 +67,11 @@ async function listCommand(flags: z.output<typeof warehouseOnly>): Promise<void>
 }
 
 /** `tenants remove --customer ID` (a customer id or a tenant id). */
-const RemoveFlags = warehouseOnly.extend({ customer: z.string() });
+const RemoveFlags = z.object({ customer: z.string() });
 export const remove: CommandModule<typeof RemoveFlags> = { Flags: RemoveFlags, run: removeCommand };
 
-async function removeCommand(flags: z.output<typeof RemoveFlags>): Promise<void> {
-  const rt = runtime(flags);
+async function removeCommand(flags: z.output<typeof RemoveFlags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const removed = await removeTenant(warehouseLayout(rt.config.warehouseDir), flags.customer);
   if (!removed) throw new UserError(`no tenant for ${flags.customer}`);
   process.stdout.write(

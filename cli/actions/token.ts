@@ -7,17 +7,17 @@ import { revokeTokenId } from '../../warehouse/control/revocation.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { issueToken, MAX_TOKEN_LIFETIME_SECONDS, parseTtl, tokenIdentity, tokenSecret, TokenError } from '../../api/tokens.ts';
 import { UserError } from '../../lib/errors.ts';
+import type { SettingOverrides } from '../../lib/config.ts';
 
 /** `token [--customer ID] [--role tenant|operator] [--ttl LIFETIME]` (the lifetime is checked against the role's maximum). */
 export const Flags = z.object({
-  warehouse: z.string().optional(),
   customer: z.string().optional(),
   role: z.enum(['tenant', 'operator'], 'tenant or operator'),
   ttl: z.string().optional(),
 });
 
-export async function run(flags: z.output<typeof Flags>): Promise<void> {
-  const rt = runtime(flags);
+export async function run(flags: z.output<typeof Flags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const layout = warehouseLayout(rt.config.warehouseDir);
   const lifetimes = rt.config.tokens[flags.role];
   let ttl: number;
@@ -45,11 +45,11 @@ export async function run(flags: z.output<typeof Flags>): Promise<void> {
 const TOKEN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `token revoke <token>`: the token itself or its id. */
-const RevokeFlags = z.object({ warehouse: z.string().optional(), token: z.string().trim().min(1, 'the token or its id') });
+const RevokeFlags = z.object({ token: z.string().trim().min(1, 'the token or its id') });
 export const revoke: CommandModule<typeof RevokeFlags> = { Flags: RevokeFlags, run: revokeCommand };
 
-async function revokeCommand(flags: z.output<typeof RevokeFlags>): Promise<void> {
-  const rt = runtime(flags);
+async function revokeCommand(flags: z.output<typeof RevokeFlags>, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings);
   const value = flags.token;
   const layout = warehouseLayout(rt.config.warehouseDir);
   const now = Math.floor(Date.now() / 1000);

@@ -1,25 +1,15 @@
 // The `worker` command's work: one process of the worker tier, until SIGTERM.
-import { z } from 'zod';
+import { noFlags } from '../options.ts';
 import { runtime } from '../runtime.ts';
-import { port, positiveInt, positiveNumber } from '../options.ts';
+import type { SettingOverrides } from '../../lib/config.ts';
 
-export const Flags = z.object({
-  warehouse: z.string().optional(),
-  redis: z.string().optional(),
-  queuePrefix: z.string().optional(),
-  concurrency: positiveInt.optional(),
-  graceSeconds: positiveNumber.optional(),
-  metricsPort: port.optional(),
-});
+/** Its flags are all settings' (WORKER_CONCURRENCY, WORKER_SHUTDOWN_GRACE_SECONDS, WORKER_METRICS_PORT, REDIS_URL, QUEUE_PREFIX). */
+export const Flags = noFlags;
 
-export async function run(flags: z.output<typeof Flags>): Promise<void> {
-  const rt = runtime(flags, 'service');
-  const worker = { ...rt.config.worker };
-  if (flags.concurrency !== undefined) worker.concurrency = flags.concurrency;
-  if (flags.graceSeconds !== undefined) worker.shutdownGraceMs = Math.round(flags.graceSeconds * 1000);
-  if (flags.metricsPort !== undefined) worker.metrics = { port: flags.metricsPort, host: rt.config.metricsHost };
+export async function run(_flags: unknown, settings: SettingOverrides): Promise<void> {
+  const rt = runtime(settings, 'service');
   const { runWorker } = await import('../../jobs/queue/worker-process.ts');
-  await runWorker({ config: { ...rt.config, worker }, log: rt.log });
+  await runWorker(rt);
   // A job handed back may still be running inside DuckDB: leave without waiting for it.
   process.exit(0);
 }

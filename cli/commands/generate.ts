@@ -1,10 +1,10 @@
 // `generate`: synthetic session reports into the landing area, or (--post) through a collector.
 import type { Command } from 'commander';
 import { commandAction } from '../runtime.ts';
-import { withWarehouse } from '../options.ts';
+import { withSettings } from '../options.ts';
 
 export function registerGenerate(program: Command): void {
-  withWarehouse(
+  withSettings(
     program
       .command('generate')
       .description('write realistic synthetic session reports as Parquet into the landing area')
@@ -18,5 +18,6 @@ export function registerGenerate(program: Command): void {
       .option('--key <key>', 'with --post: the ingest key of the (one) customer given in --customers')
       .option('--batch <n>', 'with --post: reports per request', '500')
       .option('--connections <n>', 'with --post: requests in flight', '4'),
+    'warehouse',
   ).action(commandAction(() => import('../actions/generate.ts')));
 }

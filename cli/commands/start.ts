@@ -3,15 +3,12 @@
 // and the API and a collector of SDK reports served until Ctrl-C.
 import type { Command } from 'commander';
 import { commandAction } from '../runtime.ts';
-import { withWarehouse } from '../options.ts';
+import { withSettings } from '../options.ts';
 
 export function registerStart(program: Command): void {
-  withWarehouse(
-    program
-      .command('start')
-      .description('sample data if the warehouse is empty, one pipeline run, a tenant and its token, the API and a collector')
-      .option('--port <port>', 'API port (env PORT, default 3000)')
-      .option('--host <host>', 'API interface (env HOST, default 127.0.0.1)')
-      .option('--collector-port <port>', 'collector port (env COLLECTOR_PORT, default 3001)'),
+  withSettings(
+    program.command('start').description('sample data if the warehouse is empty, one pipeline run, a tenant and its token, the API and a collector'),
+    'start',
+    'warehouse',
   ).action(commandAction(() => import('../actions/start.ts')));
 }

@@ -2,10 +2,10 @@
 // on stdout (its id on stderr). `token revoke`: refuse a token from now on, in every process.
 import type { Command } from 'commander';
 import { commandAction } from '../runtime.ts';
-import { withWarehouse } from '../options.ts';
+import { withSettings } from '../options.ts';
 
 export function registerToken(program: Command): void {
-  const token = withWarehouse(
+  const token = withSettings(
     program
       .command('token')
       .description('issue a signed API token (printed once, on stdout; its id on stderr)')
@@ -24,12 +24,14 @@ export function registerToken(program: Command): void {
           '  p2ptel tenants remove --customer ID      refuse every token of a tenant, and drop its origins list',
         ].join('\n'),
       ),
+    'warehouse',
   ).action(commandAction(() => import('../actions/token.ts')));
-  withWarehouse(
+  withSettings(
     token
       .command('revoke')
       .description('revoke a token: put its id on the deny list of the control area until it would have expired')
       .argument('<token>', 'the token itself, or its id (printed on stderr when it was issued)'),
     // --warehouse may be parsed by `token` itself (it has the option too): commandAction takes it from either.
+    'warehouse',
   ).action(commandAction(async () => (await import('../actions/token.ts')).revoke, ['token']));
 }

@@ -14,7 +14,7 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { addTenant, type Tenant } from '../../warehouse/control/tenants.ts';
 import { replaceOrigins } from '../../warehouse/control/origins.ts';
-import { timestampParam } from '../../warehouse/duckdb.ts';
+import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
 
 const AS_OF = new Date('2026-11-20T12:00:00Z');
 let wh: TestWarehouse;
@@ -100,7 +100,7 @@ beforeAll(async () => {
   const secret = await tokenSecret(wh.layout, null);
   op = await issueToken(secret, { role: 'operator' }, 3600);
   tenantToken = await issueToken(secret, { role: 'tenant', tenant: tenants['acme'] }, 3600);
-  api = await startApi(loadConfig({ warehouseDir: wh.root, port: 0 }, { DUCKDB_THREADS: '2' }), silentLogger);
+  api = await startApi(loadConfig({ overrides: { WAREHOUSE_DIR: wh.root, PORT: 0 }, env: { DUCKDB_THREADS: '2' } }), silentLogger);
 }, 240_000);
 
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { runPipeline } from '../../jobs/pipeline.ts';
 import { addTenant } from '../../warehouse/control/tenants.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { snapshotFiles } from '../../warehouse/snapshots.ts';
 
 let wh: TestWarehouse;
@@ -64,11 +64,11 @@ beforeAll(async () => {
   });
   const run = await runPipeline(wh, { asOf: new Date('2026-11-21T00:00:00Z') });
   const [row] = await wh.db.withSession((s) =>
-    s.all<{ reports: bigint }>(
+    s.all<{ reports: number }>(
       `SELECT reports FROM read_parquet(${quotedString(snapshotFiles(run.dir).summaries('big'))}) WHERE windowName = 'all' AND streamId = 'big:live-main'`,
     ),
   );
-  reports = Number(row!.reports);
+  reports = row!.reports;
   const tenant = await addTenant(wh.layout, { customerId: 'big', name: 'Big', cdnPricePerGb: null, savingsSharePct: 25 });
   token = await issueToken(await tokenSecret(wh.layout, null), { role: 'tenant', tenant }, 3600);
   server = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin/p2ptel.js'), 'serve', '--warehouse', wh.root, '--port', '0'], {

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { apiRequestFrame } from '../../api/request-context.ts';
 import { ApiError } from '../../lib/http/problem.ts';
-import { Db } from '../../warehouse/duckdb.ts';
+import { Db } from '../../warehouse/duckdb/db.ts';
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';

@@ -6,8 +6,8 @@ import { startTestApi, AS_OF, type TestApi } from '../helpers/api.ts';
 import { expectSameFigure, expectSameRows, norm, type Row } from '../helpers/independent.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
 import { WINDOWS, type WindowName } from '../../warehouse/windows.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
-import { timestampParam } from '../../warehouse/duckdb.ts';
+import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 

@@ -285,16 +285,20 @@ describe('POST /v1/session-reports, good and bad input', () => {
   });
 });
 
+/** A 429 with its code and a Retry-After of a second or more. */
+function expectLimited(res: TestResponse, code: string): void {
+  expect(res.status).toBe(429);
+  expect((res.json as { code: string }).code).toBe(code);
+  expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+}
+
 describe('admission', () => {
   it('a key over its rate gets 429 with Retry-After; another key is not affected', async () => {
     const c = await startTestCollector({ env: { COLLECTOR_RATE_LIMIT_REPORTS_PER_SECOND: '1', COLLECTOR_MAX_REPORTS: '50' } });
     try {
       const reports = Array.from({ length: 50 }, (_, i) => sampleReport('acme:live-main', at(5), i));
       expect((await c.post(batch(...reports))).status).toBe(202);
-      const limited = await c.post(batch(sampleReport('acme:live-main', at(5), 99)));
-      expect(limited.status).toBe(429);
-      expect((limited.json as { code: string }).code).toBe('rate_limited');
-      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expectLimited(await c.post(batch(sampleReport('acme:live-main', at(5), 99))), 'rate_limited');
       expect((await c.post(batch(sampleReport('globex:live-main', at(5), 1)), { key: c.keys['globex']! })).status).toBe(202);
     } finally {
       await c.close();
@@ -308,10 +312,7 @@ describe('admission', () => {
       expect(body.length).toBeGreaterThan(10_000);
       expect((await c.post(body)).status).toBe(202);
       expect((await c.post(body)).status).toBe(202); // within the burst, then in debt
-      const limited = await c.post(body);
-      expect(limited.status).toBe(429);
-      expect((limited.json as { code: string }).code).toBe('rate_limited');
-      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expectLimited(await c.post(body), 'rate_limited');
       expect((await c.post(batch(sampleReport('globex:live-main', at(5), 1)), { key: c.keys['globex']! })).status).toBe(202);
     } finally {
       await c.close();
@@ -337,10 +338,7 @@ describe('admission', () => {
       for (let i = 0; i < 8; i++) expect((await c.post(batch(report(50 + i)), { key: null })).status).toBe(401);
       // A burst of ten seconds' worth (5), then 429 for every key, a good one too, for a while.
       for (let i = 0; i < 5; i++) expect((await c.post(batch(report(60 + i)), { key: `ingest_${String(i).repeat(32)}` })).status).toBe(401);
-      const guess = await c.post(batch(report(70)), { key: `ingest_${'Z'.repeat(32)}` });
-      expect(guess.status).toBe(429);
-      expect((guess.json as { code: string }).code).toBe('too_many_key_failures');
-      expect(Number(guess.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expectLimited(await c.post(batch(report(70)), { key: `ingest_${'Z'.repeat(32)}` }), 'too_many_key_failures');
       expect((await c.post(batch(report(71)))).status).toBe(429);
     } finally {
       await c.close();

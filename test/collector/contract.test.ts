@@ -13,28 +13,19 @@ import { MAX_MAP_ENTRIES, MAX_TEXT_LENGTH } from '../../collector/report-schema.
 import { checkSchemas } from '../../warehouse/landing.ts';
 import { validateRows } from '../../warehouse/validate-rows.ts';
 import { REPORT_COLUMNS, type ReportColumn } from '../../warehouse/report-columns.ts';
-import { fileList } from '../../warehouse/duckdb.ts';
+import { fileList } from '../../warehouse/sql-files.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { sampleReport, startTestCollector } from '../helpers/collector.ts';
+import { seededRandom } from '../helpers/random.ts';
 
 const NOW = Date.now();
 const DAY = 86_400_000;
 const WINDOW = { latestMs: NOW + 600_000, earliestMs: NOW - 35 * DAY };
 
-/** A small seeded generator (mulberry32): the same cases on every run, a failure reproducible. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seededRandom;
 
 /** Numbers at and around a bound: below, at, just above (as a double), one above, far above. */
 function around(max: number): number[] {

@@ -14,7 +14,7 @@ import { sampleReport } from '../helpers/collector.ts';
 import { addTenant } from '../../warehouse/control/tenants.ts';
 import { addIngestKey } from '../../warehouse/control/ingest-keys.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 
 let wh: TestWarehouse;

@@ -12,7 +12,7 @@ import { generateReports, type GenerateResult } from '../../warehouse/sample/gen
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
 import { replayReports, type ReplayResult } from '../../sdk/replay.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
 

@@ -10,7 +10,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { checkBatchSync } from '../../collector/batch.ts';
 import { Spool } from '../../collector/spool.ts';
 import { Flusher } from '../../collector/flusher.ts';
-import { Db } from '../../warehouse/duckdb.ts';
+import { Db } from '../../warehouse/duckdb/db.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { silentLogger } from '../../lib/log.ts';
@@ -39,7 +39,7 @@ describe('the flusher', () => {
     dirs.push(dir);
     const layout = warehouseLayout(path.join(dir, 'warehouse'));
     const spool = await Spool.open(path.join(dir, 'spool'), silentLogger);
-    const config = loadConfig({ warehouseDir: layout.root });
+    const config = loadConfig({ overrides: { WAREHOUSE_DIR: layout.root } });
     const db = await Db.open({ ...config.duckdb, threads: 1, maxConcurrent: 1 }, path.join(dir, 'spill'));
     // Sealed at 3 reports; checked every 50 ms (a quarter of the interval, at least 50 ms).
     const flusher = new Flusher(spool, db, layout, { intervalMs: 200, reports: 3 }, silentLogger);

@@ -10,7 +10,8 @@ import { checkBatchSync } from '../../collector/batch.ts';
 import { Spool } from '../../collector/spool.ts';
 import { Flusher } from '../../collector/flusher.ts';
 import { startCollector } from '../../collector/server.ts';
-import { Db, fileList, quotedString } from '../../warehouse/duckdb.ts';
+import { Db } from '../../warehouse/duckdb/db.ts';
+import { fileList, quotedString } from '../../warehouse/sql-files.ts';
 import { warehouseLayout, type WarehouseLayout } from '../../warehouse/layout.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { silentLogger } from '../../lib/log.ts';
@@ -46,7 +47,7 @@ async function bench(): Promise<Bench> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'p2ptel-landing-'));
   dirs.push(dir);
   const layout = warehouseLayout(path.join(dir, 'warehouse'));
-  const config = loadConfig({ warehouseDir: layout.root });
+  const config = loadConfig({ overrides: { WAREHOUSE_DIR: layout.root } });
   const db = await Db.open({ ...config.duckdb, threads: 1, maxConcurrent: 1 }, path.join(dir, 'spill'));
   return {
     layout,

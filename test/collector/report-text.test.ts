@@ -17,7 +17,7 @@ import { checkBatchSync } from '../../collector/batch.ts';
 import { checkReport } from '../../collector/report-schema.ts';
 import { Spool } from '../../collector/spool.ts';
 import { Flusher } from '../../collector/flusher.ts';
-import { Db } from '../../warehouse/duckdb.ts';
+import { Db } from '../../warehouse/duckdb/db.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { silentLogger } from '../../lib/log.ts';
@@ -135,7 +135,7 @@ async function land(name: string, lines: Buffer): Promise<unknown[][]> {
   await fs.mkdir(spoolDir, { recursive: true });
   await fs.writeFile(path.join(spoolDir, name), lines);
   const spool = await Spool.open(spoolDir, silentLogger);
-  const config = loadConfig({ warehouseDir: layout.root });
+  const config = loadConfig({ overrides: { WAREHOUSE_DIR: layout.root } });
   const db = await Db.open({ ...config.duckdb, threads: 1, maxConcurrent: 1 }, path.join(dir, 'spill'));
   try {
     await new Flusher(spool, db, layout, { intervalMs: 60_000, reports: 1_000_000 }, silentLogger).flushAll();

@@ -13,7 +13,7 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { addTenant } from '../../warehouse/control/tenants.ts';
 import { addIngestKey } from '../../warehouse/control/ingest-keys.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { fileList } from '../../warehouse/duckdb.ts';
+import { fileList } from '../../warehouse/sql-files.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 
 const NOW = Date.now();

@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from '../../lib/log.ts';
 import { startCollector, type RunningCollector } from '../../collector/server.ts';
 import { addTenant, type Tenant } from '../../warehouse/control/tenants.ts';
 import { addIngestKey } from '../../warehouse/control/ingest-keys.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { openTestWarehouse, type TestWarehouse } from './warehouse.ts';
 import type { TestResponse } from './api.ts';
@@ -26,10 +26,10 @@ export interface TestCollector {
 }
 
 export function collectorConfig(root: string, spoolDir: string, env: Record<string, string> = {}): AppConfig {
-  return loadConfig(
-    { warehouseDir: root, collectorPort: 0, collectorHost: '127.0.0.1', spoolDir },
-    { DUCKDB_THREADS: '2', DUCKDB_MEMORY_LIMIT: '1GB', COLLECTOR_FLUSH_SECONDS: '3600', ...env },
-  );
+  return loadConfig({
+    overrides: { WAREHOUSE_DIR: root, COLLECTOR_PORT: 0, COLLECTOR_HOST: '127.0.0.1', COLLECTOR_SPOOL_DIR: spoolDir },
+    env: { DUCKDB_THREADS: '2', DUCKDB_MEMORY_LIMIT: '1GB', COLLECTOR_FLUSH_SECONDS: '3600', ...env },
+  });
 }
 
 export async function startTestCollector(

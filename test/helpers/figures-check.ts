@@ -1,7 +1,8 @@
 // Checks a published snapshot against the independent computation (independent.ts) over the raw
 // files: stream summaries of every window, series of every standard size, platform rows.
 import { expect } from 'vitest';
-import { fileList, quotedString, type Db } from '../../warehouse/duckdb.ts';
+import type { Db } from '../../warehouse/duckdb/db.ts';
+import { fileList, quotedString } from '../../warehouse/sql-files.ts';
 import { readSnapshotManifest } from '../../warehouse/manifest.ts';
 import { publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
 import { STANDARD_BUCKET_SECONDS, WINDOWS } from '../../warehouse/windows.ts';

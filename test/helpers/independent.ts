@@ -4,8 +4,9 @@
 import path from 'node:path';
 import { TIMESTAMP } from '@duckdb/node-api';
 import { expect } from 'vitest';
-import { quotedString, toNumber, type Db } from '../../warehouse/duckdb.ts';
-import { timestampParam } from '../../warehouse/duckdb.ts';
+import type { Db } from '../../warehouse/duckdb/db.ts';
+import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
 
 export type Row = Record<string, unknown>;
@@ -115,9 +116,9 @@ export class Independent {
   }
 }
 
-/** Plain JS values: bigints as numbers, timestamps as ISO strings. */
+/** Plain JS values: bigints (Arrow's 64-bit integers) as numbers where exact, timestamps as ISO strings. */
 export function norm(v: unknown): unknown {
-  if (typeof v === 'bigint') return toNumber(v);
+  if (typeof v === 'bigint' && Number.isSafeInteger(Number(v))) return Number(v);
   if (v instanceof Date) return v.toISOString();
   return v;
 }

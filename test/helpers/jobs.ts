@@ -44,7 +44,7 @@ export function jobEnv(warehouse: string, prefix: string, extra: Record<string, 
 }
 
 export function jobConfig(env: Record<string, string>): AppConfig {
-  return loadConfig({}, env);
+  return loadConfig({ env });
 }
 
 /** Queues of the test process, to add and inspect jobs the way the CLI does. */

@@ -2,8 +2,8 @@
 // for small cases whose figures are worked out by hand.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Db } from '../../warehouse/duckdb.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
+import type { Db } from '../../warehouse/duckdb/db.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
 
 export interface HandReport {

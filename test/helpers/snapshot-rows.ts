@@ -1,7 +1,7 @@
 // Every row of a snapshot's Parquet outputs (stream summaries, series, platform rows), in a fixed
 // order, for comparing two snapshots figure by figure.
-import type { Db } from '../../warehouse/duckdb.ts';
-import { fileList, quotedString } from '../../warehouse/duckdb.ts';
+import type { Db } from '../../warehouse/duckdb/db.ts';
+import { fileList, quotedString } from '../../warehouse/sql-files.ts';
 import { readSnapshotManifest } from '../../warehouse/manifest.ts';
 import { publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
 import type { WarehouseLayout } from '../../warehouse/layout.ts';

@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../lib/config.ts';
-import { Db } from '../../warehouse/duckdb.ts';
+import { Db } from '../../warehouse/duckdb/db.ts';
 
 const spill = path.join(os.tmpdir(), `duckdb-settings-${process.pid}`);
 afterAll(() => fs.rm(spill, { recursive: true, force: true }));
@@ -21,15 +21,15 @@ async function settings(db: Db): Promise<Record<string, string>> {
 }
 
 it('opens the API instance with its own allocator threshold, the jobs with 8MB, and an operator value when set', async () => {
-  const api = await settings(await Db.open(loadConfig({}, {}).api.duckdb, spill));
+  const api = await settings(await Db.open(loadConfig({ env: {} }).api.duckdb, spill));
   expect(api['allocator_flush_threshold']).toMatch(/^(2\.0 MiB|1\.9 MiB)$/);
   expect(api['allocator_bulk_deallocation_flush_threshold']).toBe(api['allocator_flush_threshold']);
   expect(api['threads']).toBe('1');
-  const jobs = await settings(await Db.open(loadConfig({}, { DUCKDB_THREADS: '2', DUCKDB_MEMORY_LIMIT: '1GB' }).duckdb, spill));
+  const jobs = await settings(await Db.open(loadConfig({ env: { DUCKDB_THREADS: '2', DUCKDB_MEMORY_LIMIT: '1GB' } }).duckdb, spill));
   expect(jobs['allocator_flush_threshold']).toMatch(/^(8\.0 MiB|7\.6 MiB)$/);
-  const set = await settings(await Db.open(loadConfig({}, { API_DUCKDB_ALLOCATOR_FLUSH: '16MB' }).api.duckdb, spill));
+  const set = await settings(await Db.open(loadConfig({ env: { API_DUCKDB_ALLOCATOR_FLUSH: '16MB' } }).api.duckdb, spill));
   expect(set['allocator_flush_threshold']).toMatch(/^(16\.0 MiB|15\.2 MiB)$/);
-  expect(() => loadConfig({}, { API_DUCKDB_ALLOCATOR_FLUSH: 'lots' })).toThrow(/API_DUCKDB_ALLOCATOR_FLUSH/);
+  expect(() => loadConfig({ env: { API_DUCKDB_ALLOCATOR_FLUSH: 'lots' } })).toThrow(/API_DUCKDB_ALLOCATOR_FLUSH/);
 });
 
 it('works in UTC in every session, whatever the machine zone', async () => {

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Db, fileList } from '../../warehouse/duckdb.ts';
+import { Db } from '../../warehouse/duckdb/db.ts';
+import { fileList } from '../../warehouse/sql-files.ts';
 
 let dir: string;
 let db: Db;

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { GenerateError, generateReports, type GenerateOptions } from '../../warehouse/sample/generate.ts';
-import { quotedString, toNumber } from '../../warehouse/duckdb.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { hostScratchDir } from '../../warehouse/layout.ts';
 
@@ -26,7 +26,6 @@ type Row = Record<string, unknown>;
 async function q(sql: string): Promise<Row[]> {
   return a.db.withSession((s) => s.all<Row>(sql));
 }
-const n = (v: unknown) => (typeof v === 'bigint' ? toNumber(v) : (v as number));
 let all: string;
 
 beforeAll(async () => {
@@ -64,10 +63,10 @@ describe('generate', () => {
               count(DISTINCT customer) AS customers, count(DISTINCT streamId) AS streams
        FROM ${all}`,
     );
-    expect(n(r!['wrong_customer'])).toBe(0);
-    expect(n(r!['wrong_date'])).toBe(0);
-    expect(n(r!['customers'])).toBe(3);
-    expect(n(r!['streams'])).toBe(12);
+    expect(r!['wrong_customer']).toBe(0);
+    expect(r!['wrong_date']).toBe(0);
+    expect(r!['customers']).toBe(3);
+    expect(r!['streams']).toBe(12);
   });
 
   it('has a CDN-only control cohort of about 10 % of sessions, with no peer bytes', async () => {
@@ -79,8 +78,8 @@ describe('generate', () => {
     );
     expect(r!['share']).toBeGreaterThan(0.06);
     expect(r!['share']).toBeLessThan(0.14);
-    expect(n(r!['max_off'])).toBe(0);
-    expect(n(r!['max_peers'])).toBe(0);
+    expect(r!['max_off']).toBe(0);
+    expect(r!['max_peers']).toBe(0);
   });
 
   it('ramps up from a cold start: few peers and a low offload share in the first minute', async () => {
@@ -105,15 +104,15 @@ describe('generate', () => {
               count(*) FILTER (WHERE seq = 0 AND startupMs IS NULL) + count(*) FILTER (WHERE seq > 0 AND startupMs IS NOT NULL) AS bad_startup
        FROM ${all}`,
     );
-    expect(n(r!['odd_intervals'])).toBe(0);
-    expect(n(r!['short_finals'])).toBeGreaterThan(0.9 * n(r!['finals']));
-    expect(n(r!['bad_startup'])).toBe(0);
+    expect(r!['odd_intervals']).toBe(0);
+    expect(r!['short_finals']).toBeGreaterThan(0.9 * (r!['finals'] as number));
+    expect(r!['bad_startup']).toBe(0);
     const [d] = await q(
       `SELECT avg(reports) AS mean, median(reports) AS median, max(reports) AS longest
        FROM (SELECT sessionId, count(DISTINCT reportId) AS reports FROM ${all} GROUP BY sessionId)`,
     );
     expect(d!['mean'] as number).toBeGreaterThan(1.2 * (d!['median'] as number)); // right-skewed
-    expect(n(d!['longest'])).toBeGreaterThan(200);
+    expect(d!['longest']).toBeGreaterThan(200);
   });
 
   it('mixes live and VOD, devices, regions, versions, stalls, errors, reasons and paths', async () => {
@@ -127,18 +126,18 @@ describe('generate', () => {
               count(DISTINCT deliveryMode) AS modes
        FROM ${all}`,
     );
-    expect(n(r!['content_types'])).toBe(2);
-    expect(n(r!['devices'])).toBeGreaterThanOrEqual(4);
-    expect(n(r!['regions'])).toBeGreaterThanOrEqual(4);
-    expect(n(r!['sdks'])).toBeGreaterThanOrEqual(2);
-    expect(n(r!['signaling'])).toBeGreaterThanOrEqual(2);
+    expect(r!['content_types']).toBe(2);
+    expect(r!['devices']).toBeGreaterThanOrEqual(4);
+    expect(r!['regions']).toBeGreaterThanOrEqual(4);
+    expect(r!['sdks']).toBeGreaterThanOrEqual(2);
+    expect(r!['signaling']).toBeGreaterThanOrEqual(2);
     expect(r!['stall_rate']).toBeGreaterThan(0.005);
     expect(r!['stall_rate']).toBeLessThan(0.06);
-    expect(n(r!['signaling_errors'])).toBeGreaterThan(0);
-    expect(n(r!['validation_failures'])).toBeGreaterThan(0);
-    expect(n(r!['busy'])).toBeGreaterThan(0);
-    expect(n(r!['unknown_viewers'])).toBeGreaterThan(0);
-    expect(n(r!['modes'])).toBe(3);
+    expect(r!['signaling_errors']).toBeGreaterThan(0);
+    expect(r!['validation_failures']).toBeGreaterThan(0);
+    expect(r!['busy']).toBeGreaterThan(0);
+    expect(r!['unknown_viewers']).toBeGreaterThan(0);
+    expect(r!['modes']).toBe(3);
     const keys = await q(
       `SELECT DISTINCT unnest(map_keys(fallbackReasons)) AS k FROM ${all} UNION ALL SELECT DISTINCT 'path:' || unnest(map_keys(bytesByPath)) FROM ${all}`,
     );
@@ -149,21 +148,21 @@ describe('generate', () => {
     const [paths] = await q(
       `SELECT count(*) FILTER (WHERE list_sum(map_values(bytesByPath)) <> bytesOffloaded + bytesFallback) AS mismatched FROM ${all}`,
     );
-    expect(n(paths!['mismatched'])).toBe(0);
+    expect(paths!['mismatched']).toBe(0);
   });
 
   it('delivers about 1 % of reports twice, the copy in another file', async () => {
     const [r] = await q(
       `SELECT count(*) AS rows, count(DISTINCT reportId) AS ids FROM ${all}`,
     );
-    const dupShare = (n(r!['rows']) - n(r!['ids'])) / n(r!['ids']);
+    const dupShare = ((r!['rows'] as number) - (r!['ids'] as number)) / (r!['ids'] as number);
     expect(dupShare).toBeGreaterThan(0.005);
     expect(dupShare).toBeLessThan(0.015);
     const [same] = await q(
       `SELECT count(*) AS same_file FROM (SELECT reportId, count(DISTINCT filename) AS files, count(*) AS copies FROM ${all} GROUP BY reportId)
        WHERE copies > 1 AND files < copies`,
     );
-    expect(n(same!['same_file'])).toBe(0);
+    expect(same!['same_file']).toBe(0);
   });
 
   it('has one stream whose data ends early while the others run to the end', async () => {

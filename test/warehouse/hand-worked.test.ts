@@ -6,7 +6,7 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { landingPath, writeReportsParquet, type HandReport } from '../helpers/reports.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries, type StreamSummary } from '../../warehouse/snapshot-read.ts';
-import { fileList } from '../../warehouse/duckdb.ts';
+import { fileList } from '../../warehouse/sql-files.ts';
 import { snapshotFiles } from '../../warehouse/snapshots.ts';
 
 const AS_OF = new Date('2026-11-20T12:00:00Z');
@@ -119,13 +119,13 @@ describe('hand-worked rollup', () => {
     const snap = await currentSnapshot(wh.layout);
     const files = snap!.manifest.partitions.map((p) => snapshotFiles(snap!.dir).series(p.customerId));
     const rows = await wh.db.withSession((s) =>
-      s.all<{ start: string; sessions: bigint; off: bigint; fb: bigint; peers: number; stalls: bigint }>(
+      s.all<{ start: string; sessions: number; off: number; fb: number; peers: number; stalls: number }>(
         `SELECT strftime(bucketStart, '%Y-%m-%dT%H:%M:%SZ') AS start, sessions, bytesOffloaded AS off, bytesFallback AS fb,
                 avgPeerCount AS peers, rebufferEvents AS stalls
          FROM read_parquet(${fileList(files)}) WHERE streamId = 'hand:live' AND bucketSeconds = 600 ORDER BY bucketStart`,
       ),
     );
-    expect(rows.map((x) => [x.start, Number(x.sessions), Number(x.off), Number(x.fb), x.peers, Number(x.stalls)])).toEqual([
+    expect(rows.map((x) => [x.start, x.sessions, x.off, x.fb, x.peers, x.stalls])).toEqual([
       ['2026-11-17T12:00:00Z', 1, 50, 50, 2, 0],
       ['2026-11-20T10:50:00Z', 1, 200, 200, 2, 0],
       ['2026-11-20T11:00:00Z', 1, 500, 100, 5, 0], // 11:00:00 and 11:00:30
@@ -138,16 +138,16 @@ describe('hand-worked rollup', () => {
   it('platform-wide rows add up the streams', async () => {
     const snap = await currentSnapshot(wh.layout);
     const rows = await wh.db.withSession((s) =>
-      s.all<{ windowName: string; streams: bigint; totalSessions: bigint; avgPeerCount: number; activePeers: bigint }>(
+      s.all<{ windowName: string; streams: number; totalSessions: number; avgPeerCount: number; activePeers: number }>(
         `SELECT windowName, streams, totalSessions, avgPeerCount, activePeers FROM read_parquet('${snapshotFiles(snap!.dir).platform}')`,
       ),
     );
     const byWindow = Object.fromEntries(rows.map((x) => [x.windowName, x]));
-    expect(Number(byWindow['1h']!.streams)).toBe(1);
-    expect(Number(byWindow['all']!.streams)).toBe(2);
-    expect(Number(byWindow['all']!.totalSessions)).toBe(6);
+    expect(byWindow['1h']!.streams).toBe(1);
+    expect(byWindow['all']!.streams).toBe(2);
+    expect(byWindow['all']!.totalSessions).toBe(6);
     // V1 has no peer readings, so the mean is over the five live sessions.
     expect(byWindow['all']!.avgPeerCount).toBeCloseTo(2, 12);
-    expect(Number(byWindow['all']!.activePeers)).toBe(2);
+    expect(byWindow['all']!.activePeers).toBe(2);
   });
 });

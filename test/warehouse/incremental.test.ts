@@ -11,24 +11,15 @@ import { snapshotRows } from '../helpers/snapshot-rows.ts';
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { readStates } from '../../warehouse/state-store.ts';
+import { seededRandom } from '../helpers/random.ts';
 
 const BASE = new Date('2026-11-18T20:00:00Z');
 const HOUR = 3_600_000;
 
-/** A small seeded generator (mulberry32): a failing sequence can be replayed by its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 let pool: TestWarehouse;
 let inc: TestWarehouse;

@@ -7,7 +7,7 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { landingPath, writeReportsParquet, type HandReport } from '../helpers/reports.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 
 const AS_OF = new Date('2026-11-20T12:00:00Z');
 const good = (id: string, extra: Partial<HandReport> = {}): HandReport => ({

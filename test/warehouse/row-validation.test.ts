@@ -13,10 +13,10 @@ import { landingPath } from '../helpers/reports.ts';
 import { expectSameRows, Independent, norm } from '../helpers/independent.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
-import { fileList, fillSql, quotedString, sqlFile } from '../../warehouse/duckdb.ts';
+import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
+import { fileList, fillSql, quotedString, sqlFile } from '../../warehouse/sql-files.ts';
 import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
 import { projectionSql } from '../../warehouse/report-projection.ts';
-import { timestampParam } from '../../warehouse/duckdb.ts';
 import { loadPilotFigures } from '../../pilot/figures.ts';
 
 const AS_OF = new Date('2026-11-20T12:00:00Z');

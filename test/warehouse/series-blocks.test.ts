@@ -16,7 +16,7 @@ import type { StateMeta } from '../../warehouse/state-store.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { publishedDir } from '../../warehouse/snapshots.ts';
 import { listSeriesFiles, seriesFilesIn } from '../../warehouse/series-read.ts';
-import { quotedString } from '../../warehouse/duckdb.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
 
 const meta = (customerId: string, date: string): StateMeta => ({ customerId, date, stateId: `${customerId}-${date}` }) as unknown as StateMeta;
 const days = (from: string, n: number) => Array.from({ length: n }, (_, i) => new Date(Date.parse(`${from}T00:00:00Z`) + i * 86_400_000).toISOString().slice(0, 10));

@@ -1,7 +1,8 @@
 -- The one deduplication rule (session-report.md: a duplicate counts once, whatever file it lands
 -- in): of the copies of a reportId, the one at the first (filename, file_row_number) is kept, so
 -- the choice is deterministic even for two copies in one file. Rollups, on-demand figures,
--- exports and the analyst catalog all include this text (duckdb.ts sqlFile: an at-sign placeholder).
+-- exports and the analyst catalog all include this text (sql-files.ts sqlFile: an at-sign
+-- placeholder).
 -- Only reportId is grouped over every row; the few duplicate copies are ranked alone and the
 -- dropped ones anti-joined, which DuckDB spills to disk past its memory limit (arg_min over
 -- whole rows, or a window over every row, cost many times a scan).

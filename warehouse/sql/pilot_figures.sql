@@ -3,6 +3,8 @@
 -- A report without a cohort counts as peer-assisted ('p2p'), the deployment's default.
 -- Session-level values first: a session's mean peer count, its startup time (set on its first
 -- report), its viewer (null when unknown: the session then counts as its own viewer).
+-- Only startupP95Ms and p2pConnectionSuccess may be null; Σ intervalMs (not a counter) is 0 when
+-- no report has one.
 -- A session's sums of the series figures are its piece (piece-columns.ts), as states keep them.
 -- Placeholders: <series_piece_of_reports> (piece-columns.ts). Parameters: none.
 -- Reads: reports. Writes: nothing (a query: one row per stream and cohort, and per stream).
@@ -53,7 +55,7 @@ SELECT
   CAST(sum(signaling_errors) AS BIGINT) AS signalingErrors,
   CAST(sum(validation_failures) AS BIGINT) AS validationFailures,
   CAST(sum(busy_peer_events) AS BIGINT) AS busyPeerEvents,
-  CAST(sum(interval_ms) AS BIGINT) AS intervalMs,
+  coalesce(CAST(sum(interval_ms) AS BIGINT), 0) AS intervalMs,
   min(first_ts) AS firstReportAt,
   max(last_ts) AS lastReportAt
 FROM s

@@ -1,0 +1,101 @@
+// Settings of every process: the warehouse, logging, the jobs' DuckDB, snapshots, platform
+// configuration and secrets (entries of the settings table, lib/settings/table.ts).
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { setting } from './define.ts';
+import { PROJECT_ROOT } from '../version.ts';
+import { memorySize, nonNegativeInt, positiveInt, secondsToMs, text } from './values.ts';
+
+/** The platform configuration shipped with the code (config/platform.json; PLATFORM_CONFIG overrides). */
+export const DEFAULT_PLATFORM_CONFIG_FILE = path.join(PROJECT_ROOT, 'config', 'platform.json');
+
+/** Half the machine, 1 to 8 GiB: DuckDB's own default (80 %) is too greedy for a shared host. */
+function defaultMemoryLimit(): string {
+  return `${Math.max(1, Math.min(8, Math.floor(os.totalmem() / 2 ** 30 / 2)))}GiB`;
+}
+
+const resolve = (file: string) => path.resolve(file);
+const orNull = (value: string | undefined) => value ?? null;
+
+export const CORE = {
+  WAREHOUSE_DIR: setting({
+    schema: text.default('./data'),
+    doc: 'the warehouse folder',
+    at: 'warehouseDir',
+    as: resolve,
+    flags: { warehouse: { flag: '--warehouse <dir>', help: 'warehouse folder' } },
+  }),
+  LOG_LEVEL: setting({
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    shown: '`warn` for commands, `info` for services',
+    doc: 'pino level; logs are JSON lines on stderr',
+    at: 'logLevel',
+  }),
+  DUCKDB_THREADS: setting({
+    schema: positiveInt.default(() => Math.max(1, os.availableParallelism())),
+    shown: 'cores',
+    doc: 'DuckDB threads per job process (rollups, reports, CLI)',
+    at: 'duckdb.threads',
+  }),
+  DUCKDB_MEMORY_LIMIT: setting({
+    schema: memorySize.default(defaultMemoryLimit),
+    shown: 'half the RAM, 1 to 8 GiB',
+    doc: 'DuckDB memory limit of a job process (it spills to `tmp/` beyond)',
+    at: 'duckdb.memoryLimit',
+  }),
+  DUCKDB_MAX_CONCURRENT: setting({ schema: positiveInt.default(2), doc: "DuckDB calls in flight per job process (they use libuv's pool)", at: 'duckdb.maxConcurrent' }),
+  P2PTEL_SQL_TRACE: setting({
+    schema: z.string().optional(),
+    shown: 'off',
+    doc: '`1`: the time and opening text of every DuckDB statement on stderr, in every process (docs/warehouse-state.md)',
+    at: ['duckdb.sqlTrace', 'api.duckdb.sqlTrace'],
+    as: (value) => value === '1',
+  }),
+  ROLLUP_PARTITION_CONCURRENCY: setting({ schema: positiveInt.default(1), doc: 'customer partitions an inline run computes at once', at: 'partitionConcurrency' }),
+  ACTIVITY_HORIZON_SECONDS: setting({
+    schema: positiveInt.default(120),
+    doc: 'a session is active when its latest report is at most this old and not final',
+    at: 'activityHorizonSeconds',
+  }),
+  SNAPSHOT_KEEP: setting({ schema: positiveInt.default(5), doc: 'published snapshots kept, the current one included', at: 'snapshots.keep' }),
+  SNAPSHOT_DEBRIS_GRACE_SECONDS: setting({
+    schema: nonNegativeInt.default(3600),
+    doc: 'age after which any unpublished build folder is debris, whoever made it',
+    at: 'snapshots.debrisGraceMs',
+    as: secondsToMs,
+  }),
+  AS_OF_MAX_SKEW_SECONDS: setting({
+    schema: nonNegativeInt.default(300),
+    doc: 'an asOf further ahead of the clock is refused (a snapshot from the future blocks every later one)',
+    at: 'snapshots.asOfMaxSkewMs',
+    as: secondsToMs,
+  }),
+  PUBLISH_LOCK_STALE_SECONDS: setting({
+    schema: z.coerce.number().int('a whole number').min(2, '2 or more').default(10),
+    doc: 'a publish lock not refreshed for this long belongs to a dead process, and is taken over',
+    at: 'snapshots.lockStaleMs',
+    as: secondsToMs,
+  }),
+  PLATFORM_CONFIG: setting({
+    schema: text.default(DEFAULT_PLATFORM_CONFIG_FILE),
+    shown: '`config/platform.json`',
+    doc: 'the platform configuration document',
+    at: 'platformConfigFile',
+    as: resolve,
+  }),
+  TOKEN_SECRET: setting({
+    schema: text.optional(),
+    shown: '(generated into `control/token-secret`)',
+    doc: 'signing secret of API tokens, base64url, ≥ 32 bytes',
+    at: 'tokenSecret',
+    as: orNull,
+  }),
+  MANIFEST_SIGNING_KEY: setting({
+    schema: text.optional(),
+    shown: '(generated into `control/manifest-signing-key.pem`)',
+    doc: 'the ES256 manifest signing key, PEM or JWK',
+    at: 'manifestSigningKey',
+    as: orNull,
+  }),
+};

@@ -1,0 +1,52 @@
+// The kinds of value that settings and command-line flags take, as zod schemas over strings (the
+// environment's, commander's), with the messages a user reads when one is refused.
+import { z } from 'zod';
+import { CronExpressionParser } from 'cron-parser';
+
+export const positiveInt = z.coerce.number().int('a whole number').positive('greater than 0');
+export const nonNegativeInt = z.coerce.number().int('a whole number').nonnegative('0 or more');
+export const positiveNumber = z.coerce.number().positive('greater than 0');
+export const nonNegativeNumber = z.coerce.number().nonnegative('0 or more');
+
+/** A TCP port; 0 picks a free one. */
+export const port = z.coerce.number().int('a whole number').min(0, 'from 0 to 65535').max(65535, 'from 0 to 65535');
+
+/** A non-empty string: a folder, a file, an interface, a secret. */
+export const text = z.string().min(1, 'not empty');
+
+/** A DuckDB memory size such as 4GB or 512MiB. */
+export const memorySize = z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'a size such as 4GB or 512MiB');
+
+/** A lifetime of issued tokens, such as 30d. */
+export const lifetime = z.string().regex(/^\d{1,6}[smhd]$/, 'a lifetime such as 30d, 12h, 90m or 3600s');
+
+/** A redis:// or rediss:// URL (BullMQ's connection). */
+export const redisUrl = z
+  .string()
+  .refine((s) => URL.canParse(s) && /^rediss?:$/.test(new URL(s).protocol), 'a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379');
+
+/** Namespaces every queue key, so that several deployments can share one Redis. */
+export const queuePrefix = z.string().regex(/^[A-Za-z0-9_.{}-]{1,64}$/, '1–64 characters of [A-Za-z0-9_.{}-]');
+
+/** A cron pattern (minute hour day month weekday, optionally seconds first), read in UTC. */
+export const cron = z.string().refine((s) => {
+  const fields = s.trim().split(/\s+/).length;
+  if (fields !== 5 && fields !== 6) return false;
+  try {
+    CronExpressionParser.parse(s, { tz: 'UTC' });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'a cron pattern of five fields (minute hour day month weekday), e.g. "*/5 * * * *"');
+
+/** Seconds (as the environment says them) to the milliseconds the code uses. */
+export const secondsToMs = (s: number): number => Math.round(s * 1000);
+
+/** Mebibytes to bytes. */
+export const mibToBytes = (mb: number): number => Math.round(mb * 2 ** 20);
+
+/** A metrics listener of a process on METRICS_HOST, from its port setting; null when it has none. */
+export function metricsListener(port: number | undefined, others: Readonly<Record<string, unknown>>): { port: number; host: string } | null {
+  return port === undefined ? null : { port, host: String(others.METRICS_HOST) };
+}

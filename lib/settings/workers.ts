@@ -1,0 +1,78 @@
+// Settings of the worker tier (BullMQ on Redis): the connection, the workers, retries and the
+// schedules (entries of the settings table, lib/settings/table.ts).
+import { z } from 'zod';
+import { setting } from './define.ts';
+import { cron, metricsListener, nonNegativeInt, port, positiveInt, positiveNumber, queuePrefix, redisUrl, secondsToMs } from './values.ts';
+
+const REDIS = {
+  REDIS_URL: setting({
+    schema: redisUrl.default('redis://127.0.0.1:6379'),
+    doc: 'Redis of the worker tier',
+    at: 'redis.url',
+    flags: { redis: { flag: '--redis <url>', help: 'Redis of the worker tier' } },
+  }),
+  QUEUE_PREFIX: setting({
+    schema: queuePrefix.default('p2ptel'),
+    doc: 'prefix of every queue key: deployments sharing one Redis use different prefixes',
+    at: 'redis.prefix',
+    flags: { redis: { flag: '--queue-prefix <prefix>', help: 'prefix of every queue key, one per deployment sharing a Redis' } },
+  }),
+  REDIS_CONNECT_TIMEOUT_MS: setting({
+    schema: positiveInt.default(5000),
+    doc: 'how long a command tries to reach Redis before its one-line error',
+    at: 'redis.connectTimeoutMs',
+  }),
+};
+
+const WORKER = {
+  WORKER_CONCURRENCY: setting({
+    schema: positiveInt.default(1),
+    doc: 'customer partitions one worker process computes at once',
+    at: 'worker.concurrency',
+    flags: { worker: { flag: '--concurrency <n>', help: 'customer partitions this process computes at once' } },
+  }),
+  WORKER_SHUTDOWN_GRACE_SECONDS: setting({
+    schema: positiveNumber.default(30),
+    doc: 'after SIGTERM, time to finish running jobs before handing them back and exiting',
+    at: 'worker.shutdownGraceMs',
+    as: secondsToMs,
+    flags: { worker: { flag: '--grace-seconds <s>', help: 'after SIGTERM, time to finish running jobs before handing them back and exiting' } },
+  }),
+  WORKER_LOCK_DURATION_MS: setting({
+    schema: z.coerce.number().int('a whole number').min(1000, '1000 or more').default(30_000),
+    doc: "a job's lock lasts this long unless renewed; a dead worker's jobs are retaken once it expires",
+    at: 'worker.lockDurationMs',
+  }),
+  WORKER_STALLED_INTERVAL_MS: setting({
+    schema: z.coerce.number().int('a whole number').min(500, '500 or more').default(30_000),
+    doc: 'how often workers look for jobs of dead workers (stalled jobs)',
+    at: 'worker.stalledIntervalMs',
+  }),
+  WORKER_MAX_STALLED_COUNT: setting({ schema: nonNegativeInt.default(1), doc: 'stalls a job survives before it fails', at: 'worker.maxStalledCount' }),
+  WORKER_METRICS_PORT: setting({
+    schema: port.optional(),
+    doc: "a worker's `GET /metrics` listener, on `METRICS_HOST`",
+    at: 'worker.metrics',
+    as: metricsListener,
+    flags: { worker: { flag: '--metrics-port <port>', help: 'serve GET /metrics (Prometheus) on this port, on METRICS_HOST (default 127.0.0.1)' } },
+  }),
+};
+
+const JOBS = {
+  JOB_ATTEMPTS: setting({ schema: positiveInt.default(3), doc: 'attempts of every job', at: 'jobs.attempts' }),
+  JOB_BACKOFF_MS: setting({ schema: nonNegativeInt.default(10_000), doc: 'first retry delay, doubled at each attempt', at: 'jobs.backoffMs' }),
+  ROLLUP_SCHEDULE: setting({
+    schema: cron.default('*/5 * * * *'),
+    doc: 'cron (UTC) of scheduled rollup runs, installed by `schedule`',
+    at: 'schedules.rollup',
+    flags: { schedule: { flag: '--rollup-cron <pattern>', help: 'when rollup runs start ({env}, default "{default}": every 5 minutes)' } },
+  }),
+  REPORTS_SCHEDULE: setting({
+    schema: cron.default('0 2 * * *'),
+    doc: 'cron (UTC) of scheduled report runs, installed by `schedule`',
+    at: 'schedules.reports',
+    flags: { schedule: { flag: '--reports-cron <pattern>', help: 'when report runs start ({env}, default "{default}": 02:00 UTC)' } },
+  }),
+};
+
+export const WORKERS = { ...REDIS, ...WORKER, ...JOBS };

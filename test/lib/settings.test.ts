@@ -1,0 +1,80 @@
+// The settings table: the config it makes (flags over the environment over a process's defaults,
+// fallbacks, listeners), its messages, the docs written from it, and the rule that nothing but
+// lib/config.ts reads the environment.
+import { describe, expect, it } from 'vitest';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { loadConfig } from '../../lib/config.ts';
+import { SETTINGS } from '../../lib/settings/table.ts';
+import { SETTINGS_DOCS, withSettingsTables } from '../../lib/settings/docs.ts';
+import { PROJECT_ROOT } from '../../lib/version.ts';
+
+describe('config from the settings table', () => {
+  it('layers the defaults of a process, the environment and the flags, in that order', () => {
+    expect(loadConfig({ env: {} }).logLevel).toBe('info');
+    expect(loadConfig({ env: {}, defaults: { LOG_LEVEL: 'warn' } }).logLevel).toBe('warn');
+    expect(loadConfig({ env: { LOG_LEVEL: 'error' }, defaults: { LOG_LEVEL: 'warn' } }).logLevel).toBe('error');
+    const c = loadConfig({ env: { PORT: '81', WORKER_SHUTDOWN_GRACE_SECONDS: '2.5' }, overrides: { PORT: 82, WAREHOUSE_DIR: 'wh' } });
+    expect(c.api.port).toBe(82);
+    expect(c.warehouseDir).toBe(path.resolve('wh'));
+    expect(c.worker.shutdownGraceMs).toBe(2500);
+  });
+
+  it("takes a collector's interface from HOST in the environment, not from the API's --host", () => {
+    expect(loadConfig({ env: {} }).collector.host).toBe('127.0.0.1');
+    expect(loadConfig({ env: { HOST: '0.0.0.0' } }).collector.host).toBe('0.0.0.0');
+    expect(loadConfig({ env: { HOST: '0.0.0.0', COLLECTOR_HOST: '10.0.0.2' } }).collector.host).toBe('10.0.0.2');
+    expect(loadConfig({ env: {}, overrides: { HOST: '0.0.0.0' } }).collector.host).toBe('127.0.0.1');
+  });
+
+  it('puts each metrics listener on METRICS_HOST, and none without its port', () => {
+    const c = loadConfig({ env: { METRICS_HOST: '10.0.0.1', WORKER_METRICS_PORT: '9200' }, overrides: { COLLECTOR_METRICS_PORT: 9300 } });
+    expect(c.api.metrics).toBeNull();
+    expect(c.worker.metrics).toEqual({ port: 9200, host: '10.0.0.1' });
+    expect(c.collector.metrics).toEqual({ port: 9300, host: '10.0.0.1' });
+  });
+
+  it('turns P2PTEL_SQL_TRACE=1 on for every DuckDB of the process', () => {
+    expect(loadConfig({ env: {} }).duckdb.sqlTrace).toBe(false);
+    const c = loadConfig({ env: { P2PTEL_SQL_TRACE: '1' } });
+    expect([c.duckdb.sqlTrace, c.api.duckdb.sqlTrace]).toEqual([true, true]);
+  });
+
+  it('refuses a bad environment naming every bad variable, with the same words as its flag', () => {
+    expect(() => loadConfig({ env: { PORT: '70000', WORKER_CONCURRENCY: '0' } })).toThrow(
+      'invalid environment: PORT: from 0 to 65535; WORKER_CONCURRENCY: greater than 0',
+    );
+  });
+
+  it('gives each setting places of its own in the config', () => {
+    const places = Object.values(SETTINGS).flatMap((s) => (typeof s.at === 'string' ? [s.at] : [...s.at]));
+    expect(new Set(places).size).toBe(places.length);
+    for (const p of places) expect(places.filter((q) => q.startsWith(`${p}.`)), p).toEqual([]);
+  });
+});
+
+describe('docs of the settings', () => {
+  it('README and docs/jobs.md hold the tables written from the table (npm run docs:settings)', async () => {
+    for (const file of SETTINGS_DOCS) {
+      const doc = await fs.readFile(file, 'utf8');
+      expect(doc, `${file} lags the settings table: npm run docs:settings`).toBe(withSettingsTables(doc));
+    }
+    const readme = await fs.readFile(SETTINGS_DOCS[0]!, 'utf8');
+    for (const name of Object.keys(SETTINGS)) expect(readme).toContain(`| \`${name}\` |`);
+  });
+});
+
+describe('the environment', () => {
+  it('is read by lib/config.ts alone among the modules of the app', async () => {
+    const folders = ['api', 'billing', 'cli', 'collector', 'config', 'jobs', 'lib', 'pilot', 'sdk', 'warehouse'];
+    const readers: string[] = [];
+    for (const folder of folders) {
+      for (const file of await fs.readdir(path.join(PROJECT_ROOT, folder), { recursive: true })) {
+        if (!file.endsWith('.ts')) continue;
+        const rel = path.join(folder, file);
+        if (rel !== path.join('lib', 'config.ts') && (await fs.readFile(path.join(PROJECT_ROOT, rel), 'utf8')).includes('process.env')) readers.push(rel);
+      }
+    }
+    expect(readers).toEqual([]);
+  });
+});

@@ -1,0 +1,15 @@
+// What one process's DuckDB is given: the jobs' and the collector's from DUCKDB_*, the API's from
+// API_DUCKDB_* (lib/settings/), checked against this shape where the config is handed over.
+
+export interface DuckDbConfig {
+  /** DuckDB worker threads per process. */
+  threads: number;
+  /** DuckDB memory limit, e.g. "4GB". */
+  memoryLimit: string;
+  /** Cap on DuckDB calls running at once in one process (they use libuv's pool). */
+  maxConcurrent: number;
+  /** What DuckDB's allocator may keep of the memory a statement freed, e.g. "8MB" (ALLOCATOR_FLUSH_THRESHOLD when absent). */
+  allocatorFlushThreshold?: string;
+  /** Each statement's time and opening text on stderr (P2PTEL_SQL_TRACE=1; docs/warehouse-state.md). */
+  sqlTrace?: boolean;
+}

@@ -1,0 +1,43 @@
+// The warehouse's SQL text (warehouse/sql/*.sql) and what may be spliced into it: values are
+// bound as $params; only `{{placeholders}}` are filled, with file lists, quoted names and code
+// constants, never with input.
+import fs from 'node:fs';
+import path from 'node:path';
+import { quotedIdentifier, quotedString } from '@duckdb/node-api';
+import { PROJECT_ROOT } from '../lib/version.ts';
+
+// From the project's root, not this module's folder: compiled, this code is in dist/ (bin/build.js).
+const sqlDir = path.join(PROJECT_ROOT, 'warehouse', 'sql');
+const sqlCache = new Map<string, string>();
+
+/** The text of `warehouse/sql/<name>.sql`, read once. */
+export function sqlFile(name: string): string {
+  let text = sqlCache.get(name);
+  if (text === undefined) {
+    // `{{@other}}` includes warehouse/sql/other.sql: a rule written once (the deduplication
+    // rule) is spliced into every statement that applies it.
+    text = fs
+      .readFileSync(path.join(sqlDir, `${name}.sql`), 'utf8')
+      .replace(/\{\{@(\w+)\}\}/g, (_m, other: string) => sqlFile(other).trim());
+    sqlCache.set(name, text);
+  }
+  return text;
+}
+
+/** `sql` with each `{{name}}` replaced by `parts[name]` (a placeholder left without a value throws). */
+export function fillSql(sql: string, parts: Record<string, string>): string {
+  // Placeholders are written <name> in comments, so that only real ones are filled.
+  return sql.replace(/\{\{(\w+)\}\}/g, (_m, key: string) => {
+    const v = parts[key];
+    if (v === undefined) throw new Error(`SQL placeholder {{${key}}} has no value`);
+    return v;
+  });
+}
+
+/** A DuckDB list literal of quoted file paths, for `read_parquet` (file lists are resolved at prepare time). */
+export function fileList(files: readonly string[]): string {
+  if (files.length === 0) throw new Error('empty file list');
+  return `[${files.map((f) => quotedString(f)).join(', ')}]`;
+}
+
+export { quotedIdentifier, quotedString };
