@@ -25,10 +25,14 @@ export const TMP_PREFIX = '.tmp-';
 /** Bump when the meaning or layout of a state's files changes without its SQL changing. */
 const STATE_FORMAT = 3;
 
-/** SQL whose text decides what a state holds: any change to it makes every state stale. */
+/**
+ * SQL whose text decides what a state holds (its files, its meta's figures, and the edge-hour
+ * files kept beside it): any change to it makes every state stale.
+ */
 const STATE_SQL = [
   'load_raw', 'validate_rows', 'dedup_reports', 'dedup_raw', 'dedup_batch', 'state_pieces', 'session_buckets', 'series_of_buckets',
   'series_combine', 'series_from_buckets', 'add_series_rows', 'coarser_buckets', 'state_series', 'partition_figures', 'files_read', 'partition_rows',
+  'report_pieces', 'edge_reports', 'edge_hour_pieces',
 ];
 
 let cachedVersion: string | undefined;
