@@ -127,8 +127,8 @@ describe('collector crash safety', () => {
     const children = [startChild(0), startChild(1)];
     await Promise.all(children.map((c, n) => waitReady(c, n)));
     const load = Promise.all([0, 1, 2, 3].map(sdk));
-    for (let stop = 0; stop < 6; stop++) {
-      await new Promise((r) => setTimeout(r, 200 + Math.random() * 1000));
+    for (let stop = 0; stop < 5; stop++) {
+      await new Promise((r) => setTimeout(r, 200 + Math.random() * 700));
       const n = Math.floor(Math.random() * 2);
       // At least one of each: a clean stop lands what it holds; a kill leaves it to the next start.
       const signal = stop === 0 ? 'SIGTERM' : stop === 1 ? 'SIGKILL' : Math.random() < 0.5 ? 'SIGTERM' : 'SIGKILL';
