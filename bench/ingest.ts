@@ -1,7 +1,7 @@
 // npm run bench:ingest -- [--duration 15] [--connections 20] [--batch 500] [--warehouse DIR] [--profile DIR]
 // gzip'd batches of realistic generated reports (bodies prepared before the load), posted by
 // autocannon in this process from 20 connections, in one run against the real collector (cli
-// collect, its own process, default flush policy, rate limit off) and against a bare node:http
+// collect, its own process, default flush policy, per-key limits off) and against a bare node:http
 // server that reads, gunzips and JSON.parses the same bodies and answers 202 without storing
 // (bench/bare-ingest-server.ts). Then the collector again at 50 % of its sustained rate, for the
 // p99 of acknowledgement and whether the flush keeps up (the spool's size sampled from /readyz):
@@ -223,7 +223,10 @@ const startChild = (args: string[], ready: RegExp, env: Record<string, string> =
 const bare = await startChild(['bin/run-ts.js', 'bench/bare-ingest-server.ts'], /^(http:\S+)/m);
 const collector = await startChild(['bin/p2ptel.js', 'collect', '--warehouse', dir, '--port', '0', '--spool', path.join(dir, 'spool', 'bench'), '--metrics-port', '0'], /collector listening on (\S+) .*; metrics on (\S+)/, {
   LOG_LEVEL: 'info',
+  // One key saturates the collector here: its per-key limits are off (the attack run has them on).
   COLLECTOR_RATE_LIMIT_REPORTS_PER_SECOND: '0',
+  COLLECTOR_INFLATED_BYTES_PER_KEY_PER_SECOND: '0',
+  COLLECTOR_CHECK_MS_PER_KEY_PER_SECOND: '0',
 }, cpuProfileFlags(opts.profile));
 
 await load(collector.url, 3); // warm-up of both, not measured
