@@ -8,7 +8,7 @@ import type { Db } from './duckdb/db.ts';
 import { fileList, fillSql, quotedIdentifier, quotedString, sqlFile } from './sql-files.ts';
 import { emptyRawReportsSql } from './empty-relations.ts';
 import { REPORT_COLUMNS } from './report-columns.ts';
-import { projectionSql } from './report-projection.ts';
+import { projectionSql, provenanceSql } from './report-projection.ts';
 import type { InputFile } from './manifest.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';
 import { summaryParams } from './snapshot-summaries.ts';
@@ -82,7 +82,7 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
  */
 function rawReportsSql(layout: WarehouseLayout, files: readonly InputFile[], present: ReadonlySet<string>): string {
   const read = (list: readonly InputFile[], byName: boolean, columns: ReadonlySet<string>) =>
-    `SELECT filename, file_row_number, ${projectionSql(ALL_COLUMNS, columns)} FROM read_parquet(${fileList(list.map((f) => path.join(layout.rawReports, f.path)))}, union_by_name = ${byName}, filename = true, file_row_number = true, hive_partitioning = false)`;
+    `SELECT filename, file_row_number, ${provenanceSql(columns)}, ${projectionSql(ALL_COLUMNS, columns)} FROM read_parquet(${fileList(list.map((f) => path.join(layout.rawReports, f.path)))}, union_by_name = ${byName}, filename = true, file_row_number = true, hive_partitioning = false)`;
   if (files.some((f) => f.schema === undefined)) return read(files, true, present);
   const bySchema = new Map<string, InputFile[]>();
   for (const f of files) {

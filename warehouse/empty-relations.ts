@@ -3,6 +3,7 @@
 import type { SqlParams, SqlTypes } from './duckdb/param-values.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { quotedIdentifier } from './sql-files.ts';
+import { provenanceSql } from './report-projection.ts';
 
 /**
  * An empty temp table `name` with the columns and types of `query` (its rows are not computed):
@@ -14,5 +15,5 @@ export async function createEmptyTable(s: DbSession, name: string, query: string
 
 /** The empty typed `raw_reports` of a load with no file (what load_raw.sql would give). */
 export function emptyRawReportsSql(projection: string): string {
-  return `SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS file_row_number, ${projection}`;
+  return `SELECT NULL::VARCHAR AS filename, NULL::BIGINT AS file_row_number, ${provenanceSql(new Set())}, ${projection}`;
 }

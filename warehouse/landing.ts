@@ -5,7 +5,7 @@ import path from 'node:path';
 import { statSync } from 'node:fs';
 import type { DbSession } from './duckdb/session.ts';
 import { fileList, quotedString } from './sql-files.ts';
-import { REPORT_COLUMNS, typeAccepts } from './report-columns.ts';
+import { KNOWN_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
 import { freePath, listFilesSync, moveFile, writeJsonDurable } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
@@ -77,7 +77,10 @@ export async function discoverLanding(
 }
 
 export interface FileSchema {
-  /** Column name → DuckDB type, for the columns of session-report.md present in the file. */
+  /**
+   * Column name → DuckDB type, for the columns of session-report.md present in the file and the
+   * warehouse's provenance columns (report-columns.ts PROVENANCE_COLUMNS) when it has them.
+   */
   columns: Map<string, string>;
 }
 
@@ -140,7 +143,7 @@ export async function checkSchemas(s: DbSession, files: readonly string[]): Prom
   return out;
 }
 
-/** Read a file's schema (footer only) and check it against session-report.md. */
+/** Read a file's schema (footer only) and check it against session-report.md (and the provenance columns' types). */
 export async function checkSchema(s: DbSession, file: string): Promise<SchemaVerdict> {
   let described: { column_name: string; column_type: string }[];
   try {
@@ -151,7 +154,7 @@ export async function checkSchema(s: DbSession, file: string): Promise<SchemaVer
   const present = new Map(described.map((d) => [d.column_name, d.column_type]));
   const columns = new Map<string, string>();
   const problems: string[] = [];
-  for (const col of REPORT_COLUMNS) {
+  for (const col of KNOWN_COLUMNS) {
     const type = present.get(col.name);
     if (type === undefined) {
       if (col.required) problems.push(`missing required column ${col.name}`);

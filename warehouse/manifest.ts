@@ -30,7 +30,7 @@ export const PartitionManifestSchema = z.object({
   runId: z.string(),
   asOf: z.string(),
   files: z.array(InputFileSchema),
-  /** Columns of session-report.md present in at least one file. */
+  /** Columns of session-report.md present in at least one file (and the provenance columns, when one has them). */
   presentColumns: z.array(z.string()),
   quarantined: z.array(QuarantinedSchema),
   figures: z.object({

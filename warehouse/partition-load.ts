@@ -7,7 +7,7 @@ import { fileList, fillSql, sqlFile } from './sql-files.ts';
 import { emptyRawReportsSql } from './empty-relations.ts';
 import { validateRows } from './validate-rows.ts';
 import { checkSchemas, cleanDuckDbMessage, isFileError, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
-import { projectionSql } from './report-projection.ts';
+import { projectionSql, provenanceSql } from './report-projection.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 
@@ -114,6 +114,7 @@ export function loadSql(files: readonly LandedFile[], present: ReadonlySet<strin
     kind,
     files: fileList(files.map((f) => f.path)),
     projection: projectionSql(columns, present),
+    provenance: provenanceSql(present),
     where: 'true',
   });
 }

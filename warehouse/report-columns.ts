@@ -81,10 +81,24 @@ export const REPORT_COLUMNS: readonly ReportColumn[] = [
   c('signalingVersion', 'VARCHAR', 'string'),
 ];
 
+/**
+ * Columns the warehouse itself writes into the landing area, not session-report columns: where each
+ * row of a compacted file first landed (the base name of that file, and the row there), which the
+ * deduplication rule ranks copies by (docs/warehouse-state.md, "Compaction"). Readers accept them,
+ * check their types and rows like a report's, and never show them (exports, the catalog).
+ */
+export const PROVENANCE_COLUMNS: readonly ReportColumn[] = [
+  c('_source_file', 'VARCHAR', 'string'),
+  c('_source_row', 'BIGINT', 'integer', { max: Number.MAX_SAFE_INTEGER }),
+];
+
+/** Every column a landed file may hold that readers know: the report's, then the provenance. */
+export const KNOWN_COLUMNS: readonly ReportColumn[] = [...REPORT_COLUMNS, ...PROVENANCE_COLUMNS];
+
 export const REQUIRED_COLUMNS = REPORT_COLUMNS.filter((col) => col.required).map((col) => col.name);
 
 export function reportColumn(name: string): ReportColumn {
-  const col = REPORT_COLUMNS.find((x) => x.name === name);
+  const col = KNOWN_COLUMNS.find((x) => x.name === name);
   if (!col) throw new Error(`unknown report column ${name}`);
   return col;
 }

@@ -1,6 +1,6 @@
 // Reading report columns in SQL at their session-report.md types (warehouse/report-columns.ts).
 import { quotedIdentifier } from './sql-files.ts';
-import { reportColumn } from './report-columns.ts';
+import { PROVENANCE_COLUMNS, reportColumn } from './report-columns.ts';
 
 /**
  * A SELECT list that reads `names` at their session-report.md types: present columns are cast,
@@ -19,4 +19,13 @@ export function projectionSql(names: readonly string[], present: ReadonlySet<str
       return `${col.counter ? `coalesce(${cast}, 0)` : cast} AS ${id}`;
     })
     .join(',\n  ');
+}
+
+/**
+ * The provenance columns of a raw read (`_source_file`, `_source_row`), at their types, null where
+ * no file of the read has them: what the deduplication rule ranks copies by, beside the file and
+ * row (dedup_reports.sql). `present` as in projectionSql.
+ */
+export function provenanceSql(present: ReadonlySet<string>): string {
+  return projectionSql(PROVENANCE_COLUMNS.map((c) => c.name), present);
 }

@@ -13,7 +13,7 @@ import pLimit from 'p-limit';
 import { sqlFile } from './sql-files.ts';
 import { QuarantinedSchema } from './manifest.ts';
 import { PIECE_COLUMNS } from './piece-columns.ts';
-import { REPORT_COLUMNS } from './report-columns.ts';
+import { KNOWN_COLUMNS } from './report-columns.ts';
 import { compactIso } from '../lib/time.ts';
 import { fsyncDir, fsyncFile, writeJsonDurable } from '../lib/fsx.ts';
 import { codeVersion } from '../lib/version.ts';
@@ -47,7 +47,7 @@ export function stateVersion(): string {
     const h = createHash('sha256');
     h.update(`format ${STATE_FORMAT}\n`);
     for (const name of STATE_SQL) h.update(`${name}\n${sqlFile(name)}\n`);
-    h.update(JSON.stringify(REPORT_COLUMNS));
+    h.update(JSON.stringify(KNOWN_COLUMNS));
     h.update(JSON.stringify(PIECE_COLUMNS));
     cachedVersion = `s${STATE_FORMAT}-${h.digest('hex').slice(0, 16)}`;
   }

@@ -7,7 +7,7 @@ import { timestampParam } from './duckdb/param-values.ts';
 import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
 import { emptyRawReportsSql } from './empty-relations.ts';
 import { ROLLUP_COLUMNS } from './report-columns.ts';
-import { projectionSql } from './report-projection.ts';
+import { projectionSql, provenanceSql } from './report-projection.ts';
 
 export interface StreamInputs {
   files: string[];
@@ -30,6 +30,7 @@ export async function loadStreamReports(
       fillSql(sqlFile('stream_reports'), {
         files: fileList(inputs.files),
         projection: projectionSql(columns, new Set(inputs.presentColumns)),
+        provenance: provenanceSql(new Set(inputs.presentColumns)),
         stream_filter: streamId === null ? 'true' : `streamId = ${quotedString(streamId)}`,
       }),
     );

@@ -7,7 +7,7 @@
 import type { DbSession } from './duckdb/session.ts';
 import { fileList, fillSql, sqlFile } from './sql-files.ts';
 import { cleanDuckDbMessage, isFileError } from './landing.ts';
-import { familyOf, INT32_MAX, mapValueType, REPORT_COLUMNS, type ReportColumn } from './report-columns.ts';
+import { familyOf, INT32_MAX, KNOWN_COLUMNS, mapValueType, type ReportColumn } from './report-columns.ts';
 import { STREAM_ID_REGEX_SQL } from './ids.ts';
 
 /** A file to check, with the DuckDB type of each contract column it stores (from its footer). */
@@ -52,7 +52,7 @@ function quoteIdent(name: string): string {
  */
 export function rowRules(stored: ReadonlyMap<string, readonly string[]>): RowRule[] {
   const rules: RowRule[] = [];
-  for (const col of REPORT_COLUMNS) {
+  for (const col of KNOWN_COLUMNS) {
     const types = stored.get(col.name);
     if (!types || types.length === 0) continue;
     rules.push(...columnRules(col, types));
@@ -95,7 +95,7 @@ function columnRules(col: ReportColumn, types: readonly string[]): RowRule[] {
  */
 export function columnScreens(stored: ReadonlyMap<string, readonly string[]>): string[] {
   const screens: string[] = [];
-  for (const col of REPORT_COLUMNS) {
+  for (const col of KNOWN_COLUMNS) {
     const types = stored.get(col.name);
     if (!types || types.length === 0) continue;
     const id = quoteIdent(col.name);

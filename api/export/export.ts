@@ -11,7 +11,7 @@ import type { DbSession } from '../../warehouse/duckdb/session.ts';
 import { timestampParam, type SqlParams } from '../../warehouse/duckdb/param-values.ts';
 import { fileList, fillSql, quotedString, sqlFile } from '../../warehouse/sql-files.ts';
 import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
-import { projectionSql } from '../../warehouse/report-projection.ts';
+import { projectionSql, provenanceSql } from '../../warehouse/report-projection.ts';
 import { parseStreamId } from '../../warehouse/ids.ts';
 import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
 import type { WarehouseLayout } from '../../warehouse/layout.ts';
@@ -149,6 +149,7 @@ class SliceQueries {
     return fillSql(sqlFile('export_reports'), {
       files: fileList(this.slices[i]!.files),
       projection: projectionSql(ALL_COLUMNS, new Set(this.presentColumns)),
+      provenance: provenanceSql(new Set(this.presentColumns)),
     });
   }
 

@@ -16,7 +16,7 @@ import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-r
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
 import { fileList, fillSql, quotedString, sqlFile } from '../../warehouse/sql-files.ts';
 import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
-import { projectionSql } from '../../warehouse/report-projection.ts';
+import { projectionSql, provenanceSql } from '../../warehouse/report-projection.ts';
 import { loadPilotFigures } from '../../pilot/figures.ts';
 
 const AS_OF = new Date('2026-11-20T12:00:00Z');
@@ -210,6 +210,7 @@ describe('row validation', () => {
         fillSql(sqlFile('export_reports'), {
           files: fileList(inputs.files),
           projection: projectionSql(REPORT_COLUMNS.map((c) => c.name), new Set(inputs.presentColumns)),
+          provenance: provenanceSql(new Set(inputs.presentColumns)),
         }),
         { stream_id: 'acme:extreme', as_of: timestampParam(AS_OF), lower: null, from: timestampParam(new Date(0)), until: timestampParam(AS_OF_NEXT) },
         { stream_id: VARCHAR, as_of: TIMESTAMP, lower: TIMESTAMP, from: TIMESTAMP, until: TIMESTAMP },

@@ -12,7 +12,7 @@ WITH dedup_input AS (
   SELECT * FROM ({{raw}}) WHERE ts <= {{as_of}}
 ),
 {{@dedup_reports}}
-SELECT * EXCLUDE (filename, file_row_number)
+SELECT * EXCLUDE (filename, file_row_number, _source_file, _source_row)
 FROM dedup_input ANTI JOIN dedup_dropped USING (filename, file_row_number);
 
 -- The stream metrics of the API: the summary fields that describe delivery, per window.

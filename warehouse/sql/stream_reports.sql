@@ -3,9 +3,9 @@
 -- and the shared figure SQL run over them unchanged. A view: the files are read where it is used
 -- (once for the dedup rule's columns, once into the deduplicated `reports`), so the stream's
 -- reports are held once, not twice.
--- <files>: the customer partition's files of the snapshot; <projection>: as in load_raw.sql;
+-- <files>: the customer partition's files of the snapshot; <provenance>, <projection>: as in load_raw.sql;
 -- <stream_filter>: `streamId = '<id>'` (a quoted literal: a view takes no parameters) or true.
 CREATE OR REPLACE TEMP VIEW raw_reports AS
-SELECT filename, file_row_number, {{projection}}
+SELECT filename, file_row_number, {{provenance}}, {{projection}}
 FROM read_parquet({{files}}, union_by_name = true, filename = true, file_row_number = true, hive_partitioning = false)
 WHERE {{stream_filter}};

@@ -1,0 +1,115 @@
+// The deduplication rule over files that carry provenance (a compacted file's `_source_file` and
+// `_source_row`): a row is ranked where it first landed, not where it lies now, and a row seen
+// twice (a compacted file beside a file it covers) counts once. Rollups, the catalog and exports
+// all apply it, and none of them shows the provenance columns.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs/promises';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import { landingPath, writeReportsParquet, type HandReport } from '../helpers/reports.ts';
+import { runPipeline } from '../../jobs/pipeline.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
+import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
+import { readStreamSummaries } from '../../warehouse/snapshot-read.ts';
+import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
+
+const AS_OF = new Date('2026-11-20T06:00:00Z');
+const DAY = '2026-11-20';
+const report = (bytesOffloaded: number, reportId = 'r1'): HandReport => ({
+  reportId,
+  sessionId: 's1',
+  streamId: 'acme:main',
+  ts: '2026-11-20T01:00:00Z',
+  bytesOffloaded,
+});
+
+let wh: TestWarehouse;
+
+/** A file as a compaction writes it: `rows`, each with the file and row it first landed in. */
+async function writeCompacted(name: string, rows: { report: HandReport; file: string; row: number }[]): Promise<void> {
+  const plain = landingPath(wh.root, 'acme', DAY, `${name}.plain`);
+  await writeReportsParquet(wh.db, plain, rows.map((r) => r.report));
+  const provenance = rows.map((r, i) => `(${i}, ${quotedString(r.file)}, ${r.row})`).join(', ');
+  await wh.db.withSession((s) =>
+    s.run(
+      `COPY (SELECT p.* EXCLUDE (i), v._source_file, v._source_row::BIGINT AS _source_row
+             FROM (SELECT * EXCLUDE (file_row_number), file_row_number AS i FROM read_parquet(${quotedString(plain)}, file_row_number = true)) AS p
+             JOIN (VALUES ${provenance}) AS v(i, _source_file, _source_row) USING (i)
+             ORDER BY i)
+       TO ${quotedString(landingPath(wh.root, 'acme', DAY, name))} (FORMAT parquet)`,
+    ),
+  );
+  await fs.rm(plain);
+}
+
+async function catalogRows(sql: string): Promise<Record<string, unknown>[]> {
+  const instance = await DuckDBInstance.create(wh.layout.catalog, { access_mode: 'READ_ONLY' });
+  const conn = await instance.connect();
+  try {
+    return (await conn.runAndReadAll(sql)).getRowObjectsJS();
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
+  }
+}
+
+async function offloaded(): Promise<number> {
+  const snap = (await currentSnapshot(wh.layout))!;
+  const rows = await readStreamSummaries(wh.db, snap, 'all');
+  return Number(rows.find((r) => r.streamId === 'acme:main')!.totalBytesOffloaded);
+}
+
+beforeAll(async () => {
+  wh = await openTestWarehouse();
+});
+
+afterAll(async () => {
+  await wh?.close();
+});
+
+describe('the deduplication rule over provenance', () => {
+  it('ranks a compacted row where it first landed, whatever the compacted file is called', async () => {
+    // a.parquet (100) was compacted into zz-compacted.parquet; b.parquet (7) landed later. The
+    // copy of a.parquet is first by (file, row), though zz… sorts after b….
+    await writeReportsParquet(wh.db, landingPath(wh.root, 'acme', DAY, 'b.parquet'), [report(7)]);
+    await writeCompacted('zz-compacted.parquet', [
+      { report: report(5, 'r0'), file: 'a.parquet', row: 0 },
+      { report: report(100), file: 'a.parquet', row: 1 },
+    ]);
+    await runPipeline(wh, { asOf: AS_OF });
+    expect(await offloaded()).toBe(105);
+    const rows = await catalogRows(`SELECT * FROM session_reports ORDER BY reportId`);
+    expect(rows.map((r) => [r['reportId'], Number(r['bytesOffloaded'])])).toEqual([
+      ['r0', 5],
+      ['r1', 100],
+    ]);
+    expect(Object.keys(rows[0]!)).toEqual(REPORT_COLUMNS.map((c) => c.name));
+  });
+
+  it('counts a row once when the compacted file and the file it covers are both read', async () => {
+    // The crash case: a.parquet still there beside its compacted copy.
+    await writeReportsParquet(wh.db, landingPath(wh.root, 'acme', DAY, 'a.parquet'), [report(5, 'r0'), report(100)]);
+    await runPipeline(wh, { asOf: AS_OF });
+    expect(await offloaded()).toBe(105);
+    const [row] = await catalogRows(`SELECT count(*) AS n, sum(bytesOffloaded) AS b FROM session_reports`);
+    expect([Number(row!['n']), Number(row!['b'])]).toEqual([2, 105]);
+  });
+
+  it('quarantines a file whose provenance columns have the wrong types, or a negative row', async () => {
+    const plain = landingPath(wh.root, 'acme', DAY, 'x.plain');
+    await writeReportsParquet(wh.db, plain, [report(1, 'r9')]);
+    const write = (name: string, provenance: string) =>
+      wh.db.withSession((s) =>
+        s.run(`COPY (SELECT *, ${provenance} FROM read_parquet(${quotedString(plain)})) TO ${quotedString(landingPath(wh.root, 'acme', DAY, name))} (FORMAT parquet)`),
+      );
+    await write('typed-wrong.parquet', `42 AS _source_file, 'x' AS _source_row`);
+    await write('negative-row.parquet', `'a.parquet' AS _source_file, -1::BIGINT AS _source_row`);
+    await fs.rm(plain);
+    const run = await runPipeline(wh, { asOf: AS_OF });
+    expect(run.manifest.quarantined.map((q) => [q.relPath.split('/').at(-1), q.detail]).sort()).toEqual([
+      ['negative-row.parquet', '_source_row negative: 1 row'],
+      ['typed-wrong.parquet', 'column _source_file is INTEGER, expected VARCHAR; column _source_row is VARCHAR, expected BIGINT'],
+    ]);
+    expect(await offloaded()).toBe(105);
+  });
+});
