@@ -9,6 +9,7 @@ import { fileList, fillSql, quotedIdentifier, quotedString, sqlFile } from './sq
 import { emptyRawReportsSql } from './empty-relations.ts';
 import { REPORT_COLUMNS } from './report-columns.ts';
 import { projectionSql, provenanceSql } from './report-projection.ts';
+import { schemaColumns } from './partition-load.ts';
 import type { InputFile } from './manifest.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';
 import { summaryParams } from './snapshot-summaries.ts';
@@ -91,7 +92,7 @@ function rawReportsSql(layout: WarehouseLayout, files: readonly InputFile[], pre
     else bySchema.set(f.schema!, [f]);
   }
   return [...bySchema.entries()]
-    .map(([schema, list]) => read(list, false, new Set((JSON.parse(schema) as [string, string][]).map(([name]) => name))))
+    .map(([schema, list]) => read(list, false, new Set(schemaColumns(schema))))
     .join('\nUNION ALL\n');
 }
 

@@ -31,6 +31,11 @@ export function fileSchema(columns: ReadonlyMap<string, string>): string {
   return JSON.stringify([...columns]);
 }
 
+/** The names of the columns of a `fileSchema` string. */
+export function schemaColumns(schema: string): string[] {
+  return (JSON.parse(schema) as [string, string][]).map(([name]) => name);
+}
+
 export interface LoadContext {
   s: DbSession;
   layout: WarehouseLayout;

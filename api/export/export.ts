@@ -15,6 +15,8 @@ import { projectionSql, provenanceSql } from '../../warehouse/report-projection.
 import { parseStreamId } from '../../warehouse/ids.ts';
 import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
 import type { WarehouseLayout } from '../../warehouse/layout.ts';
+import type { InputFile } from '../../warehouse/manifest.ts';
+import { schemaColumns } from '../../warehouse/partition-load.ts';
 import { newScratchFile } from './scratch.ts';
 import type { ServedSnapshot } from '../snapshot-store.ts';
 import { ARROW_COLUMNS_SQL, arrowStream } from './arrow.ts';
@@ -39,11 +41,12 @@ export function exportFileName(streamId: string, window: WindowName, format: Exp
   return `${base}_${window}.${EXPORT_MEDIA[format].ext}`;
 }
 
-/** A UTC day of landed files: their paths and their total size. */
+/** A UTC day of landed files: their paths, their total size and the columns some of them have. */
 interface ExportDay {
   day: string;
   files: string[];
   bytes: number;
+  present: ReadonlySet<string>;
 }
 
 /** The partition files of the stream's customer that can hold reports of the window, by UTC day. */
@@ -52,23 +55,35 @@ function exportDays(
   layout: WarehouseLayout,
   streamId: string,
   window: WindowName,
-): { presentColumns: string[]; days: ExportDay[] } {
+): ExportDay[] {
   const customerId = parseStreamId(streamId)?.customerId;
   const partition = snap.manifest.partitions.find((p) => p.customerId === customerId);
-  if (!partition) return { presentColumns: [], days: [] };
+  if (!partition) return [];
   const seconds = windowSeconds(window);
   const firstDay = seconds === null ? '' : new Date(snap.asOfMs - seconds * 1000).toISOString().slice(0, 10);
   const lastDay = new Date(snap.asOfMs).toISOString().slice(0, 10);
-  const byDay = new Map<string, ExportDay>();
+  const byDay = new Map<string, InputFile[]>();
   for (const f of partition.files) {
     const day = /date=(\d{4}-\d{2}-\d{2})\//.exec(f.path)?.[1];
     if (!day || day < firstDay || day > lastDay) continue;
-    let d = byDay.get(day);
-    if (!d) byDay.set(day, (d = { day, files: [], bytes: 0 }));
-    d.files.push(path.join(layout.rawReports, f.path));
-    d.bytes += f.size;
+    const list = byDay.get(day);
+    if (list) list.push(f);
+    else byDay.set(day, [f]);
   }
-  return { presentColumns: partition.presentColumns, days: [...byDay.keys()].sort().map((day) => byDay.get(day)!) };
+  return [...byDay.keys()].sort().map((day) => {
+    const inputs = byDay.get(day)!;
+    const files = inputs.map((f) => path.join(layout.rawReports, f.path));
+    return { day, files, bytes: inputs.reduce((a, f) => a + f.size, 0), present: presentIn(inputs, partition.presentColumns) };
+  });
+}
+
+/**
+ * The columns that some of `files` has, from their recorded schemas (a column that none of a
+ * query's files has cannot be named in it), or `partition`'s when a schema is not recorded.
+ */
+function presentIn(files: readonly InputFile[], partition: readonly string[]): ReadonlySet<string> {
+  if (files.some((f) => f.schema === undefined)) return new Set(partition);
+  return new Set(files.flatMap((f) => schemaColumns(f.schema!)));
 }
 
 const TYPES = { as_of: TIMESTAMP, lower: TIMESTAMP, from: TIMESTAMP, until: TIMESTAMP };
@@ -102,6 +117,7 @@ const HOUR_MS = 3_600_000;
 /** One query of an export: a day's files, read for the reports with ts in [fromMs, untilMs). */
 interface Slice {
   files: string[];
+  present: ReadonlySet<string>;
   fromMs: number;
   untilMs: number;
 }
@@ -115,7 +131,6 @@ class SliceQueries {
   private readonly slices: Slice[] = [];
   constructor(
     days: ExportDay[],
-    private readonly presentColumns: string[],
     streamId: string,
     snap: ServedSnapshot,
     window: WindowName,
@@ -128,7 +143,7 @@ class SliceQueries {
       as_of: timestampParam(new Date(snap.asOfMs)),
       lower: lowerMs === null ? null : timestampParam(new Date(lowerMs)),
     };
-    for (const { day, files, bytes } of days) {
+    for (const { day, files, bytes, present } of days) {
       const dayMs = Date.parse(`${day}T00:00:00Z`);
       const hours = 24 / slicesOfDay(bytes, sliceBytes);
       for (let h = 0; h < 24; h += hours) {
@@ -136,7 +151,7 @@ class SliceQueries {
         const untilMs = fromMs + hours * HOUR_MS;
         // The window is (lower, asOf]: a slice wholly before or after it holds none of its reports.
         if ((lowerMs !== null && untilMs <= lowerMs) || fromMs > snap.asOfMs) continue;
-        this.slices.push({ files, fromMs, untilMs });
+        this.slices.push({ files, present, fromMs, untilMs });
       }
     }
   }
@@ -146,10 +161,11 @@ class SliceQueries {
   }
 
   sql(i: number): string {
+    const { files, present } = this.slices[i]!;
     return fillSql(sqlFile('export_reports'), {
-      files: fileList(this.slices[i]!.files),
-      projection: projectionSql(ALL_COLUMNS, new Set(this.presentColumns)),
-      provenance: provenanceSql(new Set(this.presentColumns)),
+      files: fileList(files),
+      projection: projectionSql(ALL_COLUMNS, present),
+      provenance: provenanceSql(present),
     });
   }
 
@@ -322,8 +338,7 @@ export async function startExport(
   format: ExportFormat,
   limits: ExportLimits,
 ): Promise<Readable> {
-  const { presentColumns, days } = exportDays(snap, layout, streamId, window);
-  const q = new SliceQueries(days, presentColumns, streamId, snap, window, limits.sliceBytes);
+  const q = new SliceQueries(exportDays(snap, layout, streamId, window), streamId, snap, window, limits.sliceBytes);
   const s = await db.session({ pool: 'exports', signal: limits.signal, callTimeoutMs: limits.dayTimeoutMs });
   const r = new ExportResources(s, layout);
   try {
