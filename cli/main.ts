@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { registerGenerate } from './commands/generate.ts';
 import { registerPipeline } from './commands/pipeline.ts';
+import { registerCompact } from './commands/compact.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerStart } from './commands/start.ts';
 import { registerTenants } from './commands/tenants.ts';
@@ -23,6 +24,7 @@ const program = new Command('p2ptel')
 registerStart(program);
 registerGenerate(program);
 registerPipeline(program);
+registerCompact(program);
 registerReports(program);
 registerServe(program);
 registerCollect(program);

@@ -1,6 +1,7 @@
-// The inline rollup run (cli pipeline, npm start): plan, rebuild the partition states that need
-// it, combine and publish — the same job functions that the BullMQ flow runs on workers, called
-// in one process. One run per asOf at a time (warehouse/run-lock.ts).
+// The inline rollup run (cli pipeline, npm start): compact the partitions that hold many small
+// files, plan, rebuild the partition states that need it, combine and publish — the same job
+// functions that the BullMQ flow runs on workers, called in one process. One run per asOf at a
+// time (warehouse/run-lock.ts).
 import fs from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { planRollup } from './rollup/plan.ts';
@@ -11,6 +12,7 @@ import type { JobDeps } from './deps.ts';
 import { assertAsOfNotAhead, compactIso } from '../lib/time.ts';
 import { lockRun, RunAlreadyRunningError } from '../warehouse/run-lock.ts';
 import type { StateMeta } from '../warehouse/state-store.ts';
+import { runCompaction, type CompactionResult } from './compaction/compact.ts';
 
 export interface PipelineProgress {
   done: number;
@@ -20,6 +22,8 @@ export interface PipelineProgress {
 
 export interface PipelineResult extends PublishResult {
   runId: string;
+  /** The compaction before the plan; null when skipped or failed (the run goes on without it). */
+  compaction: CompactionResult | null;
 }
 
 export interface PipelineOptions {
@@ -28,6 +32,8 @@ export interface PipelineOptions {
   rebuild?: boolean;
   /** Publish even over a CURRENT with a later asOf (`pipeline --replace-current`). */
   replaceCurrent?: boolean;
+  /** False: no compaction of small files before the plan (`pipeline --no-compact`). */
+  compact?: boolean;
 }
 
 export async function runPipeline(
@@ -56,6 +62,7 @@ async function runLocked(
 ): Promise<PipelineResult> {
   const startedAt = Date.now();
   const runId = newSnapshotId(opts.asOf);
+  const compaction = opts.compact === false ? null : await compactBeforePlan(deps);
   const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid, rebuild: opts.rebuild === true, batching: 'merged' });
   const total = plan.batches.length + 1;
   let done = 0;
@@ -94,10 +101,20 @@ async function runLocked(
       replaceCurrent: opts.replaceCurrent === true,
     });
     onProgress({ done: ++done, total, step: 'published' });
-    return { ...result, runId };
+    return { ...result, runId, compaction };
   } catch (err) {
     // Our own build folder is debris now; a run killed outright leaves it to the next run.
     await fs.rm(buildDir(deps.layout, runId), { recursive: true, force: true });
     throw err;
+  }
+}
+
+/** The compaction job, inline: a failure of it is logged, and the run goes on over the files as they are. */
+async function compactBeforePlan(deps: JobDeps): Promise<CompactionResult | null> {
+  try {
+    return await runCompaction(deps);
+  } catch (err) {
+    deps.log.error({ err }, 'compaction before the run failed; the run goes on without it');
+    return null;
   }
 }

@@ -9,6 +9,7 @@ import { KNOWN_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
 import { freePath, listFilesSync, moveFile, writeJsonDurable } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
+import { readRecordsSync, withoutCovered } from './compaction/records.ts';
 
 export interface LandedFile {
   /** Absolute path. */
@@ -42,10 +43,16 @@ function validDate(d: string): boolean {
   return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === d;
 }
 
-/** Every `.parquet` file of the landing area, split into partition files and misplaced ones. */
+/**
+ * Every `.parquet` file of the landing area, split into partition files and misplaced ones. Files
+ * that a placed compacted file holds (compaction/records.ts) are not partition files any more.
+ */
 export async function discoverLanding(
   layout: WarehouseLayout,
 ): Promise<{ files: LandedFile[]; misplaced: Misplaced[] }> {
+  // The compaction records before the files: a record removed meanwhile went after the files it
+  // covered (compaction/retire.ts), so a covered file is never listed without its record.
+  const records = readRecordsSync(layout);
   // Every landed file is listed and stat'ed at each run's plan (thousands over a month):
   // synchronously, a few µs each, rather than as many round trips through libuv's pool, which
   // DuckDB's calls share (state-store.ts readStates says why a job process can).
@@ -73,7 +80,7 @@ export async function discoverLanding(
     }
     files.push({ path: abs, relPath, customerId: m[1]!, date: m[2]!, size, mtimeMs });
   }
-  return { files, misplaced };
+  return { files: withoutCovered(files, records), misplaced };
 }
 
 export interface FileSchema {

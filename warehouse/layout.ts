@@ -21,6 +21,11 @@ export interface WarehouseLayout {
   reports: string;
   /** Partition states: state/customer=<id>/date=<YYYY-MM-DD>/<stateId>/ (docs/warehouse-state.md). */
   state: string;
+  /**
+   * Compaction of landed files: compaction/customer=<id>/date=<YYYY-MM-DD>/<compacted file>.json
+   * records which files each compacted file covers, and the lock of compactions.
+   */
+  compaction: string;
 }
 
 export function warehouseLayout(root: string): WarehouseLayout {
@@ -37,6 +42,7 @@ export function warehouseLayout(root: string): WarehouseLayout {
     catalog: path.join(abs, 'catalog.duckdb'),
     reports: path.join(abs, 'reports'),
     state: path.join(abs, 'state'),
+    compaction: path.join(abs, 'compaction'),
   };
 }
 

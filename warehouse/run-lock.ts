@@ -2,7 +2,7 @@
 // workers while an inline one runs) is refused with "already running" instead of computing the
 // same snapshot twice. A file lock in the snapshots folder, refreshed while the holder lives and
 // taken over once stale, or at once when its holder was a process of this host that is gone (a
-// killed run does not block the next).
+// killed run does not block the next). Compactions take a lock of the same kind (tryLock).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,20 +39,29 @@ async function holderGone(file: string): Promise<boolean> {
 /** Take the run lock of `asOf`, or throw RunAlreadyRunningError at once. Returns its release. */
 export async function lockRun(layout: WarehouseLayout, asOf: Date, staleMs: number): Promise<() => Promise<void>> {
   await fs.mkdir(layout.snapshots, { recursive: true });
-  const file = lockPath(layout, asOf);
+  const release = await tryLock(lockPath(layout, asOf), staleMs);
+  if (release === null) throw new RunAlreadyRunningError(asOf);
+  return release;
+}
+
+/**
+ * Take the lock of `file` (its folder must exist), or return null at once when a live process
+ * holds it. Returns its release.
+ */
+export async function tryLock(file: string, staleMs: number): Promise<(() => Promise<void>) | null> {
   const take = () => lockfile.lock(file, { realpath: false, stale: staleMs, retries: 0 });
   let release: () => Promise<void>;
   try {
     release = await take();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
-    if (!(await holderGone(file))) throw new RunAlreadyRunningError(asOf);
-    // A run killed on this host: its lock is not stale yet, but nobody holds it.
+    if (!(await holderGone(file))) return null;
+    // A holder killed on this host: its lock is not stale yet, but nobody holds it.
     await fs.rm(`${file}.lock`, { recursive: true, force: true });
     try {
       release = await take();
     } catch (again) {
-      if ((again as NodeJS.ErrnoException).code === 'ELOCKED') throw new RunAlreadyRunningError(asOf);
+      if ((again as NodeJS.ErrnoException).code === 'ELOCKED') return null;
       throw again;
     }
   }

@@ -14,6 +14,7 @@ export const Flags = z.object({
   asOf: isoDate.optional(),
   rebuild: z.boolean().optional(),
   replaceCurrent: z.boolean().optional(),
+  compact: z.boolean().optional(),
 });
 
 export async function run(flags: z.output<typeof Flags>, settings: SettingOverrides): Promise<void> {
@@ -24,7 +25,7 @@ export async function run(flags: z.output<typeof Flags>, settings: SettingOverri
   const bar = progressBar('pipeline');
   const { result, current } = await withJobDeps(rt, async (deps) => {
     const { runPipeline } = await import('../../jobs/pipeline.ts');
-    const r = await runPipeline(deps, { asOf, rebuild: flags.rebuild === true, replaceCurrent: flags.replaceCurrent === true }, (p) => bar.update((100 * p.done) / p.total, p.step));
+    const r = await runPipeline(deps, { asOf, rebuild: flags.rebuild === true, replaceCurrent: flags.replaceCurrent === true, compact: flags.compact !== false }, (p) => bar.update((100 * p.done) / p.total, p.step));
     return { result: r, current: r.published ? null : await readCurrent(deps.layout).catch(() => null) };
   }).finally(() => bar.stop());
   process.stdout.write(`${describeRun(result)}\n`);
@@ -74,8 +75,17 @@ export function describeRun(r: PipelineResult): string {
           `  edge reports read   ${int(m.combine.rawReportsRead)} (hours cut by a window edge, reports after asOf)`,
         ]
       : []),
+    ...describeCompactionLine(r.compaction),
     `  time taken          ${duration(m.durationMs)}`,
   ];
   if (r.pruned.length > 0) lines.push(`  old snapshots removed: ${r.pruned.length}`);
   return lines.join('\n');
+}
+
+/** "compaction  3 partitions, 120 files merged into 3; 40 covered files removed", when it did something. */
+function describeCompactionLine(c: PipelineResult['compaction']): string[] {
+  if (c === null || (c.compacted.length === 0 && c.retired.files === 0 && c.failed === 0)) return [];
+  const files = c.compacted.reduce((a, p) => a + p.files, 0);
+  const failed = c.failed > 0 ? ` (${int(c.failed)} failed, see the log)` : '';
+  return [`  compaction          ${int(c.compacted.length)} partitions, ${int(files)} files merged into ${int(c.compacted.length)}${failed}; ${int(c.retired.files)} covered files removed`];
 }

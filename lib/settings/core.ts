@@ -5,7 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { setting } from './define.ts';
 import { PROJECT_ROOT } from '../version.ts';
-import { memorySize, nonNegativeInt, positiveInt, secondsToMs, text } from './values.ts';
+import { memorySize, mibToBytes, nonNegativeInt, positiveInt, positiveNumber, secondsToMs, text } from './values.ts';
 
 /** The platform configuration shipped with the code (config/platform.json; PLATFORM_CONFIG overrides). */
 export const DEFAULT_PLATFORM_CONFIG_FILE = path.join(PROJECT_ROOT, 'config', 'platform.json');
@@ -53,6 +53,17 @@ export const CORE = {
     as: (value) => value === '1',
   }),
   ROLLUP_PARTITION_CONCURRENCY: setting({ schema: positiveInt.default(1), doc: 'customer partitions an inline run computes at once', at: 'partitionConcurrency' }),
+  COMPACTION_SMALL_FILE_MB: setting({
+    schema: positiveNumber.default(16),
+    doc: 'a landed file smaller than this is small: compaction merges the small files of a partition into one (docs/warehouse-state.md)',
+    at: 'compaction.smallFileBytes',
+    as: mibToBytes,
+  }),
+  COMPACTION_MIN_FILES: setting({
+    schema: z.coerce.number().int('a whole number').min(2, '2 or more').default(16),
+    doc: 'a partition is compacted once it holds this many small files (`compact --force`: any partition of two files)',
+    at: 'compaction.minFiles',
+  }),
   ACTIVITY_HORIZON_SECONDS: setting({
     schema: positiveInt.default(120),
     doc: 'a session is active when its latest report is at most this old and not final',
@@ -61,7 +72,7 @@ export const CORE = {
   SNAPSHOT_KEEP: setting({ schema: positiveInt.default(5), doc: 'published snapshots kept, the current one included', at: 'snapshots.keep' }),
   SNAPSHOT_DEBRIS_GRACE_SECONDS: setting({
     schema: nonNegativeInt.default(3600),
-    doc: 'age after which any unpublished build folder is debris, whoever made it',
+    doc: 'age after which any unpublished build folder is debris, whoever made it (and the least time a landed file that a compacted file covers is kept)',
     at: 'snapshots.debrisGraceMs',
     as: secondsToMs,
   }),

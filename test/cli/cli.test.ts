@@ -6,7 +6,7 @@ import net from 'node:net';
 import { cli, cliAll } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/warehouse.ts';
 
-const COMMANDS = ['start', 'generate', 'pipeline', 'reports', 'serve', 'token', 'tenants add', 'tenants list', 'worker', 'schedule', 'enqueue', 'runs'];
+const COMMANDS = ['start', 'generate', 'pipeline', 'compact', 'reports', 'serve', 'token', 'tenants add', 'tenants list', 'worker', 'schedule', 'enqueue', 'runs'];
 const QUEUE_COMMANDS = ['worker', 'schedule', 'enqueue', 'runs'];
 let dir: string;
 
@@ -64,6 +64,8 @@ describe('cli', () => {
       [['generate', '--warehouse', dir, '--batch', '5000'], /--batch: at most 2000/],
       [['tenants', 'add', '--warehouse', dir, '--customer', 'acme', '--name', 'A', '--savings-share-pct', '150'], /--savings-share-pct: from 0 to 100/],
       [['snapshots', 'use', ' ', '--warehouse', dir], /<id>: a snapshot id/],
+      [['compact', '--warehouse', dir, '--date', '2026-02-30'], /--date: a UTC date, YYYY-MM-DD/],
+      [['compact', '--warehouse', dir, '--customer', 'Acme Corp'], /--customer: a customer id/],
     ];
     const results = await cliAll([...cases.map(([args]): [string[]] => [args]), [['frobnicate']]]);
     for (const [i, [args, message]] of cases.entries()) {
@@ -116,5 +118,16 @@ describe('cli', () => {
     }
     expect(run.stdout).toMatch(/snapshot 20261120T020000000Z-[0-9a-f]{8} published/);
     expect(run.stderr).toBe(''); // quiet unless something is wrong
+    const read = Number(/files read +(\d+)/.exec(run.stdout)![1]);
+    expect(read).toBeGreaterThan(1);
+
+    const compact = await cli(['compact', '--force', '--customer', 'acme'], env);
+    expect(compact.code, compact.stderr).toBe(0);
+    expect(compact.stdout).toContain(`compacted 1 partitions: ${read} files`);
+    const again = await cli(['pipeline', '--as-of', '2026-11-20T02:00:00Z', '--no-compact'], env);
+    expect(again.stdout).toMatch(/files read +1 /);
+    const counts = (out: string) => out.split('\n').filter((l) => /^ {2}(reports read|duplicates dropped|after asOf|reports counted|streams) /.test(l));
+    expect(counts(again.stdout)).toEqual(counts(run.stdout));
+    expect(counts(run.stdout)).toHaveLength(5);
   });
 });

@@ -153,7 +153,8 @@ beforeAll(async () => {
   }
   // Another customer, untouched by acme's poison.
   await writeFile(landingPath(wh.root, 'globex', DATE, 'g.parquet'), [`SELECT ${rowSql('o1', { streamId: `'globex:news'` })}`]);
-  run = await runPipeline(wh, { asOf: AS_OF });
+  // The files as landed: compaction would merge the good ones first (test/warehouse/compaction.test.ts).
+  run = await runPipeline(wh, { asOf: AS_OF, compact: false });
 }, 120_000);
 
 afterAll(async () => {

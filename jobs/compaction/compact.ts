@@ -1,0 +1,64 @@
+// The compaction job (docs/warehouse-state.md, "Compaction of small landed files"): merge the small
+// files of every partition that holds enough of them, then remove the files that compacted files
+// cover once no snapshot reads them. One compaction at a time in a warehouse: a second one returns
+// at once (busy). Idempotent: a retry, or the next run after a crash, does what is left. Called by
+// `compact`, inline by `pipeline` before it plans, and (once wired) by a job of the worker tier.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { discoverLanding } from '../../warehouse/landing.ts';
+import { compactPartition, type CompactedPartition, type OnCompactionStep } from '../../warehouse/compaction/merge.ts';
+import { retireCovered, type Retired } from '../../warehouse/compaction/retire.ts';
+import { partitionsDue, type CompactionScope } from '../../warehouse/compaction/select.ts';
+import { tryLock } from '../../warehouse/run-lock.ts';
+import type { LandedFile } from '../../warehouse/landing.ts';
+import type { JobDeps } from '../deps.ts';
+
+export interface CompactionResult {
+  /** Another compaction held the lock: nothing was done. */
+  busy: boolean;
+  compacted: CompactedPartition[];
+  /** Partitions whose compaction failed (logged); the others went on. */
+  failed: number;
+  retired: Retired;
+  durationMs: number;
+}
+
+export async function runCompaction(
+  deps: JobDeps,
+  scope: CompactionScope = {},
+  onStep?: OnCompactionStep,
+): Promise<CompactionResult> {
+  const started = Date.now();
+  const result: CompactionResult = { busy: false, compacted: [], failed: 0, retired: { files: 0, records: 0 }, durationMs: 0 };
+  await fs.mkdir(deps.layout.compaction, { recursive: true });
+  const release = await tryLock(path.join(deps.layout.compaction, 'lock'), deps.config.snapshots.lockStaleMs);
+  if (release === null) return { ...result, busy: true };
+  try {
+    for (const files of partitionsDue((await discoverLanding(deps.layout)).files, deps.config.compaction, scope)) {
+      const done = await compactOne(deps, files, onStep);
+      if (done === 'failed') result.failed++;
+      else if (done) result.compacted.push(done);
+    }
+    result.retired = await retireCovered(deps.layout, deps.config.snapshots.debrisGraceMs);
+    await onStep?.('retired');
+  } finally {
+    await release();
+  }
+  result.durationMs = Date.now() - started;
+  deps.log.info({ compacted: result.compacted.length, failed: result.failed, retired: result.retired, ms: result.durationMs }, 'compaction done');
+  return result;
+}
+
+/** One partition: a failure is its own (logged), never the other partitions'. */
+async function compactOne(
+  deps: JobDeps,
+  files: readonly LandedFile[],
+  onStep?: OnCompactionStep,
+): Promise<CompactedPartition | null | 'failed'> {
+  try {
+    return await deps.db.withSession((s) => compactPartition({ s, layout: deps.layout, onStep }, files));
+  } catch (err) {
+    deps.log.error({ err, partition: path.dirname(files[0]!.relPath) }, 'compaction of a partition failed; its files stay as they are');
+    return 'failed';
+  }
+}

@@ -1,0 +1,96 @@
+// Retention of the files that compacted files cover (records.ts). No new run reads a covered file,
+// but the snapshots that listed it still do (exports, the catalog, on-demand figures read the files
+// of their manifest): it is removed once no snapshot folder lists it and its record is older than
+// the grace time (a run planned before the file was covered may still read it). A record goes once
+// every file it covers is gone, after them, and a compacted file only once no record names it (its
+// own record would otherwise cover nothing, and the files it covers would be read again). Records
+// whose compacted file was never placed (a compaction killed before) are removed. Runs under the
+// compaction lock.
+import fs from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { readSnapshotManifest } from '../manifest.ts';
+import { listSnapshots, publishedDir, snapshotFiles } from '../snapshots.ts';
+import type { WarehouseLayout } from '../layout.ts';
+import { readRecordsSync, recordFile, type CompactionRecord, type CoveredFile } from './records.ts';
+import { fsyncDir } from '../../lib/fsx.ts';
+
+export interface Retired {
+  /** Covered files removed. */
+  files: number;
+  /** Records removed: every file they covered gone, or their compacted file never placed. */
+  records: number;
+}
+
+export async function retireCovered(layout: WarehouseLayout, graceMs: number): Promise<Retired> {
+  const retired: Retired = { files: 0, records: 0 };
+  const records = readRecordsSync(layout);
+  if (records.size === 0) return retired;
+  const listed = await snapshotInputs(layout);
+  for (const [folder, list] of records) await retirePartition(layout, folder, list, { listed, graceMs, retired });
+  return retired;
+}
+
+interface RetireRun {
+  /** Landed files (relPath) that a snapshot lists; null when a manifest could not be read: none is removed. */
+  listed: ReadonlySet<string> | null;
+  graceMs: number;
+  retired: Retired;
+}
+
+/** A partition's records, oldest first: an older record's files go before the compacted file a newer one covers. */
+async function retirePartition(layout: WarehouseLayout, folder: string, records: readonly CompactionRecord[], run: RetireRun): Promise<void> {
+  const dir = path.join(layout.rawReports, ...folder.split('/'));
+  const present = new Set(entries(dir));
+  const named = new Set(records.map((r) => r.compacted));
+  for (const r of [...records].sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1))) {
+    const left = present.has(r.compacted) ? r.covers.filter((c) => present.has(c.name) && sameFile(path.join(dir, c.name), c)) : [];
+    const due = Date.now() - Date.parse(r.createdAt) >= run.graceMs;
+    const removable = due ? left.filter((c) => run.listed !== null && !run.listed.has(`${folder}/${c.name}`) && !named.has(c.name)) : [];
+    for (const c of removable) {
+      await fs.rm(path.join(dir, c.name), { force: true });
+      present.delete(c.name);
+    }
+    if (removable.length > 0) await fsyncDir(dir);
+    run.retired.files += removable.length;
+    if (removable.length < left.length) continue;
+    await removeRecord(layout, folder, r.compacted);
+    named.delete(r.compacted);
+    run.retired.records++;
+  }
+}
+
+async function removeRecord(layout: WarehouseLayout, folder: string, compacted: string): Promise<void> {
+  const file = recordFile(layout, folder, compacted);
+  await fs.rm(file, { force: true });
+  await fsyncDir(path.dirname(file));
+}
+
+/** Whether `file` is the file a record names: a later file that took its name is not. */
+function sameFile(file: string, c: CoveredFile): boolean {
+  const st = statSync(file, { throwIfNoEntry: false });
+  return st !== undefined && st.size === c.size && st.mtimeMs === c.mtimeMs;
+}
+
+/** Every landed file (relPath) that a snapshot folder's manifest lists; null when one cannot be read. */
+async function snapshotInputs(layout: WarehouseLayout): Promise<Set<string> | null> {
+  const listed = new Set<string>();
+  for (const id of await listSnapshots(layout)) {
+    try {
+      const manifest = await readSnapshotManifest(snapshotFiles(publishedDir(layout, id)).manifest);
+      for (const p of manifest.partitions) for (const f of p.files) listed.add(f.path);
+    } catch {
+      return null;
+    }
+  }
+  return listed;
+}
+
+function entries(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
