@@ -61,7 +61,9 @@ const progress = (job: Job, p: Progress) => job.updateProgress(p);
  * same whichever worker takes it and however late, so a re-delivered tick names the same run.
  */
 export function scheduledAsOf(job: Job): Date {
-  const at = job.opts.prevMillis;
+  // A cron scheduler's ticks carry their fire time in prevMillis; an interval's (`every`) only in
+  // their id, `repeat:<scheduler>:<fire time>`.
+  const at = job.opts.prevMillis ?? Number(/^repeat:[^:]+:(\d+)$/.exec(job.id ?? '')?.[1]);
   return new Date(typeof at === 'number' && Number.isFinite(at) ? at : job.timestamp);
 }
 
