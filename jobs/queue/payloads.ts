@@ -79,6 +79,8 @@ export const PartitionResult = z.object({
   durationMs: z.number(),
   /** Worker (host#pid) that computed it. */
   worker: z.string(),
+  /** Partitions whose state the job found built meanwhile (by another run) and reused instead (absent in results of older versions). */
+  reused: z.array(z.object({ customerId, date, stateId: z.string() })).optional(),
 });
 export type PartitionResult = z.infer<typeof PartitionResult>;
 

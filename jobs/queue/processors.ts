@@ -9,7 +9,7 @@ import type { AppConfig } from '../../lib/config.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { JobDeps } from '../deps.ts';
 import { planRollup } from '../rollup/plan.ts';
-import { rollupPartition } from '../rollup/partition.ts';
+import { rollupPartition, withReused } from '../rollup/partition.ts';
 import { BuildGoneError, publishRollupOnce, type PublishOnceResult } from '../rollup/publish-once.ts';
 import { runReports } from '../reports/run.ts';
 import { buildDir, keepBuildAlive } from '../../warehouse/snapshots.ts';
@@ -20,13 +20,13 @@ import { rollupFlow } from './flow.ts';
 import { QUEUES, rollupJobId, rollupRunId, type RunKind } from './names.ts';
 import {
   PartitionPayload,
+  PartitionResult,
   PlanPayload,
   PublishPayload,
   ReportsPayload,
   TickPayload,
   payloadOf,
   resultOf,
-  type PartitionResult,
   type PlanResult,
   type Progress,
   type PublishResult,
@@ -147,13 +147,14 @@ async function partition(ctx: WorkerContext, job: Job, log: Logger): Promise<Par
   await progress(job, { percent: 100, step: `built ${data.partitions.length} partition(s) of ${customers}` });
   return {
     customerId: customers,
-    partitions: data.partitions.length,
+    partitions: r.states.length,
     reports: r.states.reduce((a, m) => a + m.reports, 0),
     streams: r.states.reduce((a, m) => Math.max(a, m.streams), 0),
     files: r.states.reduce((a, m) => a + m.files.length, 0),
     quarantined: r.states.reduce((a, m) => a + m.quarantined.length, 0),
     durationMs: r.durationMs,
     worker: ctx.workerName,
+    reused: r.reused.map(({ customerId, date, stateId }) => ({ customerId, date, stateId })),
   };
 }
 
@@ -183,7 +184,9 @@ async function keepingBuildAlive<T>(ctx: WorkerContext, runId: string, log: Logg
 
 /** A run's last step: its snapshot combined and published, once. */
 async function publish(ctx: WorkerContext, job: Job, log: Logger): Promise<PublishResult> {
-  const data = payloadOf(PublishPayload, job);
+  const planned = payloadOf(PublishPayload, job);
+  // Partitions a job found built meanwhile by another run are reuses of that state.
+  const data = { ...planned, decisions: withReused(planned.decisions, await reusedByChildren(job)) };
   await progress(job, { percent: 0, step: 'publishing' });
   const r = await publishOnce(ctx, data, log);
   await progress(job, { percent: 100, step: r.published ? 'published' : 'discarded (a later asOf is current)' });
@@ -206,6 +209,11 @@ async function publish(ctx: WorkerContext, job: Job, log: Logger): Promise<Publi
     partitionsReused: m?.partitionStates?.reused ?? null,
     partitionsRebuilt: m?.partitionStates?.rebuilt ?? null,
   };
+}
+
+async function reusedByChildren(job: Job): Promise<NonNullable<PartitionResult['reused']>> {
+  const values = Object.values(await job.getChildrenValues());
+  return values.flatMap((v) => resultOf(PartitionResult, v)?.reused ?? []);
 }
 
 async function publishOnce(ctx: WorkerContext, data: PublishPayload, log: Logger): Promise<PublishOnceResult> {

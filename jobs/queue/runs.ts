@@ -115,6 +115,12 @@ async function describeRollup(queues: Queues, asOf: Date): Promise<RunInfo | nul
     info.partitionsRebuilt = rebuilt;
     info.partitionsReused = decisions.length - rebuilt;
   }
+  const result = state === 'completed' ? resultOf(PublishResult, run.returnvalue) : null;
+  // What the run did, once known: a job may have reused a state another run built meanwhile.
+  if (typeof result?.partitionsRebuilt === 'number' && typeof result.partitionsReused === 'number') {
+    info.partitionsRebuilt = result.partitionsRebuilt;
+    info.partitionsReused = result.partitionsReused;
+  }
   const partitionsLine =
     `${done}/${total} jobs` +
     (info.partitionsRebuilt === null ? '' : `, ${info.partitionsRebuilt} partitions rebuilt, ${info.partitionsReused} reused`);
@@ -130,7 +136,7 @@ async function describeRollup(queues: Queues, asOf: Date): Promise<RunInfo | nul
       break;
     }
     case 'completed': {
-      const r = resultOf(PublishResult, run.returnvalue);
+      const r = result;
       Object.assign(info, {
         state: 'completed',
         percent: 100,
