@@ -54,7 +54,18 @@ export type PublishPayload = z.infer<typeof PublishPayload>;
 export const ReportsPayload = z.object({ asOf: isoInstant });
 export type ReportsPayload = z.infer<typeof ReportsPayload>;
 
-export const TickResult = z.object({ kind: z.enum(['rollup', 'reports']), asOf: isoInstant, jobId: z.string() });
+export const TickResult = z.object({
+  kind: z.enum(['rollup', 'reports']),
+  asOf: isoInstant,
+  /** The first job of the run it started; null when it started none (coalesced). */
+  jobId: z.string().nullable(),
+  /** started: the run of its fire time; coalesced: a run was in flight (absent in results of older versions: started). */
+  outcome: z.enum(['started', 'coalesced']).optional(),
+  /** The asOf of the run in flight it was coalesced behind. */
+  behind: isoInstant.nullable().optional(),
+  /** Fire times that passed before it with no tick (no worker took it in time). */
+  missed: z.object({ count: z.number().int().positive(), first: isoInstant, last: isoInstant }).nullable().optional(),
+});
 export type TickResult = z.infer<typeof TickResult>;
 
 export const PlanResult = z.object({

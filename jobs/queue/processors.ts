@@ -14,24 +14,23 @@ import { BuildGoneError, publishRollupOnce, type PublishOnceResult } from '../ro
 import { runReports } from '../reports/run.ts';
 import { buildDir, keepBuildAlive } from '../../warehouse/snapshots.ts';
 import type { Queues } from './client.ts';
-import { addRunJob } from './enqueue.ts';
 import { partitionsCounter } from './metrics.ts';
 import { rollupFlow } from './flow.ts';
-import { QUEUES, rollupJobId, rollupRunId, type RunKind } from './names.ts';
+import { rollupJobId, rollupRunId } from './names.ts';
+import { tick } from './ticks.ts';
+import type { Gate } from './tick-gate.ts';
 import {
   PartitionPayload,
   PartitionResult,
   PlanPayload,
   PublishPayload,
   ReportsPayload,
-  TickPayload,
   payloadOf,
   resultOf,
   type PlanResult,
   type Progress,
   type PublishResult,
   type ReportsResult,
-  type TickResult,
 } from './payloads.ts';
 
 export interface WorkerContext {
@@ -56,20 +55,9 @@ export interface Processors {
 
 const progress = (job: Job, p: Progress) => job.updateProgress(p);
 
-/**
- * The fire time of a job made by a job scheduler, which is the asOf of the run it starts: the
- * same whichever worker takes it and however late, so a re-delivered tick names the same run.
- */
-export function scheduledAsOf(job: Job): Date {
-  // A cron scheduler's ticks carry their fire time in prevMillis; an interval's (`every`) only in
-  // their id, `repeat:<scheduler>:<fire time>`.
-  const at = job.opts.prevMillis ?? Number(/^repeat:[^:]+:(\d+)$/.exec(job.id ?? '')?.[1]);
-  return new Date(typeof at === 'number' && Number.isFinite(at) ? at : job.timestamp);
-}
-
 export function defaultProcessors(ctx: WorkerContext): Processors {
   return {
-    tick: (job) => tick(ctx, job),
+    tick: (job, log) => tick(gateOf(ctx), job, log),
     plan: (job, log) => plan(ctx, job, log),
     partition: (job, log) => partition(ctx, job, log),
     publish: (job, log) => publish(ctx, job, log),
@@ -77,17 +65,11 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
   };
 }
 
+/** What the schedule gate needs of a worker (tick-gate.ts). */
+export const gateOf = (ctx: WorkerContext): Gate => ({ queues: ctx.queues, retry: ctx.config.jobs, workerName: ctx.workerName });
+
 /** The job functions' dependencies, with the job's logger. */
 const depsFor = (ctx: WorkerContext, log: Logger): JobDeps => ({ ...ctx.deps, log });
-
-/** A scheduler's tick: the run of its fire time, added (once) to its queue. */
-async function tick(ctx: WorkerContext, job: Job): Promise<TickResult> {
-  payloadOf(TickPayload, job);
-  const kind: RunKind = job.queueName === QUEUES.reports ? 'reports' : 'rollup';
-  const asOf = scheduledAsOf(job);
-  const { jobId } = await addRunJob(ctx.queues, ctx.config.jobs, kind, asOf);
-  return { kind, asOf: asOf.toISOString(), jobId };
-}
 
 /** A rollup run's plan: its flow of partition jobs and publish job, added once. */
 async function plan(ctx: WorkerContext, job: Job, log: Logger): Promise<PlanResult> {

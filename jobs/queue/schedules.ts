@@ -2,11 +2,12 @@
 // a fixed interval (`every`, for live figures), and the nightly report run. Upserted by id, so
 // installing them twice (or from two machines) leaves one of each; installing with another
 // pattern or interval changes it in place.
-import type { RepeatOptions } from 'bullmq';
+import type { JobsOptions, RepeatOptions } from 'bullmq';
 import type { AppConfig } from '../../lib/config.ts';
 import type { Queues } from './client.ts';
 import { runJobOptions } from './job-options.ts';
 import { JOBS, SCHEDULERS, type RunKind } from './names.ts';
+import { forgetTicks } from './ticks.ts';
 
 export interface ScheduleInfo {
   id: string;
@@ -25,9 +26,17 @@ type ScheduleConfig = Pick<AppConfig, 'schedules' | 'jobs'>;
 export async function installSchedules(queues: Queues, config: ScheduleConfig): Promise<ScheduleInfo[]> {
   // A scheduler adds a "tick" job; the tick adds the run under an id derived from its fire time.
   const template = { name: JOBS.tick, data: {}, opts: runJobOptions(config.jobs) };
-  await queues.rollup.upsertJobScheduler(SCHEDULERS.rollup, rollupRepeat(config.schedules), template);
-  await queues.reports.upsertJobScheduler(SCHEDULERS.reports, { pattern: config.schedules.reports, tz: 'UTC' }, template);
+  await upsert(queues, 'rollup', rollupRepeat(config.schedules), template);
+  await upsert(queues, 'reports', { pattern: config.schedules.reports, tz: 'UTC' }, template);
   return listSchedules(queues);
+}
+
+async function upsert(queues: Queues, kind: RunKind, repeat: RepeatOptions, template: { name: string; data: object; opts: JobsOptions }): Promise<void> {
+  const queue = kind === 'rollup' ? queues.rollup : queues.reports;
+  const before = await queue.getJobScheduler(SCHEDULERS[kind]);
+  // Fire times of another schedule are not missed ones of this one.
+  if ((before?.pattern ?? null) !== (repeat.pattern ?? null) || (before?.every ?? null) !== (repeat.every ?? null)) await forgetTicks(queues, kind);
+  await queue.upsertJobScheduler(SCHEDULERS[kind], repeat, template);
 }
 
 /**

@@ -5,9 +5,10 @@ import type { Logger } from '../../lib/log.ts';
 import { openJobDeps } from '../deps.ts';
 import { openQueues } from './client.ts';
 import { redactUrl } from './connection.ts';
-import { QUEUES } from './names.ts';
-import { defaultProcessors, type Processors, type WorkerContext } from './processors.ts';
-import { startWorkers, workerName, type StopOutcome, type WorkerTier } from './worker.ts';
+import { JOBS, QUEUES } from './names.ts';
+import { defaultProcessors, gateOf, type Processors, type WorkerContext } from './processors.ts';
+import { startWorkers, workerName, type OnSettled, type StopOutcome, type WorkerTier } from './worker.ts';
+import { startCoalesced } from './tick-gate.ts';
 import { bindQueueMetrics } from './metrics.ts';
 import { collectProcessMetrics, listenMetrics, type MetricsListener } from '../../lib/metrics.ts';
 
@@ -55,7 +56,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<StopOutcome> {
     metrics = await listenMetrics(config.worker.metrics.port, config.worker.metrics.host);
   }
   const defaults = defaultProcessors(ctx);
-  const tier = startWorkers(ctx, opts.processors ? opts.processors(defaults, ctx) : defaults);
+  const tier = startWorkers(ctx, opts.processors ? opts.processors(defaults, ctx) : defaults, startCoalescedAfter(ctx));
   try {
     await Promise.race([tier.ready, stopSignal]);
   } catch (err) {
@@ -97,4 +98,16 @@ export async function runWorker(opts: RunWorkerOptions): Promise<StopOutcome> {
   clearTimeout(hardStop);
   log.info({ handedBack: outcome.handedBack }, 'worker stopped');
   return outcome;
+}
+
+/** When a run publishes or a step of one fails for good, the tick coalesced behind it starts its run. */
+function startCoalescedAfter(ctx: WorkerContext): OnSettled {
+  const gate = gateOf(ctx);
+  return (queue, job, outcome) => {
+    if (queue === QUEUES.reports || (outcome === 'completed' && job.name !== JOBS.publish)) return;
+    startCoalesced(gate).then(
+      (asOf) => asOf && ctx.log.info({ asOf: asOf.toISOString() }, 'started the run of the ticks coalesced behind the run that ended'),
+      (err: unknown) => ctx.log.warn({ err: (err as Error).message }, 'could not start the run of coalesced ticks; the next tick will'),
+    );
+  };
 }
