@@ -71,6 +71,8 @@ describe('rollups every second or two', () => {
     const done = runs.filter((r) => r.kind === 'rollup' && r.state === 'completed');
     const coalesced = runs.filter((r) => r.state === 'coalesced');
     expect(done.length).toBeGreaterThanOrEqual(2);
+    // Each run is as of a fire time of the interval: a whole second.
+    expect(done.filter((r) => Date.parse(r.asOf) % 1000 !== 0)).toEqual([]);
     expect(coalesced.length).toBeGreaterThanOrEqual(done.length);
     const spans = done.map((r) => [r.startedAt!, r.finishedAt!] as const).sort((a, b) => a[0] - b[0]);
     for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
