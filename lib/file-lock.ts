@@ -17,7 +17,9 @@ export interface LockOptions {
 }
 
 export interface HeldLock {
-  /** Throws LockLostError when another process took the lock over (our renewal stalled). */
+  /** False once another process took the lock over (our renewals stalled). */
+  held(): boolean;
+  /** Throws LockLostError when another process took the lock over. */
   assertHeld(): void;
   release(): Promise<void>;
 }
@@ -99,6 +101,7 @@ function heldLock(file: string, me: Holder, staleMs: number): HeldLock {
   };
   next();
   return {
+    held: () => lost === null,
     assertHeld() {
       if (lost !== null) throw new LockLostError(`lost the lock ${file}: ${lost}`);
     },

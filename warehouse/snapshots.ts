@@ -301,8 +301,9 @@ export async function publishBuild(
       await opts.afterSwap?.(dir);
       published = true;
     }
-    lock.assertHeld();
-    const pruned = await prune(layout, opts.keep);
+    // Another publisher that took the lock over may be between its rename and its swap: leave
+    // retention to the next publisher rather than remove its folder.
+    const pruned = lock.held() ? await prune(layout, opts.keep) : [];
     return { snapshot, published, dir, pruned };
   } finally {
     await lock.release();
