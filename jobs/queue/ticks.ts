@@ -35,7 +35,11 @@ export interface Missed {
  */
 export function scheduledAsOf(job: Job): Date {
   const at = job.opts.prevMillis ?? Number(/^repeat:[^:]+:(\d+)$/.exec(job.id ?? '')?.[1]);
-  return new Date(typeof at === 'number' && Number.isFinite(at) ? at : job.timestamp);
+  const ms = typeof at === 'number' && Number.isFinite(at) ? at : job.timestamp;
+  // An interval's fire times are its multiples; a tick added late (a busy worker) still names the
+  // fire time it stands for.
+  const every = resultOf(TickRepeat, (job.opts as { repeat?: unknown }).repeat)?.every;
+  return new Date(every ? Math.floor(ms / every) * every : ms);
 }
 
 export async function tick(gate: Gate, job: Job, log: Logger): Promise<TickResult> {
