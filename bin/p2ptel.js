@@ -6,6 +6,17 @@
 // the TypeScript sources through tsx instead: the same code, ~0.2 s slower to start.
 import { existsSync } from 'node:fs';
 
+// A worker stopped while its code is still loading stops cleanly (exit 0) as a running one does:
+// the signal is kept from here on for the worker's own handling (lib/signals.ts).
+if (process.argv[2] === 'worker') {
+  const keep = (signal) => {
+    process[Symbol.for('p2ptel.earlySignal')] ??= signal;
+  };
+  process[Symbol.for('p2ptel.earlySignalListener')] = keep;
+  process.on('SIGTERM', keep);
+  process.on('SIGINT', keep);
+}
+
 const build = process.env.P2PTEL_BUILD || 'dist';
 const compiled = new URL(`../${build}/main.js`, import.meta.url);
 const fromSource = process.env.P2PTEL_FROM_SOURCE === '1';

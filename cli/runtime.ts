@@ -15,14 +15,18 @@ export interface Runtime {
   log: Logger;
 }
 
-/** The config of a command: its flags over the environment; `service` commands (long-running) log at info by default, others at warn. */
-export function commandConfig(settings: SettingOverrides, kind: 'command' | 'service' = 'command'): AppConfig {
-  return loadConfig({ overrides: settings, defaults: { LOG_LEVEL: kind === 'service' ? 'info' : 'warn' } });
+/**
+ * The config of a command: its flags over the environment over `defaults` (a command's own, where
+ * they differ from the table's); `service` commands (long-running) log at info by default, others
+ * at warn.
+ */
+export function commandConfig(settings: SettingOverrides, kind: 'command' | 'service' = 'command', defaults: Record<string, string> = {}): AppConfig {
+  return loadConfig({ overrides: settings, defaults: { LOG_LEVEL: kind === 'service' ? 'info' : 'warn', ...defaults } });
 }
 
 /** Config and logger of a command. */
-export function runtime(settings: SettingOverrides, kind: 'command' | 'service' = 'command'): Runtime {
-  const config = commandConfig(settings, kind);
+export function runtime(settings: SettingOverrides, kind: 'command' | 'service' = 'command', defaults: Record<string, string> = {}): Runtime {
+  const config = commandConfig(settings, kind, defaults);
   return { config, log: createLogger(config.logLevel) };
 }
 

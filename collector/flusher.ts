@@ -76,6 +76,7 @@ export class Flusher {
   private failures = 0;
   private retryAt = 0;
   private sealing: Promise<unknown> | null = null;
+  private readonly landedListeners: ((landed: LandedSegment) => void)[] = [];
 
   constructor(
     private readonly spool: Spool,
@@ -101,6 +102,11 @@ export class Flusher {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /** Call `listener` after each segment lands (an inline rollup in the same process starts then). */
+  onLanded(listener: (landed: LandedSegment) => void): void {
+    this.landedListeners.push(listener);
   }
 
   /** Seal whatever the open segment holds and land every sealed segment (SIGTERM, tests). */
@@ -154,6 +160,7 @@ export class Flusher {
         await this.spool.remove(segment);
         observeLanding((performance.now() - started) / 1000, landed.rows);
         this.log.info({ segment: segment.seq, rows: landed.rows, files: landed.files.length }, 'flusher: segment landed');
+        for (const listener of this.landedListeners) listener(landed);
       }
       this.failures = 0;
     } catch (err) {

@@ -52,6 +52,7 @@ interface SpoolLevels {
   bytes(): number;
   sealed(): readonly unknown[];
   failed(): Error | null;
+  oldestUnlandedAt(): number | null;
 }
 
 /** The spools of the collectors running in this process (one, but for tests). */
@@ -72,6 +73,16 @@ new client.Gauge({
   registers: [registry],
   collect() {
     this.set([...spools].reduce((n, s) => n + s.sealed().length, 0));
+  },
+});
+
+new client.Gauge({
+  name: 'p2ptel_collector_oldest_unlanded_seconds',
+  help: 'Age of the oldest acknowledged report not landed yet (0 when everything is landed): what the collector adds to the freshness of the figures',
+  registers: [registry],
+  collect() {
+    const oldest = Math.min(...[...spools].map((s) => s.oldestUnlandedAt() ?? Infinity));
+    this.set(Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0);
   },
 });
 

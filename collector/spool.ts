@@ -29,6 +29,11 @@ export interface Segment {
   bytes: number;
   /** Reports it holds; null for a segment left by an earlier process (not counted). */
   reports: number | null;
+  /**
+   * When its first line was acknowledged (epoch ms); for a segment left by an earlier process, when
+   * its file was last written (what can be told of it); null while it holds nothing.
+   */
+  firstAt: number | null;
 }
 
 interface Pending {
@@ -88,7 +93,8 @@ export class Spool {
       }
       const m = SEGMENT_RE.exec(name)!;
       const wrapped = m[3] !== undefined;
-      sealed.push({ key: segmentKey(m[1]!, Number(m[2])), seq: Number(m[2]), file, form: wrapped ? 'wrapped' : 'flat', bytes, reports: null });
+      const { mtimeMs } = await fs.stat(file);
+      sealed.push({ key: segmentKey(m[1]!, Number(m[2])), seq: Number(m[2]), file, form: wrapped ? 'wrapped' : 'flat', bytes, reports: null, firstAt: mtimeMs });
     }
     if (sealed.length > 0) log.info({ segments: sealed.length, bytes: sealed.reduce((a, s) => a + s.bytes, 0) }, 'spool: replaying segments left by an earlier run');
     const generation = newGeneration();
@@ -132,6 +138,12 @@ export class Spool {
   /** Bytes accepted and not landed yet (sealed, open, and waiting for the next fsync). */
   bytes(): number {
     return this.sealedSegments.reduce((a, s) => a + s.bytes, 0) + this.active.bytes + this.pendingBytes;
+  }
+
+  /** When the oldest acknowledged report not landed yet was acknowledged (epoch ms), or null when all are landed. */
+  oldestUnlandedAt(): number | null {
+    const times = [...this.sealedSegments, this.active].map((s) => s.firstAt).filter((t): t is number => t !== null);
+    return times.length === 0 ? null : Math.min(...times);
   }
 
   /** The open segment: how many reports it holds and since when (ms since epoch). */
@@ -200,6 +212,7 @@ export class Spool {
         this.pendingBytes -= bytes;
       }
       this.active.bytes += bytes;
+      this.active.firstAt ??= Date.now();
       this.active.reports = (this.active.reports ?? 0) + batch.reduce((a, b) => a + b.reports, 0);
       for (const b of batch) b.resolve();
     }
@@ -216,7 +229,7 @@ export class Spool {
     const old = this.active;
     this.active = next;
     await old.handle.close();
-    const sealed: Segment = { key: old.key, seq: old.seq, file: old.file, form: old.form, bytes: old.bytes, reports: old.reports };
+    const sealed: Segment = { key: old.key, seq: old.seq, file: old.file, form: old.form, bytes: old.bytes, reports: old.reports, firstAt: old.firstAt };
     this.sealedSegments.push(sealed);
     return sealed;
   }
@@ -268,7 +281,7 @@ export class Spool {
     await segment.handle.datasync();
     await segment.handle.close();
     if (segment.bytes > 0) {
-      this.sealedSegments.push({ key: segment.key, seq: segment.seq, file: segment.file, form: segment.form, bytes: segment.bytes, reports: segment.reports });
+      this.sealedSegments.push({ key: segment.key, seq: segment.seq, file: segment.file, form: segment.form, bytes: segment.bytes, reports: segment.reports, firstAt: segment.firstAt });
     } else {
       await fs.rm(segment.file, { force: true });
     }
@@ -276,6 +289,7 @@ export class Spool {
     // Its bytes are counted with the sealed segments now.
     segment.bytes = 0;
     segment.reports = 0;
+    segment.firstAt = null;
   }
 }
 
@@ -292,7 +306,7 @@ async function openSegment(dir: string, generation: string, seq: number): Promis
     await fs.rm(file, { force: true }).catch(() => {});
     throw err;
   }
-  return { key, seq, file, form: 'wrapped', bytes: 0, reports: 0, handle, openedAt: Date.now(), retired: false };
+  return { key, seq, file, form: 'wrapped', bytes: 0, reports: 0, firstAt: null, handle, openedAt: Date.now(), retired: false };
 }
 
 /** What remains of `buffers` once their first `n` bytes are written (a short write resumes there). */

@@ -5,7 +5,7 @@
 import fs from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { planRollup } from './rollup/plan.ts';
-import { rollupPartition } from './rollup/partition.ts';
+import { rollupPartition, withReused } from './rollup/partition.ts';
 import { publishRollup, type PublishResult } from './rollup/publish.ts';
 import { buildDir, buildLive, newSnapshotId } from '../warehouse/snapshots.ts';
 import type { JobDeps } from './deps.ts';
@@ -73,13 +73,15 @@ async function runLocked(
     // folder is removed: one still running would otherwise re-create it as debris.
     let failure: { reason: unknown } | null = null;
     const built: StateMeta[] = [];
+    const reused: StateMeta[] = [];
     await Promise.allSettled(
       plan.batches.map((batch) =>
         limit(async () => {
           if (failure) return;
           try {
-            const r = await rollupPartition(deps, { runId, asOf: opts.asOf, partitions: batch.partitions });
+            const r = await rollupPartition(deps, { runId, asOf: opts.asOf, partitions: batch.partitions, rebuild: opts.rebuild === true });
             built.push(...r.states);
+            reused.push(...r.reused);
           } catch (err) {
             failure ??= { reason: err };
             return;
@@ -94,8 +96,8 @@ async function runLocked(
       asOf: opts.asOf,
       customers: plan.customers,
       misplaced: plan.misplaced,
-      decisions: plan.decisions,
-      knownStates: [...plan.reused, ...built],
+      decisions: withReused(plan.decisions, reused),
+      knownStates: [...plan.reused, ...built, ...reused],
       pruneNeeded: plan.pruneNeeded,
       startedAt,
       replaceCurrent: opts.replaceCurrent === true,

@@ -51,10 +51,20 @@ function withFallbacks(values: Record<string, unknown>): Record<string, unknown>
 function place(values: Record<string, unknown>): AppConfig {
   const config: Record<string, unknown> = {};
   for (const [name, spec] of entries) {
-    const value = spec.as ? spec.as(values[name], values) : values[name];
+    const value = converted(spec, values[name], values);
     for (const at of typeof spec.at === 'string' ? [spec.at] : spec.at) setPath(config, at, value);
   }
   return config as AppConfig;
+}
+
+/** A setting's value as the config holds it; a conversion that refuses it (settings that exclude each other) is a ConfigError. */
+function converted(spec: (typeof entries)[number][1], value: unknown, values: Record<string, unknown>): unknown {
+  if (!spec.as) return value;
+  try {
+    return spec.as(value, values);
+  } catch (err) {
+    throw new ConfigError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 function setPath(target: Record<string, unknown>, at: string, value: unknown): void {

@@ -61,7 +61,7 @@ export async function catalogFollowsCurrent(db: Db, layout: WarehouseLayout, cur
  * a damaged CURRENT throws SnapshotUnreadableError.
  */
 export async function reconcilePublication(db: Db, layout: WarehouseLayout, lockStaleMs: number, log: Logger): Promise<CurrentPointer | null> {
-  const release = await lockPublication(layout, lockStaleMs);
+  const lock = await lockPublication(layout, lockStaleMs);
   try {
     const current = await readCurrent(layout);
     if (!current) return null;
@@ -69,6 +69,6 @@ export async function reconcilePublication(db: Db, layout: WarehouseLayout, lock
     await catalogFollowsCurrent(db, layout, current, log);
     return current;
   } finally {
-    await release();
+    await lock.release();
   }
 }

@@ -5,9 +5,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import lockfile from 'proper-lockfile';
 import { z } from 'zod';
 import { fsyncDir, fsyncTree, writeJsonDurable } from '../lib/fsx.ts';
+import { takeLock, type HeldLock } from '../lib/file-lock.ts';
 import { hostScratchDir, type WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 import { processAlive } from '../lib/process.ts';
@@ -274,12 +274,13 @@ export async function publishBuild(
   },
 ): Promise<PublishOutcome> {
   await fs.mkdir(layout.snapshots, { recursive: true });
-  const release = await lockPublication(layout, opts.lockStaleMs);
+  const lock = await lockPublication(layout, opts.lockStaleMs);
   try {
     const dir = publishedDir(layout, snapshot);
     const from = buildDir(layout, runId);
     await fsyncTree(from);
     await fs.rm(path.join(from, 'owner.json'), { force: true });
+    lock.assertHeld();
     await fs.rename(from, dir);
     await fsyncDir(layout.snapshots);
 
@@ -293,27 +294,32 @@ export async function publishBuild(
     if (replaces) {
       await opts.beforeSwap?.(dir);
       const pointer: CurrentPointer = { snapshot, asOf: asOf.toISOString(), publishedAt: new Date().toISOString() };
+      lock.assertHeld();
       await writeJsonDurable(layout.currentPointer, pointer);
       history = [...history.filter((s) => s !== snapshot), snapshot];
       await writeJsonDurable(historyFile(layout), history);
       await opts.afterSwap?.(dir);
       published = true;
     }
-    const pruned = await prune(layout, opts.keep);
+    // Another publisher that took the lock over may be between its rename and its swap: leave
+    // retention to the next publisher rather than remove its folder.
+    const pruned = lock.held() ? await prune(layout, opts.keep) : [];
     return { snapshot, published, dir, pruned };
   } finally {
-    await release();
+    await lock.release();
   }
 }
 
-/** The publish lock: one publisher (or `snapshots use`) at a time. */
-export async function lockPublication(layout: WarehouseLayout, lockStaleMs: number): Promise<() => Promise<void>> {
+/** How long a publisher waits for another one to finish. */
+const PUBLISH_WAIT_MS = 60_000;
+
+/**
+ * The publish lock: one publisher (or `snapshots use`) at a time. Renewed every second while held:
+ * a holder killed on this host is taken over at once, one on another host after `lockStaleMs`.
+ */
+export async function lockPublication(layout: WarehouseLayout, lockStaleMs: number): Promise<HeldLock> {
   await fs.mkdir(layout.snapshots, { recursive: true });
-  return lockfile.lock(path.join(layout.snapshots, 'publish'), {
-    realpath: false,
-    stale: lockStaleMs,
-    retries: { retries: Math.ceil((2 * lockStaleMs) / 500) + 20, minTimeout: 100, maxTimeout: 500 },
-  });
+  return takeLock(path.join(layout.snapshots, 'publish.lock'), { staleMs: lockStaleMs, waitMs: PUBLISH_WAIT_MS });
 }
 
 /**
@@ -327,7 +333,7 @@ export async function useSnapshot(
   opts: { lockStaleMs: number; beforeSwap?: (dir: string) => Promise<void>; afterSwap?: (dir: string) => Promise<void>; log?: Logger },
 ): Promise<CurrentPointer> {
   if (!CurrentPointerSchema.shape.snapshot.safeParse(snapshot).success) throw new SnapshotUnreadableError(snapshot, 'not a snapshot id');
-  const release = await lockPublication(layout, opts.lockStaleMs);
+  const lock = await lockPublication(layout, opts.lockStaleMs);
   try {
     const dir = publishedDir(layout, snapshot);
     const stamp = await snapshotStamp(layout, snapshot);
@@ -336,12 +342,13 @@ export async function useSnapshot(
     const history = await readHistoryRepaired(layout, current, opts.log);
     await opts.beforeSwap?.(dir);
     const pointer: CurrentPointer = { snapshot, asOf: stamp.asOf, publishedAt: new Date().toISOString() };
+    lock.assertHeld();
     await writeJsonDurable(layout.currentPointer, pointer);
     await writeJsonDurable(historyFile(layout), [...history.filter((s) => s !== snapshot), snapshot]);
     await opts.afterSwap?.(dir);
     return pointer;
   } finally {
-    await release();
+    await lock.release();
   }
 }
 

@@ -1,5 +1,6 @@
 // The `runs` command's work: the latest rollup and report runs, as BullMQ keeps them: state,
-// progress, duration, figures, and why a run failed.
+// progress, duration, figures, and why a run failed; and scheduler fire times that started no run
+// (coalesced behind a run in flight, or missed).
 import { z } from 'zod';
 import { runtime, withQueues } from '../runtime.ts';
 import { positiveInt } from '../options.ts';
@@ -19,6 +20,14 @@ export async function run(flags: z.output<typeof Flags>, settings: SettingOverri
   process.stdout.write(`${flags.json ? JSON.stringify(runs, null, 2) : describeRuns(runs, rt.config.redis.prefix)}\n`);
 }
 
+/** Fire times of a schedule that started no run of their own: no progress, no duration. */
+const TICK_STATES: ReadonlySet<string> = new Set(['coalesced', 'missed']);
+
+function progressCell(r: RunInfo): string {
+  if (TICK_STATES.has(r.state)) return '-';
+  return r.state === 'completed' || r.state === 'failed' ? r.progress : `${Math.round(r.percent)}% ${r.progress}`.trim();
+}
+
 export function describeRuns(runs: RunInfo[], prefix: string): string {
   if (runs.length === 0) return `no runs yet (queue prefix ${prefix})`;
   const dash = (v: number | null) => (v === null ? '-' : int(v));
@@ -28,8 +37,8 @@ export function describeRuns(runs: RunInfo[], prefix: string): string {
       r.kind,
       r.asOf,
       r.state,
-      r.state === 'completed' || r.state === 'failed' ? r.progress : `${Math.round(r.percent)}% ${r.progress}`.trim(),
-      r.durationMs === null ? '-' : duration(r.durationMs),
+      progressCell(r),
+      r.durationMs === null || TICK_STATES.has(r.state) ? '-' : duration(r.durationMs),
       dash(r.reports),
       dash(r.streams),
       r.snapshot ?? r.note ?? '-',

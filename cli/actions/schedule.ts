@@ -6,7 +6,7 @@ import type { SettingOverrides } from '../../lib/config.ts';
 import type { ScheduleInfo } from '../../jobs/queue/schedules.ts';
 import { table } from '../format.ts';
 
-/** --rollup-cron and --reports-cron are settings' flags (ROLLUP_SCHEDULE, REPORTS_SCHEDULE). */
+/** --rollup-cron, --rollup-every and --reports-cron are settings' flags (ROLLUP_SCHEDULE, ROLLUP_EVERY, REPORTS_SCHEDULE). */
 export const Flags = z.object({ list: z.boolean().optional() });
 
 const WHAT: Record<string, string> = {

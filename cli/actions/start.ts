@@ -1,8 +1,9 @@
 // The `start` command's work: sample data, a pipeline run, a summary, a tenant, the pilot reports,
-// a token, the API, and a collector with an ingest key and a curl that posts a gzip'd report.
+// a token, the API, and a collector with an ingest key and a curl that posts a gzip'd report; then
+// it keeps rolling up inline as reports land (jobs/live-rollups.ts), so that the API is live.
 import path from 'node:path';
 import { noFlags } from '../options.ts';
-import { progressBar, runtime, withJobDeps } from '../runtime.ts';
+import { closeOnSignals, progressBar, runtime, withJobDeps, type Runtime } from '../runtime.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startApi } from '../../api/server.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
@@ -16,21 +17,30 @@ import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-r
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { DEFAULT_CUSTOMERS, describeGeneration } from './generate.ts';
 import { describeRun } from './pipeline.ts';
-import { stopApiOnSignals } from './serve.ts';
 import { bytes, percent, table } from '../format.ts';
 import { startCollector } from '../../collector/server.ts';
 import { addIngestKey, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
-import { stopCollectorOnSignals } from './collect.ts';
 import { SESSION_REPORTS_PATH } from '../../collector/route.ts';
 import type { SettingOverrides } from '../../lib/config.ts';
+import type { RunningApi } from '../../api/server.ts';
+import type { RunningCollector } from '../../collector/server.ts';
+import { LiveRollups, type LiveRun } from '../../jobs/live-rollups.ts';
 
 /** Its flags are all settings' (PORT, HOST, COLLECTOR_PORT). */
 export const Flags = noFlags;
 
 const START_KEY_LABEL = 'sample (npm start)';
 
+/**
+ * The embedded default is live: its collector lands what it takes every 2 s (COLLECTOR_FLUSH_SECONDS,
+ * 120 s elsewhere), and a run starts as soon as a landing ends (at most one a second), and every
+ * 30 s anyway.
+ */
+const START_DEFAULTS = { COLLECTOR_FLUSH_SECONDS: '2' };
+const LIVE_POLICY = { minGapMs: 1_000, idleMs: 30_000 };
+
 export async function run(_flags: unknown, settings: SettingOverrides): Promise<void> {
-  const rt = runtime(settings);
+  const rt = runtime(settings, 'command', START_DEFAULTS);
   const { config } = rt;
   const example = await withJobDeps(rt, async (deps) => {
     const out = (s: string) => process.stdout.write(`${s}\n`);
@@ -98,13 +108,13 @@ export async function run(_flags: unknown, settings: SettingOverrides): Promise<
     out(`\n${reports.message}`);
     const site = reports.publications.find((p) => p.customerId === customerId);
     if (site) out(`${customerId}'s reports as a static site: ${path.join(site.dir, 'index.html')}`);
-    return { tenant, streamId };
+    return { tenant, streamId, reports: run.manifest.rows.reports };
   });
   if (!example) {
     process.stdout.write('\nno stream reported anything: nothing to serve yet\n');
     return;
   }
-  const { tenant, streamId } = example;
+  const { tenant, streamId, reports } = example;
   const layout = warehouseLayout(config.warehouseDir);
   const token = await issueToken(await tokenSecret(layout, config.tokenSecret), { role: 'tenant', tenant }, 30 * 86_400);
 
@@ -132,12 +142,50 @@ export async function run(_flags: unknown, settings: SettingOverrides): Promise<
       '',
       `collector of SDK reports listening on ${collector.url}; ingest key of ${tenant.customerId} (public, write-only):`,
       key,
-      `post a gzip'd batch of one report (it lands within ${Math.round(config.collector.flushIntervalMs / 1000)} s; \`npm run cli -- pipeline\` then counts it):`,
+      `post a gzip'd batch of one report (it lands within ${Math.round(config.collector.flushIntervalMs / 1000)} s, and the API counts it a rollup later, within seconds):`,
       `  ${samplePostCurl(collector.url, key, streamId)}`,
+      '',
+      `live: a rollup runs as soon as reports land, and every ${LIVE_POLICY.idleMs / 1000} s; each new snapshot is printed below`,
       '',
     ].join('\n'),
   );
-  await Promise.all([stopApiOnSignals(api, rt.log), stopCollectorOnSignals(collector, collectorLog)]);
+  await serveLive(rt, api, collector, reports);
+}
+
+/**
+ * Roll up inline while the API and the collector serve, until SIGINT or SIGTERM: then the run in
+ * flight finishes, the collector lands what it holds, and both stop.
+ */
+async function serveLive(rt: Runtime, api: RunningApi, collector: RunningCollector, counted: number): Promise<void> {
+  await withJobDeps(rt, async (deps) => {
+    let reports = counted;
+    const live = new LiveRollups(deps, LIVE_POLICY, (run) => {
+      const line = describeLiveRun(run, reports);
+      if (run.result?.published) reports = run.result.manifest.rows.reports;
+      if (line) process.stdout.write(`${line}\n`);
+    });
+    collector.deps.flusher.onLanded(() => live.landed());
+    live.start();
+    const stopping = {
+      async close() {
+        await live.stop();
+        await Promise.all([collector.close(), api.close()]);
+      },
+    };
+    await closeOnSignals(stopping, rt.log, 'start: stopping (the run in flight finishes, the collector lands its spool)');
+  });
+}
+
+/** One line for a live run that changed what the API serves, or failed; null otherwise. */
+function describeLiveRun(run: LiveRun, reportsBefore: number): string | null {
+  const seconds = (run.ms / 1000).toFixed(2);
+  if (run.error) return `live: a rollup failed (${run.error instanceof Error ? run.error.message.split('\n')[0] : String(run.error)}); the next one tries again`;
+  const r = run.result!;
+  if (!r.published) return null;
+  const reports = r.manifest.rows.reports;
+  if (reports === reportsBefore && run.reason === 'idle') return null;
+  const added = reports - reportsBefore;
+  return `live: snapshot as of ${r.manifest.asOf} counts ${reports.toLocaleString('en-US')} reports (${added >= 0 ? '+' : ''}${added.toLocaleString('en-US')}), rolled up in ${seconds} s`;
 }
 
 /** A shell line that posts one fresh report (its id and ts made when it runs), gzip'd. */

@@ -8,7 +8,7 @@ export function registerSchedule(program: Command): void {
   const schedule = withSettings(
     program
       .command('schedule')
-      .description('install or update the schedules (BullMQ job schedulers, cron in UTC); running it again never duplicates them'),
+      .description('install or update the schedules (BullMQ job schedulers: cron in UTC, or rollups at an interval with --rollup-every); running it again never duplicates them'),
     'schedule',
   ).option('--list', 'only list the installed schedules');
   withSettings(schedule, 'warehouse', 'redis').action(commandAction(() => import('../actions/schedule.ts')));

@@ -9,7 +9,7 @@ import { discoverLanding } from '../../warehouse/landing.ts';
 import { compactPartition, type CompactedPartition, type OnCompactionStep } from '../../warehouse/compaction/merge.ts';
 import { retireCovered, type Retired } from '../../warehouse/compaction/retire.ts';
 import { partitionsDue, type CompactionScope } from '../../warehouse/compaction/select.ts';
-import { tryLock } from '../../warehouse/run-lock.ts';
+import { LockBusyError, takeLock, type HeldLock } from '../../lib/file-lock.ts';
 import type { LandedFile } from '../../warehouse/landing.ts';
 import type { JobDeps } from '../deps.ts';
 
@@ -30,33 +30,44 @@ export async function runCompaction(
 ): Promise<CompactionResult> {
   const started = Date.now();
   const result: CompactionResult = { busy: false, compacted: [], failed: 0, retired: { files: 0, records: 0 }, durationMs: 0 };
-  await fs.mkdir(deps.layout.compaction, { recursive: true });
-  const release = await tryLock(path.join(deps.layout.compaction, 'lock'), deps.config.snapshots.lockStaleMs);
-  if (release === null) return { ...result, busy: true };
+  const lock = await lockCompaction(deps);
+  if (lock === null) return { ...result, busy: true };
   try {
     for (const files of partitionsDue((await discoverLanding(deps.layout)).files, deps.config.compaction, scope)) {
-      const done = await compactOne(deps, files, onStep);
+      const done = await compactOne(deps, lock, files, onStep);
       if (done === 'failed') result.failed++;
       else if (done) result.compacted.push(done);
     }
-    result.retired = await retireCovered(deps.layout, deps.config.snapshots.debrisGraceMs);
+    result.retired = await retireCovered(deps.layout, deps.config.snapshots.debrisGraceMs, lock);
     await onStep?.('retired');
   } finally {
-    await release();
+    await lock.release();
   }
   result.durationMs = Date.now() - started;
   deps.log.info({ compacted: result.compacted.length, failed: result.failed, retired: result.retired, ms: result.durationMs }, 'compaction done');
   return result;
 }
 
+/** The warehouse's compaction lock (lib/file-lock.ts), or null when a live process holds it. */
+async function lockCompaction(deps: JobDeps): Promise<HeldLock | null> {
+  await fs.mkdir(deps.layout.compaction, { recursive: true });
+  try {
+    return await takeLock(path.join(deps.layout.compaction, 'compact.lock'), { staleMs: deps.config.snapshots.lockStaleMs, waitMs: 0 });
+  } catch (err) {
+    if (err instanceof LockBusyError) return null;
+    throw err;
+  }
+}
+
 /** One partition: a failure is its own (logged), never the other partitions'. */
 async function compactOne(
   deps: JobDeps,
+  lock: HeldLock,
   files: readonly LandedFile[],
   onStep?: OnCompactionStep,
 ): Promise<CompactedPartition | null | 'failed'> {
   try {
-    return await deps.db.withSession((s) => compactPartition({ s, layout: deps.layout, onStep }, files));
+    return await deps.db.withSession((s) => compactPartition({ s, layout: deps.layout, lock, onStep }, files));
   } catch (err) {
     deps.log.error({ err, partition: path.dirname(files[0]!.relPath) }, 'compaction of a partition failed; its files stay as they are');
     return 'failed';

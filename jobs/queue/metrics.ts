@@ -1,6 +1,7 @@
 // The worker's metrics: each job's duration and outcome by queue and job name, BullMQ's queue
-// counts (waiting, active, failed, delayed) read from Redis when scraped, and, for rollup runs,
-// partitions reused or rebuilt (counted by the run once the incremental warehouse reports them).
+// counts (waiting, active, failed, delayed) read from Redis when scraped, for rollup runs,
+// partitions reused or rebuilt (counted by the run once the incremental warehouse reports them),
+// and the schedules' fire times: started, coalesced or missed.
 import client from 'prom-client';
 import { registry } from '../../lib/metrics.ts';
 import type { Queues } from './client.ts';
@@ -23,6 +24,13 @@ export const partitionsCounter = new client.Counter({
   name: 'p2ptel_rollup_partitions_total',
   help: 'Customer-day partitions of rollup runs, reused from the previous run or rebuilt',
   labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+export const ticksCounter = new client.Counter({
+  name: 'p2ptel_schedule_ticks_total',
+  help: 'Fire times of the schedules, by schedule and outcome: started (its run), coalesced (a run was in flight: the latest such tick starts when it ends), missed (passed with no tick: no worker took it in time)',
+  labelNames: ['schedule', 'outcome'] as const,
   registers: [registry],
 });
 

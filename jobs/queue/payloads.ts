@@ -54,7 +54,18 @@ export type PublishPayload = z.infer<typeof PublishPayload>;
 export const ReportsPayload = z.object({ asOf: isoInstant });
 export type ReportsPayload = z.infer<typeof ReportsPayload>;
 
-export const TickResult = z.object({ kind: z.enum(['rollup', 'reports']), asOf: isoInstant, jobId: z.string() });
+export const TickResult = z.object({
+  kind: z.enum(['rollup', 'reports']),
+  asOf: isoInstant,
+  /** The first job of the run it started; null when it started none (coalesced). */
+  jobId: z.string().nullable(),
+  /** started: the run of its fire time; coalesced: a run was in flight (absent in results of older versions: started). */
+  outcome: z.enum(['started', 'coalesced']).optional(),
+  /** The asOf of the run in flight it was coalesced behind. */
+  behind: isoInstant.nullable().optional(),
+  /** Fire times that passed before it with no tick (no worker took it in time). */
+  missed: z.object({ count: z.number().int().positive(), first: isoInstant, last: isoInstant }).nullable().optional(),
+});
 export type TickResult = z.infer<typeof TickResult>;
 
 export const PlanResult = z.object({
@@ -79,6 +90,8 @@ export const PartitionResult = z.object({
   durationMs: z.number(),
   /** Worker (host#pid) that computed it. */
   worker: z.string(),
+  /** Partitions whose state the job found built meanwhile (by another run) and reused instead (absent in results of older versions). */
+  reused: z.array(z.object({ customerId, date, stateId: z.string() })).optional(),
 });
 export type PartitionResult = z.infer<typeof PartitionResult>;
 

@@ -9,29 +9,28 @@ import type { AppConfig } from '../../lib/config.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { JobDeps } from '../deps.ts';
 import { planRollup } from '../rollup/plan.ts';
-import { rollupPartition } from '../rollup/partition.ts';
+import { rollupPartition, withReused } from '../rollup/partition.ts';
 import { BuildGoneError, publishRollupOnce, type PublishOnceResult } from '../rollup/publish-once.ts';
 import { runReports } from '../reports/run.ts';
 import { buildDir, keepBuildAlive } from '../../warehouse/snapshots.ts';
 import type { Queues } from './client.ts';
-import { addRunJob } from './enqueue.ts';
 import { partitionsCounter } from './metrics.ts';
 import { rollupFlow } from './flow.ts';
-import { QUEUES, rollupJobId, rollupRunId, type RunKind } from './names.ts';
+import { rollupJobId, rollupRunId } from './names.ts';
+import { tick } from './ticks.ts';
+import type { Gate } from './tick-gate.ts';
 import {
   PartitionPayload,
+  PartitionResult,
   PlanPayload,
   PublishPayload,
   ReportsPayload,
-  TickPayload,
   payloadOf,
   resultOf,
-  type PartitionResult,
   type PlanResult,
   type Progress,
   type PublishResult,
   type ReportsResult,
-  type TickResult,
 } from './payloads.ts';
 
 export interface WorkerContext {
@@ -56,18 +55,9 @@ export interface Processors {
 
 const progress = (job: Job, p: Progress) => job.updateProgress(p);
 
-/**
- * The fire time of a job made by a job scheduler, which is the asOf of the run it starts: the
- * same whichever worker takes it and however late, so a re-delivered tick names the same run.
- */
-export function scheduledAsOf(job: Job): Date {
-  const at = job.opts.prevMillis;
-  return new Date(typeof at === 'number' && Number.isFinite(at) ? at : job.timestamp);
-}
-
 export function defaultProcessors(ctx: WorkerContext): Processors {
   return {
-    tick: (job) => tick(ctx, job),
+    tick: (job, log) => tick(gateOf(ctx), job, log),
     plan: (job, log) => plan(ctx, job, log),
     partition: (job, log) => partition(ctx, job, log),
     publish: (job, log) => publish(ctx, job, log),
@@ -75,17 +65,11 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
   };
 }
 
+/** What the schedule gate needs of a worker (tick-gate.ts). */
+export const gateOf = (ctx: WorkerContext): Gate => ({ queues: ctx.queues, retry: ctx.config.jobs, workerName: ctx.workerName });
+
 /** The job functions' dependencies, with the job's logger. */
 const depsFor = (ctx: WorkerContext, log: Logger): JobDeps => ({ ...ctx.deps, log });
-
-/** A scheduler's tick: the run of its fire time, added (once) to its queue. */
-async function tick(ctx: WorkerContext, job: Job): Promise<TickResult> {
-  payloadOf(TickPayload, job);
-  const kind: RunKind = job.queueName === QUEUES.reports ? 'reports' : 'rollup';
-  const asOf = scheduledAsOf(job);
-  const { jobId } = await addRunJob(ctx.queues, ctx.config.jobs, kind, asOf);
-  return { kind, asOf: asOf.toISOString(), jobId };
-}
 
 /** A rollup run's plan: its flow of partition jobs and publish job, added once. */
 async function plan(ctx: WorkerContext, job: Job, log: Logger): Promise<PlanResult> {
@@ -145,13 +129,14 @@ async function partition(ctx: WorkerContext, job: Job, log: Logger): Promise<Par
   await progress(job, { percent: 100, step: `built ${data.partitions.length} partition(s) of ${customers}` });
   return {
     customerId: customers,
-    partitions: data.partitions.length,
+    partitions: r.states.length,
     reports: r.states.reduce((a, m) => a + m.reports, 0),
     streams: r.states.reduce((a, m) => Math.max(a, m.streams), 0),
     files: r.states.reduce((a, m) => a + m.files.length, 0),
     quarantined: r.states.reduce((a, m) => a + m.quarantined.length, 0),
     durationMs: r.durationMs,
     worker: ctx.workerName,
+    reused: r.reused.map(({ customerId, date, stateId }) => ({ customerId, date, stateId })),
   };
 }
 
@@ -181,7 +166,9 @@ async function keepingBuildAlive<T>(ctx: WorkerContext, runId: string, log: Logg
 
 /** A run's last step: its snapshot combined and published, once. */
 async function publish(ctx: WorkerContext, job: Job, log: Logger): Promise<PublishResult> {
-  const data = payloadOf(PublishPayload, job);
+  const planned = payloadOf(PublishPayload, job);
+  // Partitions a job found built meanwhile by another run are reuses of that state.
+  const data = { ...planned, decisions: withReused(planned.decisions, await reusedByChildren(job)) };
   await progress(job, { percent: 0, step: 'publishing' });
   const r = await publishOnce(ctx, data, log);
   await progress(job, { percent: 100, step: r.published ? 'published' : 'discarded (a later asOf is current)' });
@@ -204,6 +191,11 @@ async function publish(ctx: WorkerContext, job: Job, log: Logger): Promise<Publi
     partitionsReused: m?.partitionStates?.reused ?? null,
     partitionsRebuilt: m?.partitionStates?.rebuilt ?? null,
   };
+}
+
+async function reusedByChildren(job: Job): Promise<NonNullable<PartitionResult['reused']>> {
+  const values = Object.values(await job.getChildrenValues());
+  return values.flatMap((v) => resultOf(PartitionResult, v)?.reused ?? []);
 }
 
 async function publishOnce(ctx: WorkerContext, data: PublishPayload, log: Logger): Promise<PublishOnceResult> {

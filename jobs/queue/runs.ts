@@ -3,9 +3,13 @@
 import type { Job, JobState, Queue } from 'bullmq';
 import type { Queues } from './client.ts';
 import { JOBS, QUEUES, planJobId, reportsJobId, rollupJobId, type RunKind } from './names.ts';
-import { PartitionPayload, PlanPayload, Progress, PublishPayload, PublishResult, ReportsPayload, ReportsResult, resultOf } from './payloads.ts';
+import { PartitionPayload, PlanPayload, Progress, PublishPayload, PublishResult, ReportsPayload, ReportsResult, resultOf, TickResult } from './payloads.ts';
 
-export type RunState = 'queued' | 'planning' | 'running' | 'publishing' | 'retrying' | 'completed' | 'failed' | 'unknown';
+/**
+ * The state of a run; `coalesced` and `missed` are scheduler fire times that started no run of
+ * their own (ticks.ts): a tick held back while a run was in flight, fire times passed with no tick.
+ */
+export type RunState = 'queued' | 'planning' | 'running' | 'publishing' | 'retrying' | 'completed' | 'failed' | 'unknown' | 'coalesced' | 'missed';
 
 export interface RunInfo {
   kind: RunKind;
@@ -115,6 +119,12 @@ async function describeRollup(queues: Queues, asOf: Date): Promise<RunInfo | nul
     info.partitionsRebuilt = rebuilt;
     info.partitionsReused = decisions.length - rebuilt;
   }
+  const result = state === 'completed' ? resultOf(PublishResult, run.returnvalue) : null;
+  // What the run did, once known: a job may have reused a state another run built meanwhile.
+  if (typeof result?.partitionsRebuilt === 'number' && typeof result.partitionsReused === 'number') {
+    info.partitionsRebuilt = result.partitionsRebuilt;
+    info.partitionsReused = result.partitionsReused;
+  }
   const partitionsLine =
     `${done}/${total} jobs` +
     (info.partitionsRebuilt === null ? '' : `, ${info.partitionsRebuilt} partitions rebuilt, ${info.partitionsReused} reused`);
@@ -130,7 +140,7 @@ async function describeRollup(queues: Queues, asOf: Date): Promise<RunInfo | nul
       break;
     }
     case 'completed': {
-      const r = resultOf(PublishResult, run.returnvalue);
+      const r = result;
       Object.assign(info, {
         state: 'completed',
         percent: 100,
@@ -184,29 +194,54 @@ async function describeReports(queues: Queues, asOf: Date): Promise<RunInfo | nu
 
 const LISTED_STATES = ['active', 'waiting', 'waiting-children', 'delayed', 'prioritized', 'completed', 'failed'] as const;
 
-/** The latest runs of both kinds, newest asOf first. */
+/** A row of the list: a run to describe, or a tick that started no run of its own. */
+type Row = { kind: RunKind; asOf: string; tick?: RunInfo };
+
+/** The latest runs of both kinds and the fire times that started none, newest asOf first. */
 export async function listRuns(queues: Queues, limit: number): Promise<RunInfo[]> {
-  const wanted: { kind: RunKind; asOf: string }[] = [];
-  const seen = new Set<string>();
-  const collect = async (queue: Queues['rollup'], kind: RunKind, names: Set<string>, asOfOf: (data: unknown) => string | null) => {
-    // A few more than asked: ticks share the queue, and a run has two run-level jobs.
-    const jobs = await queue.getJobs([...LISTED_STATES], 0, limit * 3);
-    for (const j of jobs) {
-      if (!j || !names.has(j.name)) continue;
-      const asOf = asOfOf(j.data);
-      if (asOf && !seen.has(`${kind}/${asOf}`)) {
-        seen.add(`${kind}/${asOf}`);
-        wanted.push({ kind, asOf });
-      }
-    }
-  };
-  await collect(queues.rollup, 'rollup', new Set([JOBS.plan, JOBS.publish]), (d) => resultOf(PlanPayload, d)?.asOf ?? null);
-  await collect(queues.reports, 'reports', new Set([JOBS.reports]), (d) => resultOf(ReportsPayload, d)?.asOf ?? null);
-  wanted.sort((a, b) => (a.asOf < b.asOf ? 1 : a.asOf > b.asOf ? -1 : a.kind.localeCompare(b.kind)));
+  const rows = [
+    ...(await rowsOf(queues.rollup, 'rollup', limit, (j) => (j.name === JOBS.plan || j.name === JOBS.publish ? (resultOf(PlanPayload, j.data)?.asOf ?? null) : null))),
+    ...(await rowsOf(queues.reports, 'reports', limit, (j) => (j.name === JOBS.reports ? (resultOf(ReportsPayload, j.data)?.asOf ?? null) : null))),
+  ];
+  rows.sort((a, b) => (a.asOf < b.asOf ? 1 : a.asOf > b.asOf ? -1 : a.kind.localeCompare(b.kind)));
   const runs: RunInfo[] = [];
-  for (const w of wanted.slice(0, limit)) {
-    const info = await describeRun(queues, w.kind, new Date(w.asOf));
+  for (const row of rows.slice(0, limit)) {
+    const info = row.tick ?? (await describeRun(queues, row.kind, new Date(row.asOf)));
     if (info) runs.push(info);
   }
   return runs;
+}
+
+async function rowsOf(queue: Queue, kind: RunKind, limit: number, asOfOf: (job: Job) => string | null): Promise<Row[]> {
+  const rows: Row[] = [];
+  const seen = new Set<string>();
+  // A few more than asked: ticks share the queue, and a run has two run-level jobs.
+  for (const job of await queue.getJobs([...LISTED_STATES], 0, limit * 4)) {
+    if (!job) continue;
+    if (job.name === JOBS.tick) rows.push(...tickRows(kind, job));
+    const asOf = asOfOf(job);
+    if (asOf && !seen.has(asOf)) {
+      seen.add(asOf);
+      rows.push({ kind, asOf });
+    }
+  }
+  return rows;
+}
+
+/** A tick coalesced behind a run in flight, and the fire times missed before a tick. */
+function tickRows(kind: RunKind, job: Job): Row[] {
+  const r = resultOf(TickResult, job.returnvalue);
+  if (!r) return [];
+  const rows: Row[] = [];
+  const row = (asOf: string, state: RunState, note: string) => {
+    const info = { ...blank(kind, asOf), state, note, jobIds: [job.id ?? ''] };
+    timing(info, job.processedOn, job.finishedOn);
+    rows.push({ kind, asOf, tick: info });
+  };
+  if (r.outcome === 'coalesced') row(r.asOf, 'coalesced', `a run was in flight (asOf ${r.behind ?? '?'}): coalesced into the next run`);
+  if (r.missed) {
+    const span = r.missed.count === 1 ? r.missed.first : `${r.missed.first} to ${r.missed.last}`;
+    row(r.missed.first, 'missed', `${r.missed.count} fire time(s) passed with no tick (${span}): no worker took it in time`);
+  }
+  return rows;
 }

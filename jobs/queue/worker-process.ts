@@ -1,13 +1,16 @@
 // A worker process from start to exit (what `cli worker` runs): check Redis, open DuckDB and the
-// queues, work until SIGTERM or SIGINT, then stop within the grace time and close everything.
+// queues, work until SIGTERM or SIGINT, then stop within the grace time and close everything. A
+// signal at any moment of the start-up stops it as cleanly: what is open is closed, exit 0.
 import type { AppConfig } from '../../lib/config.ts';
 import type { Logger } from '../../lib/log.ts';
+import { terminationSignal } from '../../lib/signals.ts';
 import { openJobDeps } from '../deps.ts';
 import { openQueues } from './client.ts';
 import { redactUrl } from './connection.ts';
-import { QUEUES } from './names.ts';
-import { defaultProcessors, type Processors, type WorkerContext } from './processors.ts';
-import { startWorkers, workerName, type StopOutcome, type WorkerTier } from './worker.ts';
+import { JOBS, QUEUES } from './names.ts';
+import { defaultProcessors, gateOf, type Processors, type WorkerContext } from './processors.ts';
+import { startWorkers, workerName, type OnSettled, type StopOutcome, type WorkerTier } from './worker.ts';
+import { startCoalesced } from './tick-gate.ts';
 import { bindQueueMetrics } from './metrics.ts';
 import { collectProcessMetrics, listenMetrics, type MetricsListener } from '../../lib/metrics.ts';
 
@@ -21,65 +24,84 @@ export interface RunWorkerOptions {
   stopSignal?: Promise<string>;
 }
 
-/** The first SIGTERM or SIGINT; a second one exits at once (running jobs are retaken by others). */
-export function terminationSignal(log: Logger): Promise<string> {
-  return new Promise((resolve) => {
-    let received = false;
-    const on = (signal: NodeJS.Signals) => {
-      if (received) {
-        log.warn({ signal }, 'second signal: exiting now; running jobs are retaken once their locks expire');
-        process.exit(0);
-      }
-      received = true;
-      resolve(signal);
-    };
-    process.on('SIGTERM', on);
-    process.on('SIGINT', on);
-  });
+/** What a started worker process holds open. */
+interface OpenWorker {
+  ctx: WorkerContext;
+  tier: WorkerTier;
+  metrics: MetricsListener | null;
+  closeDeps(): Promise<void>;
+}
+
+const STOPPED: unique symbol = Symbol('stopped');
+
+/** `step`'s value, or STOPPED when the stop signal comes first (what the step opens after that, the process's exit ends). */
+function unlessStopped<T>(step: Promise<T>, stop: Promise<string>): Promise<T | typeof STOPPED> {
+  return Promise.race([step, stop.then((): typeof STOPPED => STOPPED)]);
 }
 
 export async function runWorker(opts: RunWorkerOptions): Promise<StopOutcome> {
   const { config, log } = opts;
-  // Listen before anything slow, so that a SIGTERM during startup still stops us cleanly.
+  // Listen before anything slow (bin/p2ptel.js kept any signal that came while loading).
   const stopSignal = opts.stopSignal ?? terminationSignal(log);
-  const queues = await openQueues(config.redis, 'service', log);
-  const deps = await openJobDeps(config, log).catch(async (err: unknown) => {
-    await queues.close();
-    throw err;
-  });
-  const ctx: WorkerContext = { deps, queues, config, log, workerName: workerName() };
-  let metrics: MetricsListener | null = null;
-  if (config.worker.metrics) {
-    collectProcessMetrics();
-    bindQueueMetrics(queues);
-    metrics = await listenMetrics(config.worker.metrics.port, config.worker.metrics.host);
-  }
-  const defaults = defaultProcessors(ctx);
-  const tier = startWorkers(ctx, opts.processors ? opts.processors(defaults, ctx) : defaults);
-  try {
-    await Promise.race([tier.ready, stopSignal]);
-  } catch (err) {
-    // Half started: close what is open, or its reconnecting clients would keep the process alive.
-    await tier.stop(1000);
-    await metrics?.close();
-    await queues.close();
-    await deps.close();
-    throw err;
+  const open = await openWorker(opts, stopSignal);
+  if (!open) {
+    log.info({ signal: await stopSignal }, 'worker stopped during start-up');
+    return { finished: true, handedBack: [] };
   }
   log.info(
     {
-      worker: tier.name,
+      worker: open.tier.name,
       redis: redactUrl(config.redis.url),
       prefix: config.redis.prefix,
       queues: Object.values(QUEUES),
       concurrency: config.worker.concurrency,
-      metrics: metrics?.url ?? null,
+      metrics: open.metrics?.url ?? null,
     },
     'worker ready',
   );
-  opts.onReady?.(tier);
+  opts.onReady?.(open.tier);
+  return stopWorker(open, await stopSignal);
+}
 
-  const signal = await stopSignal;
+/** Redis, DuckDB, metrics and the queue workers, opened in turn; null when stopped meanwhile. */
+async function openWorker(opts: RunWorkerOptions, stop: Promise<string>): Promise<OpenWorker | null> {
+  const { config, log } = opts;
+  const queues = await unlessStopped(openQueues(config.redis, 'service', log), stop);
+  if (queues === STOPPED) return null;
+  const deps = await unlessStopped(openJobDeps(config, log), stop).catch(async (err: unknown) => {
+    await queues.close();
+    throw err;
+  });
+  if (deps === STOPPED) {
+    await queues.close();
+    return null;
+  }
+  const ctx: WorkerContext = { deps, queues, config, log, workerName: workerName() };
+  const metrics = await listenWorkerMetrics(ctx);
+  const defaults = defaultProcessors(ctx);
+  const tier = startWorkers(ctx, opts.processors ? opts.processors(defaults, ctx) : defaults, startCoalescedAfter(ctx));
+  const open: OpenWorker = { ctx, tier, metrics, closeDeps: () => deps.close() };
+  // Half started (failed, or stopped): close what is open, or its reconnecting clients would keep the process alive.
+  const ready = await unlessStopped(open.tier.ready, stop).catch(async (err: unknown) => {
+    await closeWorker(open, 1000);
+    throw err;
+  });
+  if (ready !== STOPPED) return open;
+  await closeWorker(open, 1000);
+  return null;
+}
+
+async function listenWorkerMetrics(ctx: WorkerContext): Promise<MetricsListener | null> {
+  const { metrics } = ctx.config.worker;
+  if (!metrics) return null;
+  collectProcessMetrics();
+  bindQueueMetrics(ctx.queues);
+  return listenMetrics(metrics.port, metrics.host);
+}
+
+/** Take no new job, let running ones finish within the grace time (or hand them back), close. */
+async function stopWorker(open: OpenWorker, signal: string): Promise<StopOutcome> {
+  const { config, log } = open.ctx;
   const graceMs = config.worker.shutdownGraceMs;
   log.info({ signal, graceMs }, 'shutting down');
   // Whatever hangs (Redis gone mid-shutdown), the process is out within the grace time.
@@ -88,13 +110,30 @@ export async function runWorker(opts: RunWorkerOptions): Promise<StopOutcome> {
     process.exit(0);
   }, graceMs);
   hardStop.unref();
-  const outcome = await tier.stop(graceMs);
-  await metrics?.close();
-  bindQueueMetrics(null);
-  await queues.close();
-  // DuckDB is still busy with a handed-back job: the process exit ends that work.
-  if (outcome.finished) await deps.close();
+  const outcome = await closeWorker(open, graceMs);
   clearTimeout(hardStop);
   log.info({ handedBack: outcome.handedBack }, 'worker stopped');
   return outcome;
+}
+
+async function closeWorker({ ctx, tier, metrics, closeDeps }: OpenWorker, graceMs: number): Promise<StopOutcome> {
+  const outcome = await tier.stop(graceMs);
+  await metrics?.close();
+  bindQueueMetrics(null);
+  await ctx.queues.close();
+  // DuckDB is still busy with a handed-back job: the process exit ends that work.
+  if (outcome.finished) await closeDeps();
+  return outcome;
+}
+
+/** When a run publishes or a step of one fails for good, the tick coalesced behind it starts its run. */
+function startCoalescedAfter(ctx: WorkerContext): OnSettled {
+  const gate = gateOf(ctx);
+  return (queue, job, outcome) => {
+    if (queue === QUEUES.reports || (outcome === 'completed' && job.name !== JOBS.publish)) return;
+    startCoalesced(gate).then(
+      (asOf) => asOf && ctx.log.info({ asOf: asOf.toISOString() }, 'started the run of the ticks coalesced behind the run that ended'),
+      (err: unknown) => ctx.log.warn({ err: (err as Error).message }, 'could not start the run of coalesced ticks; the next tick will'),
+    );
+  };
 }

@@ -40,7 +40,10 @@ async function within<T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> {
   return Promise.race([p, sleep(ms)]);
 }
 
-export function startWorkers(ctx: WorkerContext, processors: Processors): WorkerTier {
+/** Told of each job this process finished: a run step ending may let a coalesced tick start (tick-gate.ts). */
+export type OnSettled = (queue: QueueName, job: Job, outcome: 'completed' | 'failed') => void;
+
+export function startWorkers(ctx: WorkerContext, processors: Processors, onSettled: OnSettled = () => {}): WorkerTier {
   const { config, log } = ctx;
   const running = new Map<string, { job: Job; token: string | undefined; log: Logger }>();
 
@@ -77,8 +80,9 @@ export function startWorkers(ctx: WorkerContext, processors: Processors): Worker
     maxStalledCount: config.worker.maxStalledCount,
   };
   const specs: { queue: QueueName; concurrency: number }[] = [
-    // Run-level steps are short (plan) or one per run (publish): one at a time is plenty.
-    { queue: QUEUES.rollup, concurrency: 1 },
+    // Run-level steps are short (plan) or one per run (publish): one at a time, and a second slot
+    // so that a scheduler's tick is never stuck behind a long one (its fire time would be missed).
+    { queue: QUEUES.rollup, concurrency: 2 },
     { queue: QUEUES.partitions, concurrency: config.worker.concurrency },
     { queue: QUEUES.reports, concurrency: 1 },
   ];
@@ -93,6 +97,8 @@ export function startWorkers(ctx: WorkerContext, processors: Processors): Worker
       lastLogged.set(key, Date.now());
       log.error({ queue, err: err.message }, 'worker error');
     });
+    w.on('completed', (job) => onSettled(queue, job, 'completed'));
+    w.on('failed', (job) => job && onSettled(queue, job, 'failed'));
     // Emitted by the worker whose stalled-job check found a job whose worker died.
     w.on('stalled', (jobId) => log.warn({ queue, jobId }, 'stalled job (its worker died) moved back to wait'));
     return w;

@@ -1,38 +1,71 @@
 // One job of a rollup run: rebuild the states of a batch of (customer, date) partitions from
-// their landed files. Idempotent: a retry builds fresh states (the newest state
-// of this run wins; the others are pruned later), never touching a published snapshot.
-import { discoverLanding } from '../../warehouse/landing.ts';
+// their landed files, one build of a partition at a time across runs and processes: a job that
+// finds a partition being built waits, then reuses the state built meanwhile when it describes the
+// files as they are now (another run's, or an earlier attempt of this job's). Idempotent: a retry
+// builds fresh states or reuses its own, never touching a published snapshot.
+import { discoverLanding, type LandedFile } from '../../warehouse/landing.ts';
 import { buildPartitionStates, type PartitionToBuild } from '../../warehouse/partition-state.ts';
-import { partitionKey, type StateMeta } from '../../warehouse/state-store.ts';
+import { withPartitionLocks } from '../../warehouse/partition-lock.ts';
+import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
 import type { JobDeps } from '../deps.ts';
 
 export interface BatchResult {
   partitions: PartitionToBuild[];
+  /** States this job built. */
   states: StateMeta[];
+  /** States it reused instead: built meanwhile (another run's) for the files as they are now. */
+  reused: StateMeta[];
   durationMs: number;
 }
 
+/** A partition another build holds is waited for this long at most: longer, it is stuck; this attempt fails (and is retried). */
+const BUILD_WAIT_MS = 30 * 60_000;
+
 export async function rollupPartition(
   deps: JobDeps,
-  input: { runId: string; asOf: Date; partitions: PartitionToBuild[] },
+  /** `rebuild`: build every partition, never reuse a state (`pipeline --rebuild`). */
+  input: { runId: string; asOf: Date; partitions: PartitionToBuild[]; rebuild?: boolean },
 ): Promise<BatchResult> {
   const started = Date.now();
-  const { db, layout } = deps;
+  const { db, layout, config } = deps;
   const log = deps.log.child({ runId: input.runId });
-  const wanted = new Set(input.partitions.map((p) => partitionKey(p.customerId, p.date)));
-  // The files as they are now: a file that landed since the plan is read too (the state records
-  // exactly what it read).
-  const landed = (await discoverLanding(layout)).files.filter((f) => wanted.has(partitionKey(f.customerId, f.date)));
-  const states = await db.withSession((s) => buildPartitionStates({ s, layout, runId: input.runId, log }, input.partitions, landed));
-  const durationMs = Date.now() - started;
-  log.info(
-    {
-      partitions: input.partitions.length,
-      reports: states.reduce((a, m) => a + m.reports, 0),
-      files: states.reduce((a, m) => a + m.files.length, 0),
-      ms: durationMs,
-    },
-    'partition states built',
-  );
-  return { partitions: input.partitions, states, durationMs };
+  return withPartitionLocks(layout, input.partitions, { staleMs: config.snapshots.lockStaleMs, waitMs: BUILD_WAIT_MS }, async () => {
+    // The files as they are now: a file that landed since the plan is read too (the state records
+    // exactly what it read).
+    const wanted = new Set(input.partitions.map((p) => partitionKey(p.customerId, p.date)));
+    const landed = (await discoverLanding(layout)).files.filter((f) => wanted.has(partitionKey(f.customerId, f.date)));
+    const reused = input.rebuild === true ? [] : await builtMeanwhile(deps, input.partitions, landed);
+    const toBuild = input.partitions.filter((p) => !reused.some((m) => m.customerId === p.customerId && m.date === p.date));
+    const inBuild = new Set(toBuild.map((p) => partitionKey(p.customerId, p.date)));
+    const states =
+      toBuild.length === 0
+        ? []
+        : await db.withSession((s) => buildPartitionStates({ s, layout, runId: input.runId, log }, toBuild, landed.filter((f) => inBuild.has(partitionKey(f.customerId, f.date)))));
+    const durationMs = Date.now() - started;
+    log.info(
+      { partitions: toBuild.length, reused: reused.length, reports: states.reduce((a, m) => a + m.reports, 0), files: states.reduce((a, m) => a + m.files.length, 0), ms: durationMs },
+      'partition states built',
+    );
+    return { partitions: input.partitions, states, reused, durationMs };
+  });
+}
+
+/** The partitions whose newest state describes their files as they are now (built since the plan, which found none). */
+async function builtMeanwhile(deps: JobDeps, partitions: readonly PartitionToBuild[], landed: readonly LandedFile[]): Promise<StateMeta[]> {
+  const states = await readStates(deps.layout);
+  return partitions.flatMap(({ customerId, date }) => {
+    const key = partitionKey(customerId, date);
+    const files = landed.filter((f) => f.customerId === customerId && f.date === date).map((f) => stateInput(f));
+    const d = decidePartition(customerId, date, files, states.get(key), false);
+    return d.action === 'reuse' ? (states.get(key) ?? []).filter((m) => m.stateId === d.stateId) : [];
+  });
+}
+
+/** The plan's decisions, each partition whose state a job reused (built meanwhile) turned into a reuse of that state. */
+export function withReused(decisions: readonly PartitionDecision[], reused: readonly Pick<StateMeta, 'customerId' | 'date' | 'stateId'>[]): PartitionDecision[] {
+  const stateOf = new Map(reused.map((m) => [partitionKey(m.customerId, m.date), m.stateId]));
+  return decisions.map((d) => {
+    const stateId = stateOf.get(partitionKey(d.customerId, d.date));
+    return stateId !== undefined && d.action === 'rebuild' ? { ...d, action: 'reuse', reason: null, stateId } : d;
+  });
 }

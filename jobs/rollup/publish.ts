@@ -139,12 +139,10 @@ async function publishWithCatalog(deps: JobDeps, input: PublishInput, manifest: 
     if (catalogTmp) await fs.rm(catalogTmp, { force: true });
     throw err;
   });
-  if (!outcome.published) log.warn({ snapshot }, 'a snapshot with a later asOf is published; this one is discarded');
   for (const p of outcome.pruned) log.info({ snapshot: p }, 'removed old snapshot');
-  log.info(
-    { snapshot, published: outcome.published, reports: manifest.rows.reports, reused: manifest.partitionStates?.reused, rebuilt: manifest.partitionStates?.rebuilt },
-    'snapshot published',
-  );
+  const said = { snapshot, published: outcome.published, reports: manifest.rows.reports, reused: manifest.partitionStates?.reused, rebuilt: manifest.partitionStates?.rebuilt };
+  if (outcome.published) log.info(said, 'snapshot published');
+  else log.warn(said, 'snapshot discarded: a snapshot with a later asOf is current');
   return outcome;
 }
 

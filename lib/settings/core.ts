@@ -83,8 +83,8 @@ export const CORE = {
     as: secondsToMs,
   }),
   PUBLISH_LOCK_STALE_SECONDS: setting({
-    schema: z.coerce.number().int('a whole number').min(2, '2 or more').default(10),
-    doc: 'a publish lock not refreshed for this long belongs to a dead process, and is taken over',
+    schema: z.coerce.number().int('a whole number').min(2, '2 or more').default(5),
+    doc: 'a warehouse lock (publication, partition builds, runs) is renewed every second while held; one not renewed for this long belongs to a dead process of another host and is taken over (a dead process of this host: at once)',
     at: 'snapshots.lockStaleMs',
     as: secondsToMs,
   }),

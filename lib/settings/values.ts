@@ -40,6 +40,16 @@ export const cron = z.string().refine((s) => {
   }
 }, 'a cron pattern of five fields (minute hour day month weekday), e.g. "*/5 * * * *"');
 
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION_MESSAGE = 'a duration such as 5s, 30s or 2m, from 1s to 24h';
+
+/** A duration such as 5s, 90s, 2m or 1h (units ms, s, m, h), as milliseconds: from 1 s to 24 h. */
+export const duration = z
+  .string()
+  .regex(/^\d+(\.\d+)?(ms|s|m|h)$/, DURATION_MESSAGE)
+  .transform((s) => Math.round(Number.parseFloat(s) * DURATION_UNITS_MS[/[a-z]+$/.exec(s)![0]]!))
+  .refine((ms) => ms >= 1000 && ms <= 86_400_000, DURATION_MESSAGE);
+
 /** Seconds (as the environment says them) to the milliseconds the code uses. */
 export const secondsToMs = (s: number): number => Math.round(s * 1000);
 

@@ -1,8 +1,18 @@
 // Settings of the worker tier (BullMQ on Redis): the connection, the workers, retries and the
 // schedules (entries of the settings table, lib/settings/table.ts).
 import { z } from 'zod';
-import { setting } from './define.ts';
-import { cron, metricsListener, nonNegativeInt, port, positiveInt, positiveNumber, queuePrefix, redisUrl, secondsToMs } from './values.ts';
+import { setting, type OtherSettings } from './define.ts';
+import { cron, duration, metricsListener, nonNegativeInt, port, positiveInt, positiveNumber, queuePrefix, redisUrl, secondsToMs } from './values.ts';
+
+const DEFAULT_ROLLUP_CRON = '*/5 * * * *';
+
+/** A rollup interval replaces the cron: both set is a mistake (which one was meant?). */
+function rollupEvery(ms: number | undefined, others: OtherSettings): number | null {
+  if (ms !== undefined && others.ROLLUP_SCHEDULE !== undefined) {
+    throw new Error('--rollup-every (ROLLUP_EVERY) and --rollup-cron (ROLLUP_SCHEDULE) are exclusive: give one of them');
+  }
+  return ms ?? null;
+}
 
 const REDIS = {
   REDIS_URL: setting({
@@ -62,10 +72,20 @@ const JOBS = {
   JOB_ATTEMPTS: setting({ schema: positiveInt.default(3), doc: 'attempts of every job', at: 'jobs.attempts' }),
   JOB_BACKOFF_MS: setting({ schema: nonNegativeInt.default(10_000), doc: 'first retry delay, doubled at each attempt', at: 'jobs.backoffMs' }),
   ROLLUP_SCHEDULE: setting({
-    schema: cron.default('*/5 * * * *'),
+    schema: cron.optional(),
+    shown: `\`${DEFAULT_ROLLUP_CRON}\``,
     doc: 'cron (UTC) of scheduled rollup runs, installed by `schedule`',
     at: 'schedules.rollup',
+    as: (pattern) => pattern ?? DEFAULT_ROLLUP_CRON,
     flags: { schedule: { flag: '--rollup-cron <pattern>', help: 'when rollup runs start ({env}, default "{default}": every 5 minutes)' } },
+  }),
+  ROLLUP_EVERY: setting({
+    schema: duration.optional(),
+    shown: '(none: the cron)',
+    doc: 'interval of scheduled rollup runs (`5s`, `30s`, `2m`), installed by `schedule` instead of the cron; live figures (docs/operations.md)',
+    at: 'schedules.rollupEveryMs',
+    as: rollupEvery,
+    flags: { schedule: { flag: '--rollup-every <duration>', help: 'start rollup runs at this interval instead of the cron, e.g. 5s ({env})' } },
   }),
   REPORTS_SCHEDULE: setting({
     schema: cron.default('0 2 * * *'),

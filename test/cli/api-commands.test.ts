@@ -5,6 +5,7 @@ import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { cli, cliAll } from '../helpers/cli.ts';
+import { eventually } from '../helpers/child-api.ts';
 import { tempDir } from '../helpers/warehouse.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 import { tokenSecret, verifyToken } from '../../api/tokens.ts';
@@ -108,7 +109,7 @@ describe('serve and start', () => {
     expect(await exited).toBe(0);
   });
 
-  it('start generates, rolls up, pre-renders the pilot reports, prints a token and curl commands that work, and stops on Ctrl-C', async () => {
+  it('start generates, rolls up, pre-renders the pilot reports, prints a token and curl commands that work, counts a posted report within seconds, and stops on Ctrl-C', async () => {
     const wh = await tempDir();
     try {
       const { child, output } = await startLong(['start', '--warehouse', wh, '--port', '0', '--collector-port', '0'], /session-reports"\n/);
@@ -127,12 +128,20 @@ describe('serve and start', () => {
         // The pilot report was rendered by start's report run: served from its file.
         if (m[2]!.includes('/control/reports/pilot/')) expect(res.headers.get('x-report-source')).toBe('prerendered');
       }
-      // The collector's curl posts a gzip'd report with the printed ingest key: accepted.
+      // The collector's curl posts a gzip'd report with the printed ingest key: accepted, and
+      // counted by the API within seconds, with no other command (start rolls up as reports land).
+      const metricsCurl = curls.find((l) => l.includes('/telemetry/metrics/'))!;
+      const [, token, metricsUrl] = /-H "Authorization: Bearer (\S+)" "(\S+)"/.exec(metricsCurl)!;
+      const sessions = async () => ((await (await fetch(metricsUrl!, { headers: { Authorization: `Bearer ${token}` } })).json()) as { totalSessions: number }).totalSessions;
+      const before = await sessions();
       const post = text.split('\n').find((l) => l.includes('| gzip | curl'))!;
       const posted = await new Promise<string>((resolve, reject) =>
         execFile('bash', ['-c', post.trim()], (err, stdout) => (err ? reject(err) : resolve(stdout))),
       );
       expect(JSON.parse(posted)).toEqual({ accepted: 1, rejected: [] });
+      const counted = await eventually(async () => (await sessions()) === before + 1, 30_000);
+      expect(counted, `the posted report was not counted within 30 s:\n${output()}`).toBe(true);
+      expect(output()).toMatch(/live: snapshot as of \S+ counts [\d,]+ reports \(\+1\)/);
       const exited = new Promise<number | null>((r) => child.on('exit', r));
       child.kill('SIGINT');
       expect(await exited).toBe(0);

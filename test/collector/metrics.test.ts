@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestCollector, sampleReport, type TestCollector } from '../helpers/collector.ts';
 
 let t: TestCollector;
+const started = Date.now();
 
 beforeAll(async () => {
   t = await startTestCollector({ env: { COLLECTOR_METRICS_PORT: '0' } });
@@ -60,7 +61,12 @@ describe('collector metrics', () => {
     // Refused whole (a report of another customer's stream): counted as neither.
     expect((await t.post(JSON.stringify({ reports: [good(7), sampleReport('globex:live-main', recent, 8)] }))).status).toBe(403);
 
+    // The oldest report not landed yet was acknowledged during this test (the first test's three
+    // are older still: landed or not, at most the time since this file started).
+    await new Promise((r) => setTimeout(r, 1100));
     const mid = await samples();
+    expect(mid.get('p2ptel_collector_oldest_unlanded_seconds')).toBeGreaterThanOrEqual(1);
+    expect(mid.get('p2ptel_collector_oldest_unlanded_seconds')).toBeLessThan((Date.now() - started) / 1000 + 1);
     const delta = (name: string, a = before, b = mid) => (b.get(name) ?? 0) - (a.get(name) ?? 0);
     expect(delta('p2ptel_collector_reports_total{outcome="accepted"}')).toBe(5);
     expect(delta('p2ptel_collector_reports_total{outcome="rejected"}')).toBe(2);
@@ -81,5 +87,6 @@ describe('collector metrics', () => {
     expect(delta('p2ptel_collector_landing_seconds_count', mid, after)).toBeGreaterThanOrEqual(1);
     expect(after.get('p2ptel_collector_spool_bytes')).toBe(0);
     expect(after.get('p2ptel_collector_spool_sealed_segments')).toBe(0);
+    expect(after.get('p2ptel_collector_oldest_unlanded_seconds')).toBe(0);
   });
 });

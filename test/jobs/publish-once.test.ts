@@ -15,6 +15,7 @@ import type { PublishInput } from '../../jobs/rollup/publish.ts';
 import { buildDir, publishedDir, readHistory, snapshotFiles } from '../../warehouse/snapshots.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { rollupRunId } from '../../jobs/queue/names.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 
 const START = new Date('2026-11-20T00:00:00Z');
 const AS_OF = new Date('2026-11-20T02:00:00Z');
@@ -69,6 +70,16 @@ describe('publishing a distributed run once', () => {
     expect(r).toMatchObject({ published: true, alreadyPublished: false });
     expect(r.manifest!.snapshot).not.toBe(first);
     expect(await snapshotRows(wh.db, wh.layout, r.manifest!.snapshot)).toEqual(await snapshotRows(wh.db, wh.layout, first));
+  });
+
+  it('a run discarded for a later asOf logs that it was discarded, never that it published', async () => {
+    const input = await planAndPartitions();
+    const { log, lines } = capturedLog();
+    const earlier = { ...input, asOf: new Date(AS_OF.getTime() - 60_000) };
+    const r = await publishRollupOnce({ ...wh, log }, earlier);
+    expect(r).toMatchObject({ published: false, alreadyPublished: false });
+    expect(lines.map((l) => l['msg'])).toContain('snapshot discarded: a snapshot with a later asOf is current');
+    expect(lines.filter((l) => String(l['msg']).includes('published'))).toEqual([]);
   });
 
   it('refuses when the build folder vanished and this run never published', async () => {

@@ -9,6 +9,7 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import type { Queues } from '../../jobs/queue/client.ts';
 import { waitForRun } from '../../jobs/queue/enqueue.ts';
 import { JOBS } from '../../jobs/queue/names.ts';
+import { scheduledAsOf } from '../../jobs/queue/ticks.ts';
 import { readCurrent } from '../../warehouse/snapshots.ts';
 
 let wh: TestWarehouse;
@@ -80,5 +81,25 @@ describe('schedules', () => {
     expect(await ticks(queues.reports)).toHaveLength(1);
     worker.child.kill('SIGTERM');
     expect((await worker.exited).code).toBe(0);
+  });
+
+  it('--rollup-every installs an interval scheduler whose fire times are multiples of it, and --rollup-cron puts the cron back', async () => {
+    const r = await cli(['schedule', '--rollup-every', '2s'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^rollup\s+every 2s\s+\d{4}-\d\d-\d\dT/m);
+    const [scheduler] = await queues.rollup.getJobSchedulers();
+    expect([scheduler!.key, scheduler!.every, scheduler!.pattern ?? null]).toEqual(['rollup', 2000, null]);
+    const [next] = await ticks(queues.rollup);
+    expect(scheduledAsOf(next!).getTime() % 2000).toBe(0);
+    expect(scheduledAsOf(next!).getTime()).toBeGreaterThan(Date.now() - 2000);
+    expect(await ticks(queues.rollup)).toHaveLength(1);
+    // The report schedule is untouched.
+    expect((await queues.reports.getJobSchedulers()).map((s) => s.pattern)).toEqual(['0 2 * * *']);
+    expect((await cli(['schedule', '--list'], env)).stdout).toMatch(/^rollup\s+every 2s\s/m);
+
+    const back = await cli(['schedule'], env);
+    expect(back.code, back.stderr).toBe(0);
+    expect((await queues.rollup.getJobSchedulers()).map((s) => [s.pattern, s.every ?? null])).toEqual([['*/5 * * * *', null]]);
+    expect(await ticks(queues.rollup)).toHaveLength(1);
   });
 });

@@ -46,6 +46,15 @@ describe('config from the settings table', () => {
     );
   });
 
+  it('takes a rollup interval instead of the cron, never both', () => {
+    expect(loadConfig({ env: {} }).schedules).toMatchObject({ rollup: '*/5 * * * *', rollupEveryMs: null });
+    expect(loadConfig({ env: { ROLLUP_EVERY: '5s' } }).schedules.rollupEveryMs).toBe(5000);
+    expect(loadConfig({ env: {}, overrides: { ROLLUP_EVERY: 90_000 } }).schedules.rollupEveryMs).toBe(90_000);
+    expect(loadConfig({ env: { ROLLUP_EVERY: '1.5m' } }).schedules.rollupEveryMs).toBe(90_000);
+    expect(() => loadConfig({ env: { ROLLUP_EVERY: '5s', ROLLUP_SCHEDULE: '* * * * *' } })).toThrow(/are exclusive/);
+    expect(() => loadConfig({ env: { ROLLUP_EVERY: '500ms' } })).toThrow('invalid environment: ROLLUP_EVERY: a duration such as 5s, 30s or 2m, from 1s to 24h');
+  });
+
   it('gives each setting places of its own in the config', () => {
     const places = Object.values(SETTINGS).flatMap((s) => (typeof s.at === 'string' ? [s.at] : [...s.at]));
     expect(new Set(places).size).toBe(places.length);

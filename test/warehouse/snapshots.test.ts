@@ -8,7 +8,8 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
-import { cleanDebris, listSnapshots, readCurrent, readHistory } from '../../warehouse/snapshots.ts';
+import { beginBuild, cleanDebris, listSnapshots, lockPublication, newSnapshotId, publishBuild, readCurrent, readHistory } from '../../warehouse/snapshots.ts';
+import { LockLostError, takeLock, type HeldLock } from '../../lib/file-lock.ts';
 import { hostScratchDir } from '../../warehouse/layout.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
@@ -73,11 +74,33 @@ describe('snapshot publication', () => {
     expect(await readStreamSummaries(wh.db, (await currentSnapshot(wh.layout))!)).toEqual(before);
     await fs.access(wh.layout.catalog);
 
-    // The next publisher takes over the dead one's lock and removes its unpublished folder.
+    // The dead publisher was a process of this host: its lock is taken over at once, not once stale.
+    const waited = Date.now();
+    const lock = await lockPublication(wh.layout, 60_000);
+    expect(Date.now() - waited).toBeLessThan(1000);
+    await lock.release();
+    // The next publisher removes its unpublished folder.
     const next = await runPipeline(wh, { asOf: at(6) });
     expect(next.published).toBe(true);
     const history = await readHistory(wh.layout);
     expect(await listSnapshots(wh.layout)).toEqual([...history].sort());
+  });
+
+  it('a publisher that lost its lock (its renewals stalled and another took it over) stops before moving CURRENT', async () => {
+    const current = await readCurrent(wh.layout);
+    await beginBuild(wh.layout, 'stalled-publisher', process.pid);
+    let taker: HeldLock | null = null;
+    const stall = async () => {
+      const file = path.join(wh.layout.snapshots, 'publish.lock');
+      const past = new Date(Date.now() - 5000);
+      await fs.utimes(file, past, past);
+      taker = await takeLock(file, { staleMs: 2000, waitMs: 0 });
+      await new Promise((r) => setTimeout(r, 1000)); // a renewal finds the lock taken
+    };
+    const outcome = await publishBuild(wh.layout, 'stalled-publisher', newSnapshotId(at(7)), at(7), { keep: 5, lockStaleMs: 2000, beforeSwap: stall }).catch((e: unknown) => e);
+    expect(outcome).toBeInstanceOf(LockLostError);
+    expect(await readCurrent(wh.layout)).toEqual(current);
+    await taker!.release();
   });
 
   it("removes the scratch folders of this host's dead processes, never another host's", async () => {

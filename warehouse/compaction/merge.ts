@@ -18,6 +18,7 @@ import { fileList, fillSql, quotedString, sqlFile } from '../sql-files.ts';
 import { partitionFolder, recordFile, writeRecord } from './records.ts';
 import { fsyncDir, fsyncFile, linkNoReplace } from '../../lib/fsx.ts';
 import { compactIso } from '../../lib/time.ts';
+import type { HeldLock } from '../../lib/file-lock.ts';
 
 /** The steps of a compaction, each reported once done (progress, and the crash tests' kill points). */
 export type CompactionStep = 'merged' | 'recorded' | 'placed' | 'retired';
@@ -26,6 +27,8 @@ export type OnCompactionStep = (step: CompactionStep) => void | Promise<void>;
 export interface CompactContext {
   s: DbSession;
   layout: WarehouseLayout;
+  /** The compaction lock: checked still ours before each write that others would see. */
+  lock: Pick<HeldLock, 'assertHeld'>;
   onStep?: OnCompactionStep | undefined;
 }
 
@@ -60,8 +63,10 @@ export async function compactPartition(ctx: CompactContext, files: readonly Land
     await fsyncFile(merged);
     await ctx.onStep?.('merged');
     const covers = merge.files.map((f) => ({ name: path.basename(f.path), size: f.size, mtimeMs: f.mtimeMs }));
+    ctx.lock.assertHeld();
     await writeRecord(ctx.layout, folder, { compacted: name, createdAt: new Date().toISOString(), covers });
     await ctx.onStep?.('recorded');
+    ctx.lock.assertHeld();
     await place(ctx.layout, merged, path.join(path.dirname(merge.files[0]!.path), name), folder);
     await ctx.onStep?.('placed');
     const bytesIn = merge.files.reduce((a, f) => a + f.size, 0);

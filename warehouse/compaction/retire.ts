@@ -14,6 +14,7 @@ import { listSnapshots, publishedDir, snapshotFiles } from '../snapshots.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { readRecordsSync, recordFile, type CompactionRecord, type CoveredFile } from './records.ts';
 import { fsyncDir } from '../../lib/fsx.ts';
+import type { HeldLock } from '../../lib/file-lock.ts';
 
 export interface Retired {
   /** Covered files removed. */
@@ -22,18 +23,22 @@ export interface Retired {
   records: number;
 }
 
-export async function retireCovered(layout: WarehouseLayout, graceMs: number): Promise<Retired> {
+/** `lock`: the compaction lock, checked still ours before each partition's removals. */
+export async function retireCovered(layout: WarehouseLayout, graceMs: number, lock: Pick<HeldLock, 'assertHeld'>): Promise<Retired> {
   const retired: Retired = { files: 0, records: 0 };
-  const records = readRecordsSync(layout);
-  if (records.size === 0) return retired;
-  const listed = await snapshotInputs(layout);
-  for (const [folder, list] of records) await retirePartition(layout, folder, list, { listed, graceMs, retired });
+  // The snapshots' manifests are read only when some covered file is old enough to go.
+  let listed: Promise<ReadonlySet<string> | null> | undefined;
+  const run: RetireRun = { listed: () => (listed ??= snapshotInputs(layout)), graceMs, retired };
+  for (const [folder, list] of readRecordsSync(layout)) {
+    lock.assertHeld();
+    await retirePartition(layout, folder, list, run);
+  }
   return retired;
 }
 
 interface RetireRun {
   /** Landed files (relPath) that a snapshot lists; null when a manifest could not be read: none is removed. */
-  listed: ReadonlySet<string> | null;
+  listed: () => Promise<ReadonlySet<string> | null>;
   graceMs: number;
   retired: Retired;
 }
@@ -45,8 +50,9 @@ async function retirePartition(layout: WarehouseLayout, folder: string, records:
   const named = new Set(records.map((r) => r.compacted));
   for (const r of [...records].sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1))) {
     const left = present.has(r.compacted) ? r.covers.filter((c) => present.has(c.name) && sameFile(path.join(dir, c.name), c)) : [];
-    const due = Date.now() - Date.parse(r.createdAt) >= run.graceMs;
-    const removable = due ? left.filter((c) => run.listed !== null && !run.listed.has(`${folder}/${c.name}`) && !named.has(c.name)) : [];
+    const due = left.length > 0 && Date.now() - Date.parse(r.createdAt) >= run.graceMs;
+    const listed = due ? await run.listed() : null;
+    const removable = listed === null ? [] : left.filter((c) => !listed.has(`${folder}/${c.name}`) && !named.has(c.name));
     for (const c of removable) {
       await fs.rm(path.join(dir, c.name), { force: true });
       present.delete(c.name);

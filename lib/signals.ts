@@ -1,0 +1,45 @@
+// The termination signals of a worker process, heard from its first line on: bin/p2ptel.js keeps
+// a SIGTERM or SIGINT that arrives while the worker's code is still loading (under a key of the
+// global symbol registry, the one thing the launcher and the bundle share), and the worker takes
+// it over here, so that a signal at any moment of its start-up ends in the same clean stop.
+import type { Logger } from './log.ts';
+
+const EARLY_SIGNAL = Symbol.for('p2ptel.earlySignal');
+const EARLY_LISTENER = Symbol.for('p2ptel.earlySignalListener');
+
+type Launcher = { [EARLY_SIGNAL]?: string; [EARLY_LISTENER]?: (signal: NodeJS.Signals) => void };
+
+/** The signal the launcher heard before this process listened itself (null: none), its listener removed. */
+function takeEarlySignal(): string | null {
+  const launcher = process as unknown as Launcher;
+  const listener = launcher[EARLY_LISTENER];
+  if (listener) {
+    process.off('SIGTERM', listener);
+    process.off('SIGINT', listener);
+    delete launcher[EARLY_LISTENER];
+  }
+  return launcher[EARLY_SIGNAL] ?? null;
+}
+
+/**
+ * The first SIGTERM or SIGINT (one heard while loading included); a second one exits at once
+ * (running jobs are retaken by other workers).
+ */
+export function terminationSignal(log: Logger): Promise<string> {
+  return new Promise((resolve) => {
+    let received = false;
+    const on = (signal: string) => {
+      if (received) {
+        log.warn({ signal }, 'second signal: exiting now; running jobs are retaken once their locks expire');
+        process.exit(0);
+      }
+      received = true;
+      resolve(signal);
+    };
+    // All at once, between two turns of the event loop: no signal falls between the two listeners.
+    const early = takeEarlySignal();
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+    if (early) on(early);
+  });
+}
