@@ -104,6 +104,17 @@ export function listFilesSync(dir: string, suffix: string): string[] {
   }
 }
 
+/** The names in `dir`, sorted; none when it does not exist or is not a folder. Synchronous, as listFilesSync. */
+export function readdirSyncOrEmpty(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw err;
+  }
+}
+
 function withSuffix(dir: string, entries: string[], suffix: string): string[] {
   return entries
     .filter((e) => e.endsWith(suffix))

@@ -5,7 +5,7 @@
 // the folder is renamed into place: a folder without the `.tmp-` prefix is a complete state, and a
 // half-built one (killed mid-way) is never mistaken for one.
 import fs from 'node:fs/promises';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -15,7 +15,7 @@ import { QuarantinedSchema } from './manifest.ts';
 import { PIECE_COLUMNS } from './piece-columns.ts';
 import { KNOWN_COLUMNS } from './report-columns.ts';
 import { compactIso } from '../lib/time.ts';
-import { fsyncDir, fsyncFile, writeJsonDurable } from '../lib/fsx.ts';
+import { fsyncDir, fsyncFile, readdirSyncOrEmpty, writeJsonDurable } from '../lib/fsx.ts';
 import { codeVersion } from '../lib/version.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { LandedFile } from './landing.ts';
@@ -150,12 +150,12 @@ export async function readStates(layout: WarehouseLayout): Promise<Map<string, S
   // thousands of round trips through libuv's pool, which DuckDB's calls share. This runs in job
   // processes, whose event loop a few ms do not hold up (design.md: lock renewal).
   const out = new Map<string, StateMeta[]>();
-  for (const c of readdirOrEmpty(layout.state)) {
+  for (const c of readdirSyncOrEmpty(layout.state)) {
     if (!c.startsWith('customer=')) continue;
-    for (const d of readdirOrEmpty(path.join(layout.state, c))) {
+    for (const d of readdirSyncOrEmpty(path.join(layout.state, c))) {
       if (!d.startsWith('date=')) continue;
       const metas: StateMeta[] = [];
-      for (const id of readdirOrEmpty(path.join(layout.state, c, d))) {
+      for (const id of readdirSyncOrEmpty(path.join(layout.state, c, d))) {
         if (id.startsWith(TMP_PREFIX)) continue;
         try {
           metas.push(StateMetaSchema.parse(JSON.parse(readFileSync(path.join(layout.state, c, d, id, 'meta.json'), 'utf8'))));
@@ -292,7 +292,7 @@ export async function pruneStates(
   };
   /** Remove a folder left empty: listed empty, or listed again after something in it went. */
   const dropIfEmpty = async (dir: string, listed: readonly string[], removed: readonly boolean[]): Promise<boolean> => {
-    if (listed.length > 0 && !(removed.some(Boolean) && readdirOrEmpty(dir).length === 0)) return false;
+    if (listed.length > 0 && !(removed.some(Boolean) && readdirSyncOrEmpty(dir).length === 0)) return false;
     await fs.rm(dir, { recursive: true, force: true });
     return true;
   };
@@ -302,7 +302,7 @@ export async function pruneStates(
     const metas = states.get(key) ?? [];
     const newestFresh = metas.find((m) => m.stateVersion === stateVersion());
     const live = opts.livePartitions.has(key);
-    const ids = readdirOrEmpty(partDir);
+    const ids = readdirSyncOrEmpty(partDir);
     const removed = await Promise.all(
       ids.map((id) => {
         const meta = metas.find((m) => m.stateId === id);
@@ -314,7 +314,7 @@ export async function pruneStates(
     return dropIfEmpty(partDir, ids, removed);
   };
   const pruneCustomer = async (c: string): Promise<void> => {
-    const entries = readdirOrEmpty(path.join(layout.state, c));
+    const entries = readdirSyncOrEmpty(path.join(layout.state, c));
     const removed = await Promise.all(
       entries.map((d) => {
         if (d.startsWith('date=')) return prunePartition(c, d);
@@ -328,7 +328,7 @@ export async function pruneStates(
     await dropIfEmpty(path.join(layout.state, c), entries, removed);
   };
   const customers: Promise<void>[] = [];
-  for (const c of readdirOrEmpty(layout.state)) {
+  for (const c of readdirSyncOrEmpty(layout.state)) {
     if (c.startsWith('customer=')) customers.push(pruneCustomer(c));
     // Scratch of a batch build that was killed.
     else if (c.startsWith(TMP_PREFIX)) await remove(path.join(layout.state, c), 'debris');
@@ -336,14 +336,3 @@ export async function pruneStates(
   await Promise.all(customers);
   return pruned;
 }
-
-function readdirOrEmpty(dir: string): string[] {
-  try {
-    return readdirSync(dir).sort();
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
-    throw err;
-  }
-}
-

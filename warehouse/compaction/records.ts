@@ -4,10 +4,10 @@
 // folder, the files it lists are covered: readers of the landing area skip them, and retention
 // removes them once no snapshot reads them (retire.ts). A record whose compacted file was never
 // placed (a compaction killed before) covers nothing, and the next compaction removes it.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { writeJsonDurable } from '../../lib/fsx.ts';
+import { readdirSyncOrEmpty, writeJsonDurable } from '../../lib/fsx.ts';
 import type { WarehouseLayout } from '../layout.ts';
 
 /** A landed file as a record names it: its base name, and what tells it from a later file of that name. */
@@ -43,10 +43,10 @@ export async function writeRecord(layout: WarehouseLayout, folder: string, recor
  */
 export function readRecordsSync(layout: WarehouseLayout): Map<string, CompactionRecord[]> {
   const out = new Map<string, CompactionRecord[]>();
-  for (const c of entries(layout.compaction).filter((n) => n.startsWith('customer='))) {
-    for (const d of entries(path.join(layout.compaction, c)).filter((n) => n.startsWith('date='))) {
+  for (const c of readdirSyncOrEmpty(layout.compaction).filter((n) => n.startsWith('customer='))) {
+    for (const d of readdirSyncOrEmpty(path.join(layout.compaction, c)).filter((n) => n.startsWith('date='))) {
       const folder = `${c}/${d}`;
-      const records = entries(path.join(layout.compaction, c, d))
+      const records = readdirSyncOrEmpty(path.join(layout.compaction, c, d))
         .filter((n) => n.endsWith('.json'))
         .flatMap((n) => readRecord(path.join(layout.compaction, c, d, n)) ?? []);
       if (records.length > 0) out.set(folder, records);
@@ -60,16 +60,6 @@ function readRecord(file: string): CompactionRecord | null {
     return CompactionRecordSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
   } catch {
     return null;
-  }
-}
-
-function entries(dir: string): string[] {
-  try {
-    return readdirSync(dir).sort();
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
-    throw err;
   }
 }
 

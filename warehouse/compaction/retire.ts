@@ -7,13 +7,13 @@
 // whose compacted file was never placed (a compaction killed before) are removed. Runs under the
 // compaction lock.
 import fs from 'node:fs/promises';
-import { readdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { readSnapshotManifest } from '../manifest.ts';
 import { listSnapshots, publishedDir, snapshotFiles } from '../snapshots.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { readRecordsSync, recordFile, type CompactionRecord, type CoveredFile } from './records.ts';
-import { fsyncDir } from '../../lib/fsx.ts';
+import { fsyncDir, readdirSyncOrEmpty } from '../../lib/fsx.ts';
 import type { HeldLock } from '../../lib/file-lock.ts';
 
 export interface Retired {
@@ -46,7 +46,7 @@ interface RetireRun {
 /** A partition's records, oldest first: an older record's files go before the compacted file a newer one covers. */
 async function retirePartition(layout: WarehouseLayout, folder: string, records: readonly CompactionRecord[], run: RetireRun): Promise<void> {
   const dir = path.join(layout.rawReports, ...folder.split('/'));
-  const present = new Set(entries(dir));
+  const present = new Set(readdirSyncOrEmpty(dir));
   const named = new Set(records.map((r) => r.compacted));
   for (const r of [...records].sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1))) {
     const left = present.has(r.compacted) ? r.covers.filter((c) => present.has(c.name) && sameFile(path.join(dir, c.name), c)) : [];
@@ -90,13 +90,4 @@ async function snapshotInputs(layout: WarehouseLayout): Promise<Set<string> | nu
     }
   }
   return listed;
-}
-
-function entries(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
 }
