@@ -9,7 +9,7 @@ import { KNOWN_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
 import { freePath, listFilesSync, moveFile, writeJsonDurable } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
-import { readRecordsSync, withoutCovered } from './compaction/records.ts';
+import { readRecordsSync, withoutCovered } from './compaction-records.ts';
 
 export interface LandedFile {
   /** Absolute path. */
@@ -45,7 +45,7 @@ function validDate(d: string): boolean {
 
 /**
  * Every `.parquet` file of the landing area, split into partition files and misplaced ones. Files
- * that a placed compacted file holds (compaction/records.ts) are not partition files any more.
+ * that a placed compacted file holds (compaction-records.ts) are not partition files any more.
  */
 export async function discoverLanding(
   layout: WarehouseLayout,

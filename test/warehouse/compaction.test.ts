@@ -18,7 +18,7 @@ import { snapshotRows } from '../helpers/snapshot-rows.ts';
 import { seededRandom } from '../helpers/random.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { runCompaction } from '../../jobs/compaction/compact.ts';
-import { readRecordsSync } from '../../warehouse/compaction/records.ts';
+import { readRecordsSync } from '../../warehouse/compaction-records.ts';
 import type { CompactionStep } from '../../warehouse/compaction/merge.ts';
 import { discoverLanding } from '../../warehouse/landing.ts';
 import { loadSnapshot } from '../../api/snapshot-store.ts';

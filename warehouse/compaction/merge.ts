@@ -1,7 +1,7 @@
 // Compaction of one partition (docs/warehouse-state.md, "Compaction of small landed files"): some
 // of its files merged into one, each row with where it first landed, so that the deduplication
 // rule keeps the same copies (dedup_reports.sql). Crash-safe: the merged file is written in this
-// host's scratch folder and fsynced, its record written durably (records.ts), then it is linked
+// host's scratch folder and fsynced, its record written durably (../compaction-records.ts), then it is linked
 // into the partition folder (never replacing a file) and the folder fsynced. The link is the one
 // step that changes what readers see: before it they read the small files, after it the
 // compacted one; a process killed at any step loses and doubles nothing.
@@ -15,7 +15,7 @@ import { hostScratchDir, type WarehouseLayout } from '../layout.ts';
 import { REPORT_COLUMNS } from '../report-columns.ts';
 import { projectionSql, provenanceSql } from '../report-projection.ts';
 import { fileList, fillSql, quotedString, sqlFile } from '../sql-files.ts';
-import { partitionFolder, recordFile, writeRecord } from './records.ts';
+import { partitionFolder, recordFile, writeRecord } from '../compaction-records.ts';
 import { fsyncDir, fsyncFile, linkNoReplace } from '../../lib/fsx.ts';
 import { compactIso } from '../../lib/time.ts';
 import type { HeldLock } from '../../lib/file-lock.ts';

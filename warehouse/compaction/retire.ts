@@ -1,4 +1,4 @@
-// Retention of the files that compacted files cover (records.ts). No new run reads a covered file,
+// Retention of the files that compacted files cover (../compaction-records.ts). No new run reads a covered file,
 // but the snapshots that listed it still do (exports, the catalog, on-demand figures read the files
 // of their manifest): it is removed once no snapshot folder lists it and its record is older than
 // the grace time (a run planned before the file was covered may still read it). A record goes once
@@ -12,7 +12,7 @@ import path from 'node:path';
 import { readSnapshotManifest } from '../manifest.ts';
 import { listSnapshots, publishedDir, snapshotFiles } from '../snapshots.ts';
 import type { WarehouseLayout } from '../layout.ts';
-import { readRecordsSync, recordFile, type CompactionRecord, type CoveredFile } from './records.ts';
+import { readRecordsSync, recordFile, type CompactionRecord, type CoveredFile } from '../compaction-records.ts';
 import { fsyncDir, readdirSyncOrEmpty } from '../../lib/fsx.ts';
 import type { HeldLock } from '../../lib/file-lock.ts';
 

@@ -2,13 +2,13 @@
 // compacted file, the landed files of its partition whose every row it holds. A record is written
 // durably before its compacted file is placed; from the moment that file is in the partition
 // folder, the files it lists are covered: readers of the landing area skip them, and retention
-// removes them once no snapshot reads them (retire.ts). A record whose compacted file was never
+// removes them once no snapshot reads them (compaction/retire.ts). A record whose compacted file was never
 // placed (a compaction killed before) covers nothing, and the next compaction removes it.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { readdirSyncOrEmpty, writeJsonDurable } from '../../lib/fsx.ts';
-import type { WarehouseLayout } from '../layout.ts';
+import { readdirSyncOrEmpty, writeJsonDurable } from '../lib/fsx.ts';
+import type { WarehouseLayout } from './layout.ts';
 
 /** A landed file as a record names it: its base name, and what tells it from a later file of that name. */
 export const CoveredFileSchema = z.object({ name: z.string(), size: z.number().int().nonnegative(), mtimeMs: z.number() });
