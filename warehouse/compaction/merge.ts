@@ -1,9 +1,9 @@
 // Compaction of one partition (docs/warehouse-state.md, "Compaction of small landed files"): some
 // of its files merged into one, each row with where it first landed, so that the deduplication
 // rule keeps the same copies (dedup_reports.sql). Crash-safe: the merged file is written in this
-// host's scratch folder and fsynced, its record written durably (../compaction-records.ts), then it is linked
-// into the partition folder (never replacing a file) and the folder fsynced. The link is the one
-// step that changes what readers see: before it they read the small files, after it the
+// host's scratch folder and fsynced, its record written durably (compaction-records.ts), then it
+// is linked into the partition folder (never replacing a file) and the folder fsynced. The link is
+// the one step that changes what readers see: before it they read the small files, after it the
 // compacted one; a process killed at any step loses and doubles nothing.
 import fs from 'node:fs/promises';
 import path from 'node:path';

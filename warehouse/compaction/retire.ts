@@ -1,11 +1,11 @@
-// Retention of the files that compacted files cover (../compaction-records.ts). No new run reads a covered file,
-// but the snapshots that listed it still do (exports, the catalog, on-demand figures read the files
-// of their manifest): it is removed once no snapshot folder lists it and its record is older than
-// the grace time (a run planned before the file was covered may still read it). A record goes once
-// every file it covers is gone, after them, and a compacted file only once no record names it (its
-// own record would otherwise cover nothing, and the files it covers would be read again). Records
-// whose compacted file was never placed (a compaction killed before) are removed. Runs under the
-// compaction lock.
+// Retention of the files that compacted files cover (compaction-records.ts). No new run reads a
+// covered file, but the snapshots that listed it still do (exports, the catalog, on-demand figures
+// read the files of their manifest): it is removed once no snapshot folder lists it and its record
+// is older than the grace time (a run planned before the file was covered may still read it). A
+// record goes once every file it covers is gone, after them; a compacted file that a newer one
+// covers goes only once its own record is gone (that record would otherwise cover nothing, and
+// its files would be read again). Records whose compacted file was never placed (a compaction
+// killed before) are removed. Runs under the compaction lock.
 import fs from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import path from 'node:path';
