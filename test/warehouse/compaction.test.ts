@@ -26,7 +26,7 @@ import { ResponseCache } from '../../api/response-cache.ts';
 import { EXPORT_SLICE_BYTES, startExport } from '../../api/export/export.ts';
 import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { fileList } from '../../warehouse/sql-files.ts';
+import { fileList, quotedString } from '../../warehouse/sql-files.ts';
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 
@@ -273,6 +273,25 @@ describe('compaction of small landed files', () => {
     expect(retired).toBeGreaterThan(0);
     expect([...killed].sort()).toEqual([...KILL_STEPS].sort());
   }, 600_000);
+
+  it('leaves a file that breaks the contract to the run, which quarantines it', async () => {
+    const date = '2026-11-22';
+    const good = (id: string): HandReport => ({ reportId: id, sessionId: 's', streamId: 'acme:s0', ts: `${date}T01:00:00Z`, bytesOffloaded: 5 });
+    for (const name of ['a.parquet', 'b.parquet']) await writeReportsParquet(live.db, landingPath(live.root, 'acme', date, name), [good(name)]);
+    const plain = landingPath(live.root, 'acme', date, 'poisoned.plain');
+    await writeReportsParquet(live.db, plain, [good('bad')]);
+    await live.db.withSession((s) =>
+      s.run(`COPY (SELECT * REPLACE ('NaN'::DOUBLE AS bufferHealth) FROM read_parquet(${quotedString(plain)})) TO ${quotedString(landingPath(live.root, 'acme', date, 'poisoned.parquet'))} (FORMAT parquet)`),
+    );
+    await fs.rm(plain);
+    const r = await runCompaction(live, { date, force: true });
+    expect(r.compacted.map((c) => c.files)).toEqual([2]);
+    const run = await runPipeline(live, { asOf: new Date(`${date}T12:00:00Z`), compact: false });
+    expect(run.manifest.quarantined.map((q) => q.relPath)).toEqual([`customer=acme/date=${date}/poisoned.parquet`]);
+    const day = run.manifest.partitions.flatMap((p) => p.files.map((f) => f.path)).filter((f) => f.includes(date));
+    expect(day).toEqual([r.compacted[0]!.relPath]);
+    await fs.rm(path.join(live.layout.rawReports, `customer=acme/date=${date}`), { recursive: true });
+  });
 
   it('leaves one file per partition once forced, and the covered files go once no snapshot reads them', async () => {
     const asOf = new Date('2026-11-22T12:00:00Z');
