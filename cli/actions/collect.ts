@@ -17,14 +17,10 @@ export function stopCollectorOnSignals(collector: RunningCollector, log: Logger)
 }
 
 /**
- * V8's rule for when to collect the old generation again, for a collector process. At saturation
- * V8 measured its full collections as cheap next to the event loop's allocation and let the old
- * generation grow only ~10–20 % between them; marking starts once less room is left than the young
- * generation holds, so one full collection followed another every ~200 ms (64 in 18 s of load,
- * 10–18 ms of pause each, plus their marking on the other threads). A fixed growth of 300 % (the
- * heap's ~20 MB may reach ~80 MB before the next) leaves a few in the same load
- * (bench:ingest, docs/operations.md). Set before anything else runs: a V8 flag is process-wide and
- * read each time V8 sets its next limit.
+ * V8's rule for when to collect the old generation again, for a collector process: a fixed growth
+ * between full collections, since V8's own rule ran one after another at saturation (the figures:
+ * docs/operations.md, "V8's heap growth"). Set before anything else runs: a V8 flag is
+ * process-wide and read each time V8 sets its next limit.
  */
 export function tuneHeapGrowth(percent: number): void {
   if (percent > 0) v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
