@@ -1,6 +1,5 @@
-// Shared plumbing of CLI commands: config from flags and env, the logger, job dependencies,
-// progress bars (only on a terminal), and turning failures into one clear line and an exit code.
-import { SingleBar, Presets } from 'cli-progress';
+// Shared plumbing of CLI commands: config from flags and env, the logger, job dependencies, and
+// turning failures into one clear line and an exit code (progress bars: cli/progress.ts).
 import type { Command } from 'commander';
 import { ZodError, type z } from 'zod';
 import { ConfigError, loadConfig, type AppConfig, type SettingOverrides } from '../lib/config.ts';
@@ -76,23 +75,6 @@ export function closeOnSignals(service: { close(): Promise<void> }, log: Logger,
   });
 }
 
-/** A progress bar on stderr when it is a terminal; silent otherwise (logs and pipes stay clean). */
-export function progressBar(label: string): { update(percent: number, step?: string): void; stop(): void } {
-  if (!process.stderr.isTTY) return { update() {}, stop() {} };
-  const bar = new SingleBar(
-    { format: `${label} [{bar}] {percentage}% {step}`, stream: process.stderr, hideCursor: true, clearOnComplete: true },
-    Presets.shades_classic,
-  );
-  bar.start(100, 0, { step: '' });
-  return {
-    update(percent, step = '') {
-      bar.update(Math.min(100, Math.max(0, Math.round(percent))), { step });
-    },
-    stop() {
-      bar.stop();
-    },
-  };
-}
 
 /** Wrap a command action: user errors print one line and exit 2, other failures exit 1 (or their ExitError's code). */
 export function action<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {

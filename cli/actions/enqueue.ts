@@ -1,7 +1,8 @@
 // The `enqueue` command's work: add a rollup or report run now (named by its asOf: adding it twice
 // runs it once; a run that failed is started again), and with --wait follow it to its end.
 import { z } from 'zod';
-import { progressBar, runtime, withQueues } from '../runtime.ts';
+import { runtime, withQueues } from '../runtime.ts';
+import { progressBar } from '../progress.ts';
 import { isoDate, positiveNumber } from '../options.ts';
 import { EXIT, ExitError } from '../../lib/errors.ts';
 import { assertAsOfNotAhead, describeAhead } from '../../lib/time.ts';

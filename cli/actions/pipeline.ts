@@ -1,6 +1,7 @@
 // The `pipeline` command's work: one inline rollup run, and what it did.
 import { z } from 'zod';
-import { progressBar, runtime, withJobDeps } from '../runtime.ts';
+import { runtime, withJobDeps } from '../runtime.ts';
+import { progressBar } from '../progress.ts';
 import { isoDate } from '../options.ts';
 // The pipeline (DuckDB and the warehouse) is loaded by run(), after the flags are checked.
 import type { PipelineResult } from '../../jobs/pipeline.ts';

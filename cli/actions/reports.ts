@@ -1,7 +1,8 @@
 // The `reports` command's work: the same function as the nightly job, run inline, and what it wrote.
 import path from 'node:path';
 import { z } from 'zod';
-import { progressBar, runtime, withJobDeps } from '../runtime.ts';
+import { runtime, withJobDeps } from '../runtime.ts';
+import { progressBar } from '../progress.ts';
 import { duration, int, table } from '../format.ts';
 import { describeFailures, runReports, UnknownCustomerError, type ReportRunResult } from '../../jobs/reports/run.ts';
 import { SnapshotUnreadableError } from '../../warehouse/snapshots.ts';

@@ -3,7 +3,8 @@
 // it keeps rolling up inline as reports land (jobs/live-rollups.ts), so that the API is live.
 import path from 'node:path';
 import { noFlags } from '../options.ts';
-import { closeOnSignals, progressBar, runtime, withJobDeps, type Runtime } from '../runtime.ts';
+import { closeOnSignals, runtime, withJobDeps, type Runtime } from '../runtime.ts';
+import { progressBar } from '../progress.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startApi } from '../../api/server.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
