@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkBatchSync } from '../../collector/batch.ts';
-import { Spool } from '../../collector/spool.ts';
+import { Spool, type Segment } from '../../collector/spool.ts';
 import { Flusher } from '../../collector/flusher.ts';
 import { startCollector } from '../../collector/server.ts';
 import { Db } from '../../warehouse/duckdb/db.ts';
@@ -85,6 +85,21 @@ async function replay(b: Bench): Promise<void> {
   }
 }
 
+/**
+ * Append `data` to a fresh segment, seal it, keep a copy of its file aside and land it all: putting
+ * the copy back replays what a crash between placing its files and removing it leaves.
+ */
+async function landKeepingSegment(b: Bench, data: Buffer, reports: number): Promise<{ sealed: Segment; keep: string }> {
+  const keep = path.join(path.dirname(b.spoolDir), 'kept-segment');
+  const spool = await Spool.open(b.spoolDir, silentLogger);
+  await spool.append(data, reports);
+  const sealed = (await spool.seal())!;
+  await fs.copyFile(sealed.file, keep);
+  await new Flusher(spool, b.db, b.layout, { intervalMs: 3_600_000, reports: 1_000_000 }, silentLogger).flushAll();
+  await spool.close();
+  return { sealed, keep };
+}
+
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
 describe('landing under names unique forever', () => {
@@ -108,14 +123,7 @@ describe('landing under names unique forever', () => {
     try {
       // Two partitions (two UTC dates), landed; then the segment file is put back as a crash
       // between the last placement and the segment's removal leaves it.
-      const data = lines(ids('a', 50), (i) => new Date(NOW - (i % 2) * DAY - 60_000));
-      const keep = path.join(path.dirname(b.spoolDir), 'kept-segment');
-      const spool = await Spool.open(b.spoolDir, silentLogger);
-      await spool.append(data, 50);
-      const sealed = (await spool.seal())!;
-      await fs.copyFile(sealed.file, keep);
-      await new Flusher(spool, b.db, b.layout, { intervalMs: 3_600_000, reports: 1_000_000 }, silentLogger).flushAll();
-      await spool.close();
+      const { sealed, keep } = await landKeepingSegment(b, lines(ids('a', 50), (i) => new Date(NOW - (i % 2) * DAY - 60_000)), 50);
       const landed = await listFiles(b.layout.rawReports, '.parquet');
       expect(landed).toHaveLength(2);
       await fs.copyFile(keep, sealed.file);
@@ -142,14 +150,7 @@ describe('landing under names unique forever', () => {
   it('a partition placed in part (one of its files) gets only its missing rows', async () => {
     const b = await bench();
     try {
-      const data = lines(ids('p', 40), () => new Date(NOW - 60_000));
-      const keep = path.join(path.dirname(b.spoolDir), 'kept-segment');
-      const spool = await Spool.open(b.spoolDir, silentLogger);
-      await spool.append(data, 40);
-      const sealed = (await spool.seal())!;
-      await fs.copyFile(sealed.file, keep);
-      await new Flusher(spool, b.db, b.layout, { intervalMs: 3_600_000, reports: 1_000_000 }, silentLogger).flushAll();
-      await spool.close();
+      const { sealed, keep } = await landKeepingSegment(b, lines(ids('p', 40), () => new Date(NOW - 60_000)), 40);
       const [only] = await listFiles(b.layout.rawReports, '.parquet');
       // As if the partition had been written as two files and the crash came between them: the
       // placed file holds the first 15 reports only.
