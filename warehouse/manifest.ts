@@ -83,7 +83,15 @@ export const SnapshotManifestSchema = z.object({
    * state holds reports after asOf, and days whose series are the state's own file (linked) or
    * were computed up to asOf.
    */
-  combine: z.object({ rawReportsRead: z.number(), seriesDaysLinked: z.number(), seriesDaysComputed: z.number() }).optional(),
+  combine: z
+    .object({
+      rawReportsRead: z.number(),
+      /** Layered states whose cut hours or asOf's minute were read from their layers' report files (never raw files). */
+      layeredStatesCut: z.number().optional(),
+      seriesDaysLinked: z.number(),
+      seriesDaysComputed: z.number(),
+    })
+    .optional(),
 });
 export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
 

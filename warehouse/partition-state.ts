@@ -103,7 +103,7 @@ async function withoutUnreadable(ctx: LoadContext, load: LoadOutcome, err: unkno
  * pieces are the 60 s session buckets; each larger size sums the buckets of the one before it
  * (coarser_buckets.sql), whose table is dropped once the next is made.
  */
-async function buildSeries(s: DbSession): Promise<void> {
+export async function buildSeries(s: DbSession): Promise<void> {
   const sizes = [...STANDARD_BUCKET_SECONDS].sort((a, b) => a - b);
   let finer = 'state_minutes';
   await createEmptyTable(s, 'series_rows', fillSql(sqlFile('series_from_buckets'), { buckets: finer }), { bucket_seconds: MIN_BUCKET_SECONDS });

@@ -69,7 +69,8 @@ const BY_STREAM = PIECE_COLUMNS.filter((col) => !col.bySession);
 /**
  * The placeholders of the generated piece lists, by name (code constants, never input):
  * `piece_columns` the columns' names; `piece_of_report` and `piece_of_reports` each column's
- * value for one report and for a group of reports; `series_piece_of_reports` the same for the
+ * value for one report and for a group of reports; `piece_sums` every column's pieces combined at
+ * its own type; `series_piece_of_reports` the same for the
  * columns a series needs; `series_piece_sums` those combined at their own types;
  * `stream_piece_sums` the columns a window combines per stream, combined and left wide.
  */
@@ -78,6 +79,7 @@ export const PIECE_SQL: Readonly<Record<string, string>> = {
   piece_of_report: selectList(PIECE_COLUMNS, (col) => col.ofReport),
   piece_of_reports: selectList(PIECE_COLUMNS, (col) => col.ofReports),
   series_piece_of_reports: selectList(SERIES, (col) => col.ofReports),
+  piece_sums: selectList(PIECE_COLUMNS, (col) => combinedSql(col, true)),
   series_piece_sums: selectList(SERIES, (col) => combinedSql(col, true)),
   stream_piece_sums: selectList(BY_STREAM, (col) => combinedSql(col, false)),
 };

@@ -7,13 +7,14 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { copyToParquet } from './parquet-write.ts';
 import { createEmptyTable } from './empty-relations.ts';
-import { sqlFile } from './sql-files.ts';
+import { fileList, sqlFile } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { planSeriesBlocks, seriesBlock } from './series-blocks.ts';
 import { SERIES_ROW_GROUP_SIZE } from './partition-state.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';
 import { loadStateReports } from './state-reports.ts';
-import { stateFiles } from './state-store.ts';
+import { stateFiles, type StateMeta } from './state-store.ts';
+import { timestampLiteral } from './window-pieces.ts';
 import { STANDARD_BUCKET_SECONDS } from './windows.ts';
 import type { CombinePlan, CustomerFigures } from './combine-plan.ts';
 import { fsyncDir } from '../lib/fsx.ts';
@@ -29,14 +30,14 @@ export async function writeSeriesDays(
   s: DbSession,
   plan: CombinePlan,
   figures: Map<string, CustomerFigures>,
-): Promise<{ usedFiles: string[]; edgeReportsRead: number }> {
+): Promise<{ usedFiles: string[]; edgeReportsRead: number; layeredStatesCut: string[] }> {
   const { placed, usedFiles } = await wholeDays(s, plan);
   await linkAll(placed);
   countLinkedDays(plan, figures);
   const edgeReportsRead = await computePartialDays(s, plan);
   await writeComputedDays(s, plan, figures);
   await fsyncDirs(placed);
-  return { usedFiles, edgeReportsRead };
+  return { usedFiles, edgeReportsRead, layeredStatesCut: plan.after.filter((m) => m.layers && m.layers.length > 0).map((m) => m.stateId) };
 }
 
 /**
@@ -92,15 +93,36 @@ function countLinkedDays(plan: CombinePlan, figures: Map<string, CustomerFigures
 async function computePartialDays(s: DbSession, plan: CombinePlan): Promise<number> {
   let read = 0;
   await createEmptyTable(s, 'partial_pieces', noPiecesSql());
-  if (plan.after.length > 0) {
-    read = await loadStateReports(s, plan.layout, plan.after, `ts <= make_timestamp(${plan.asOfUs}::BIGINT)`);
+  const whole = plan.after.filter((m) => !m.layers);
+  const layered = plan.after.filter((m) => m.layers && m.layers.length > 0);
+  if (whole.length > 0) {
+    read = await loadStateReports(s, plan.layout, whole, `ts <= make_timestamp(${plan.asOfUs}::BIGINT)`);
     await s.run(pieceSql('partial_pieces', { source: 'reports' }));
   }
+  if (layered.length > 0) await s.run(layeredPartialSql(plan, layered));
   await createEmptyTable(s, 'partial_series', pieceSql('series_combine', { pieces: 'partial_pieces' }), { bucket_seconds: 60 });
   if (plan.after.length > 0) {
     for (const size of STANDARD_BUCKET_SECONDS) await s.run(pieceSql('partial_series', { pieces: 'partial_pieces' }), { bucket_seconds: size });
   }
   return read;
+}
+
+/**
+ * layer_partial_pieces.sql for layered states that hold reports after asOf: their minute pieces of
+ * the minutes wholly at or before asOf, and their reports of the minute asOf cuts, up to asOf.
+ */
+function layeredPartialSql(plan: CombinePlan, states: readonly StateMeta[]): string {
+  const minute = 60_000_000n;
+  const start = plan.asOfUs - (plan.asOfUs % minute);
+  const wholeBefore = start + minute - 1n <= plan.asOfUs ? start + minute : start;
+  const layerFiles = states.flatMap((m) => (m.layers ?? []).map((l) => stateFiles(plan.layout, m).layer(l.layerId)));
+  return pieceSql('layer_partial_pieces', {
+    minutes: fileList(layerFiles.map((f) => f.minutes)),
+    reports: fileList(layerFiles.map((f) => f.reports)),
+    whole_before_us: `${wholeBefore}::BIGINT`,
+    whole_before: timestampLiteral(wholeBefore),
+    as_of: timestampLiteral(plan.asOfUs),
+  });
 }
 
 /**

@@ -17,6 +17,8 @@ export interface CombineResult {
   platformRows: number;
   /** Raw reports read because a window edge cuts an hour, or reports after asOf share its day. */
   edgeReportsRead: number;
+  /** Layered states whose cut hours or asOf's minute were read from their layers' report files. */
+  layeredStatesCut: number;
   /** Files of the state area this combine used besides states (compacted hours, series blocks): kept by retention. */
   usedFiles: string[];
 }
@@ -34,6 +36,7 @@ export async function combineStates(s: DbSession, input: CombineInput): Promise<
     customers,
     platformRows,
     edgeReportsRead: pieces.edgeReportsRead + series.edgeReportsRead,
+    layeredStatesCut: new Set([...pieces.layeredStatesCut, ...series.layeredStatesCut]).size,
     usedFiles: [...pieces.usedFiles, ...series.usedFiles],
   };
 }

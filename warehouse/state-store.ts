@@ -23,7 +23,7 @@ import type { LandedFile } from './landing.ts';
 export const TMP_PREFIX = '.tmp-';
 
 /** Bump when the meaning or layout of a state's files changes without its SQL changing. */
-const STATE_FORMAT = 3;
+const STATE_FORMAT = 4;
 
 /**
  * SQL whose text decides what a state holds (its files, its meta's figures, and the edge-hour
@@ -33,6 +33,7 @@ const STATE_SQL = [
   'load_raw', 'validate_rows', 'dedup_reports', 'dedup_raw', 'dedup_batch', 'state_pieces', 'session_buckets', 'series_of_buckets',
   'series_combine', 'series_from_buckets', 'add_series_rows', 'coarser_buckets', 'state_series', 'partition_figures', 'files_read', 'partition_rows',
   'report_pieces', 'edge_reports', 'edge_hour_pieces',
+  'layer_new_reports', 'layer_prior_copies', 'layer_pieces', 'layer_state_minutes',
 ];
 
 let cachedVersion: string | undefined;
@@ -64,6 +65,20 @@ export const StateInputSchema = z.object({
 });
 export type StateInput = z.infer<typeof StateInputSchema>;
 
+/**
+ * One layer of a layered state (layered-state.ts): the reports of the files that landed between
+ * two builds, none of which an earlier layer holds, as report pieces, hour pieces and minute pieces.
+ */
+export const LayerMetaSchema = z.object({
+  layerId: z.string(),
+  builtAt: z.string(),
+  /** Deduplicated reports it holds. */
+  reports: z.number(),
+  maxTs: z.string().nullable(),
+  hourRows: z.number(),
+});
+export type LayerMeta = z.infer<typeof LayerMetaSchema>;
+
 export const StateMetaSchema = z.object({
   formatVersion: z.literal(1),
   stateId: z.string(),
@@ -89,6 +104,14 @@ export const StateMetaSchema = z.object({
   hourRows: z.number(),
   seriesRows: z.number(),
   buildMs: z.number(),
+  /**
+   * A layered state's layers, oldest first (recent days: a new file adds a layer instead of a
+   * rebuild, layered-state.ts); absent in a state built whole, whose files are hours.parquet and
+   * series.parquet only.
+   */
+  layers: z.array(LayerMetaSchema).optional(),
+  /** How the state was made from the partition's previous one: `appended` a layer, or built whole. */
+  made: z.enum(['built', 'appended']).optional(),
 });
 export type StateMeta = z.infer<typeof StateMetaSchema>;
 
@@ -115,7 +138,25 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
     edgeHour: (startUs: bigint) => path.join(dir, `edge-hour-${startUs}.parquet`),
     /** The day's series of every standard bucket size, in the snapshot's layout. */
     series: path.join(dir, 'series.parquet'),
+    /** A layer's files (layered states): report pieces sorted by ts, hour pieces, minute pieces. */
+    layer: (layerId: string) => ({
+      reports: path.join(dir, `layer-${layerId}-reports.parquet`),
+      hours: path.join(dir, `layer-${layerId}-hours.parquet`),
+      minutes: path.join(dir, `layer-${layerId}-minutes.parquet`),
+    }),
   };
+}
+
+/** The hour-piece files of a state: its layers', or its own. */
+export function stateHourFiles(layout: WarehouseLayout, meta: StateMeta): string[] {
+  const files = stateFiles(layout, meta);
+  return meta.layers ? meta.layers.map((l) => files.layer(l.layerId).hours) : [files.hours];
+}
+
+/** The report files of a layered state's layers (none for a state built whole). */
+export function stateReportFiles(layout: WarehouseLayout, meta: StateMeta): string[] {
+  const files = stateFiles(layout, meta);
+  return (meta.layers ?? []).map((l) => files.layer(l.layerId).reports);
 }
 
 /**

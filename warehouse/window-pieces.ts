@@ -9,7 +9,7 @@ import { compactedFile, statesKey } from './compacted-files.ts';
 import { dateOfDay, dateOfUs, epochDay, HOUR_US, type CombinePlan } from './combine-plan.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';
 import { loadStateReports } from './state-reports.ts';
-import { compactedHoursFile, stateFiles, type StateMeta } from './state-store.ts';
+import { compactedHoursFile, stateFiles, stateHourFiles, stateReportFiles, type StateMeta } from './state-store.ts';
 import { dropRelations } from './temp-relations.ts';
 import type { WarehouseLayout } from './layout.ts';
 import { exists } from '../lib/fsx.ts';
@@ -25,6 +25,8 @@ export interface WindowPieces {
   usedFiles: string[];
   /** Raw reports read to keep the pieces of newly cut hours. */
   edgeReportsRead: number;
+  /** Ids of the layered states whose cut hours came from their layers' report files. */
+  layeredStatesCut: string[];
 }
 
 /** The view `window_pieces` of the plan's states at asOf. */
@@ -33,7 +35,7 @@ export async function createWindowPieces(s: DbSession, plan: CombinePlan): Promi
   const edges = await edgePieces(s, plan);
   const sources = [...(hours ? [hours.sql] : []), ...(edges.sql ? [edges.sql] : []), noPiecesSql()];
   await s.run(fillSql(sqlFile('window_pieces'), { sources: sources.join('\nUNION ALL\n') }));
-  return { usedFiles: hours?.files ?? [], edgeReportsRead: edges.reportsRead };
+  return { usedFiles: hours?.files ?? [], edgeReportsRead: edges.reportsRead, layeredStatesCut: edges.layeredStatesCut };
 }
 
 /**
@@ -58,16 +60,16 @@ async function compactedHours(s: DbSession, layout: WarehouseLayout, states: rea
   const out: string[] = [];
   const byCustomer = new Map<string, StateMeta[]>();
   for (const m of states) {
-    if (m.date >= cutoff) out.push(stateFiles(layout, m).hours);
+    if (m.date >= cutoff) out.push(...stateHourFiles(layout, m));
     else byCustomer.set(m.customerId, [...(byCustomer.get(m.customerId) ?? []), m]);
   }
   for (const [customerId, list] of byCustomer) {
     if (list.length === 1) {
-      out.push(stateFiles(layout, list[0]!).hours);
+      out.push(...stateHourFiles(layout, list[0]!));
       continue;
     }
     const file = compactedHoursFile(layout, customerId, statesKey(list));
-    const query = fillSql(sqlFile('compacted_hours'), { files: fileList(list.map((m) => stateFiles(layout, m).hours)) });
+    const query = fillSql(sqlFile('compacted_hours'), { files: fileList(list.flatMap((m) => stateHourFiles(layout, m))) });
     out.push(await compactedFile(s, file, query, { compression: STATE_COMPRESSION }));
   }
   return out;
@@ -86,7 +88,34 @@ interface EdgeHour {
  * never change, so they are kept beside the state the first time an edge cuts that hour (an edge
  * stays in an hour for an hour of 5-minute runs), and read from there.
  */
-async function edgePieces(s: DbSession, plan: CombinePlan): Promise<{ sql: string | null; reportsRead: number }> {
+async function edgePieces(s: DbSession, plan: CombinePlan): Promise<{ sql: string | null; reportsRead: number; layeredStatesCut: string[] }> {
+  const layered = layeredEdgePieces(plan);
+  const whole = await wholeStateEdgePieces(s, { ...plan, states: plan.states.filter((m) => !m.layers) });
+  const sources = [layered?.sql ?? null, whole.sql].filter((x): x is string => x !== null);
+  return { sql: sources.length > 0 ? sources.join('\nUNION ALL\n') : null, reportsRead: whole.reportsRead, layeredStatesCut: layered?.states ?? [] };
+}
+
+/** A TIMESTAMP literal of an instant in microseconds since the epoch (code-computed, never input). */
+export function timestampLiteral(us: bigint): string {
+  const ms = us / 1000n;
+  const micros = String(us % 1000n).padStart(3, '0');
+  return `TIMESTAMP '${new Date(Number(ms)).toISOString().replace('T', ' ').replace('Z', '')}${micros}'`;
+}
+
+/**
+ * The cut hours of layered states, from their layers' report files (sorted by ts: only the row
+ * groups of those hours are read), each report a piece of its own (layer_edge_pieces.sql).
+ */
+function layeredEdgePieces(plan: CombinePlan): { sql: string; states: string[] } | null {
+  const cut = plan.states.filter((m) => m.layers && m.layers.length > 0 && plan.cutHours.some((h) => dateOfUs(h) === m.date));
+  const files = cut.flatMap((m) => stateReportFiles(plan.layout, m));
+  if (files.length === 0) return null;
+  const inHours = plan.cutHours.map((h) => `(ts > ${timestampLiteral(h)} AND ts < ${timestampLiteral(h + HOUR_US)})`).join(' OR ');
+  return { sql: pieceSql('layer_edge_pieces', { files: fileList(files), in_hours: inHours, as_of: timestampLiteral(plan.asOfUs) }), states: cut.map((m) => m.stateId) };
+}
+
+/** The cut hours of states built whole, from the edge-hour files kept beside them. */
+async function wholeStateEdgePieces(s: DbSession, plan: CombinePlan): Promise<{ sql: string | null; reportsRead: number }> {
   const cut: EdgeHour[] = plan.states.flatMap((m) =>
     plan.cutHours.filter((h) => dateOfUs(h) === m.date).map((h) => ({ m, h, file: stateFiles(plan.layout, m).edgeHour(h) })),
   );

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { discoverLanding } from '../../warehouse/landing.ts';
 import { compactPartition, type CompactedPartition, type OnCompactionStep } from '../../warehouse/compaction/merge.ts';
 import { retireCovered, type Retired } from '../../warehouse/compaction/retire.ts';
-import { partitionsDue, type CompactionScope } from '../../warehouse/compaction/select.ts';
+import { partitionsDue, readByLayeredStates, type CompactionScope } from '../../warehouse/compaction/select.ts';
+import { readStates } from '../../warehouse/state-store.ts';
 import { LockBusyError, takeLock, type HeldLock } from '../../lib/file-lock.ts';
 import type { LandedFile } from '../../warehouse/landing.ts';
 import type { JobDeps } from '../deps.ts';
@@ -33,7 +34,8 @@ export async function runCompaction(
   const lock = await lockCompaction(deps);
   if (lock === null) return { ...result, busy: true };
   try {
-    for (const files of partitionsDue((await discoverLanding(deps.layout)).files, deps.config.compaction, scope)) {
+    const landed = readByLayeredStates((await discoverLanding(deps.layout)).files, await readStates(deps.layout));
+    for (const files of partitionsDue(landed, deps.config.compaction, scope)) {
       const done = await compactOne(deps, lock, files, onStep);
       if (done === 'failed') result.failed++;
       else if (done) result.compacted.push(done);

@@ -5,6 +5,8 @@
 // builds fresh states or reuses its own, never touching a published snapshot.
 import { discoverLanding, type LandedFile } from '../../warehouse/landing.ts';
 import { buildPartitionStates, type PartitionToBuild } from '../../warehouse/partition-state.ts';
+import { buildLayeredState, isLayeredDate } from '../../warehouse/layered-state.ts';
+import { readRecordsSync } from '../../warehouse/compaction-records.ts';
 import { withPartitionLocks } from '../../warehouse/partition-lock.ts';
 import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
 import type { JobDeps } from '../deps.ts';
@@ -36,14 +38,26 @@ export async function rollupPartition(
     const landed = (await discoverLanding(layout)).files.filter((f) => wanted.has(partitionKey(f.customerId, f.date)));
     const reused = input.rebuild === true ? [] : await builtMeanwhile(deps, input.partitions, landed);
     const toBuild = input.partitions.filter((p) => !reused.some((m) => m.customerId === p.customerId && m.date === p.date));
-    const inBuild = new Set(toBuild.map((p) => partitionKey(p.customerId, p.date)));
+    // Recent days are layered (a new file adds a layer), older ones built whole in one batch.
+    const layered = toBuild.filter((p) => isLayeredDate(p.date, input.asOf));
+    const whole = toBuild.filter((p) => !layered.includes(p));
+    const inBuild = new Set(whole.map((p) => partitionKey(p.customerId, p.date)));
+    const ofPartition = (p: PartitionToBuild) => landed.filter((f) => f.customerId === p.customerId && f.date === p.date);
     const states =
-      toBuild.length === 0
+      whole.length === 0
         ? []
-        : await db.withSession((s) => buildPartitionStates({ s, layout, runId: input.runId, log }, toBuild, landed.filter((f) => inBuild.has(partitionKey(f.customerId, f.date)))));
+        : await db.withSession((s) => buildPartitionStates({ s, layout, runId: input.runId, log }, whole, landed.filter((f) => inBuild.has(partitionKey(f.customerId, f.date)))));
+    if (layered.length > 0) {
+      const known = input.rebuild === true ? new Map<string, StateMeta[]>() : await readStates(layout);
+      const records = readRecordsSync(layout);
+      for (const p of layered) {
+        const prev = (known.get(partitionKey(p.customerId, p.date)) ?? [])[0] ?? null;
+        states.push(await db.withSession((s) => buildLayeredState({ s, layout, runId: input.runId, log }, p, ofPartition(p), prev, records)));
+      }
+    }
     const durationMs = Date.now() - started;
     log.info(
-      { partitions: toBuild.length, reused: reused.length, reports: states.reduce((a, m) => a + m.reports, 0), files: states.reduce((a, m) => a + m.files.length, 0), ms: durationMs },
+      { partitions: toBuild.length, appended: states.filter((m) => m.made === 'appended').length, reused: reused.length, reports: states.reduce((a, m) => a + m.reports, 0), files: states.reduce((a, m) => a + m.files.length, 0), ms: durationMs },
       'partition states built',
     );
     return { partitions: input.partitions, states, reused, durationMs };

@@ -61,6 +61,7 @@ export function runManifest(
     partitionStates: { reused: input.decisions.length - rebuilt, rebuilt, reasons: reasonCounts(input) },
     combine: {
       rawReportsRead: combined.edgeReportsRead,
+      layeredStatesCut: combined.layeredStatesCut,
       seriesDaysLinked: linkedAndComputed.reduce((a, f) => a + f.seriesDaysLinked, 0),
       seriesDaysComputed: linkedAndComputed.reduce((a, f) => a + f.seriesDaysWritten, 0),
     },

@@ -66,7 +66,11 @@ async function expectNextRunEqualsFromScratch(asOf: Date): Promise<void> {
   // No half-built state is left, and every state has its files.
   expect(await tmpStates()).toBe(false);
   for (const list of (await readStates(wh.layout)).values()) {
-    for (const m of list) expect((await fs.readdir(path.join(wh.layout.state, `customer=${m.customerId}`, `date=${m.date}`, m.stateId))).sort()).toEqual(['hours.parquet', 'meta.json', 'series.parquet']);
+    for (const m of list) {
+      // A state built whole has its hour pieces; a layered one (recent days) each layer's files.
+      const own = m.layers ? m.layers.flatMap((l) => ['hours', 'minutes', 'reports'].map((k) => `layer-${l.layerId}-${k}.parquet`)) : ['hours.parquet'];
+      expect((await fs.readdir(path.join(wh.layout.state, `customer=${m.customerId}`, `date=${m.date}`, m.stateId))).sort()).toEqual([...own, 'meta.json', 'series.parquet'].sort());
+    }
   }
 }
 

@@ -1,7 +1,25 @@
 // Which partitions a compaction merges, and which of their files (docs/warehouse-state.md,
 // "Compaction of small landed files"): a partition's small files once it holds enough of them.
 import type { LandedFile } from '../landing.ts';
-import { partitionKey } from '../state-store.ts';
+import { partitionKey, stateVersion, type StateMeta } from '../state-store.ts';
+
+/**
+ * `files` without those of a partition with a layered state that its newest state has not read:
+ * a layered state takes new files as a layer (layered-state.ts), and a compacted file that holds
+ * only files the state has read leaves the state as it is, where one that held a new file would
+ * make the state be built whole again. The new files are compacted once a run has read them.
+ */
+export function readByLayeredStates(files: readonly LandedFile[], states: ReadonlyMap<string, readonly StateMeta[]>): LandedFile[] {
+  const readBy = new Map<string, Set<string>>();
+  for (const [key, list] of states) {
+    const newest = list[0];
+    if (newest?.layers && newest.stateVersion === stateVersion()) readBy.set(key, new Set(newest.files.map((f) => `${f.path}\n${f.size}\n${f.mtimeMs}`)));
+  }
+  return files.filter((f) => {
+    const read = readBy.get(partitionKey(f.customerId, f.date));
+    return !read || read.has(`${f.relPath}\n${f.size}\n${f.mtimeMs}`);
+  });
+}
 
 export interface CompactionPolicy {
   /** A landed file smaller than this is small (COMPACTION_SMALL_FILE_MB). */

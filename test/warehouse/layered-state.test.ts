@@ -1,0 +1,148 @@
+// Layered states of recent days (warehouse/layered-state.ts): a file landing into today's
+// partition adds a layer instead of a rebuild from every file. Each step's snapshot equals a
+// from-scratch run over the same files and the independent SQL over the raw files, and the states
+// say how they were made: appended when they could be, built whole when a new copy of a report
+// outranks an earlier layer's, never rebuilt because compaction merged files they had read.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import { snapshotRows } from '../helpers/snapshot-rows.ts';
+import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
+import { generateReports } from '../../warehouse/sample/generate.ts';
+import { runPipeline } from '../../jobs/pipeline.ts';
+import { runCompaction } from '../../jobs/compaction/compact.ts';
+import { listFiles } from '../../lib/fsx.ts';
+import { readStates, type StateMeta } from '../../warehouse/state-store.ts';
+import { quotedString } from '../../warehouse/sql-files.ts';
+import { discoverLanding } from '../../warehouse/landing.ts';
+
+const BASE = new Date('2026-11-24T00:00:00Z');
+const HOUR = 3_600_000;
+const at = (hours: number) => new Date(BASE.getTime() + hours * HOUR);
+
+let pool: TestWarehouse;
+let inc: TestWarehouse;
+let scratch: TestWarehouse;
+/** The pool's files of hour g (one per customer), by g. */
+const hourFiles = new Map<number, string[]>();
+
+beforeAll(async () => {
+  pool = await openTestWarehouse();
+  inc = await openTestWarehouse({ COMPACTION_MIN_FILES: '1000' });
+  scratch = await openTestWarehouse();
+  for (let g = 0; g < 14; g++) {
+    const before = new Set(await listFiles(pool.layout.rawReports, '.parquet'));
+    await generateReports(pool.db, pool.layout, { customers: ['ac', 'acme'], streams: 2, sessions: 5, start: at(g), hours: 1, seed: 700 + g });
+    hourFiles.set(g, (await listFiles(pool.layout.rawReports, '.parquet')).filter((f) => !before.has(f) && f.includes('date=2026-11-24')));
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await pool?.close();
+  await inc?.close();
+  await scratch?.close();
+});
+
+async function land(g: number): Promise<void> {
+  for (const from of hourFiles.get(g)!) {
+    const to = path.join(inc.layout.rawReports, path.relative(pool.layout.rawReports, from));
+    await fs.mkdir(path.dirname(to), { recursive: true });
+    await fs.copyFile(from, to);
+  }
+}
+
+/** Every row of hour g's file of `customer` again, under `name` in the same partition: copies of each report. */
+async function landCopies(g: number, customer: string, name: string): Promise<number> {
+  const from = hourFiles.get(g)!.find((f) => f.includes(`customer=${customer}/`))!;
+  const to = path.join(inc.layout.rawReports, `customer=${customer}`, 'date=2026-11-24', name);
+  return inc.db.withSession(async (s) => {
+    await s.run(`COPY (SELECT * FROM read_parquet(${quotedString(from)})) TO ${quotedString(to)} (FORMAT parquet)`);
+    return (await s.one<{ n: number }>(`SELECT count(*) AS n FROM read_parquet(${quotedString(from)})`)).n;
+  });
+}
+
+async function acmeState(): Promise<StateMeta> {
+  return (await readStates(inc.layout)).get('acme/2026-11-24')![0]!;
+}
+
+/** A run at asOf, checked against a from-scratch run over the same files and the independent SQL. */
+async function runAndCheck(asOf: Date, what: string) {
+  const run = await runPipeline(inc, { asOf, compact: false });
+  await fs.rm(scratch.layout.rawReports, { recursive: true, force: true });
+  // The files readers see: a file that a compacted file covers stays until retention removes it.
+  for (const f of (await discoverLanding(inc.layout)).files) {
+    const to = path.join(scratch.layout.rawReports, f.relPath);
+    await fs.mkdir(path.dirname(to), { recursive: true });
+    await fs.copyFile(f.path, to);
+  }
+  const base = await runPipeline(scratch, { asOf, rebuild: true, compact: false });
+  expect(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot), what).toEqual(await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot));
+  expect(run.manifest.rows, what).toEqual(base.manifest.rows);
+  await expectSnapshotMatchesIndependent(inc.db, inc.layout, run.manifest.snapshot, what);
+  return run;
+}
+
+describe('layered states of recent days', () => {
+  it('append, drop later copies, rebuild on an outranking copy, survive compaction, cut at asOf', async () => {
+    await land(0);
+    await land(1);
+    await runAndCheck(at(2), 'first build');
+    const first = await acmeState();
+    expect(first.made).toBe('built');
+    expect(first.layers).toHaveLength(1);
+
+    // A new file: one layer more (or merged into one), and only the new file was read.
+    await land(2);
+    await runAndCheck(at(3), 'append');
+    const second = await acmeState();
+    expect(second.made).toBe('appended');
+    const acmeFiles = hourFiles.get(2)!.filter((f) => f.includes('customer=acme/'));
+    const newRows = await inc.db.withSession(async (s) =>
+      (await s.one<{ n: number }>(`SELECT count(*) AS n FROM read_parquet([${acmeFiles.map(quotedString).join(', ')}])`)).n,
+    );
+    expect(second.rowsRead - first.rowsRead).toBe(newRows);
+
+    // Copies of every report of hour 0 in a file whose name sorts after theirs: dropped, appended.
+    const copies = await landCopies(0, 'acme', 'zz-copies.parquet');
+    await runAndCheck(at(3), 'later copies');
+    const third = await acmeState();
+    expect(third.made).toBe('appended');
+    expect(third.duplicatesDropped - second.duplicatesDropped).toBe(copies);
+    expect(third.reports).toBe(second.reports);
+
+    // Copies in a file whose name sorts before theirs: the rule keeps the new copies, so the
+    // state is built whole.
+    await landCopies(1, 'acme', 'a-copies.parquet');
+    await runAndCheck(at(3), 'earlier copies');
+    expect((await acmeState()).made).toBe('built');
+
+    // Reports after asOf in the layers: the cut hour and asOf's minute come from the layers'
+    // report files, never from raw files.
+    await land(3);
+    await land(4);
+    const cut = await runAndCheck(new Date(at(3.5).getTime() + 12_345), 'reports after asOf');
+    expect(cut.manifest.combine!.layeredStatesCut).toBeGreaterThan(0);
+    expect(cut.manifest.combine!.rawReportsRead).toBe(0);
+    expect(cut.manifest.combine!.seriesDaysComputed).toBeGreaterThan(0);
+
+    // Compaction of files the state has read leaves the state's layers as they are.
+    const layersBefore = (await acmeState()).layers!.map((l) => l.layerId);
+    const compacted = await runCompaction(inc, { force: true });
+    expect(compacted.compacted.length).toBeGreaterThan(0);
+    await runAndCheck(at(5), 'after compaction');
+    const afterCompaction = await acmeState();
+    expect(afterCompaction.made).toBe('appended');
+    expect(afterCompaction.layers!.map((l) => l.layerId)).toEqual(layersBefore);
+    expect(afterCompaction.files.some((f) => path.basename(f.path).startsWith('compacted-'))).toBe(true);
+
+    // Many appends keep a few layers: trailing layers merge while sizes are alike.
+    for (let g = 5; g < 14; g++) {
+      await land(g);
+      await runPipeline(inc, { asOf: at(g + 1), compact: false });
+      expect((await acmeState()).made).toBe('appended');
+    }
+    expect((await acmeState()).layers!.length).toBeLessThanOrEqual(4);
+    await runAndCheck(at(14), 'after many appends');
+  }, 300_000);
+});

@@ -1,0 +1,16 @@
+-- Copies, in the earlier layers of a partition state, of the reports of a new layer: found by
+-- the hash of reportId (the only column read for every row of the earlier layers), confirmed on
+-- reportId. `outranking` counts the new copies that the one rule (dedup_reports.sql) would keep
+-- instead of the earlier one: the state cannot then be appended to (layered-state.ts rebuilds it).
+-- Placeholders: <prior> the earlier layers' report files (a list of quoted paths, spliced).
+-- Parameters: none.
+-- Reads: layer_rows (layer_new_reports.sql), <prior>. Writes: layer_prior (table: reportId and
+-- rank of each earlier copy).
+CREATE OR REPLACE TEMP TABLE layer_prior AS
+SELECT reportId, rank_name, rank_row
+FROM read_parquet({{prior}}, hive_partitioning = false)
+WHERE h IN (SELECT h FROM layer_rows);
+SELECT
+  count(*) AS copies,
+  count(*) FILTER (WHERE n.rank_name < p.rank_name OR (n.rank_name = p.rank_name AND n.rank_row < p.rank_row)) AS outranking
+FROM layer_rows AS n JOIN layer_prior AS p USING (reportId);
