@@ -13,6 +13,7 @@ import { rollupPartition, withReused } from '../rollup/partition.ts';
 import { BuildGoneError, publishRollupOnce, type PublishOnceResult } from '../rollup/publish-once.ts';
 import { runReports } from '../reports/run.ts';
 import { buildDir, keepBuildAlive } from '../../warehouse/snapshots.ts';
+import { leaseStates } from '../../warehouse/state-retention.ts';
 import type { Queues } from './client.ts';
 import { compactedFilesCounter, compactionsCounter, partitionsCounter } from './metrics.ts';
 import { runCompaction } from '../compaction/compact.ts';
@@ -112,6 +113,8 @@ async function addRunFlow(ctx: WorkerContext, job: Job, log: Logger, asOf: Date)
   const startedAt = Date.now();
   // ownerPid null: the build folder belongs to the run, not to this process (other workers fill it).
   const planned = await planRollup(depsFor(ctx, log), { runId, asOf, ownerPid: null });
+  // The states the run reuses are leased until it publishes (warehouse/state-retention.ts).
+  await leaseStates(ctx.deps.layout, runId, planned.reused.map((m) => m.stateId));
   await ctx.queues.flows.add(rollupFlow(planned, startedAt, ctx.config.jobs));
   log.info({ rollupJobId: rollupId, customers: planned.customers.length, jobs: planned.batches.length }, 'run planned');
   const rebuilt = planned.decisions.filter((d) => d.action === 'rebuild').length;
@@ -128,9 +131,12 @@ async function partition(ctx: WorkerContext, job: Job, log: Logger): Promise<Par
   await assertBuildFolder(ctx, data.runId);
   const customers = [...new Set(data.partitions.map((p) => p.customerId))].join(',');
   await progress(job, { percent: 0, step: `building ${data.partitions.length} partition(s) of ${customers}` });
-  const r = await keepingBuildAlive(ctx, data.runId, log, () =>
-    rollupPartition(depsFor(ctx, log), { runId: data.runId, asOf: new Date(data.asOf), partitions: data.partitions }),
-  );
+  const r = await keepingBuildAlive(ctx, data.runId, log, async () => {
+    const built = await rollupPartition(depsFor(ctx, log), { runId: data.runId, asOf: new Date(data.asOf), partitions: data.partitions });
+    // The states the publish step will read, leased until it has (warehouse/state-retention.ts).
+    await leaseStates(ctx.deps.layout, data.runId, [...built.states, ...built.reused].map((m) => m.stateId));
+    return built;
+  });
   await progress(job, { percent: 100, step: `built ${data.partitions.length} partition(s) of ${customers}` });
   return {
     customerId: customers,

@@ -18,6 +18,7 @@ import { discoverLanding } from '../../warehouse/landing.ts';
 import { readSnapshotManifest } from '../../warehouse/manifest.ts';
 import { publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
 import { takeLock } from '../../lib/file-lock.ts';
+import { readdirSyncOrEmpty } from '../../lib/fsx.ts';
 
 let live: TestWarehouse;
 let ref: TestWarehouse;
@@ -105,6 +106,8 @@ describe('compaction on the worker tier', () => {
     const base = await runPipeline(ref, { asOf, rebuild: true, compact: false });
     expect(await snapshotRows(live.db, live.layout, run.snapshot!)).toEqual(await snapshotRows(ref.db, ref.layout, base.manifest.snapshot));
     expect(manifest.rows).toEqual(base.manifest.rows);
+    // The run's leases on the states it read (plan: globex's reused; partition job: acme's built) went with its publication.
+    expect(readdirSyncOrEmpty(path.join(live.layout.state, '.leases'))).toEqual([]);
 
     const runs = await cli(['runs', '--limit', '50'], env);
     expect(runs.stdout).toMatch(/^compaction\s+\S+\s+completed\s+1 partitions compacted\s.*20 small files merged into 1/m);
@@ -115,7 +118,8 @@ describe('compaction on the worker tier', () => {
   it('a job that finds another compaction running is skipped, and runs and /metrics say so', async () => {
     const worker = await readyWorker(env);
     await fs.mkdir(live.layout.compaction, { recursive: true });
-    const lock = await takeLock(path.join(live.layout.compaction, 'compact.lock'), { staleMs: 5000, waitMs: 0 });
+    // Between two jobs (one a second): a job may hold the lock for a moment.
+    const lock = await takeLock(path.join(live.layout.compaction, 'compact.lock'), { staleMs: 5000, waitMs: 10_000 });
     try {
       await worker.waitForLog((l) => l.msg === 'compaction skipped: another compaction holds the warehouse lock', 15_000);
     } finally {
