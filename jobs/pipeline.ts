@@ -13,6 +13,7 @@ import { assertAsOfNotAhead, compactIso } from '../lib/time.ts';
 import { lockRun, RunAlreadyRunningError } from '../warehouse/run-lock.ts';
 import type { StateMeta } from '../warehouse/state-store.ts';
 import { runCompaction, type CompactionResult } from './compaction/compact.ts';
+import { leaseStates, releaseLeases } from '../warehouse/state-retention.ts';
 
 export interface PipelineProgress {
   done: number;
@@ -64,6 +65,8 @@ async function runLocked(
   const runId = newSnapshotId(opts.asOf);
   const compaction = opts.compact === false ? null : await compactBeforePlan(deps);
   const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid, rebuild: opts.rebuild === true, batching: 'merged' });
+  // The states this run reads are leased until it publishes (warehouse/state-retention.ts).
+  await leaseStates(deps.layout, runId, plan.reused.map((m) => m.stateId));
   const total = plan.batches.length + 1;
   let done = 0;
   onProgress({ done, total, step: 'planned' });
@@ -80,6 +83,7 @@ async function runLocked(
           if (failure) return;
           try {
             const r = await rollupPartition(deps, { runId, asOf: opts.asOf, partitions: batch.partitions, rebuild: opts.rebuild === true });
+            await leaseStates(deps.layout, runId, [...r.states, ...r.reused].map((m) => m.stateId));
             built.push(...r.states);
             reused.push(...r.reused);
           } catch (err) {
@@ -107,6 +111,7 @@ async function runLocked(
   } catch (err) {
     // Our own build folder is debris now; a run killed outright leaves it to the next run.
     await fs.rm(buildDir(deps.layout, runId), { recursive: true, force: true });
+    await releaseLeases(deps.layout, runId);
     throw err;
   }
 }

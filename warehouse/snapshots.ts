@@ -417,6 +417,31 @@ async function prune(layout: WarehouseLayout, keep: number): Promise<string[]> {
 }
 
 /**
+ * Whether a build folder is debris: its process on this host is gone, or it is older than
+ * `graceMs` (from its start or last refresh) whoever owns it, or it is not there.
+ */
+async function buildDead(dir: string, graceMs: number, host = os.hostname(), now = Date.now()): Promise<boolean> {
+  try {
+    const owner = OwnerSchema.parse(JSON.parse(await fs.readFile(path.join(dir, 'owner.json'), 'utf8')));
+    const age = now - Math.max(Date.parse(owner.startedAt), owner.refreshedAt ? Date.parse(owner.refreshedAt) : 0);
+    const orphaned = owner.host === host && owner.pid !== null && !processAlive(owner.pid);
+    return orphaned || age > graceMs;
+  } catch {
+    // No readable owner: a folder whose creation was cut short (or gone); judge it by its age.
+    const stat = await fs.stat(dir).catch(() => null);
+    return stat === null || now - stat.mtimeMs > graceMs;
+  }
+}
+
+/**
+ * Whether run `runId` is in flight: its build folder is there and not debris (what cleanDebris
+ * would leave). A published run's folder has been renamed: not in flight.
+ */
+export async function runInFlight(layout: WarehouseLayout, runId: string, graceMs: number): Promise<boolean> {
+  return !(await buildDead(buildDir(layout, runId), graceMs));
+}
+
+/**
  * Remove what dead runs left behind: build folders whose process on this host is gone, or that are
  * older than `graceMs` whoever owns them, and scratch folders (`<kind>-<pid>-…`, `duckdb-<pid>`) of
  * dead processes of this host. Other hosts' scratch is theirs to judge: their pids are not ours.
@@ -429,18 +454,7 @@ export async function cleanDebris(layout: WarehouseLayout, graceMs: number, log:
   const builds = await fs.readdir(layout.snapshots).catch(() => [] as string[]);
   for (const name of builds.filter((n) => n.startsWith(BUILD_PREFIX))) {
     const dir = path.join(layout.snapshots, name);
-    let dead: boolean;
-    try {
-      const owner = OwnerSchema.parse(JSON.parse(await fs.readFile(path.join(dir, 'owner.json'), 'utf8')));
-      const age = now - Math.max(Date.parse(owner.startedAt), owner.refreshedAt ? Date.parse(owner.refreshedAt) : 0);
-      const orphaned = owner.host === host && owner.pid !== null && !processAlive(owner.pid);
-      dead = orphaned || age > graceMs;
-    } catch {
-      // No readable owner: a folder whose creation was cut short; judge it by its age.
-      const stat = await fs.stat(dir).catch(() => null);
-      dead = stat === null || now - stat.mtimeMs > graceMs;
-    }
-    if (dead) {
+    if (await buildDead(dir, graceMs, host, now)) {
       await fs.rm(dir, { recursive: true, force: true });
       removed.push(path.relative(layout.root, dir));
     }

@@ -1,6 +1,6 @@
 // The `runs` command's work: the latest rollup and report runs, as BullMQ keeps them: state,
-// progress, duration, figures, and why a run failed; and scheduler fire times that started no run
-// (coalesced behind a run in flight, or missed).
+// progress, duration, figures, and why a run failed; scheduler fire times that started no run
+// (coalesced behind a run in flight, or missed); and compaction jobs (done, skipped or failed).
 import { z } from 'zod';
 import { runtime, withQueues } from '../runtime.ts';
 import { positiveInt } from '../options.ts';
@@ -20,8 +20,8 @@ export async function run(flags: z.output<typeof Flags>, settings: SettingOverri
   process.stdout.write(`${flags.json ? JSON.stringify(runs, null, 2) : describeRuns(runs, rt.config.redis.prefix)}\n`);
 }
 
-/** Fire times of a schedule that started no run of their own: no progress, no duration. */
-const TICK_STATES: ReadonlySet<string> = new Set(['coalesced', 'missed']);
+/** Fire times of a schedule that started no run of their own (or a compaction that found another running): no progress, no duration. */
+const TICK_STATES: ReadonlySet<string> = new Set(['coalesced', 'missed', 'skipped']);
 
 function progressCell(r: RunInfo): string {
   if (TICK_STATES.has(r.state)) return '-';

@@ -6,12 +6,13 @@ import type { SettingOverrides } from '../../lib/config.ts';
 import type { ScheduleInfo } from '../../jobs/queue/schedules.ts';
 import { table } from '../format.ts';
 
-/** --rollup-cron, --rollup-every and --reports-cron are settings' flags (ROLLUP_SCHEDULE, ROLLUP_EVERY, REPORTS_SCHEDULE). */
+/** --rollup-cron, --rollup-every, --reports-cron and --compact-every are settings' flags (ROLLUP_SCHEDULE, ROLLUP_EVERY, REPORTS_SCHEDULE, COMPACT_EVERY). */
 export const Flags = z.object({ list: z.boolean().optional() });
 
 const WHAT: Record<string, string> = {
   rollup: 'rollup run: a snapshot as of the fire time',
   reports: 'report run (pilot reports of the current snapshot, pre-rendered)',
+  compaction: 'compaction of small landed files (skipped while another one runs)',
 };
 
 export async function run(flags: z.output<typeof Flags>, settings: SettingOverrides): Promise<void> {

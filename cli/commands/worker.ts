@@ -6,7 +6,7 @@ import { withSettings } from '../options.ts';
 
 export function registerWorker(program: Command): void {
   withSettings(
-    program.command('worker').description('run a worker: takes rollup and report jobs from Redis until SIGTERM (logs on stderr)'),
+    program.command('worker').description('run a worker: takes rollup, report and compaction jobs from Redis until SIGTERM (logs on stderr)'),
     'worker',
     'warehouse',
     'redis',

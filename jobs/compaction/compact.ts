@@ -2,7 +2,8 @@
 // files of every partition that holds enough of them, then remove the files that compacted files
 // cover once no snapshot reads them. One compaction at a time in a warehouse: a second one returns
 // at once (busy). Idempotent: a retry, or the next run after a crash, does what is left. Called by
-// `compact`, inline by `pipeline` before it plans, and (once wired) by a job of the worker tier.
+// `compact`, inline by `pipeline` before it plans, and by the `compaction` job of the worker tier
+// (jobs/queue/processors.ts), which finishes as skipped when it finds the lock held.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { discoverLanding } from '../../warehouse/landing.ts';

@@ -13,6 +13,7 @@ export interface Queues {
   rollup: Queue;
   partitions: Queue;
   reports: Queue;
+  compaction: Queue;
   flows: FlowProducer;
   close(): Promise<void>;
 }
@@ -28,9 +29,10 @@ export async function openQueues(cfg: RedisConfig, mode: 'service' | 'command', 
   const rollup = new Queue(QUEUES.rollup, opts);
   const partitions = new Queue(QUEUES.partitions, opts);
   const reports = new Queue(QUEUES.reports, opts);
+  const compaction = new Queue(QUEUES.compaction, opts);
   const flows = new FlowProducer(opts);
   // Connection trouble is already logged by the client; an unheard 'error' event would throw.
-  for (const q of [rollup, partitions, reports]) q.on('error', () => {});
+  for (const q of [rollup, partitions, reports, compaction]) q.on('error', () => {});
   flows.on('error', () => {});
   return {
     client,
@@ -38,9 +40,10 @@ export async function openQueues(cfg: RedisConfig, mode: 'service' | 'command', 
     rollup,
     partitions,
     reports,
+    compaction,
     flows,
     async close() {
-      await Promise.allSettled([rollup.close(), partitions.close(), reports.close(), flows.close()]);
+      await Promise.allSettled([rollup.close(), partitions.close(), reports.close(), compaction.close(), flows.close()]);
       await closeRedis(client);
     },
   };

@@ -31,3 +31,11 @@ export function partitionJobOptions(cfg: RetryConfig, jobId: string): JobsOption
     removeOnFail: RETENTION.partitions.failed,
   };
 }
+
+/**
+ * A compaction job (made by its scheduler): one attempt, since the next fire time is the retry,
+ * and a compaction is idempotent (it does what is left).
+ */
+export function compactionJobOptions(): JobsOptions {
+  return { attempts: 1, removeOnComplete: RETENTION.compactions.completed, removeOnFail: RETENTION.compactions.failed };
+}

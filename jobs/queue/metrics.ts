@@ -1,7 +1,7 @@
 // The worker's metrics: each job's duration and outcome by queue and job name, BullMQ's queue
 // counts (waiting, active, failed, delayed) read from Redis when scraped, for rollup runs,
 // partitions reused or rebuilt (counted by the run once the incremental warehouse reports them),
-// and the schedules' fire times: started, coalesced or missed.
+// the schedules' fire times: started, coalesced or missed, and compaction jobs: done or skipped.
 import client from 'prom-client';
 import { registry } from '../../lib/metrics.ts';
 import type { Queues } from './client.ts';
@@ -34,6 +34,19 @@ export const ticksCounter = new client.Counter({
   registers: [registry],
 });
 
+export const compactionsCounter = new client.Counter({
+  name: 'p2ptel_compactions_total',
+  help: 'Compaction jobs of small landed files, by outcome: done (compacted what was due, maybe nothing), skipped (another compaction held the warehouse lock), failed',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const compactedFilesCounter = new client.Counter({
+  name: 'p2ptel_compacted_files_total',
+  help: 'Small landed files merged by compaction jobs',
+  registers: [registry],
+});
+
 const STATES = ['waiting', 'active', 'failed', 'delayed'] as const;
 let queues: Queues | null = null;
 
@@ -45,7 +58,7 @@ new client.Gauge({
   async collect() {
     this.reset();
     if (!queues) return;
-    for (const q of [queues.rollup, queues.partitions, queues.reports]) {
+    for (const q of [queues.rollup, queues.partitions, queues.reports, queues.compaction]) {
       const counts = await q.getJobCounts(...STATES);
       for (const state of STATES) this.set({ queue: q.name, state }, counts[state] ?? 0);
     }

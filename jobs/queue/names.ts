@@ -11,6 +11,8 @@ export const QUEUES = {
   partitions: 'rollup-partition',
   /** Report runs: the pilot reports of a published snapshot, pre-rendered (jobs/reports/run.ts). */
   reports: 'reports',
+  /** The compaction job of small landed files, added by its scheduler (jobs/compaction/compact.ts). */
+  compaction: 'compaction',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -21,9 +23,11 @@ export const JOBS = {
   publish: 'publish',
   partition: 'partition',
   reports: 'reports',
+  /** Made by the compaction scheduler: one compaction of the warehouse (no run of its own). */
+  compact: 'compact',
 } as const;
 
-export const SCHEDULERS = { rollup: 'rollup', reports: 'reports' } as const;
+export const SCHEDULERS = { rollup: 'rollup', reports: 'reports', compaction: 'compaction' } as const;
 
 export type RunKind = 'rollup' | 'reports';
 
@@ -70,7 +74,9 @@ const DAY_S = 24 * 3600;
  * a month. Partition jobs matter only until their run has published (the parent keeps their
  * results), so they go sooner.
  */
-export const RETENTION: Record<'runs' | 'partitions', { completed: KeepJobs; failed: KeepJobs }> = {
+export const RETENTION: Record<'runs' | 'partitions' | 'compactions', { completed: KeepJobs; failed: KeepJobs }> = {
   runs: { completed: { age: 14 * DAY_S, count: 5000 }, failed: { age: 30 * DAY_S, count: 5000 } },
   partitions: { completed: { age: DAY_S, count: 20_000 }, failed: { age: 30 * DAY_S, count: 20_000 } },
+  /** A compaction a minute: a day of them (what `runs` shows), failed ones a month. */
+  compactions: { completed: { age: DAY_S, count: 1500 }, failed: { age: 30 * DAY_S, count: 1500 } },
 };

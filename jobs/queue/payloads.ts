@@ -129,6 +129,26 @@ export const ReportsResult = z.object({
 });
 export type ReportsResult = z.infer<typeof ReportsResult>;
 
+/** Added by the compaction scheduler: no data; the whole warehouse is compacted. */
+export const CompactPayload = z.object({});
+
+export const CompactJobResult = z.object({
+  /** The scheduler's fire time. */
+  firedAt: isoInstant,
+  /** done: it compacted what was due (maybe nothing); skipped: another compaction held the warehouse's lock. */
+  outcome: z.enum(['done', 'skipped']),
+  partitions: z.number().int().nonnegative(),
+  /** Small files merged, and their bytes before and after. */
+  files: z.number().int().nonnegative(),
+  bytesIn: z.number().nonnegative(),
+  bytesOut: z.number().nonnegative(),
+  /** Covered files removed (no snapshot reads them any more). */
+  retired: z.number().int().nonnegative(),
+  durationMs: z.number().nonnegative(),
+  worker: z.string(),
+});
+export type CompactJobResult = z.infer<typeof CompactJobResult>;
+
 /**
  * The validated data of a job a worker took. A payload that does not fit will not fit on a retry
  * either: it fails the job at once (UnrecoverableError), with the offending fields named.

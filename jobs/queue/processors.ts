@@ -13,13 +13,16 @@ import { rollupPartition, withReused } from '../rollup/partition.ts';
 import { BuildGoneError, publishRollupOnce, type PublishOnceResult } from '../rollup/publish-once.ts';
 import { runReports } from '../reports/run.ts';
 import { buildDir, keepBuildAlive } from '../../warehouse/snapshots.ts';
+import { leaseStates } from '../../warehouse/state-retention.ts';
 import type { Queues } from './client.ts';
-import { partitionsCounter } from './metrics.ts';
+import { compactedFilesCounter, compactionsCounter, partitionsCounter } from './metrics.ts';
+import { runCompaction } from '../compaction/compact.ts';
 import { rollupFlow } from './flow.ts';
 import { rollupJobId, rollupRunId } from './names.ts';
-import { tick } from './ticks.ts';
+import { scheduledAsOf, tick } from './ticks.ts';
 import type { Gate } from './tick-gate.ts';
 import {
+  CompactPayload,
   PartitionPayload,
   PartitionResult,
   PlanPayload,
@@ -27,6 +30,7 @@ import {
   ReportsPayload,
   payloadOf,
   resultOf,
+  type CompactJobResult,
   type PlanResult,
   type Progress,
   type PublishResult,
@@ -51,6 +55,7 @@ export interface Processors {
   partition: JobHandler;
   publish: JobHandler;
   reports: JobHandler;
+  compact: JobHandler;
 }
 
 const progress = (job: Job, p: Progress) => job.updateProgress(p);
@@ -62,6 +67,7 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
     partition: (job, log) => partition(ctx, job, log),
     publish: (job, log) => publish(ctx, job, log),
     reports: (job, log) => reports(ctx, job, log),
+    compact: (job, log) => compact(ctx, job, log),
   };
 }
 
@@ -107,6 +113,8 @@ async function addRunFlow(ctx: WorkerContext, job: Job, log: Logger, asOf: Date)
   const startedAt = Date.now();
   // ownerPid null: the build folder belongs to the run, not to this process (other workers fill it).
   const planned = await planRollup(depsFor(ctx, log), { runId, asOf, ownerPid: null });
+  // The states the run reuses are leased until it publishes (warehouse/state-retention.ts).
+  await leaseStates(ctx.deps.layout, runId, planned.reused.map((m) => m.stateId));
   await ctx.queues.flows.add(rollupFlow(planned, startedAt, ctx.config.jobs));
   log.info({ rollupJobId: rollupId, customers: planned.customers.length, jobs: planned.batches.length }, 'run planned');
   const rebuilt = planned.decisions.filter((d) => d.action === 'rebuild').length;
@@ -123,9 +131,12 @@ async function partition(ctx: WorkerContext, job: Job, log: Logger): Promise<Par
   await assertBuildFolder(ctx, data.runId);
   const customers = [...new Set(data.partitions.map((p) => p.customerId))].join(',');
   await progress(job, { percent: 0, step: `building ${data.partitions.length} partition(s) of ${customers}` });
-  const r = await keepingBuildAlive(ctx, data.runId, log, () =>
-    rollupPartition(depsFor(ctx, log), { runId: data.runId, asOf: new Date(data.asOf), partitions: data.partitions }),
-  );
+  const r = await keepingBuildAlive(ctx, data.runId, log, async () => {
+    const built = await rollupPartition(depsFor(ctx, log), { runId: data.runId, asOf: new Date(data.asOf), partitions: data.partitions });
+    // The states the publish step will read, leased until it has (warehouse/state-retention.ts).
+    await leaseStates(ctx.deps.layout, data.runId, [...built.states, ...built.reused].map((m) => m.stateId));
+    return built;
+  });
   await progress(job, { percent: 100, step: `built ${data.partitions.length} partition(s) of ${customers}` });
   return {
     customerId: customers,
@@ -225,4 +236,42 @@ async function reports(ctx: WorkerContext, job: Job, log: Logger): Promise<Repor
   await progress(job, { percent: 100, step: 'done' });
   // The result kept in Redis: the counts, not every customer's timings.
   return { asOf: r.asOf, snapshot: r.snapshot, customers: r.customers, rendered: r.rendered, unchanged: r.unchanged, reports: r.reports, message: r.message };
+}
+
+/**
+ * The compaction job of the warehouse (jobs/compaction/compact.ts). One compaction at a time runs
+ * in a warehouse (its lock): a job that finds it held is skipped, counted and said as such. A
+ * partition that fails fails the job (its reason in `runs`); the next fire time tries again.
+ */
+async function compact(ctx: WorkerContext, job: Job, log: Logger): Promise<CompactJobResult> {
+  payloadOf(CompactPayload, job);
+  const firedAt = scheduledAsOf(job).toISOString();
+  await progress(job, { percent: 0, step: 'compacting' });
+  let r;
+  try {
+    r = await runCompaction(depsFor(ctx, log));
+  } catch (err) {
+    compactionsCounter.labels('failed').inc();
+    throw err;
+  }
+  const files = r.compacted.reduce((a, c) => a + c.files, 0);
+  compactedFilesCounter.inc(files);
+  if (r.failed > 0) {
+    compactionsCounter.labels('failed').inc();
+    throw new Error(`the compaction of ${r.failed} partition(s) failed (see the worker's log; their files stay as they are); ${r.compacted.length} compacted`);
+  }
+  compactionsCounter.labels(r.busy ? 'skipped' : 'done').inc();
+  if (r.busy) log.info('compaction skipped: another compaction holds the warehouse lock');
+  await progress(job, { percent: 100, step: r.busy ? 'skipped' : 'done' });
+  return {
+    firedAt,
+    outcome: r.busy ? 'skipped' : 'done',
+    partitions: r.compacted.length,
+    files,
+    bytesIn: r.compacted.reduce((a, c) => a + c.bytesIn, 0),
+    bytesOut: r.compacted.reduce((a, c) => a + c.bytesOut, 0),
+    retired: r.retired.files,
+    durationMs: r.durationMs,
+    worker: ctx.workerName,
+  };
 }

@@ -3,16 +3,19 @@
 import type { Job, JobState, Queue } from 'bullmq';
 import type { Queues } from './client.ts';
 import { JOBS, QUEUES, planJobId, reportsJobId, rollupJobId, type RunKind } from './names.ts';
-import { PartitionPayload, PlanPayload, Progress, PublishPayload, PublishResult, ReportsPayload, ReportsResult, resultOf, TickResult } from './payloads.ts';
+import { CompactJobResult, PartitionPayload, PlanPayload, Progress, PublishPayload, PublishResult, ReportsPayload, ReportsResult, resultOf, TickResult } from './payloads.ts';
+import { scheduledAsOf } from './ticks.ts';
 
 /**
  * The state of a run; `coalesced` and `missed` are scheduler fire times that started no run of
- * their own (ticks.ts): a tick held back while a run was in flight, fire times passed with no tick.
+ * their own (ticks.ts): a tick held back while a run was in flight, fire times passed with no tick;
+ * `skipped`, a compaction job that found another compaction running.
  */
-export type RunState = 'queued' | 'planning' | 'running' | 'publishing' | 'retrying' | 'completed' | 'failed' | 'unknown' | 'coalesced' | 'missed';
+export type RunState = 'queued' | 'planning' | 'running' | 'publishing' | 'retrying' | 'completed' | 'failed' | 'unknown' | 'coalesced' | 'missed' | 'skipped';
 
 export interface RunInfo {
-  kind: RunKind;
+  /** A rollup or report run, or a compaction job (its asOf is its fire time). */
+  kind: RunKind | 'compaction';
   asOf: string;
   state: RunState;
   /** 0–100, for the run as a whole. */
@@ -39,7 +42,7 @@ export interface RunInfo {
 
 export const FINISHED: ReadonlySet<RunState> = new Set(['completed', 'failed']);
 
-function blank(kind: RunKind, asOf: string): RunInfo {
+function blank(kind: RunInfo['kind'], asOf: string): RunInfo {
   return {
     kind,
     asOf,
@@ -194,19 +197,20 @@ async function describeReports(queues: Queues, asOf: Date): Promise<RunInfo | nu
 
 const LISTED_STATES = ['active', 'waiting', 'waiting-children', 'delayed', 'prioritized', 'completed', 'failed'] as const;
 
-/** A row of the list: a run to describe, or a tick that started no run of its own. */
-type Row = { kind: RunKind; asOf: string; tick?: RunInfo };
+/** A row of the list: a run to describe, or a tick that started no run of its own (or a compaction job), described already. */
+type Row = { kind: RunInfo['kind']; asOf: string; tick?: RunInfo };
 
-/** The latest runs of both kinds and the fire times that started none, newest asOf first. */
+/** The latest runs of both kinds, the fire times that started none, and compaction jobs, newest asOf first. */
 export async function listRuns(queues: Queues, limit: number): Promise<RunInfo[]> {
   const rows = [
     ...(await rowsOf(queues.rollup, 'rollup', limit, (j) => (j.name === JOBS.plan || j.name === JOBS.publish ? (resultOf(PlanPayload, j.data)?.asOf ?? null) : null))),
     ...(await rowsOf(queues.reports, 'reports', limit, (j) => (j.name === JOBS.reports ? (resultOf(ReportsPayload, j.data)?.asOf ?? null) : null))),
+    ...(await compactionRows(queues, limit)),
   ];
   rows.sort((a, b) => (a.asOf < b.asOf ? 1 : a.asOf > b.asOf ? -1 : a.kind.localeCompare(b.kind)));
   const runs: RunInfo[] = [];
   for (const row of rows.slice(0, limit)) {
-    const info = row.tick ?? (await describeRun(queues, row.kind, new Date(row.asOf)));
+    const info = row.tick ?? (row.kind === 'compaction' ? null : await describeRun(queues, row.kind, new Date(row.asOf)));
     if (info) runs.push(info);
   }
   return runs;
@@ -242,6 +246,32 @@ function tickRows(kind: RunKind, job: Job): Row[] {
   if (r.missed) {
     const span = r.missed.count === 1 ? r.missed.first : `${r.missed.first} to ${r.missed.last}`;
     row(r.missed.first, 'missed', `${r.missed.count} fire time(s) passed with no tick (${span}): no worker took it in time`);
+  }
+  return rows;
+}
+
+/** Compaction jobs that ran or run, each a row as of its fire time: done (what it compacted), skipped, failed, or running. */
+async function compactionRows(queues: Queues, limit: number): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const job of await queues.compaction.getJobs(['active', 'completed', 'failed'], 0, limit)) {
+    if (!job || job.name !== JOBS.compact) continue;
+    const asOf = scheduledAsOf(job).toISOString();
+    const info = { ...blank('compaction', asOf), jobIds: [job.id ?? ''] };
+    timing(info, job.processedOn, job.finishedOn);
+    const r = resultOf(CompactJobResult, job.returnvalue);
+    if (job.finishedOn && job.failedReason) Object.assign(info, { state: 'failed', error: job.failedReason });
+    else if (r?.outcome === 'skipped') Object.assign(info, { state: 'skipped', percent: 100, note: 'another compaction held the warehouse lock (compaction/compact.lock): skipped' });
+    else if (r) {
+      Object.assign(info, {
+        state: 'completed',
+        percent: 100,
+        progress: `${r.partitions} partitions compacted`,
+        note: `${r.files} small files merged into ${r.partitions}; ${r.retired} covered files removed`,
+      });
+    } else if (job.processedOn && !job.finishedOn) Object.assign(info, { state: 'running', percent: 50, progress: 'compacting' });
+    // The next fire time's job, waiting: nothing happened yet.
+    else continue;
+    rows.push({ kind: 'compaction', asOf, tick: info });
   }
   return rows;
 }

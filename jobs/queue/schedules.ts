@@ -1,17 +1,18 @@
 // The job schedulers: rollup runs on a cron pattern read in UTC (every 5 minutes by default) or at
-// a fixed interval (`every`, for live figures), and the nightly report run. Upserted by id, so
+// a fixed interval (`every`, for live figures), the nightly report run, and the compaction job of
+// small landed files at an interval (every 60 s by default). Upserted by id, so
 // installing them twice (or from two machines) leaves one of each; installing with another
 // pattern or interval changes it in place.
 import type { JobsOptions, RepeatOptions } from 'bullmq';
 import type { AppConfig } from '../../lib/config.ts';
 import type { Queues } from './client.ts';
-import { runJobOptions } from './job-options.ts';
+import { compactionJobOptions, runJobOptions } from './job-options.ts';
 import { JOBS, SCHEDULERS, type RunKind } from './names.ts';
 import { forgetTicks } from './ticks.ts';
 
 export interface ScheduleInfo {
   id: string;
-  kind: RunKind;
+  kind: RunKind | 'compaction';
   /** The cron pattern, or `every 5s` for an interval. */
   pattern: string;
   /** The interval in ms of an `every` scheduler; null for a cron. */
@@ -28,6 +29,13 @@ export async function installSchedules(queues: Queues, config: ScheduleConfig): 
   const template = { name: JOBS.tick, data: {}, opts: runJobOptions(config.jobs) };
   await upsert(queues, 'rollup', rollupRepeat(config.schedules), template);
   await upsert(queues, 'reports', { pattern: config.schedules.reports, tz: 'UTC' }, template);
+  // The compaction job needs no run of its own: its scheduler adds the job itself.
+  const every = config.schedules.compactEveryMs;
+  await queues.compaction.upsertJobScheduler(SCHEDULERS.compaction, { every, startDate: Math.ceil(Date.now() / every) * every }, {
+    name: JOBS.compact,
+    data: {},
+    opts: compactionJobOptions(),
+  });
   return listSchedules(queues);
 }
 
@@ -52,7 +60,7 @@ export function rollupRepeat(schedules: ScheduleConfig['schedules'], now = Date.
 
 export async function listSchedules(queues: Queues): Promise<ScheduleInfo[]> {
   const out: ScheduleInfo[] = [];
-  for (const [kind, queue] of [['rollup', queues.rollup], ['reports', queues.reports]] as const) {
+  for (const [kind, queue] of [['rollup', queues.rollup], ['reports', queues.reports], ['compaction', queues.compaction]] as const) {
     for (const s of await queue.getJobSchedulers()) {
       out.push({
         id: s.key,

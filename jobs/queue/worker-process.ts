@@ -130,7 +130,7 @@ async function closeWorker({ ctx, tier, metrics, closeDeps }: OpenWorker, graceM
 function startCoalescedAfter(ctx: WorkerContext): OnSettled {
   const gate = gateOf(ctx);
   return (queue, job, outcome) => {
-    if (queue === QUEUES.reports || (outcome === 'completed' && job.name !== JOBS.publish)) return;
+    if (queue === QUEUES.reports || queue === QUEUES.compaction || (outcome === 'completed' && job.name !== JOBS.publish)) return;
     startCoalesced(gate).then(
       (asOf) => asOf && ctx.log.info({ asOf: asOf.toISOString() }, 'started the run of the ticks coalesced behind the run that ended'),
       (err: unknown) => ctx.log.warn({ err: (err as Error).message }, 'could not start the run of coalesced ticks; the next tick will'),

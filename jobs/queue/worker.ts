@@ -31,6 +31,7 @@ export function workerName(): string {
 function handlerFor(processors: Processors, queue: QueueName, name: string): JobHandler | undefined {
   if (queue === QUEUES.rollup) return name === JOBS.tick ? processors.tick : name === JOBS.plan ? processors.plan : name === JOBS.publish ? processors.publish : undefined;
   if (queue === QUEUES.partitions) return name === JOBS.partition ? processors.partition : undefined;
+  if (queue === QUEUES.compaction) return name === JOBS.compact ? processors.compact : undefined;
   return name === JOBS.tick ? processors.tick : name === JOBS.reports ? processors.reports : undefined;
 }
 
@@ -85,6 +86,8 @@ export function startWorkers(ctx: WorkerContext, processors: Processors, onSettl
     { queue: QUEUES.rollup, concurrency: 2 },
     { queue: QUEUES.partitions, concurrency: config.worker.concurrency },
     { queue: QUEUES.reports, concurrency: 1 },
+    // One compaction at a time runs in a warehouse anyway (its lock): one slot per process.
+    { queue: QUEUES.compaction, concurrency: 1 },
   ];
   // While Redis is away every worker reports each reconnect attempt: one line per error and
   // queue every 10 s is enough to see it.

@@ -5,6 +5,7 @@
 import { beginBuild, cleanDebris } from '../../warehouse/snapshots.ts';
 import { discoverLanding, quarantineFile, type LandedFile, type QuarantinedFile } from '../../warehouse/landing.ts';
 import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
+import { supersededPrunable } from '../../warehouse/state-retention.ts';
 import type { JobDeps } from '../deps.ts';
 
 /**
@@ -33,7 +34,7 @@ export interface RollupPlan {
   /**
    * Whether retention may find something to remove: a partition is rebuilt (its old state will be
    * superseded), a partition has states but no file any more, or some partition holds a state
-   * it does not use that is older than the grace time (superseded earlier; younger ones are kept).
+   * it does not use whose successor is older than the grace time (superseded earlier; younger ones are kept).
    */
   pruneNeeded: boolean;
 }
@@ -88,13 +89,11 @@ export async function planRollup(
   const rebuilt = decisions.filter((d) => d.action === 'rebuild').length;
   log.info({ partitions: decisions.length, rebuilt, reused: decisions.length - rebuilt, jobs: batches.length }, 'run planned');
   const reused = decisions.flatMap((d) => (states.get(partitionKey(d.customerId, d.date)) ?? []).filter((m) => m.stateId === d.stateId));
-  // A superseded state is removed once it is older than the grace time (pruneStates): until then
-  // a run with nothing rebuilt has nothing to prune, and does not walk every state looking.
-  const prunableBefore = Date.now() - config.snapshots.debrisGraceMs;
-  const inUse = new Set(reused);
+  // A superseded state is removed once its successor is older than the grace time (pruneStates):
+  // until then a run with nothing rebuilt has nothing to prune, and does not walk every state looking.
   const pruneNeeded =
     rebuild.length > 0 ||
     [...states.keys()].some((k) => !byPartition.has(k)) ||
-    [...states.values()].some((l) => l.length > 1 && l.some((m) => !inUse.has(m) && Date.parse(m.builtAt) <= prunableBefore));
+    supersededPrunable(states, new Set(reused), config.snapshots.stateSupersededGraceMs);
   return { runId: input.runId, asOf: input.asOf, customers, misplaced: quarantined, decisions, batches, reused, pruneNeeded };
 }

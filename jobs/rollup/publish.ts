@@ -8,7 +8,8 @@ import { buildCatalog } from '../../warehouse/catalog.ts';
 import { catalogFollowsCurrent, installCatalogFor } from '../../warehouse/publication.ts';
 import type { SnapshotManifest } from '../../warehouse/manifest.ts';
 import { combineStates, type CombineResult } from '../../warehouse/state-combine.ts';
-import { partitionKey, pruneStates, readStates, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
+import { partitionKey, readStates, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
+import { pruneStates, releaseLeases } from '../../warehouse/state-retention.ts';
 import { buildDir, newSnapshotId, publishBuild, snapshotFiles, type PublishOutcome, type SnapshotFiles } from '../../warehouse/snapshots.ts';
 import type { QuarantinedFile } from '../../warehouse/landing.ts';
 import { writeJsonDurable } from '../../lib/fsx.ts';
@@ -91,8 +92,10 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   const manifest = runManifest(input, newSnapshotId(input.asOf), states, combined, deps.config.activityHorizonSeconds);
   await writeJsonDurable(build.manifest, manifest);
   const outcome = await publishWithCatalog(deps, input, manifest, log);
-  // States that no partition uses any more (files gone, superseded), once past the grace time
-  // that protects runs still in flight.
+  // The run reads no state any more: its leases go (state-retention.ts).
+  await releaseLeases(deps.layout, input.runId);
+  // States that no partition uses any more (files gone, superseded), unless a run in flight holds
+  // a lease on them, once past their grace time.
   if (input.pruneNeeded !== false) await pruneUnusedStates(deps, input, states, combined, log);
   return { manifest, published: outcome.published, dir: outcome.dir, pruned: outcome.pruned };
 }
@@ -152,6 +155,7 @@ async function pruneUnusedStates(deps: JobDeps, input: PublishInput, states: rea
     keepFiles: new Set(combined.usedFiles),
     livePartitions: new Set(input.decisions.map((d) => partitionKey(d.customerId, d.date))),
     graceMs: deps.config.snapshots.debrisGraceMs,
+    supersededGraceMs: deps.config.snapshots.stateSupersededGraceMs,
   });
   if (prunedStates.gone + prunedStates.superseded + prunedStates.debris > 0) log.info(prunedStates, 'pruned partition states');
 }

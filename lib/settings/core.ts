@@ -76,6 +76,12 @@ export const CORE = {
     at: 'snapshots.debrisGraceMs',
     as: secondsToMs,
   }),
+  STATE_SUPERSEDED_GRACE_SECONDS: setting({
+    schema: nonNegativeInt.default(60),
+    doc: 'a partition state replaced by a newer one is removed once the newer one is this old, unless a run in flight holds a lease on it (docs/warehouse-state.md)',
+    at: 'snapshots.stateSupersededGraceMs',
+    as: secondsToMs,
+  }),
   AS_OF_MAX_SKEW_SECONDS: setting({
     schema: nonNegativeInt.default(300),
     doc: 'an asOf further ahead of the clock is refused (a snapshot from the future blocks every later one)',

@@ -87,6 +87,13 @@ const JOBS = {
     as: rollupEvery,
     flags: { schedule: { flag: '--rollup-every <duration>', help: 'start rollup runs at this interval instead of the cron, e.g. 5s ({env})' } },
   }),
+  COMPACT_EVERY: setting({
+    schema: duration.default(60_000),
+    shown: '`60s`',
+    doc: 'interval of the compaction job (merges small landed files; docs/warehouse-state.md), installed by `schedule`',
+    at: 'schedules.compactEveryMs',
+    flags: { schedule: { flag: '--compact-every <duration>', help: 'run the compaction job at this interval, e.g. 60s ({env}, default {default})' } },
+  }),
   REPORTS_SCHEDULE: setting({
     schema: cron.default('0 2 * * *'),
     doc: 'cron (UTC) of scheduled report runs, installed by `schedule`',

@@ -24,8 +24,11 @@ afterAll(async () => {
   await wh?.close();
 });
 
-/** The same warehouse seen by a process whose grace time is `seconds`. */
-const withGrace = (seconds: number): JobDeps => ({ ...wh, config: { ...wh.config, snapshots: { ...wh.config.snapshots, debrisGraceMs: seconds * 1000 } } });
+/** The same warehouse seen by a process whose grace times (debris, superseded states) are `seconds`. */
+const withGrace = (seconds: number): JobDeps => ({
+  ...wh,
+  config: { ...wh.config, snapshots: { ...wh.config.snapshots, debrisGraceMs: seconds * 1000, stateSupersededGraceMs: seconds * 1000 } },
+});
 
 const statesOf = async () => [...(await readStates(wh.layout)).values()].map((l) => l.length);
 
