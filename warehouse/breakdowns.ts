@@ -29,7 +29,7 @@ export type BreakdownFilters = ReadonlyMap<SessionDimension, DimensionFilter>;
 
 export const NO_FILTERS: BreakdownFilters = new Map();
 
-export interface BreakdownFigures {
+export type BreakdownFigures = {
   totalSessions: number;
   totalBytesOffloaded: number;
   totalBytesFallback: number;
@@ -40,14 +40,14 @@ export interface BreakdownFigures {
   rebufferRatio: number;
   startupTimeP95Ms: number | null;
   p2pConnectionSuccess: number | null;
-}
+};
 
-export interface BreakdownRow extends BreakdownFigures {
+export type BreakdownRow = BreakdownFigures & {
   /** The stream (per-stream rows only), else null. */
   streamId: string | null;
   /** The dimension's value (null: sessions without one, or no `by`). */
   value: string | null;
-}
+};
 
 /** The figures of no session (a filter that keeps none, a window without reports). */
 export const NO_SESSIONS: BreakdownFigures = {
@@ -131,5 +131,5 @@ export function sessionClassesRelation(files: readonly string[]): string {
 /** The rows of a breakdown over `classes`, sorted (by totalSessions descending, then value). */
 export async function queryBreakdown(s: DbSession, classes: string, q: BreakdownQuery): Promise<BreakdownRow[]> {
   const { params, types } = breakdownParams(q);
-  return s.all<BreakdownRow & Record<string, unknown>>(breakdownSql(classes), params, types);
+  return s.all<BreakdownRow>(breakdownSql(classes), params, types);
 }
