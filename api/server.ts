@@ -11,6 +11,7 @@ import { hostScratchDir, warehouseLayout } from '../warehouse/layout.ts';
 import { createApp } from './app.ts';
 import { OnDemandSeries } from './ondemand-series.ts';
 import { OnDemandBreakdowns } from './ondemand-breakdowns.ts';
+import { answerClientError } from './client-errors.ts';
 import { SnapshotStore } from './snapshot-store.ts';
 import { ResponseCache } from './response-cache.ts';
 import { SnapshotSeries } from './timeseries.ts';
@@ -86,6 +87,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   server.headersTimeout = Math.min(config.api.requestTimeoutMs, config.api.headersTimeoutMs);
   server.keepAliveTimeout = 5_000;
   server.maxConnections = config.api.maxConnections;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.api.port, config.api.host, () => resolve());
