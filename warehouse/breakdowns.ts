@@ -1,13 +1,13 @@
 // Breakdowns by session dimension (breakdown_rows.sql over session_classes.sql): the SQL's lists
 // of dimensions, the typed filters and their bound parameters, and the rows read back. Dimension
 // names are code constants; filter values reach SQL only as bound parameters.
-import { BOOLEAN, INTEGER, LIST, VARCHAR, listValue } from '@duckdb/node-api';
+import { BIGINT, BOOLEAN, INTEGER, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
 import type { DbSession } from './duckdb/session.ts';
-import type { SqlParams, SqlTypes } from './duckdb/param-values.ts';
+import { timestampParam, type SqlParams, type SqlTypes } from './duckdb/param-values.ts';
 import { pieceSql } from './piece-columns.ts';
 import { fileList } from './sql-files.ts';
 import { SESSION_DIMENSIONS } from './report-columns.ts';
-import { WINDOW_NAMES, type WindowName } from './windows.ts';
+import { WINDOWS, WINDOW_NAMES, type WindowName } from './windows.ts';
 
 export type SessionDimension = (typeof SESSION_DIMENSIONS)[number];
 
@@ -62,6 +62,12 @@ export const NO_SESSIONS: BreakdownFigures = {
   startupTimeP95Ms: null,
   p2pConnectionSuccess: null,
 };
+
+/** The parameters of session_classes.sql (window_class.sql) at asOf. */
+export function windowClassParams(asOf: Date): { params: SqlParams; types: SqlTypes } {
+  const bounded = WINDOWS.filter((w) => w.seconds !== null).map((w) => BigInt(w.seconds!));
+  return { params: { as_of: timestampParam(asOf), window_seconds: listValue(bounded) }, types: { as_of: TIMESTAMP, window_seconds: LIST(BIGINT) } };
+}
 
 /** A window's class in session_classes.sql (window_class.sql: 1 for 1h … 5 for all). */
 export const windowClass = (w: WindowName): number => WINDOW_NAMES.indexOf(w) + 1;
@@ -132,4 +138,20 @@ export function sessionClassesRelation(files: readonly string[]): string {
 export async function queryBreakdown(s: DbSession, classes: string, q: BreakdownQuery): Promise<BreakdownRow[]> {
   const { params, types } = breakdownParams(q);
   return s.all<BreakdownRow>(breakdownSql(classes), params, types);
+}
+
+/**
+ * Breakdowns of the whole of a session's `reports` (deduplicated, up to asOf: the `all` window),
+ * per stream, by each of `dimensions`: the same SQL as the API's, over each report as a piece.
+ */
+export async function breakdownsOfReports(s: DbSession, asOf: Date, dimensions: readonly SessionDimension[]): Promise<Map<SessionDimension, BreakdownRow[]>> {
+  const { params, types } = windowClassParams(asOf);
+  await s.run(breakdownFileSql('report_session_classes', { pieces: `(${pieceSql('report_pieces', { source: 'reports' })})` }), params, types);
+  try {
+    const out = new Map<SessionDimension, BreakdownRow[]>();
+    for (const by of dimensions) out.set(by, await queryBreakdown(s, 'report_session_classes', { window: 'all', streamId: null, by, filters: NO_FILTERS, perStream: true }));
+    return out;
+  } finally {
+    await s.run('DROP TABLE IF EXISTS report_session_classes');
+  }
 }

@@ -2,13 +2,11 @@
 // session classes at asOf (every session's part of each window class, with its dimensions), from
 // which the API answers breakdowns and filtered metrics on demand, and every stream's quality
 // figures of every window, which unfiltered metrics serve from memory.
-import { BIGINT, LIST, TIMESTAMP, listValue } from '@duckdb/node-api';
 import { copyToParquet } from './parquet-write.ts';
 import { sqlFile } from './sql-files.ts';
-import { timestampParam } from './duckdb/param-values.ts';
 import type { DbSession } from './duckdb/session.ts';
-import { breakdownFileSql, breakdownParams, NO_FILTERS } from './breakdowns.ts';
-import { WINDOWS, WINDOW_NAMES } from './windows.ts';
+import { breakdownFileSql, breakdownParams, NO_FILTERS, windowClassParams } from './breakdowns.ts';
+import { WINDOW_NAMES } from './windows.ts';
 import type { CombinePlan } from './combine-plan.ts';
 
 /**
@@ -19,12 +17,8 @@ export const SESSION_CLASSES_ROW_GROUP = 16_384;
 
 /** Writes each customer's session classes and the stream quality rows; returns the session class rows. */
 export async function writeBreakdownFiles(s: DbSession, plan: CombinePlan): Promise<number> {
-  const bounded = WINDOWS.filter((w) => w.seconds !== null).map((w) => BigInt(w.seconds!));
-  await s.run(
-    breakdownFileSql('snapshot_session_classes', { pieces: 'window_pieces' }),
-    { as_of: timestampParam(plan.asOf), window_seconds: listValue(bounded) },
-    { as_of: TIMESTAMP, window_seconds: LIST(BIGINT) },
-  );
+  const { params, types } = windowClassParams(plan.asOf);
+  await s.run(breakdownFileSql('snapshot_session_classes', { pieces: 'window_pieces' }), params, types);
   let rows = 0;
   for (const c of plan.customers) {
     rows += await copyToParquet(s, sqlFile('session_classes_of_customer'), plan.build.sessionClasses(c), { customer: c }, undefined, {

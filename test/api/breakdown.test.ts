@@ -157,6 +157,26 @@ describe('GET /telemetry/metrics/:streamId with filters and quality figures', ()
   });
 });
 
+describe('the pilot report', () => {
+  it('lists devices, regions and versions by the breakdowns of the whole history (one definition)', async () => {
+    const r = await get('/control/reports/pilot/acme:live-0', tokens['acme']!);
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    const metadata = r.json['metadata'] as Record<string, { sessions: number }[]>;
+    const configuration = r.json['configuration'] as Record<string, { sessions: number }[]>;
+    const lists: [string, { sessions: number }[], string][] = [
+      ['device', metadata['deviceMix']!, 'device'],
+      ['region', metadata['regions']!, 'region'],
+      ['sdkVersion', configuration['sdkVersions']!, 'version'],
+      ['signalingVersion', configuration['signalingVersions']!, 'version'],
+    ];
+    for (const [by, list, key] of lists) {
+      const rows = (await get(`/telemetry/breakdown?by=${by}&window=all&streamId=acme:live-0`, tokens['acme']!)).json['rows'] as Row[];
+      const asListed = (x: Record<string, unknown>) => `${String(x[key])}=${String(x['sessions'])}`;
+      expect(list.map(asListed).sort(), by).toEqual(rows.map((x) => `${String(x['value'] ?? 'unknown')}=${String(x['totalSessions'])}`).sort());
+    }
+  });
+});
+
 describe('bad input is a 400 problem, never a 500', () => {
   const big = 'x'.repeat(100_000);
   const many = Array.from({ length: 10_000 }, (_, i) => `filter=device:d${i}`).join('&');
