@@ -10,7 +10,7 @@
 -- combined at its own type (breakdowns.ts, piece-columns.ts).
 -- Parameters: $as_of (TIMESTAMP), $window_seconds (BIGINT[4]).
 -- Reads: <pieces>. Writes: nothing (a query: customer, streamId, sessionId, class, the
--- dimensions, the piece columns; sorted by customer, stream, class).
+-- dimensions, the piece columns; in no order).
 SELECT split_part(streamId, ':', 1) AS customer, streamId, sessionId, class, {{head_columns}}, * EXCLUDE (streamId, sessionId, class, head)
 FROM (
   SELECT
@@ -20,4 +20,3 @@ FROM (
   FROM (SELECT *, {{@window_class}} AS class FROM {{pieces}})
   GROUP BY streamId, sessionId, class
 )
-ORDER BY customer, streamId, class, sessionId

@@ -6,4 +6,4 @@
 SELECT * EXCLUDE (customer)
 FROM session_classes
 WHERE customer = $customer
-ORDER BY streamId, class, sessionId
+ORDER BY streamId
