@@ -11,6 +11,7 @@ import { TokenAuth } from './auth.ts';
 import { Replays } from './replayed-answers.ts';
 import { healthRoutes } from './routes/health.ts';
 import { telemetryRoutes } from './routes/telemetry.ts';
+import { breakdownRoutes } from './routes/breakdown.ts';
 import { tenantsRoutes } from './routes/tenants.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { originsRoutes } from './routes/origins.ts';
@@ -37,6 +38,7 @@ export function apiRouters(deps: ApiDeps): ApiRouters {
   const operators = operatorRouter(auth);
   healthRoutes(main, deps);
   telemetryRoutes(main, deps, { auth, remember: replays.remember }, operators);
+  breakdownRoutes(main, deps, { auth, remember: replays.remember });
   originsRoutes(main, deps, auth);
   manifestRoutes(main, deps, auth);
   reportsRoutes(main, deps, auth);

@@ -5,6 +5,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Db } from '../warehouse/duckdb/db.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { OnDemandSeries } from './ondemand-series.ts';
+import type { OnDemandBreakdowns } from './ondemand-breakdowns.ts';
 import type { SnapshotSeries } from './timeseries.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 import type { SigningKey } from '../warehouse/control/signing-key.ts';
@@ -22,6 +23,8 @@ export interface ApiDeps {
   /** Reads of the snapshot's precomputed series (standard sizes, billing's daily series). */
   series: SnapshotSeries;
   onDemand: OnDemandSeries;
+  /** Breakdowns and filtered metrics, on demand from the snapshot's session classes. */
+  breakdowns: OnDemandBreakdowns;
   /** Signing secret of API tokens. */
   secret: Uint8Array;
   /** The manifest signing key; its public half is served at /manifest/public-key. */

@@ -82,6 +82,10 @@ export const problems = {
     new ApiError(429, 'too_many_requests', 'Too many requests', `Your account already has ${limit} ${what} in progress, the most allowed; retry when one has finished.`, { limit }, {
       'Retry-After': String(retryAfterSeconds),
     }),
+  requestTooLarge: () =>
+    new ApiError(400, 'request_too_large', 'Request too large', 'The request line and headers are over 16 KiB; no query parameter takes a value that long.'),
+  breakdownsUnavailable: () =>
+    new ApiError(503, 'breakdowns_unavailable', 'Breakdowns not ready', 'The served snapshot was published before breakdowns existed; the next rollup adds them.', {}, { 'Retry-After': '60' }),
   busy: (retryAfterSeconds: number) =>
     new ApiError(503, 'busy', 'Server busy', 'Too much work is queued on the server; retry shortly.', {}, { 'Retry-After': String(retryAfterSeconds) }),
   tokenRevoked: () =>

@@ -8,7 +8,7 @@ import { registryToJsonSchemas, toJsonSchema } from '../lib/json-schema.ts';
 import { EXPORT_FORMATS, EXPORT_MEDIA } from './export/export.ts';
 import { MAX_BUCKETS } from './timeseries.ts';
 import { PilotReportSchema } from '../pilot/report-schema.ts';
-import { ExportQuery, PlatformMetricsQuery, PlatformMetricsSchema, StreamListSchema, StreamMetricsQuery, StreamMetricsSchema, StreamsQuery, TimeseriesQuery, TimeseriesSchema } from './schemas/telemetry.ts';
+import { BreakdownQuery, BreakdownSchema, FilterParam, ExportQuery, PlatformMetricsQuery, PlatformMetricsSchema, StreamListSchema, StreamMetricsQuery, StreamMetricsSchema, StreamsQuery, TimeseriesQuery, TimeseriesSchema } from './schemas/telemetry.ts';
 import { PilotReportQuery } from './schemas/reports.ts';
 import { BillingSummarySchema, BillingUsageSchema, CustomerBillingSchema, InvoiceListSchema, InvoiceSchema, InvoicesQuery, PeriodQuery } from './schemas/billing.ts';
 import { OriginsPutSchema, OriginsSchema, PublicKeySchema, SignRequestSchema, SignResponseSchema, TenantDetailSchema, TenantListSchema } from './schemas/control.ts';
@@ -43,9 +43,18 @@ const UNAVAILABLE = problemRetry('No snapshot published yet (snapshot_unavailabl
 function queryParameters(schema: z.ZodObject): Json[] {
   return Object.entries(schema.shape).map(([name, field]) => {
     const { $schema: _s, description, ...s } = toJsonSchema(field as z.ZodType, { io: 'input' });
-    return { name, in: 'query', ...(description ? { description } : {}), schema: s };
+    const required = !(field as z.ZodType).safeParse(undefined).success;
+    return { name, in: 'query', ...(required ? { required } : {}), ...(description ? { description } : {}), schema: s };
   });
 }
+
+/** The repeatable `filter` parameter (`filter=a&filter=b`), from its zod schema. */
+function filterParameter(): Json {
+  const { $schema: _s, description, ...schema } = toJsonSchema(FilterParam, { io: 'input' });
+  return { name: 'filter', in: 'query', style: 'form', explode: true, description, schema };
+}
+const FILTER_PARAM = filterParameter();
+const BAD_FILTER = 'invalid_filter: an unknown dimension, no colon, more than 50 filters or one over 256 characters; the body lists the dimensions';
 
 const pathParam = (name: string, description: string): Json => ({ name, in: 'path', required: true, description, schema: { type: 'string' } });
 const STREAM_ID_PATH = pathParam('streamId', '`<customerId>:<name>`; the colon raw or percent-encoded (%3A)');
@@ -123,17 +132,42 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/telemetry/metrics/{streamId}': {
     get: {
       tags: ['telemetry'],
-      summary: 'Metrics of one stream over a window (zeros when it has reports, but none in the window)',
-      parameters: [STREAM_ID_PATH],
+      summary:
+        'Metrics of one stream over a window (zeros when it has reports, but none in the window), with the quality figures; with filters, those of the sessions the filters keep (computed on demand)',
+      parameters: [STREAM_ID_PATH, FILTER_PARAM],
       query: StreamMetricsQuery,
       responses: {
         '200': json(StreamMetricsSchema),
         '304': NOT_MODIFIED,
-        '400': problem('Bad window'),
+        '400': problem(`Bad window (invalid_window) or filter (${BAD_FILTER})`),
         '401': UNAUTHORIZED,
         '403': problem('The stream is not attributed to the caller (forbidden_stream)'),
         '404': problem('A stream of the caller that has never reported (stream_not_found)'),
-        '503': UNAVAILABLE,
+        '429': problemRetry('With filters: the caller already has as many breakdowns in progress as allowed (too_many_requests)'),
+        '503': problemRetry(
+          'No snapshot yet (snapshot_unavailable, snapshot_unreadable); with filters: not computed within the query timeout (timeout), too much on-demand work (busy), or a snapshot from before breakdowns (breakdowns_unavailable)',
+        ),
+      },
+    },
+  },
+  '/telemetry/breakdown': {
+    get: {
+      tags: ['telemetry'],
+      summary:
+        "Sessions grouped by a session dimension (each session's value at its earliest report in the window), with filters: of one of the caller's streams, of all of them (a tenant), or of the platform (an operator)",
+      parameters: [FILTER_PARAM],
+      query: BreakdownQuery,
+      responses: {
+        '200': json(BreakdownSchema),
+        '304': NOT_MODIFIED,
+        '400': problem(`Bad by (invalid_by, with the allowed list), window (invalid_window) or filter (${BAD_FILTER})`),
+        '401': UNAUTHORIZED,
+        '403': problem('A streamId not attributed to the caller (forbidden_stream), or a missing capability'),
+        '404': problem('A stream of the caller that has never reported (stream_not_found)'),
+        '429': problemRetry('The caller already has as many breakdowns in progress as allowed (too_many_requests)'),
+        '503': problemRetry(
+          'No snapshot yet (snapshot_unavailable, snapshot_unreadable); not computed within the query timeout (timeout); too much on-demand work (busy); a snapshot from before breakdowns (breakdowns_unavailable)',
+        ),
       },
     },
   },

@@ -10,6 +10,8 @@ import { Db } from '../warehouse/duckdb/db.ts';
 import { hostScratchDir, warehouseLayout } from '../warehouse/layout.ts';
 import { createApp } from './app.ts';
 import { OnDemandSeries } from './ondemand-series.ts';
+import { OnDemandBreakdowns } from './ondemand-breakdowns.ts';
+import { answerClientError } from './client-errors.ts';
 import { SnapshotStore } from './snapshot-store.ts';
 import { ResponseCache } from './response-cache.ts';
 import { SnapshotSeries } from './timeseries.ts';
@@ -61,6 +63,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     store,
     series: new SnapshotSeries(db, config.api.caches.seriesBytes),
     onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs, config.api.onDemand, config.api.caches.seriesBytes),
+    breakdowns: new OnDemandBreakdowns(db, config.api.queryTimeoutMs, config.api.onDemand),
     secret: await tokenSecret(layout, config.tokenSecret),
     signingKey: await loadSigningKey(layout, config.manifestSigningKey),
     get platform() {
@@ -84,6 +87,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   server.headersTimeout = Math.min(config.api.requestTimeoutMs, config.api.headersTimeoutMs);
   server.keepAliveTimeout = 5_000;
   server.maxConnections = config.api.maxConnections;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.api.port, config.api.host, () => resolve());

@@ -22,6 +22,7 @@ import { registry } from '../lib/metrics.ts';
 import { LRUCache } from 'lru-cache';
 import { listSeriesFiles, type SeriesFile } from '../warehouse/series-read.ts';
 import { ResponseCache, type CachedBody, type SnapshotResponses } from './response-cache.ts';
+import type { BreakdownFigures } from '../warehouse/breakdowns.ts';
 
 /** Time from CURRENT moving to the new snapshot swapped in (api/metrics.ts reads the rest). */
 const snapshotSwapSeconds = new client.Histogram({
@@ -39,6 +40,9 @@ export type SummaryJson = Omit<StreamSummary, 'windowName' | 'lastSeenAt'> & { l
 export interface PlatformJson extends Omit<SummaryJson, 'streamId'> {
   streams: number;
 }
+
+/** The quality figures of a stream in a window (stream_quality.sql), unfiltered. */
+export type QualityJson = Pick<BreakdownFigures, 'rebufferEvents' | 'rebufferRatio' | 'startupTimeP95Ms' | 'p2pConnectionSuccess'>;
 
 /** Customers whose series file lists a snapshot keeps. */
 export const SERIES_FILE_LISTS = 256;
@@ -58,9 +62,19 @@ export class ServedSnapshot {
     readonly customerRows: ReadonlyMap<WindowName, ReadonlyMap<string, PlatformJson>>,
     /** Serialised responses of this snapshot, built on first request (a view of the process's bounded cache). */
     readonly responses: SnapshotResponses,
+    /**
+     * Each stream's quality figures by window, then stream (streams with a report in the window);
+     * null for a snapshot published before breakdowns existed (no session classes either).
+     */
+    readonly quality: ReadonlyMap<WindowName, ReadonlyMap<string, QualityJson>> | null = null,
   ) {
     this.asOfMs = Date.parse(manifest.asOf);
     this.lastModified = new Date(this.asOfMs).toUTCString();
+  }
+
+  /** Whether the snapshot has session classes and quality rows (published since breakdowns exist). */
+  get hasBreakdowns(): boolean {
+    return this.quality !== null;
   }
 
   /** Whether a stream has any report up to asOf. */
@@ -129,6 +143,7 @@ export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: st
   const summaries = new Map<WindowName, Map<string, SummaryJson>>(WINDOW_NAMES.map((w) => [w, new Map()]));
   const platform = new Map<WindowName, PlatformJson>();
   const customerRows = new Map<WindowName, Map<string, PlatformJson>>(WINDOW_NAMES.map((w) => [w, new Map()]));
+  let quality: Map<WindowName, Map<string, QualityJson>> | null = null;
 
   for (const { windowName, lastSeenAt, ...row } of await readStreamSummaries(db, { dir, manifest })) {
     summaries.get(windowName as WindowName)?.set(row.streamId, { ...row, lastSeenAt: lastSeenAt?.toISOString() ?? null });
@@ -143,9 +158,18 @@ export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: st
       );
       for (const { windowName, customer, ...row } of rows) customerRows.get(windowName as WindowName)?.set(customer, addedUp(row));
     }
+    if (fs.existsSync(files.streamQuality)) {
+      quality = new Map(WINDOW_NAMES.map((w) => [w, new Map()]));
+      const rows = await s.all<QualityJson & { windowName: string; streamId: string }>(
+        `SELECT windowName, streamId, ${QUALITY_FIGURES} FROM read_parquet(${fileList([files.streamQuality])})`,
+      );
+      for (const { windowName, streamId, ...row } of rows) quality.get(windowName as WindowName)?.set(streamId, row);
+    }
   });
-  return new ServedSnapshot(snapshot, dir, manifest, summaries, platform, customerRows, cache.forSnapshot(snapshot));
+  return new ServedSnapshot(snapshot, dir, manifest, summaries, platform, customerRows, cache.forSnapshot(snapshot), quality);
 }
+
+const QUALITY_FIGURES = 'rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess';
 
 /** A platform-wide or per-customer row of a snapshot (platform_summaries.parquet, customer_summaries.parquet). */
 type AddedUpRow = Omit<StreamSummary, 'streamId'> & { streams: number };

@@ -10,8 +10,11 @@ import { problems } from './errors.ts';
 import { parseQuery } from './query.ts';
 import { StreamIdQuery } from './schemas/telemetry.ts';
 
-/** Where a route's stream id is: its path's `:streamId`, or the query's `streamId` (`what` names the refused read). */
-export type StreamIdFrom = { in: 'path' } | { in: 'query'; what: string };
+/**
+ * Where a route's stream id is: its path's `:streamId`, or the query's `streamId` (`what` names the
+ * refused read), or optionally the query's (a route of the caller's streams, or of one of them).
+ */
+export type StreamIdFrom = { in: 'path' } | { in: 'query'; what: string } | { in: 'optional query' };
 
 /** The guard of a telemetry route: of the caller's streams (no `stream`), or of one stream. */
 export function readsTelemetry(stream?: StreamIdFrom): RouterMiddleware {
@@ -19,8 +22,13 @@ export function readsTelemetry(stream?: StreamIdFrom): RouterMiddleware {
     const caller = callerOf(ctx);
     requireCapability(caller, 'telemetry:read');
     if (stream) {
-      const streamId = stream.in === 'path' ? String((ctx.params as Record<string, string>)['streamId']) : queryStreamId(ctx, stream.what);
-      assertStreamAccess(caller, streamId);
+      const streamId =
+        stream.in === 'path'
+          ? String((ctx.params as Record<string, string>)['streamId'])
+          : stream.in === 'query'
+            ? queryStreamId(ctx, stream.what)
+            : parseQuery(ctx, StreamIdQuery).streamId;
+      if (streamId !== undefined) assertStreamAccess(caller, streamId);
       ctx.state['streamId'] = streamId;
     }
     await next();
@@ -36,4 +44,9 @@ function queryStreamId(ctx: Context, what: string): string {
 /** The stream the guard let the request read. */
 export function guardedStream(ctx: Context): string {
   return ctx.state['streamId'] as string;
+}
+
+/** The stream the guard let the request read, if it named one (`optional query`). */
+export function guardedOptionalStream(ctx: Context): string | undefined {
+  return ctx.state['streamId'] as string | undefined;
 }

@@ -5,7 +5,8 @@
 // from /proc/<pid>/status all along. Prints: time to ready and RSS at ready; cold and warm
 // timeseries latency over every stream, window and standard size; swap latency when CURRENT moves
 // between published snapshots (two more are published by `pipeline` when fewer than three exist);
-// on-demand sizes, pilot reports and exports; peak RSS through all of it; and the hot-route ratios
+// on-demand sizes, breakdowns (one stream and tenant-wide, cold and repeated), pilot reports and
+// exports; peak RSS through all of it; and the hot-route ratios
 // against bare node:http and a minimal Koa app.
 import fs from 'node:fs/promises';
 import { spawn } from 'node:child_process';
@@ -98,9 +99,9 @@ const sampler = setInterval(() => {
 say(`ready after ${readyMs.toFixed(0)} ms, RSS ${readyRss.toFixed(0)} MB`);
 
 const headers = { Authorization: `Bearer ${operator}` };
-async function timed(url: string): Promise<{ ms: number; status: number; bytes: number }> {
+async function timed(url: string, as: Record<string, string> = headers): Promise<{ ms: number; status: number; bytes: number }> {
   const t = performance.now();
-  const res = await fetch(url, { headers });
+  const res = await fetch(url, { headers: as });
   const bytes = (await res.arrayBuffer()).byteLength;
   return { ms: performance.now() - t, status: res.status, bytes };
 }
@@ -241,6 +242,36 @@ for (const s of streams.slice(0, 6)) {
   }
 }
 say(`on-demand sizes: ${JSON.stringify(describe(onDemand))}`);
+// --- Breakdowns (on demand from the snapshot's session classes): one stream over 30d, every
+// stream, each asked twice (cold, then repeated: the response cache); the tenant's streams
+// together over 30d, every `by` with and without filters; the platform (operator) over 30d.
+phase = 'breakdowns';
+const DIMS = ['cohort', 'contentType', 'device', 'region', 'sdkVersion', 'signalingVersion'];
+const breakdown = { streamCold: [] as number[], streamRepeated: [] as number[], tenantCold: [] as number[], tenantRepeated: [] as number[], platformCold: [] as number[] };
+async function twice(url: string, as: Record<string, string>, cold: number[], repeated: number[]): Promise<void> {
+  const first = await timed(url, as);
+  if (first.status !== 200) throw new Error(`breakdown ${url}: ${first.status}`);
+  cold.push(first.ms);
+  const again = await timed(url, as);
+  if (again.status !== 200) throw new Error(`breakdown ${url}: ${again.status}`);
+  repeated.push(again.ms);
+}
+for (const [i, s] of streams.entries()) {
+  await twice(`${api.url}/telemetry/breakdown?by=${DIMS[i % DIMS.length]}&window=30d&streamId=${encodeURIComponent(s)}`, headers, breakdown.streamCold, breakdown.streamRepeated);
+}
+const asTenant = { Authorization: `Bearer ${tenantToken}` };
+for (const by of DIMS) {
+  for (const filter of ['', '&filter=!region:eu-west', '&filter=device:mobile&filter=device:tablet&filter=cohort:p2p']) {
+    await twice(`${api.url}/telemetry/breakdown?by=${by}&window=30d${filter}`, asTenant, breakdown.tenantCold, breakdown.tenantRepeated);
+  }
+}
+for (const by of DIMS) {
+  const r = await timed(`${api.url}/telemetry/breakdown?by=${by}&window=30d`);
+  if (r.status !== 200) throw new Error(`platform breakdown: ${r.status}`);
+  breakdown.platformCold.push(r.ms);
+}
+const breakdowns = Object.fromEntries(Object.entries(breakdown).map(([k, xs]) => [k, describe(xs)]));
+say(`breakdowns: ${JSON.stringify(breakdowns)}`);
 phase = 'pilot reports';
 const reports: number[] = [];
 for (const s of streams.slice(10, 14)) {
@@ -308,6 +339,7 @@ const result = {
   metricsWarm: describe(metricsWarm.ms),
   warmSeriesVsBare,
   onDemand: describe(onDemand),
+  breakdowns,
   pilotReports: describe(reports),
   exports,
   hotRoutes: hot?.results ?? null,
@@ -323,6 +355,8 @@ const lines = [
   `               warm, same bodies (10 streams): API p50 ${warmSeriesVsBare.api.p50} ms p99 ${warmSeriesVsBare.api.p99} ms; bare node:http p50 ${warmSeriesVsBare.bare.p50} ms p99 ${warmSeriesVsBare.bare.p99} ms`,
   `               cold after a swap p50 ${result.timeseries.afterSwapCold.p50} ms p99 ${result.timeseries.afterSwapCold.p99} ms; 4 concurrent clients, cold p50 ${result.timeseries.concurrent4.p50} ms p99 ${result.timeseries.concurrent4.p99} ms`,
   `  on demand    p50 ${result.onDemand.p50} ms, max ${result.onDemand.max} ms (sizes 900 s over all, 120 s over 7d)`,
+  `  breakdowns   one stream 30d: cold p99 ${breakdowns['streamCold']!.p99} ms (goal ≤ 50 ms: ${breakdowns['streamCold']!.p99 <= 50 ? 'met' : 'NOT met'}), repeated p99 ${breakdowns['streamRepeated']!.p99} ms (goal ≤ 5 ms: ${breakdowns['streamRepeated']!.p99 <= 5 ? 'met' : 'NOT met'})`,
+  `               tenant-wide 30d: cold p99 ${breakdowns['tenantCold']!.p99} ms (goal ≤ 200 ms: ${breakdowns['tenantCold']!.p99 <= 200 ? 'met' : 'NOT met'}), repeated p99 ${breakdowns['tenantRepeated']!.p99} ms; platform 30d cold p50 ${breakdowns['platformCold']!.p50} ms, max ${breakdowns['platformCold']!.max} ms; peak RSS of the phase ${rounded['breakdowns'] ?? '?'} MB`,
   `  pilot        p50 ${result.pilotReports.p50} ms, max ${result.pilotReports.max} ms (rendered on demand)`,
   `  exports      ${exports.map((e) => `${(e.bytes / 2 ** 20).toFixed(0)} MB in ${(e.ms / 1000).toFixed(1)} s`).join(', ')}`,
   ...(hot ? ['  hot routes', ...hot.lines] : []),

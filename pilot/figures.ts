@@ -1,5 +1,6 @@
 // The figures a pilot report is composed from, computed by the shared SQL (pilot_figures.sql,
-// pilot_breakdowns.sql, and the series: series_combine.sql over report_pieces.sql) over the
+// the API's breakdowns for sessions per device, region and version (breakdown_rows.sql),
+// pilot_breakdowns.sql for the routing lists, and the series: series_combine.sql over report_pieces.sql) over the
 // deduplicated reports of one stream or of every stream of a customer, up to the snapshot's asOf.
 import type { DbSession } from '../warehouse/duckdb/session.ts';
 import { sqlFile } from '../warehouse/sql-files.ts';
@@ -7,6 +8,7 @@ import { pieceSql } from '../warehouse/piece-columns.ts';
 import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
 import { loadStreamReports, type StreamInputs } from '../warehouse/stream-reports.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
+import { breakdownsOfReports, type SessionDimension } from '../warehouse/breakdowns.ts';
 
 export interface CohortFigures {
   sessions: number;
@@ -69,10 +71,25 @@ async function cohortSeries(s: DbSession, cohort: 'p2p' | 'control', bucketSecon
   return querySeries(s, bucketSeconds, `(SELECT * FROM reports WHERE coalesce(cohort, 'p2p') = '${cohort}')`);
 }
 
-/** Pilot figures of every stream in the session's `reports` table. */
-export async function computePilotFigures(s: DbSession, bucketSeconds: number): Promise<Map<string, StreamPilotFigures>> {
+/** The session dimensions whose sessions the report lists (device mix, regions, versions). */
+const SESSION_KINDS = ['device', 'region', 'sdkVersion', 'signalingVersion'] as const satisfies readonly (Breakdown['kind'] & SessionDimension)[];
+
+/**
+ * Sessions per device, region, SDK and signaling version of every stream: the breakdowns of the
+ * API (warehouse/breakdowns.ts) over all of the reports, a session counted once, by its earliest
+ * report; a session without a value is listed as `unknown`.
+ */
+async function sessionBreakdowns(s: DbSession, asOf: Date): Promise<(Breakdown & { streamId: string })[]> {
+  const byKind = await breakdownsOfReports(s, asOf, SESSION_KINDS);
+  return SESSION_KINDS.flatMap((kind) =>
+    byKind.get(kind)!.map((row) => ({ streamId: row.streamId!, kind, key: row.value ?? 'unknown', sessions: row.totalSessions, reports: null, amount: null })),
+  );
+}
+
+/** Pilot figures of every stream in the session's `reports` table (reports up to asOf). */
+export async function computePilotFigures(s: DbSession, asOf: Date, bucketSeconds: number): Promise<Map<string, StreamPilotFigures>> {
   const figures = await s.all<CohortFigures & { streamId: string; cohort: string }>(pieceSql('pilot_figures'));
-  const breakdowns = await s.all<Breakdown & { streamId: string }>(sqlFile('pilot_breakdowns'));
+  const breakdowns = [...(await sessionBreakdowns(s, asOf)), ...(await s.all<Breakdown & { streamId: string }>(sqlFile('pilot_breakdowns')))];
   const series = await querySeries(s, bucketSeconds);
   const minute = bucketSeconds === CONCURRENCY_BUCKET_SECONDS ? series : await querySeries(s, CONCURRENCY_BUCKET_SECONDS);
   const p2p = await cohortSeries(s, 'p2p', bucketSeconds);
@@ -113,7 +130,7 @@ export async function loadPilotFigures(
 ): Promise<Map<string, StreamPilotFigures>> {
   await loadStreamReports(s, inputs, streamId, asOf, REPORT_COLUMNS.map((c) => c.name));
   try {
-    return await computePilotFigures(s, bucketSeconds);
+    return await computePilotFigures(s, asOf, bucketSeconds);
   } finally {
     await s.run('DROP TABLE IF EXISTS reports');
   }

@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Db } from './duckdb/db.ts';
-import { fileList, fillSql, quotedIdentifier, quotedString, sqlFile } from './sql-files.ts';
+import { fileList, quotedIdentifier, quotedString } from './sql-files.ts';
 import { emptyRawReportsSql } from './empty-relations.ts';
 import { REPORT_COLUMNS } from './report-columns.ts';
 import { projectionSql, provenanceSql } from './report-projection.ts';
@@ -14,6 +14,10 @@ import type { InputFile } from './manifest.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';
 import { summaryParams } from './snapshot-summaries.ts';
 import { fsyncDir } from '../lib/fsx.ts';
+import { existsSync } from 'node:fs';
+import type { DbSession } from './duckdb/session.ts';
+import { breakdownFileSql, windowClass, windowClassParams } from './breakdowns.ts';
+import { WINDOW_NAMES } from './windows.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { SnapshotManifest } from './manifest.ts';
 import { snapshotFiles } from './snapshots.ts';
@@ -55,9 +59,11 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
           { bucket_seconds: 60 },
         );
       }
+      await createSessionClasses(s, table, dir, manifest);
       await s.run(`USE ${alias}`);
       await s.run(
-        fillSql(sqlFile('catalog_views'), {
+        breakdownFileSql('catalog_views', {
+          window_classes: WINDOW_NAMES.map((w) => `(${quotedString(w)}, ${windowClass(w)})`).join(', '),
           platform: `read_parquet(${quotedString(files.platform)})`,
           customers: `read_parquet(${quotedString(files.customers)})`,
           raw: rawFiles.length > 0 ? rawReportsSql(layout, rawFiles, present) : `${emptyRawReportsSql(projectionSql(ALL_COLUMNS, new Set()))} LIMIT 0`,
@@ -72,6 +78,21 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
     }
   });
   return tmp;
+}
+
+/**
+ * The snapshot's session classes (snapshot-breakdowns.ts) as the table `session_classes`, with the
+ * customer of each row: a view of the customers' files, or an empty table of their columns when
+ * there are none (no customer, or a snapshot from before breakdowns).
+ */
+async function createSessionClasses(s: DbSession, table: (name: string) => string, dir: string, manifest: SnapshotManifest): Promise<void> {
+  const files = manifest.partitions.map((p) => snapshotFiles(dir).sessionClasses(p.customerId)).filter((f) => existsSync(f));
+  if (files.length > 0) {
+    await s.run(`CREATE VIEW ${table('session_classes')} AS SELECT * FROM read_parquet(${fileList(files)}, hive_partitioning = true)`);
+    return;
+  }
+  const { params, types } = windowClassParams(new Date(manifest.asOf));
+  await s.run(`CREATE TABLE ${table('session_classes')} AS SELECT * FROM (${breakdownFileSql('session_classes', { pieces: `(${noPiecesSql()})` })}) LIMIT 0`, params, types);
 }
 
 /**

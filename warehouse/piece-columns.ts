@@ -3,15 +3,18 @@
 // minute (state_pieces.sql), and windows and series combine pieces (stream_summaries.sql,
 // session_buckets.sql). The SQL files get their column lists from here, through placeholders.
 import { fillSql, sqlFile } from './sql-files.ts';
-import { ROLLUP_COLUMNS } from './report-columns.ts';
+import { SESSION_DIMENSIONS, STATE_COLUMNS } from './report-columns.ts';
 import { projectionSql } from './report-projection.ts';
+
+/** Which report of a piece is its earliest: by ts, then seq (nulls last), compared as a struct. */
+export const FIRST_REPORT_TYPE = 'STRUCT(ts TIMESTAMP, seq INTEGER)';
 
 export interface PieceColumn {
   name: string;
   /** Its type in a piece, and in the state files that store pieces (Parquet keeps BIGINT exactly). */
-  type: 'BIGINT' | 'DECIMAL(38, 9)' | 'TIMESTAMP';
-  /** How pieces combine into a larger one. */
-  combine: 'sum' | 'max';
+  type: 'BIGINT' | 'INTEGER' | 'DECIMAL(38, 9)' | 'TIMESTAMP' | typeof FIRST_REPORT_TYPE;
+  /** How pieces combine into a larger one (min of the first report's struct: by ts, then seq). */
+  combine: 'sum' | 'max' | 'min';
   /** Its value in the piece of one report, over the report's columns. */
   ofReport: string;
   /** Its value in the piece of a group of reports: what combining their own pieces gives. */
@@ -47,6 +50,15 @@ export const PIECE_COLUMNS: readonly PieceColumn[] = [
   piece('stalls', 'BIGINT', 'sum', 'CAST(stallCount AS BIGINT)', 'CAST(sum(stallCount) AS BIGINT)', { series: true, bySession: false }),
   piece('last_ts', 'TIMESTAMP', 'max', 'ts', 'max(ts)', { series: false, bySession: false }),
   piece('last_final_ts', 'TIMESTAMP', 'max', 'CASE WHEN final THEN ts END', 'max(ts) FILTER (WHERE final)', { series: false, bySession: true }),
+  // The quality figures (rebuffer ratio, P2P connection success, startup p95) and what the session
+  // dimension rule needs (the earliest report), for breakdowns (breakdown_rows.sql).
+  piece('stall_ms', 'BIGINT', 'sum', 'CAST(stallMs AS BIGINT)', 'CAST(sum(stallMs) AS BIGINT)', { series: false, bySession: false }),
+  piece('watch_ms', 'BIGINT', 'sum', 'CAST(watchMs AS BIGINT)', 'CAST(sum(watchMs) AS BIGINT)', { series: false, bySession: false }),
+  piece('p2p_att', 'BIGINT', 'sum', 'CAST(p2pConnAttempts AS BIGINT)', 'CAST(sum(p2pConnAttempts) AS BIGINT)', { series: false, bySession: false }),
+  piece('p2p_ok', 'BIGINT', 'sum', 'CAST(p2pConnSuccesses AS BIGINT)', 'CAST(sum(p2pConnSuccesses) AS BIGINT)', { series: false, bySession: false }),
+  // Set on a session's seq = 0 report only: one value per session, so a max keeps it.
+  piece('startup_ms', 'INTEGER', 'max', 'startupMs', 'max(startupMs)', { series: false, bySession: true }),
+  piece('first_report', FIRST_REPORT_TYPE, 'min', "{'ts': ts, 'seq': seq}", "min({'ts': ts, 'seq': seq})", { series: false, bySession: true }),
 ];
 
 /**
@@ -68,20 +80,23 @@ const BY_STREAM = PIECE_COLUMNS.filter((col) => !col.bySession);
 
 /**
  * The placeholders of the generated piece lists, by name (code constants, never input):
+ * `piece_dimensions` the session dimensions that pieces are grouped by (report-columns.ts);
  * `piece_columns` the columns' names; `piece_of_report` and `piece_of_reports` each column's
- * value for one report and for a group of reports; `piece_sums` every column's pieces combined at
- * its own type; `series_piece_of_reports` the same for the
+ * value for one report and for a group of reports; `series_piece_of_reports` the same for the
  * columns a series needs; `series_piece_sums` those combined at their own types;
- * `stream_piece_sums` the columns a window combines per stream, combined and left wide.
+ * `stream_piece_sums` the columns a window combines per stream, combined and left wide;
+ * `piece_sums` every column combined at its own type (a session's part of a window, a layer's
+ * hour pieces).
  */
 export const PIECE_SQL: Readonly<Record<string, string>> = {
+  piece_dimensions: SESSION_DIMENSIONS.join(', '),
   piece_columns: PIECE_COLUMNS.map((col) => col.name).join(', '),
   piece_of_report: selectList(PIECE_COLUMNS, (col) => col.ofReport),
   piece_of_reports: selectList(PIECE_COLUMNS, (col) => col.ofReports),
   series_piece_of_reports: selectList(SERIES, (col) => col.ofReports),
-  piece_sums: selectList(PIECE_COLUMNS, (col) => combinedSql(col, true)),
   series_piece_sums: selectList(SERIES, (col) => combinedSql(col, true)),
   stream_piece_sums: selectList(BY_STREAM, (col) => combinedSql(col, false)),
+  piece_sums: selectList(PIECE_COLUMNS, (col) => combinedSql(col, true)),
 };
 
 /** The text of warehouse/sql/<name>.sql with the piece lists and `parts` filled in. */
@@ -94,5 +109,5 @@ export function pieceSql(name: string, parts: Record<string, string> = {}): stri
  * that found nothing hands on, so that the next one reads a typed relation).
  */
 export function noPiecesSql(): string {
-  return pieceSql('report_pieces', { source: `(SELECT ${projectionSql(ROLLUP_COLUMNS, new Set())} WHERE false)` });
+  return pieceSql('report_pieces', { source: `(SELECT ${projectionSql(STATE_COLUMNS, new Set())} WHERE false)` });
 }

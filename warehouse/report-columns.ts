@@ -182,6 +182,13 @@ export const ROLLUP_COLUMNS = [
   'peerCount',
   'bufferHealth',
   'stallCount',
+  // The quality figures and the session dimension rule (earliest report by ts, then seq).
+  'seq',
+  'stallMs',
+  'watchMs',
+  'startupMs',
+  'p2pConnAttempts',
+  'p2pConnSuccesses',
 ] as const;
 
 /** A session's dimensions, kept in partition states' pieces for breakdowns (docs/warehouse-state.md). */

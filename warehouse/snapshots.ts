@@ -39,6 +39,10 @@ export function snapshotFiles(dir: string) {
     /** The series file of the UTC days first..last of a customer (a compacted block), in its first day's folder. */
     seriesDays: (customerId: string, first: string, last: string) =>
       path.join(dir, 'stream_timeseries', `customer=${customerId}`, `date=${first}`, `through-${last}.parquet`),
+    /** A customer's session classes at asOf (breakdowns by session dimension, filtered metrics). */
+    sessionClasses: (customerId: string) => path.join(dir, 'session_classes', `customer=${customerId}`, 'part-0.parquet'),
+    /** Every stream's quality figures of every window (unfiltered metrics). */
+    streamQuality: path.join(dir, 'stream_quality.parquet'),
     summariesGlob: path.join(dir, 'stream_summaries', '*', '*.parquet'),
     seriesGlob: path.join(dir, 'stream_timeseries', '*', '**', '*.parquet'),
     platform: path.join(dir, 'platform_summaries.parquet'),

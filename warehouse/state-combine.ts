@@ -1,6 +1,6 @@
 // Combines partition states into a snapshot: stream summaries of every window, per-customer and
-// platform rows, and the per-day series files, exactly as if computed from the deduplicated
-// reports (docs/warehouse-state.md).
+// platform rows, the session classes of breakdowns (snapshot-breakdowns.ts) and the per-day series
+// files, exactly as if computed from the deduplicated reports (docs/warehouse-state.md).
 // A window (asOf - w, asOf] is assembled from pieces that lie wholly inside it: hour pieces, and
 // the raw reports of an hour that an edge cuts (a report is a piece of its own). A day's series is
 // its state's own file, hard-linked into the snapshot, unless the state holds reports after asOf:
@@ -9,6 +9,7 @@ import type { DbSession } from './duckdb/session.ts';
 import { planCombine, type CombineInput, type CustomerFigures } from './combine-plan.ts';
 import { writeSeriesDays } from './series-days.ts';
 import { writeSummaries } from './snapshot-summaries.ts';
+import { writeBreakdownFiles } from './snapshot-breakdowns.ts';
 import { dropRelations } from './temp-relations.ts';
 import { createWindowPieces } from './window-pieces.ts';
 
@@ -24,12 +25,13 @@ export interface CombineResult {
 }
 
 /** The session's relations of a combine, dropped once the snapshot's files are written. */
-const COMBINE_RELATIONS = ['window_pieces', 'edge_reports', 'summaries', 'added_up', 'partial_pieces', 'partial_series'];
+const COMBINE_RELATIONS = ['window_pieces', 'edge_reports', 'summaries', 'added_up', 'session_classes', 'stream_quality', 'partial_pieces', 'partial_series'];
 
 export async function combineStates(s: DbSession, input: CombineInput): Promise<CombineResult> {
   const plan = planCombine(input);
   const pieces = await createWindowPieces(s, plan);
   const { customers, platformRows } = await writeSummaries(s, plan);
+  await writeBreakdownFiles(s, plan);
   const series = await writeSeriesDays(s, plan, customers);
   await dropRelations(s, COMBINE_RELATIONS);
   return {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { TIMESTAMP } from '@duckdb/node-api';
 import { fileList, fillSql, sqlFile } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
-import { ROLLUP_COLUMNS } from './report-columns.ts';
+import { STATE_COLUMNS } from './report-columns.ts';
 import { projectionSql, provenanceSql } from './report-projection.ts';
 import type { StateMeta } from './state-store.ts';
 import type { WarehouseLayout } from './layout.ts';
@@ -18,7 +18,7 @@ export async function loadStateReports(s: DbSession, layout: WarehouseLayout, st
   const files = states.flatMap((m) => m.files.map((f) => path.join(layout.rawReports, f.path)));
   const present = new Set(states.flatMap((m) => m.presentColumns));
   await s.run(
-    fillSql(sqlFile('load_raw'), { kind: 'TABLE', files: fileList(files), projection: projectionSql(ROLLUP_COLUMNS, present), provenance: provenanceSql(present), where }),
+    fillSql(sqlFile('load_raw'), { kind: 'TABLE', files: fileList(files), projection: projectionSql(STATE_COLUMNS, present), provenance: provenanceSql(present), where }),
   );
   await s.run(sqlFile('dedup_raw'), { as_of: null }, { as_of: TIMESTAMP });
   return (await s.one<{ n: number }>(sqlFile('raw_reports_read'))).n;

@@ -6,7 +6,7 @@ import type { DbSession } from './duckdb/session.ts';
 import { timestampParam } from './duckdb/param-values.ts';
 import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
 import { emptyRawReportsSql } from './empty-relations.ts';
-import { ROLLUP_COLUMNS } from './report-columns.ts';
+import { STATE_COLUMNS } from './report-columns.ts';
 import { projectionSql, provenanceSql } from './report-projection.ts';
 
 export interface StreamInputs {
@@ -20,7 +20,7 @@ export async function loadStreamReports(
   /** null: every stream of the files. */
   streamId: string | null,
   asOf: Date,
-  columns: readonly string[] = ROLLUP_COLUMNS,
+  columns: readonly string[] = STATE_COLUMNS,
 ): Promise<void> {
   if (inputs.files.length === 0) {
     // The same relation, over no rows: every column at its type.

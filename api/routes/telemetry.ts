@@ -8,11 +8,14 @@ import type { Readable } from 'node:stream';
 import { callerOf, canSee } from '../auth.ts';
 import { problems } from '../errors.ts';
 import { sendSnapshotJson, sendSnapshotJsonText, setSnapshotHeaders, snapshotEtag, notModified } from '../http-cache.ts';
-import { parseQuery } from '../query.ts';
+import { parseQuery, queryOf } from '../query.ts';
+import { parseFilters } from '../breakdown-filters.ts';
+import { scopeOf } from './breakdown.ts';
+import { NO_SESSIONS } from '../../warehouse/breakdowns.ts';
 import { ExportQuery, PlatformMetricsQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
 import { bucketRange, windowSeries } from '../timeseries.ts';
 import { EXPORT_MEDIA, exportFileName, startExport, type ExportFormat } from '../export/export.ts';
-import type { ServedSnapshot, SummaryJson } from '../snapshot-store.ts';
+import type { QualityJson, ServedSnapshot, SummaryJson } from '../snapshot-store.ts';
 import { snapshotOf } from '../request-context.ts';
 import { guardedStream, readsTelemetry } from '../telemetry-guard.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -31,6 +34,13 @@ function metricsOf(streamId: string, s: SummaryJson | undefined) {
   return out;
 }
 
+/** The quality figures of a stream's unfiltered metrics (none in a snapshot from before breakdowns). */
+function qualityOf(snap: ServedSnapshot, window: WindowName, streamId: string): QualityJson | Record<string, never> {
+  if (!snap.quality) return {};
+  const { rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess } = snap.quality.get(window)!.get(streamId) ?? NO_SESSIONS;
+  return { rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess };
+}
+
 /**
  * `operators`: the operator router (routes/operator.ts), for the platform-wide metrics. `remember`
  * (api/replayed-answers.ts) marks the routes whose answers depend on nothing but the caller, the URL and
@@ -40,7 +50,7 @@ export function telemetryRoutes(router: Router, deps: ApiDeps, mw: { auth: Route
   const { auth, remember } = mw;
   router.get('/telemetry/streams', auth, remember, readsTelemetry(), streams);
   operators.get('/telemetry/metrics', remember, platformMetrics);
-  router.get('/telemetry/metrics/:streamId', auth, remember, readsTelemetry({ in: 'path' }), streamMetrics);
+  router.get('/telemetry/metrics/:streamId', auth, remember, readsTelemetry({ in: 'path' }), (ctx) => streamMetrics(ctx, deps));
   router.get('/telemetry/timeseries', auth, remember, readsTelemetry({ in: 'query', what: 'a series' }), (ctx) => timeseries(ctx, deps));
   router.get('/telemetry/export', auth, readsTelemetry({ in: 'query', what: 'an export' }), (ctx) => exportStream(ctx, deps));
 }
@@ -68,15 +78,31 @@ function platformMetrics(ctx: Context): void {
   }));
 }
 
-function streamMetrics(ctx: Context): void {
+/**
+ * A stream's metrics: unfiltered, its summary and quality rows (in memory); with filters, its one
+ * group of kept sessions, computed on demand like a breakdown (the same SQL and definitions).
+ */
+async function streamMetrics(ctx: Context, deps: ApiDeps): Promise<void> {
   const streamId = guardedStream(ctx);
   const { window } = parseQuery(ctx, StreamMetricsQuery);
+  const { filters, canonical } = parseFilters(queryOf(ctx)['filter']);
   const snap = knownStreamSnapshot(ctx, streamId);
-  sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => ({
-    ...metricsOf(streamId, snap.summaries.get(window)!.get(streamId)),
-    window,
-    asOf: snap.manifest.asOf,
-  }));
+  if (canonical.length === 0) {
+    sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => ({
+      ...metricsOf(streamId, snap.summaries.get(window)!.get(streamId)),
+      window,
+      asOf: snap.manifest.asOf,
+      ...qualityOf(snap, window, streamId),
+    }));
+    return;
+  }
+  const scope = scopeOf(ctx, snap, streamId);
+  await sendSnapshotJsonText(ctx, snap, `metrics|${streamId}|${window}|${canonical.join('\0')}`, async () => {
+    const [row] = await deps.breakdowns.rows(snap, scope, { window, by: null, filters, canonical }, ctx);
+    const { streamId: _s, value: _v, ...figures } = row ?? { streamId: null, value: null, ...NO_SESSIONS };
+    const { rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess, ...summary } = figures;
+    return JSON.stringify({ streamId, ...summary, window, asOf: snap.manifest.asOf, rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess, filters: canonical });
+  });
 }
 
 async function timeseries(ctx: Context, deps: ApiDeps): Promise<void> {

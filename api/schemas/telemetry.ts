@@ -4,6 +4,8 @@ import { count, fraction, isoInstant, nonNegative } from '../../lib/json-schema.
 import { BucketSchema } from '../../warehouse/bucket-series.ts';
 import { MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES, type WindowName } from '../../warehouse/windows.ts';
 import { EXPORT_FORMATS } from '../export/export.ts';
+import { BREAKDOWN_DIMENSIONS, type SessionDimension } from '../../warehouse/breakdowns.ts';
+import { MAX_FILTER_CHARS, MAX_FILTERS } from '../breakdown-filters.ts';
 import { MAX_BUCKETS } from '../timeseries.ts';
 import { bucketSecondsParam, detailParam, enumParam, optionalText, windowParam } from './params.ts';
 
@@ -50,7 +52,62 @@ export const StreamListSchema = z
   })
   .meta({ id: 'StreamList' });
 
-export const StreamMetricsSchema = z.object({ streamId: streamIdField, ...figures, window: windowName, asOf: isoInstant() }).meta({ id: 'StreamMetrics' });
+const dimension = z.enum(BREAKDOWN_DIMENSIONS as [SessionDimension, ...SessionDimension[]]);
+
+/**
+ * The `filter` parameter as the OpenAPI document shows it (repeatable: `filter=a&filter=b`). It is
+ * parsed by api/breakdown-filters.ts, which words each refusal (invalid_filter).
+ */
+export const FilterParam = z
+  .array(z.string().max(MAX_FILTER_CHARS).regex(/^!?[A-Za-z]+:/))
+  .max(MAX_FILTERS)
+  .optional()
+  .describe(
+    `Repeatable. \`<dimension>:<value>\` keeps the sessions with that value, \`!<dimension>:<value>\` drops them; an empty value (\`device:\`) stands for sessions without one (null). Filters of one dimension are alternatives (OR), of different dimensions all apply (AND). Dimensions: ${BREAKDOWN_DIMENSIONS.join(', ')}. At most ${MAX_FILTERS} filters of ${MAX_FILTER_CHARS} characters each.`,
+  );
+
+export const BreakdownQuery = z.object({
+  by: dimension.describe('The session dimension to group sessions by (required)'),
+  window: windowParam,
+  streamId: optionalText().describe("One of the caller's streams; without it, every stream of the caller (an operator: the platform)"),
+});
+
+const quality = {
+  rebufferEvents: count().describe('Σ stallCount'),
+  rebufferRatio: fraction().describe('Σ stallMs / (Σ watchMs + Σ stallMs); 0 when both are 0'),
+  startupTimeP95Ms: nonNegative().nullable().describe('95th percentile (continuous) of startupMs over the sessions that have one in the window; null when none'),
+  p2pConnectionSuccess: fraction().nullable().describe('Σ p2pConnSuccesses / Σ p2pConnAttempts; null when nothing was attempted'),
+};
+const filtersField = z.array(z.string()).describe('The filters applied, in canonical form (dimensions in order, keeps before drops, values sorted, repeats removed)');
+
+export const StreamMetricsSchema = z
+  .object({
+    streamId: streamIdField,
+    ...figures,
+    window: windowName,
+    asOf: isoInstant(),
+    rebufferEvents: quality.rebufferEvents.optional(),
+    rebufferRatio: quality.rebufferRatio.optional(),
+    startupTimeP95Ms: quality.startupTimeP95Ms.optional(),
+    p2pConnectionSuccess: quality.p2pConnectionSuccess.optional(),
+    filters: filtersField.optional().describe('With filters only: the filters applied (canonical form)'),
+  })
+  .meta({ id: 'StreamMetrics' });
+
+export const BreakdownRowSchema = z
+  .object({ value: z.string().nullable().describe("the dimension's value; null: the sessions without one"), ...figures, ...quality })
+  .meta({ id: 'BreakdownRow' });
+
+export const BreakdownSchema = z
+  .object({
+    asOf: isoInstant(),
+    window: windowName,
+    by: dimension,
+    streamId: z.string().nullable().describe('the stream, or null: every stream of the caller (an operator: the platform)'),
+    filters: filtersField,
+    rows: z.array(BreakdownRowSchema).describe('one per value of `by`, by totalSessions descending, then value (null last)'),
+  })
+  .meta({ id: 'Breakdown' });
 
 const platformFigures = { streams: count().describe('streams with a report in the window'), ...figures, ...liveness };
 

@@ -165,7 +165,7 @@ async function pruneUnusedStates(deps: JobDeps, input: PublishInput, states: rea
  * writes them all again, so none is trusted.
  */
 async function removeStrayOutputs(dir: string): Promise<void> {
-  for (const entry of ['stream_summaries', 'stream_timeseries', 'partitions', 'platform_summaries.parquet', 'customer_summaries.parquet']) {
+  for (const entry of ['stream_summaries', 'stream_timeseries', 'session_classes', 'partitions', 'platform_summaries.parquet', 'customer_summaries.parquet', 'stream_quality.parquet']) {
     await fs.rm(path.join(dir, entry), { recursive: true, force: true });
   }
 }

@@ -11,6 +11,9 @@ import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
 
 export type Row = Record<string, unknown>;
 
+/** Filters of a breakdown by dimension name (null: the value null). */
+export type IndependentFilters = Record<string, { keep: readonly (string | null)[]; drop: readonly (string | null)[] }>;
+
 export class Independent {
   private constructor(
     private readonly db: Db,
@@ -94,6 +97,58 @@ export class Independent {
               sum(stallCount) AS rebufferEvents
        FROM b GROUP BY streamId, bucket ORDER BY streamId, bucket`,
       { stream: streamId ?? null },
+    );
+  }
+
+  /**
+   * A breakdown (session-report.md, "Session dimensions"), straight from the reports: each
+   * session's dimensions are those of its first report in the window by (ts, seq), found with a
+   * window function; `streams` limits it to the streams whose id starts with one of the prefixes
+   * (a stream id, or `<customer>:`), none: every stream. Filters are spliced as quoted literals
+   * (test values). `by` null: one row of every kept session.
+   */
+  async breakdown(window: WindowName, q: { by: string | null; streams?: string[]; filters?: IndependentFilters }): Promise<Row[]> {
+    const lower = this.lower(window);
+    const dims = ['cohort', 'device', 'region', 'contentType', 'sdkVersion', 'signalingVersion'];
+    const scope = q.streams ? `(${q.streams.map((p) => (p.endsWith(':') ? `starts_with(streamId, ${quotedString(p)})` : `streamId = ${quotedString(p)}`)).join(' OR ')})` : 'true';
+    const matches = (d: string, values: readonly (string | null)[]) =>
+      values.length === 0 ? 'false' : `(${values.map((v) => (v === null ? `f.${d} IS NULL` : `coalesce(f.${d} = ${quotedString(v)}, false)`)).join(' OR ')})`;
+    const conditions = Object.entries(q.filters ?? {}).map(([d, f]) => `${f.keep.length > 0 ? matches(d, f.keep) : 'true'} AND NOT ${matches(d, f.drop)}`);
+    return this.query(
+      `WITH win AS (
+         SELECT * FROM ind_reports WHERE ($lower IS NULL OR ts > $lower) AND ${scope}
+       ),
+       firsts AS (
+         SELECT * FROM (
+           SELECT streamId, sessionId, ${dims.join(', ')},
+                  row_number() OVER (PARTITION BY streamId, sessionId ORDER BY ts, seq NULLS LAST, ${dims.map((d) => `${d} NULLS LAST`).join(', ')}) AS rn
+           FROM win
+         ) WHERE rn = 1
+       ),
+       kept AS (
+         SELECT f.streamId, f.sessionId, ${q.by === null ? 'NULL::VARCHAR' : `f.${q.by}`} AS value FROM firsts f WHERE ${conditions.length > 0 ? conditions.join(' AND ') : 'true'}
+       ),
+       sess AS (
+         SELECT k.streamId, k.sessionId, k.value, avg(w.peerCount) AS mean_peers, max(w.startupMs) AS startup
+         FROM kept k JOIN win w ON w.streamId = k.streamId AND w.sessionId = k.sessionId
+         GROUP BY ALL
+       )
+       SELECT
+         k.value,
+         count(DISTINCT (w.streamId, w.sessionId)) AS totalSessions,
+         sum(w.bytesOffloaded) AS totalBytesOffloaded,
+         sum(w.bytesFallback) AS totalBytesFallback,
+         coalesce(sum(w.bytesOffloaded) / nullif(sum(w.bytesOffloaded) + sum(w.bytesFallback), 0), 0) AS avgOffloadRatio,
+         coalesce((SELECT avg(mean_peers) FROM sess s WHERE s.value IS NOT DISTINCT FROM k.value), 0) AS avgPeerCount,
+         coalesce(avg(w.bufferHealth), 0) AS avgBufferHealth,
+         sum(w.stallCount) AS rebufferEvents,
+         coalesce(sum(w.stallMs) / nullif(sum(w.watchMs) + sum(w.stallMs), 0), 0) AS rebufferRatio,
+         (SELECT quantile_cont(startup, 0.95) FROM sess s WHERE s.value IS NOT DISTINCT FROM k.value) AS startupTimeP95Ms,
+         sum(w.p2pConnSuccesses) / nullif(sum(w.p2pConnAttempts), 0) AS p2pConnectionSuccess
+       FROM kept k JOIN win w ON w.streamId = k.streamId AND w.sessionId = k.sessionId
+       GROUP BY k.value
+       ORDER BY totalSessions DESC, k.value NULLS LAST`,
+      { lower: lower ? timestampParam(lower) : null },
     );
   }
 

@@ -13,6 +13,9 @@ import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 import { landingPath, writeReportsParquet } from '../helpers/reports.ts';
 import { quotedString } from '../../warehouse/sql-files.ts';
+import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
+import { snapshotFiles } from '../../warehouse/snapshots.ts';
+import { queryBreakdown, sessionClassesRelation } from '../../warehouse/breakdowns.ts';
 
 const run = promisify(execFile);
 let wh: TestWarehouse;
@@ -68,6 +71,30 @@ describe('analyst catalog', () => {
     expect(Number(summaries!.first!['n'])).toBe(result.manifest.rows.streamSummaries);
     expect(Number(series!.first!['n'])).toBe(result.manifest.rows.streamTimeseries);
     expect(Number(platform!.first!['totalSessions'])).toBeGreaterThan(0);
+  });
+});
+
+describe('analyst catalog: window_sessions', () => {
+  it("answers docs/analysts.md's breakdown as the API does, figure for figure", async () => {
+    const doc = await fs.readFile(path.join(PROJECT_ROOT, 'docs/analysts.md'), 'utf8');
+    const query = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!.trim()).find((q) => q.includes('FROM window_sessions'))!;
+    const [outcome] = await queryCatalog([query]);
+    const snap = (await currentSnapshot(wh.layout))!;
+    const rows = await wh.db.withSession((s) =>
+      queryBreakdown(s, sessionClassesRelation([snapshotFiles(snap.dir).sessionClasses('acme')]), {
+        window: '30d',
+        streamId: null,
+        by: 'device',
+        filters: new Map([['region', { keep: [], drop: ['eu-west'] }]]),
+      }),
+    );
+    expect(outcome!.rows).toBe(rows.length);
+    const { streamId: _s, ...first } = rows[0]!;
+    for (const [k, v] of Object.entries(first)) {
+      const theirs = outcome!.first![k];
+      if (typeof v === 'number') expect(Number(theirs), k).toBeCloseTo(v, 9);
+      else expect(theirs, k).toEqual(v);
+    }
   });
 });
 

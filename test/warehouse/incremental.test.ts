@@ -29,7 +29,7 @@ let poolFiles: string[];
 beforeAll(async () => {
   // DEBRIS grace 0: superseded states are pruned at once, so retention is exercised too.
   pool = await openTestWarehouse();
-  inc = await openTestWarehouse({ SNAPSHOT_DEBRIS_GRACE_SECONDS: '0' });
+  inc = await openTestWarehouse({ SNAPSHOT_DEBRIS_GRACE_SECONDS: '0', STATE_SUPERSEDED_GRACE_SECONDS: '0' });
   scratch = await openTestWarehouse();
   // Six generations of reports spread over three days: each lands one file per (customer, date)
   // it touches, plus a file of retried copies.

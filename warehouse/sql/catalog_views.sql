@@ -1,5 +1,8 @@
 -- Views of the analyst catalog (catalog.duckdb), over one published snapshot. Placeholders are
--- filled by catalog.ts with quoted absolute paths and the snapshot's own constants.
+-- filled by catalog.ts with quoted absolute paths and the snapshot's own constants, and by
+-- breakdowns.ts (<head_fields>, <head_columns>, <piece_sums>, code constants); <window_classes>
+-- the windows and their classes as VALUES rows. `session_classes` (the snapshot's session
+-- classes, with `customer`) is created by catalog.ts before these.
 
 -- Which snapshot these views show.
 CREATE VIEW snapshot_info AS
@@ -27,3 +30,19 @@ SELECT * FROM {{platform}};
 -- Per-customer rows of every window, added up like the platform's.
 CREATE VIEW customer_summaries AS
 SELECT * FROM {{customers}};
+
+-- Every session's part of every window, with its session dimensions at its earliest report in the
+-- window (by ts, then seq): the sessions a breakdown groups (breakdown_rows.sql), one row per
+-- (windowName, stream, session). Group it by any dimension, filter it by any, over a stream, a
+-- customer or everything: the figures of GET /telemetry/breakdown (docs/analysts.md).
+CREATE VIEW window_sessions AS
+SELECT windowName, customer, streamId, sessionId, {{head_columns}}, * EXCLUDE (windowName, customer, streamId, sessionId, head)
+FROM (
+  SELECT
+    w.windowName, c.customer, c.streamId, c.sessionId,
+    min(struct_pack({{head_fields}})) AS head,
+    {{piece_sums}}
+  FROM session_classes AS c
+  JOIN (VALUES {{window_classes}}) AS w(windowName, max_class) ON c.class <= w.max_class
+  GROUP BY w.windowName, c.customer, c.streamId, c.sessionId
+);

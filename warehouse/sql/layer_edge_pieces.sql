@@ -7,6 +7,6 @@
 -- literal; <piece_columns> (piece-columns.ts).
 -- Parameters: none.
 -- Reads: <files>. Writes: nothing (a query: window_pieces.sql's columns).
-SELECT streamId, sessionId, epoch_us(ts) AS start_us, epoch_us(ts) AS lo_us, {{piece_columns}}
+SELECT streamId, sessionId, epoch_us(ts) AS start_us, epoch_us(ts) AS lo_us, {{piece_dimensions}}, {{piece_columns}}
 FROM read_parquet({{files}}, hive_partitioning = false)
 WHERE ({{in_hours}}) AND ts <= {{as_of}}

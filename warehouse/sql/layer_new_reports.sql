@@ -15,6 +15,6 @@ SELECT
   coalesce(_source_row, file_row_number) AS rank_row,
   streamId,
   sessionId,
-  cohort, device, region, contentType, sdkVersion, signalingVersion,
+  {{piece_dimensions}},
   {{piece_of_report}}
 FROM raw_reports ANTI JOIN dedup_dropped USING (filename, file_row_number);

@@ -12,6 +12,6 @@ SELECT streamId, sessionId, start_us, start_us AS lo_us, * EXCLUDE (streamId, se
 FROM read_parquet({{minutes}}, hive_partitioning = false)
 WHERE start_us < {{whole_before_us}};
 INSERT INTO partial_pieces BY NAME
-SELECT streamId, sessionId, epoch_us(ts) AS start_us, epoch_us(ts) AS lo_us, {{piece_columns}}
+SELECT streamId, sessionId, epoch_us(ts) AS start_us, epoch_us(ts) AS lo_us, {{piece_dimensions}}, {{piece_columns}}
 FROM read_parquet({{reports}}, hive_partitioning = false)
 WHERE ts >= {{whole_before}} AND ts <= {{as_of}};

@@ -11,7 +11,7 @@ SELECT
   epoch_us(ts) % 3600000000 = 0 AS at_start,
   streamId,
   sessionId,
-  cohort, device, region, contentType, sdkVersion, signalingVersion,
+  {{piece_dimensions}},
   {{piece_sums}}
 FROM layer_rows
 GROUP BY ALL;

@@ -1,22 +1,10 @@
--- The breakdowns of a pilot report, for every stream in `reports`: sessions per device, region,
--- SDK version and signaling version; reports, sessions and bytes per delivery mode; bytes per
--- delivery path; fallback segments per reason. One row per (stream, kind, key).
-SELECT streamId, 'device' AS kind, coalesce(device, 'unknown') AS key,
-       count(DISTINCT sessionId) AS sessions, count(*) AS reports, CAST(NULL AS BIGINT) AS amount
-FROM reports GROUP BY ALL
-UNION ALL
-SELECT streamId, 'region', coalesce(region, 'unknown'), count(DISTINCT sessionId), count(*), NULL
-FROM reports GROUP BY ALL
-UNION ALL
-SELECT streamId, 'sdkVersion', coalesce(sdkVersion, 'unknown'), count(DISTINCT sessionId), count(*), NULL
-FROM reports GROUP BY ALL
-UNION ALL
-SELECT streamId, 'signalingVersion', coalesce(signalingVersion, 'unknown'), count(DISTINCT sessionId), count(*), NULL
-FROM reports GROUP BY ALL
-UNION ALL
+-- The routing breakdowns of a pilot report, for every stream in `reports`: reports, sessions and
+-- bytes per delivery mode; bytes per delivery path; fallback segments per reason. One row per
+-- (stream, kind, key). Sessions per device, region and version are the API's breakdowns
+-- (breakdown_rows.sql: a session counted once, by its earliest report; pilot/figures.ts).
 -- amount: bytes delivered in the reports of that mode
-SELECT streamId, 'deliveryMode', coalesce(deliveryMode, 'unknown'), count(DISTINCT sessionId), count(*),
-       CAST(sum(bytesOffloaded + bytesFallback) AS BIGINT)
+SELECT streamId, 'deliveryMode' AS kind, coalesce(deliveryMode, 'unknown') AS key, count(DISTINCT sessionId) AS sessions,
+       count(*) AS reports, CAST(sum(bytesOffloaded + bytesFallback) AS BIGINT) AS amount
 FROM reports GROUP BY ALL
 UNION ALL
 -- amount: bytes per delivery path

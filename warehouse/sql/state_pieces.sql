@@ -12,7 +12,8 @@
 -- `state_minutes` (for this batch only): per (stream, session, minute), the sums a series needs
 --   (session_buckets.sql's shape): each day's series of every standard size is made of them.
 -- Integer sums are cast to BIGINT (Parquet keeps them exactly; HUGEINT would become DOUBLE).
--- Placeholders: <piece_of_reports> every piece column's value for a group of reports;
+-- Placeholders: <piece_dimensions> the session dimensions; <piece_of_reports> every piece
+-- column's value for a group of reports;
 -- <series_piece_of_reports> the same for the columns a series needs (piece-columns.ts).
 -- Parameters: none.
 -- Reads: reports (dedup_batch.sql). Writes: state_hours, state_minutes.
@@ -25,7 +26,7 @@ SELECT
   epoch_us(ts) % 3600000000 = 0 AS at_start,
   streamId,
   sessionId,
-  cohort, device, region, contentType, sdkVersion, signalingVersion,
+  {{piece_dimensions}},
   {{piece_of_reports}}
 FROM reports
 GROUP BY ALL;

@@ -22,13 +22,7 @@ WITH
 classed AS (
   SELECT
     *,
-    CASE
-      WHEN lo_us > epoch_us($as_of) - $window_seconds[1] * 1000000 THEN 1
-      WHEN lo_us > epoch_us($as_of) - $window_seconds[2] * 1000000 THEN 2
-      WHEN lo_us > epoch_us($as_of) - $window_seconds[3] * 1000000 THEN 3
-      WHEN lo_us > epoch_us($as_of) - $window_seconds[4] * 1000000 THEN 4
-      ELSE 5
-    END AS class
+    {{@window_class}} AS class
   FROM {{pieces}}
 ),
 -- What adds up over pieces (bytes, reports, buffer health, stalls, the latest report) is summed

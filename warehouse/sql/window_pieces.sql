@@ -6,6 +6,6 @@
 -- Placeholders: <sources> those queries joined by UNION ALL (window-pieces.ts: code constants
 -- and quoted paths). Parameters: none.
 -- Reads: what its sources read, when read. Writes: window_pieces (view: streamId, sessionId,
--- start_us, lo_us and the piece columns).
+-- start_us, lo_us, the session dimensions and the piece columns).
 CREATE OR REPLACE TEMP VIEW window_pieces AS
 {{sources}}

@@ -1,0 +1,157 @@
+// Breakdowns by session dimension (breakdown_rows.sql over session_classes.sql): the SQL's lists
+// of dimensions, the typed filters and their bound parameters, and the rows read back. Dimension
+// names are code constants; filter values reach SQL only as bound parameters.
+import { BIGINT, BOOLEAN, INTEGER, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
+import type { DbSession } from './duckdb/session.ts';
+import { timestampParam, type SqlParams, type SqlTypes } from './duckdb/param-values.ts';
+import { pieceSql } from './piece-columns.ts';
+import { fileList } from './sql-files.ts';
+import { SESSION_DIMENSIONS } from './report-columns.ts';
+import { WINDOWS, WINDOW_NAMES, type WindowName } from './windows.ts';
+
+export type SessionDimension = (typeof SESSION_DIMENSIONS)[number];
+
+/** The dimensions in the API's order (the `by` values and the filters' names). */
+export const BREAKDOWN_DIMENSIONS: readonly SessionDimension[] = [...SESSION_DIMENSIONS].sort();
+
+export function isSessionDimension(v: string): v is SessionDimension {
+  return (SESSION_DIMENSIONS as readonly string[]).includes(v);
+}
+
+/** Values a filter keeps or drops for one dimension (null: the value null). */
+export interface DimensionFilter {
+  keep: readonly (string | null)[];
+  drop: readonly (string | null)[];
+}
+
+/** Filters by dimension: several of one dimension are alternatives, of different ones all apply. */
+export type BreakdownFilters = ReadonlyMap<SessionDimension, DimensionFilter>;
+
+export const NO_FILTERS: BreakdownFilters = new Map();
+
+export type BreakdownFigures = {
+  totalSessions: number;
+  totalBytesOffloaded: number;
+  totalBytesFallback: number;
+  avgOffloadRatio: number;
+  avgPeerCount: number;
+  avgBufferHealth: number;
+  rebufferEvents: number;
+  rebufferRatio: number;
+  startupTimeP95Ms: number | null;
+  p2pConnectionSuccess: number | null;
+};
+
+export type BreakdownRow = BreakdownFigures & {
+  /** The stream (per-stream rows only), else null. */
+  streamId: string | null;
+  /** The dimension's value (null: sessions without one, or no `by`). */
+  value: string | null;
+};
+
+/** The figures of no session (a filter that keeps none, a window without reports). */
+export const NO_SESSIONS: BreakdownFigures = {
+  totalSessions: 0,
+  totalBytesOffloaded: 0,
+  totalBytesFallback: 0,
+  avgOffloadRatio: 0,
+  avgPeerCount: 0,
+  avgBufferHealth: 0,
+  rebufferEvents: 0,
+  rebufferRatio: 0,
+  startupTimeP95Ms: null,
+  p2pConnectionSuccess: null,
+};
+
+/** The parameters of session_classes.sql (window_class.sql) at asOf. */
+export function windowClassParams(asOf: Date): { params: SqlParams; types: SqlTypes } {
+  const bounded = WINDOWS.filter((w) => w.seconds !== null).map((w) => BigInt(w.seconds!));
+  return { params: { as_of: timestampParam(asOf), window_seconds: listValue(bounded) }, types: { as_of: TIMESTAMP, window_seconds: LIST(BIGINT) } };
+}
+
+/** A window's class in session_classes.sql (window_class.sql: 1 for 1h … 5 for all). */
+export const windowClass = (w: WindowName): number => WINDOW_NAMES.indexOf(w) + 1;
+
+const paramName = (kind: 'keep' | 'drop', d: SessionDimension) => `${kind}_${d.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
+const inList = (param: string, d: SessionDimension) => `len(list_filter($${param}, v -> v IS NOT DISTINCT FROM ${d})) > 0`;
+
+/** The placeholders of session_classes.sql and breakdown_rows.sql (code constants). */
+const BREAKDOWN_SQL = {
+  head_fields: ['first_report := first_report', ...SESSION_DIMENSIONS.map((d) => `${d} := ${d}`)].join(', '),
+  head_columns: SESSION_DIMENSIONS.map((d) => `head.${d} AS ${d}`).join(', '),
+  by_value: `CASE $by ${SESSION_DIMENSIONS.map((d) => `WHEN '${d}' THEN ${d}`).join(' ')} END`,
+  dimension_filters: SESSION_DIMENSIONS.map(
+    (d) => `($${paramName('keep', d)} IS NULL OR ${inList(paramName('keep', d), d)}) AND NOT coalesce(${inList(paramName('drop', d), d)}, false)`,
+  ).join('\n    AND '),
+};
+
+/**
+ * warehouse/sql/<name>.sql with the breakdown and piece lists filled in: session_classes.sql (its
+ * <pieces>, a relation with the session dimensions and lo_us), breakdown_rows.sql (its <classes>,
+ * rows of session_classes.sql), or a file that includes them.
+ */
+export function breakdownFileSql(name: string, parts: Record<string, string>): string {
+  return pieceSql(name, { ...BREAKDOWN_SQL, ...parts });
+}
+
+/** breakdown_rows.sql over `classes` (rows of session_classes.sql). */
+export function breakdownSql(classes: string): string {
+  return breakdownFileSql('breakdown_rows', { classes });
+}
+
+export interface BreakdownQuery {
+  window: WindowName;
+  /** One stream; null: every stream of the classes read. */
+  streamId: string | null;
+  /** null: one group of every kept session. */
+  by: SessionDimension | null;
+  filters: BreakdownFilters;
+  /** Groups per stream too (the snapshot's stream quality rows). */
+  perStream?: boolean;
+}
+
+/** The bound parameters of breakdown_rows.sql. */
+export function breakdownParams(q: BreakdownQuery): { params: SqlParams; types: SqlTypes } {
+  const params: SqlParams = {
+    max_class: windowClass(q.window),
+    stream: q.streamId,
+    by: q.by,
+    per_stream: q.perStream === true,
+  };
+  const types: SqlTypes = { max_class: INTEGER, stream: VARCHAR, by: VARCHAR, per_stream: BOOLEAN };
+  for (const d of SESSION_DIMENSIONS) {
+    const f = q.filters.get(d);
+    params[paramName('keep', d)] = f && f.keep.length > 0 ? listValue([...f.keep]) : null;
+    params[paramName('drop', d)] = listValue([...(f?.drop ?? [])]);
+    types[paramName('keep', d)] = LIST(VARCHAR);
+    types[paramName('drop', d)] = LIST(VARCHAR);
+  }
+  return { params, types };
+}
+
+/** The session classes of these snapshot files (one per customer), as a relation for breakdowns. */
+export function sessionClassesRelation(files: readonly string[]): string {
+  return `read_parquet(${fileList(files)})`;
+}
+
+/** The rows of a breakdown over `classes`, sorted (by totalSessions descending, then value). */
+export async function queryBreakdown(s: DbSession, classes: string, q: BreakdownQuery): Promise<BreakdownRow[]> {
+  const { params, types } = breakdownParams(q);
+  return s.all<BreakdownRow>(breakdownSql(classes), params, types);
+}
+
+/**
+ * Breakdowns of the whole of a session's `reports` (deduplicated, up to asOf: the `all` window),
+ * per stream, by each of `dimensions`: the same SQL as the API's, over each report as a piece.
+ */
+export async function breakdownsOfReports(s: DbSession, asOf: Date, dimensions: readonly SessionDimension[]): Promise<Map<SessionDimension, BreakdownRow[]>> {
+  const { params, types } = windowClassParams(asOf);
+  await s.run(breakdownFileSql('report_session_classes', { pieces: `(${pieceSql('report_pieces', { source: 'reports' })})` }), params, types);
+  try {
+    const out = new Map<SessionDimension, BreakdownRow[]>();
+    for (const by of dimensions) out.set(by, await queryBreakdown(s, 'report_session_classes', { window: 'all', streamId: null, by, filters: NO_FILTERS, perStream: true }));
+    return out;
+  } finally {
+    await s.run('DROP TABLE IF EXISTS report_session_classes');
+  }
+}

@@ -1,0 +1,49 @@
+-- A breakdown (session-report.md, "Session dimensions"; api-decisions.md, "Breakdown"): the
+-- sessions of a window grouped by the value of one session dimension, each group's figures by the
+-- definitions of the stream summaries, and the quality figures. The one definition of these
+-- figures: the API's breakdowns and filtered metrics, the snapshot's stream quality rows and the
+-- pilot report's device, region and version lists all run it.
+-- A session (stream, session id) has one value per dimension in a window: that of its earliest
+-- report in it (the least `head` of its class rows: first_report, then the dimensions, which only
+-- breaks ties between reports with the same ts and seq). Filters keep or drop whole sessions by
+-- these values: for each dimension, keep (when given) the sessions whose value is in the keep
+-- list, and drop those whose value is in the drop list; a NULL in a list stands for the value null.
+-- Placeholders: <classes> rows of session_classes.sql (a table, or read_parquet of the snapshot's
+-- files: code constants and quoted paths); <head_fields>, <head_columns>, <piece_sums>
+-- (breakdowns.ts); <dimension_filters> one condition per dimension over its $keep_<dim> and
+-- $drop_<dim>; <by_value> the value of $by.
+-- Parameters: $max_class (INTEGER, the window's class), $stream (VARCHAR; NULL: every stream of
+-- <classes>), $by (VARCHAR, a dimension; NULL: one group), $per_stream (BOOLEAN: groups per
+-- stream too), $keep_<dim> (VARCHAR[]; NULL: no keep filter), $drop_<dim> (VARCHAR[]).
+-- Reads: <classes>. Writes: nothing (a query: streamId (NULL unless $per_stream), value, then the
+-- figures; by totalSessions descending, then value, nulls last).
+WITH sessions AS (
+  SELECT
+    streamId, sessionId,
+    min(head) AS head,
+    {{piece_sums}}
+  FROM (SELECT *, struct_pack({{head_fields}}) AS head FROM {{classes}} WHERE class <= $max_class AND ($stream IS NULL OR streamId = $stream))
+  GROUP BY streamId, sessionId
+),
+kept AS (
+  SELECT * EXCLUDE (head), {{by_value}} AS value
+  FROM (SELECT *, {{head_columns}} FROM sessions)
+  WHERE {{dimension_filters}}
+)
+SELECT
+  CASE WHEN $per_stream THEN streamId END AS streamId,
+  value,
+  count(*) AS totalSessions,
+  CAST(sum(off) AS BIGINT) AS totalBytesOffloaded,
+  CAST(sum(fb) AS BIGINT) AS totalBytesFallback,
+  CASE WHEN sum(off) + sum(fb) > 0 THEN sum(off) / (sum(off) + sum(fb)) ELSE 0.0 END AS avgOffloadRatio,
+  coalesce(CAST(sum(CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0) AS DOUBLE)
+           / nullif(count(*) FILTER (WHERE peer_n > 0), 0), 0.0) AS avgPeerCount,
+  coalesce(CAST(sum(buf_sum) AS DOUBLE) / nullif(sum(buf_n), 0), 0.0) AS avgBufferHealth,
+  CAST(coalesce(sum(stalls), 0) AS BIGINT) AS rebufferEvents,
+  coalesce(sum(stall_ms) / nullif(sum(watch_ms) + sum(stall_ms), 0), 0.0) AS rebufferRatio,
+  quantile_cont(startup_ms, 0.95) AS startupTimeP95Ms,
+  sum(p2p_ok) / nullif(sum(p2p_att), 0) AS p2pConnectionSuccess
+FROM kept
+GROUP BY ALL
+ORDER BY streamId, totalSessions DESC, value NULLS LAST
