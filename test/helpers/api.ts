@@ -4,7 +4,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { inject } from 'vitest';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
@@ -16,6 +15,7 @@ import { rebuildCatalog } from '../../warehouse/publication.ts';
 import { openTestWarehouse, type TestWarehouse } from './warehouse.ts';
 import { generateHistory } from './data.ts';
 import { Independent } from './independent.ts';
+import { builtOnce } from './data-cache.ts';
 
 export const RECENT_END = new Date('2026-11-20T12:00:00Z');
 export const AS_OF = new Date(RECENT_END.getTime() - 5 * 60_000);
@@ -54,31 +54,25 @@ async function copyExact(from: string, to: string): Promise<void> {
 /**
  * The warehouse every startTestApi begins with: generated history rolled up and published at
  * AS_OF. The same seed, arguments and asOf give the same files, so it is built once a test run
- * (by whichever file asks first; two at once both build it, the first rename wins) and copied
- * with its files' modification times (which partition states record). Left out of the copy: tmp/
- * (the builder's scratch) and the analyst catalog, which names the files by absolute path and is
- * rebuilt in place for each copy.
+ * (by whichever file asks first, the others waiting for it: builtOnce) and copied with its files'
+ * modification times (which partition states record). Left out of the copy: tmp/ (the builder's
+ * scratch) and the analyst catalog, which names the files by absolute path and is rebuilt in place
+ * for each copy.
  */
-async function historyTemplate(): Promise<string> {
-  const ready = path.join(inject('dataCacheDir'), 'api-history');
-  if (await fs.stat(ready).then(() => true, () => false)) return ready;
-  const wh = await openTestWarehouse();
-  try {
-    await generateHistory(wh, ['acme', 'globex'], 21, RECENT_END);
-    await runPipeline(wh, { asOf: AS_OF });
-    const staging = `${ready}.tmp-${process.pid}`;
-    await copyExact(wh.root, staging);
-    for (const p of [wh.layout.tmp, wh.layout.catalog, `${wh.layout.catalog}.wal`, `${wh.layout.catalog}.snapshot.json`]) {
-      await fs.rm(path.join(staging, path.relative(wh.root, p)), { recursive: true, force: true });
+function historyTemplate(): Promise<string> {
+  return builtOnce('api-history', async (into) => {
+    const wh = await openTestWarehouse();
+    try {
+      await generateHistory(wh, ['acme', 'globex'], 21, RECENT_END);
+      await runPipeline(wh, { asOf: AS_OF });
+      await copyExact(wh.root, into);
+      for (const p of [wh.layout.tmp, wh.layout.catalog, `${wh.layout.catalog}.wal`, `${wh.layout.catalog}.snapshot.json`]) {
+        await fs.rm(path.join(into, path.relative(wh.root, p)), { recursive: true, force: true });
+      }
+    } finally {
+      await wh.close();
     }
-    await fs.rename(staging, ready).catch(async (err: NodeJS.ErrnoException) => {
-      await fs.rm(staging, { recursive: true, force: true });
-      if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
-    });
-  } finally {
-    await wh.close();
-  }
-  return ready;
+  });
 }
 
 export async function startTestApi(opts: { log?: Logger; env?: Record<string, string> } = {}): Promise<TestApi> {
