@@ -54,7 +54,7 @@ beforeAll(async () => {
     // 8 000 sessions a stream over 20 days: about 770 000 reports, an 'all' NDJSON export of about
     // 190 MB (CSV about 80 MB), the 24h one about 10 MB, the 7d Arrow one about 30 MB. A server
     // that buffered an export whole would grow by at least the bytes it sends, twice the
-    // `bytes / 2` bounds below; a streaming one grew by 30-45 MB here, once warm (the 24h export
+    // `bytes / 2` bounds below; a streaming one grew by 20-45 MB here, once warm (the 24h export
     // first). (16 000 sessions, 400 MB, took twice the time for the same verdict: the generation,
     // the roll-up and every export scale with the reports.)
     sessions: 8_000,
