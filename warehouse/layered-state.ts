@@ -11,7 +11,10 @@
 // state has read), or a new copy of a report that the rule would keep instead of an earlier one.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileList, quotedString, sqlFile } from './sql-files.ts';
+import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
+import { createEmptyTable } from './empty-relations.ts';
+import { STANDARD_BUCKET_SECONDS } from './windows.ts';
+import { exists } from '../lib/fsx.ts';
 import { STATE_COMPRESSION } from './parquet-write.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { isFileError, type LandedFile } from './landing.ts';
@@ -38,7 +41,7 @@ export function isLayeredDate(date: string, asOf: Date): boolean {
   return date >= new Date(asOf.getTime() - 86_400_000).toISOString().slice(0, 10);
 }
 
-const RELATIONS = ['raw_reports', 'reports', 'dedup_dropped', 'layer_rows', 'layer_prior', 'layer_hours', 'layer_minutes', 'state_minutes', 'state_series', 'series_rows'];
+const RELATIONS = ['touched_hours', 'touched_coarse', 'layer_sessions', 'coarse_rows', 'state_series_all', 'pending_rows', 'raw_reports', 'reports', 'dedup_dropped', 'layer_rows', 'layer_prior', 'layer_hours', 'layer_minutes', 'state_minutes', 'state_series', 'series_rows'];
 
 /** What the build starts from: the previous state's layers to keep, and the files new to it. */
 interface AppendBase {
@@ -60,15 +63,17 @@ export async function buildLayeredState(
   landed: readonly LandedFile[],
   prev: StateMeta | null,
   records: RecordsByPartition,
+  /** The run's asOf: reports after it are held back from the layers until a run reaches them. */
+  asOf: Date,
 ): Promise<StateMeta> {
   const started = Date.now();
   const base = appendBase(p, landed, prev, records);
   try {
-    const built = await buildOn(ctx, p, base, landed, started);
+    const built = await buildOn(ctx, p, base, landed, asOf, started);
     if (built) return built;
     ctx.log.info({ partition: `${p.customerId}/${p.date}` }, 'a new copy of a report outranks an earlier layer\'s: building the state whole');
     await dropRelations(ctx.s, RELATIONS);
-    return (await buildOn(ctx, p, { prev: null, fresh: [...landed], wholeBecause: 'copy outranks' }, landed, started))!;
+    return (await buildOn(ctx, p, { prev: null, fresh: [...landed], wholeBecause: 'copy outranks' }, landed, asOf, started))!;
   } finally {
     await dropRelations(ctx.s, RELATIONS);
   }
@@ -109,35 +114,52 @@ function appendBase(p: PartitionToBuild, landed: readonly LandedFile[], prev: St
 }
 
 /** The state on `base`; null when a new copy outranks an earlier layer's (then built whole). */
-async function buildOn(ctx: LoadContext, p: PartitionToBuild, base: AppendBase, landed: readonly LandedFile[], started: number): Promise<StateMeta | null> {
+async function buildOn(
+  ctx: LoadContext,
+  p: PartitionToBuild,
+  base: AppendBase,
+  landed: readonly LandedFile[],
+  asOf: Date,
+  started: number,
+): Promise<StateMeta | null> {
   const { s, layout } = ctx;
   const load = await readNewReports(ctx, base.fresh);
   const prevFiles = base.prev ? stateFiles(layout, base.prev) : null;
   const prior = base.prev?.layers ?? [];
-  if (prior.length > 0 && prevFiles) {
-    const [copies] = await s.all<{ copies: number; outranking: number }>(
-      pieceSql('layer_prior_copies', { prior: fileList(prior.map((l) => prevFiles.layer(l.layerId).reports)) }),
-    );
+  // The reports the previous state held back count as earlier copies too, then join the new ones.
+  const heldFile = base.prev?.pending && prevFiles ? prevFiles.pending : null;
+  const priorFiles = prevFiles ? [...prior.map((l) => prevFiles.layer(l.layerId).reports), ...(heldFile ? [heldFile] : [])] : [];
+  if (priorFiles.length > 0) {
+    const [copies] = await s.all<{ copies: number; outranking: number }>(pieceSql('layer_prior_copies', { prior: fileList(priorFiles) }));
     if (copies && copies.outranking > 0) return null;
     if (copies && copies.copies > 0) await s.run('DELETE FROM layer_rows WHERE reportId IN (SELECT reportId FROM layer_prior)');
   }
+  if (heldFile) await s.run(`INSERT INTO layer_rows SELECT * FROM read_parquet(${quotedString(heldFile)}, hive_partitioning = false)`);
+  // Reports after asOf (clocks running ahead) are held back: the layers, the hour pieces and the
+  // day's series then hold nothing after asOf, and a snapshot at asOf uses them whole.
+  const asOfLiteral = `make_timestamp(${BigInt(asOf.getTime()) * 1000n}::BIGINT)`;
+  await s.run(`CREATE OR REPLACE TEMP TABLE pending_rows AS SELECT * FROM layer_rows WHERE ts > ${asOfLiteral}`);
+  await s.run(`DELETE FROM layer_rows WHERE ts > ${asOfLiteral}`);
+  const held = await s.one<{ n: number; min_ts: string | null }>(`SELECT count(*) AS n, strftime(min(ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS min_ts FROM pending_rows`);
   const newReports = (await s.one<{ n: number }>('SELECT count(*) AS n FROM layer_rows')).n;
   const { kept, merged } = layersToMerge(prior, newReports);
+  // The hours the new reports fall in (merged layers' reports are in the previous series already).
+  await s.run(`CREATE OR REPLACE TEMP TABLE touched_hours AS SELECT DISTINCT epoch_us(ts) // ${HOUR_US} * ${HOUR_US} AS hour_us FROM layer_rows`);
   if (merged.length > 0 && prevFiles) {
     await s.run(`INSERT INTO layer_rows SELECT * FROM read_parquet(${fileList(merged.map((l) => prevFiles.layer(l.layerId).reports))}, hive_partitioning = false)`);
   }
   await s.run(pieceSql('layer_pieces'));
-  const keptMinutes = kept.length > 0 && prevFiles ? `SELECT * FROM read_parquet(${fileList(kept.map((l) => prevFiles.layer(l.layerId).minutes))}, hive_partitioning = false)` : 'SELECT * FROM layer_minutes WHERE false';
-  await s.run(pieceSql('layer_state_minutes', { kept: keptMinutes }));
-  const streams = (await s.one<{ n: number }>('SELECT count(DISTINCT streamId) AS n FROM state_minutes')).n;
-  await buildSeries(s);
+  await s.run(pieceSql('layer_sessions', { coarse_sizes: COARSE_SIZES.join(', ') }));
+  const streams = await daySeries(s, base.prev && prevFiles ? { prev: base.prev, files: prevFiles, kept } : null);
   // Nothing new and nothing merged (only compacted files the state had read): no layer to add.
   const layer = newReports === 0 && merged.length === 0 && base.prev ? null : await newLayer(s);
   const layers = layer ? [...kept, layer] : kept;
   const quarantinedNow = load.quarantined.filter((q) => landed.some((f) => f.relPath === q.relPath));
   const files = landed.filter((f) => !quarantinedNow.some((q) => q.relPath === f.relPath));
   const rowsRead = (base.prev?.rowsRead ?? 0) + load.rowsRead;
-  const reports = layers.reduce((a, l) => a + l.reports, 0);
+  const heldBack = Number(held.n);
+  // Every deduplicated report the state holds, those held back included (as a state built whole counts them).
+  const reports = layers.reduce((a, l) => a + l.reports, 0) + heldBack;
   const meta: StateMeta = {
     formatVersion: 1,
     stateId: newStateId(),
@@ -159,6 +181,7 @@ async function buildOn(ctx: LoadContext, p: PartitionToBuild, base: AppendBase, 
     seriesRows: 0,
     buildMs: 0,
     layers,
+    ...(heldBack > 0 && held.min_ts ? { pending: { reports: heldBack, minTs: held.min_ts } } : {}),
     made: base.prev ? 'appended' : 'built',
   };
   await writeStates(layout, [
@@ -168,22 +191,66 @@ async function buildOn(ctx: LoadContext, p: PartitionToBuild, base: AppendBase, 
         for (const l of kept) {
           const from = prevFiles!.layer(l.layerId);
           const to = out.layer(l.layerId);
-          for (const k of ['reports', 'hours', 'minutes'] as const) await fs.link(from[k], to[k]);
+          for (const k of ['reports', 'hours', 'minutes', 'sessions'] as const) await fs.link(from[k], to[k]);
         }
         const copy = (query: string, file: string, rowGroup = '') =>
           s.run(`COPY (${query}) TO ${quotedString(file)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION}${rowGroup})`);
+        if (heldBack > 0) await copy('SELECT * FROM pending_rows ORDER BY ts', out.pending);
         if (layer) {
           const to = out.layer(layer.layerId);
           await copy('SELECT * FROM layer_rows ORDER BY ts', to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
           await copy('SELECT * FROM layer_hours', to.hours);
           await copy('SELECT * FROM layer_minutes ORDER BY start_us', to.minutes);
+          await copy('SELECT * FROM layer_sessions ORDER BY bucketSeconds, start_us', to.sessions);
         }
-        meta.seriesRows = await copy('SELECT * EXCLUDE (customer, date) FROM state_series', out.series, `, ROW_GROUP_SIZE ${SERIES_ROW_GROUP_SIZE}`);
+        meta.seriesRows = await copy('SELECT * FROM state_series_all ORDER BY streamId, bucketSeconds, bucketStart', out.series, `, ROW_GROUP_SIZE ${SERIES_ROW_GROUP_SIZE}`);
         meta.buildMs = Date.now() - started;
       },
     },
   ]);
   return meta;
+}
+
+/** The standard sizes longer than an hour: their buckets span hours, so layers keep per-session buckets of them. */
+const COARSE_SIZES = STANDARD_BUCKET_SECONDS.filter((size) => size > 3600);
+const HOUR_US = 3_600_000_000n;
+
+/**
+ * `state_series_all`, the day's series over every layer, and the partition's stream count. On a
+ * previous state whose layers all keep per-session buckets, only the buckets that the new
+ * reports touch are remade (layer_touched_minutes.sql, layer_coarse_series.sql,
+ * layer_touched_series.sql): the hours they fall in from every layer's minute pieces of those
+ * hours, the 6-hour and day buckets from every layer's per-session buckets; the rest is the
+ * previous series. Otherwise from every layer's minute pieces (layer_state_minutes.sql).
+ */
+async function daySeries(s: DbSession, on: { prev: StateMeta; files: ReturnType<typeof stateFiles>; kept: readonly LayerMeta[] } | null): Promise<number> {
+  const keptFiles = (on?.kept ?? []).map((l) => on!.files.layer(l.layerId));
+  const readAll = (paths: string[], empty: string, where = '') =>
+    paths.length > 0 ? `SELECT * FROM read_parquet(${fileList(paths)}, hive_partitioning = false)${where}` : `SELECT * FROM ${empty} WHERE false`;
+  const incremental = on !== null && (await Promise.all([on.files.series, ...keptFiles.map((f) => f.sessions)].map(exists))).every(Boolean);
+  if (!incremental) {
+    await s.run(pieceSql('layer_state_minutes', { kept: readAll(keptFiles.map((f) => f.minutes), 'layer_minutes') }));
+    const n = await streamCount(s, 'SELECT streamId FROM state_minutes');
+    await buildSeries(s);
+    await s.run('CREATE OR REPLACE TEMP TABLE state_series_all AS SELECT * EXCLUDE (customer, date) FROM state_series');
+    return n;
+  }
+  // Kept minute files are sorted by start_us: a filter on the touched hours' span skips the rest.
+  const span = await s.one<{ lo: bigint | null; hi: bigint | null }>('SELECT min(hour_us) AS lo, max(hour_us) AS hi FROM touched_hours');
+  const inSpan = span.lo === null ? ' WHERE false' : ` WHERE start_us >= ${span.lo} AND start_us < ${BigInt(span.hi!) + HOUR_US}`;
+  await s.run(pieceSql('layer_touched_minutes', { kept: readAll(keptFiles.map((f) => f.minutes), 'layer_minutes', inSpan), coarse_sizes: COARSE_SIZES.join(', ') }));
+  await buildSeries(s, 3600);
+  const keptSessions = readAll(keptFiles.map((f) => f.sessions), 'layer_sessions');
+  const coarse = pieceSql('layer_coarse_series', { kept_sessions: keptSessions });
+  await createEmptyTable(s, 'coarse_rows', coarse, { bucket_seconds: COARSE_SIZES[0]! });
+  for (const size of COARSE_SIZES) await s.run(`INSERT INTO coarse_rows ${coarse}`, { bucket_seconds: size });
+  await s.run(fillSql(sqlFile('layer_touched_series'), { previous: quotedString(on.files.series) }));
+  return streamCount(s, `SELECT streamId FROM read_parquet(${quotedString(on.files.series)}, hive_partitioning = false) UNION ALL SELECT streamId FROM layer_minutes`);
+}
+
+/** Distinct streams of `query` and of the reports held back. */
+async function streamCount(s: DbSession, query: string): Promise<number> {
+  return Number((await s.one<{ n: number }>(`SELECT count(DISTINCT streamId) AS n FROM (${query} UNION ALL SELECT streamId FROM pending_rows)`)).n);
 }
 
 /**

@@ -99,12 +99,12 @@ async function withoutUnreadable(ctx: LoadContext, load: LoadOutcome, err: unkno
 }
 
 /**
- * Each day's series of every standard size, as `state_series` (state_series.sql): the minute
- * pieces are the 60 s session buckets; each larger size sums the buckets of the one before it
- * (coarser_buckets.sql), whose table is dropped once the next is made.
+ * Each day's series of every standard size (or of those up to `upTo` seconds), as `state_series`
+ * (state_series.sql): the minute pieces are the 60 s session buckets; each larger size sums the
+ * buckets of the one before it (coarser_buckets.sql), whose table is dropped once the next is made.
  */
-export async function buildSeries(s: DbSession): Promise<void> {
-  const sizes = [...STANDARD_BUCKET_SECONDS].sort((a, b) => a - b);
+export async function buildSeries(s: DbSession, upTo: number = Infinity): Promise<void> {
+  const sizes = [...STANDARD_BUCKET_SECONDS].filter((size) => size <= upTo).sort((a, b) => a - b);
   let finer = 'state_minutes';
   await createEmptyTable(s, 'series_rows', fillSql(sqlFile('series_from_buckets'), { buckets: finer }), { bucket_seconds: MIN_BUCKET_SECONDS });
   for (const size of sizes) {

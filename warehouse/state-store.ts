@@ -33,7 +33,8 @@ const STATE_SQL = [
   'load_raw', 'validate_rows', 'dedup_reports', 'dedup_raw', 'dedup_batch', 'state_pieces', 'session_buckets', 'series_of_buckets',
   'series_combine', 'series_from_buckets', 'add_series_rows', 'coarser_buckets', 'state_series', 'partition_figures', 'files_read', 'partition_rows',
   'report_pieces', 'edge_reports', 'edge_hour_pieces',
-  'layer_new_reports', 'layer_prior_copies', 'layer_pieces', 'layer_state_minutes',
+  'layer_new_reports', 'layer_prior_copies', 'layer_pieces', 'layer_state_minutes', 'layer_sessions', 'layer_touched_minutes',
+  'layer_coarse_series', 'layer_touched_series',
 ];
 
 let cachedVersion: string | undefined;
@@ -110,6 +111,11 @@ export const StateMetaSchema = z.object({
    * series.parquet only.
    */
   layers: z.array(LayerMetaSchema).optional(),
+  /**
+   * A layered state's reports after the asOf of the run that built it, held back from its layers
+   * (layered-state.ts) until a run's asOf reaches them: how many, and the earliest ts.
+   */
+  pending: z.object({ reports: z.number(), minTs: z.string() }).optional(),
   /** How the state was made from the partition's previous one: `appended` a layer, or built whole. */
   made: z.enum(['built', 'appended']).optional(),
 });
@@ -138,11 +144,15 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
     edgeHour: (startUs: bigint) => path.join(dir, `edge-hour-${startUs}.parquet`),
     /** The day's series of every standard bucket size, in the snapshot's layout. */
     series: path.join(dir, 'series.parquet'),
+    /** A layered state's reports held back until asOf reaches them (report pieces, as a layer's). */
+    pending: path.join(dir, 'pending.parquet'),
     /** A layer's files (layered states): report pieces sorted by ts, hour pieces, minute pieces. */
     layer: (layerId: string) => ({
       reports: path.join(dir, `layer-${layerId}-reports.parquet`),
       hours: path.join(dir, `layer-${layerId}-hours.parquet`),
       minutes: path.join(dir, `layer-${layerId}-minutes.parquet`),
+      /** Per-session buckets of the sizes longer than an hour (layer_sessions.sql). */
+      sessions: path.join(dir, `layer-${layerId}-sessions.parquet`),
     }),
   };
 }
@@ -217,7 +227,8 @@ export type RebuildReason =
   | 'state code changed'
   | 'new files landed'
   | 'files removed or quarantined'
-  | 'a file changed';
+  | 'a file changed'
+  | 'held reports came due';
 
 export interface PartitionDecision {
   customerId: string;
@@ -239,6 +250,8 @@ export function decidePartition(
   current: readonly StateInput[],
   states: readonly StateMeta[] | undefined,
   rebuild: boolean,
+  /** The run's asOf: a layered state holding reports back until then is appended to. */
+  asOf?: Date,
 ): PartitionDecision {
   const rebuildFor = (reason: RebuildReason): PartitionDecision => ({ customerId, date, action: 'rebuild', reason, stateId: null });
   if (rebuild) return rebuildFor('rebuild requested');
@@ -256,6 +269,7 @@ export function decidePartition(
     if (h.size !== f.size || h.mtimeMs !== f.mtimeMs) return rebuildFor('a file changed');
   }
   for (const f of newest.files) if (!now.has(f.path)) return rebuildFor('files removed or quarantined');
+  if (newest.pending && asOf && Date.parse(newest.pending.minTs) <= asOf.getTime()) return rebuildFor('held reports came due');
   return { customerId, date, action: 'reuse', reason: null, stateId: newest.stateId };
 }
 

@@ -36,7 +36,7 @@ export async function rollupPartition(
     // exactly what it read).
     const wanted = new Set(input.partitions.map((p) => partitionKey(p.customerId, p.date)));
     const landed = (await discoverLanding(layout)).files.filter((f) => wanted.has(partitionKey(f.customerId, f.date)));
-    const reused = input.rebuild === true ? [] : await builtMeanwhile(deps, input.partitions, landed);
+    const reused = input.rebuild === true ? [] : await builtMeanwhile(deps, input.partitions, landed, input.asOf);
     const toBuild = input.partitions.filter((p) => !reused.some((m) => m.customerId === p.customerId && m.date === p.date));
     // Recent days are layered (a new file adds a layer), older ones built whole in one batch.
     const layered = toBuild.filter((p) => isLayeredDate(p.date, input.asOf));
@@ -52,7 +52,7 @@ export async function rollupPartition(
       const records = readRecordsSync(layout);
       for (const p of layered) {
         const prev = (known.get(partitionKey(p.customerId, p.date)) ?? [])[0] ?? null;
-        states.push(await db.withSession((s) => buildLayeredState({ s, layout, runId: input.runId, log }, p, ofPartition(p), prev, records)));
+        states.push(await db.withSession((s) => buildLayeredState({ s, layout, runId: input.runId, log }, p, ofPartition(p), prev, records, input.asOf)));
       }
     }
     const durationMs = Date.now() - started;
@@ -65,12 +65,12 @@ export async function rollupPartition(
 }
 
 /** The partitions whose newest state describes their files as they are now (built since the plan, which found none). */
-async function builtMeanwhile(deps: JobDeps, partitions: readonly PartitionToBuild[], landed: readonly LandedFile[]): Promise<StateMeta[]> {
+async function builtMeanwhile(deps: JobDeps, partitions: readonly PartitionToBuild[], landed: readonly LandedFile[], asOf: Date): Promise<StateMeta[]> {
   const states = await readStates(deps.layout);
   return partitions.flatMap(({ customerId, date }) => {
     const key = partitionKey(customerId, date);
     const files = landed.filter((f) => f.customerId === customerId && f.date === date).map((f) => stateInput(f));
-    const d = decidePartition(customerId, date, files, states.get(key), false);
+    const d = decidePartition(customerId, date, files, states.get(key), false, asOf);
     return d.action === 'reuse' ? (states.get(key) ?? []).filter((m) => m.stateId === d.stateId) : [];
   });
 }

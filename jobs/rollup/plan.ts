@@ -74,7 +74,7 @@ export async function planRollup(
   const decisions = [...byPartition.entries()]
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([key, list]) =>
-      decidePartition(list[0]!.customerId, list[0]!.date, list.map((f) => stateInput(f)), states.get(key), input.rebuild === true),
+      decidePartition(list[0]!.customerId, list[0]!.date, list.map((f) => stateInput(f)), states.get(key), input.rebuild === true, input.asOf),
     );
   const rebuild = decisions.filter((d) => d.action === 'rebuild').map(({ customerId, date }) => ({ customerId, date }));
   const groups = input.batching === 'merged' ? [rebuild] : customers.map((c) => rebuild.filter((p) => p.customerId === c));

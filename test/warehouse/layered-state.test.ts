@@ -67,8 +67,8 @@ async function acmeState(): Promise<StateMeta> {
 }
 
 /** A run at asOf, checked against a from-scratch run over the same files and the independent SQL. */
-async function runAndCheck(asOf: Date, what: string) {
-  const run = await runPipeline(inc, { asOf, compact: false });
+async function runAndCheck(asOf: Date, what: string, replaceCurrent = false) {
+  const run = await runPipeline(inc, { asOf, compact: false, replaceCurrent });
   await fs.rm(scratch.layout.rawReports, { recursive: true, force: true });
   // The files readers see: a file that a compacted file covers stays until retention removes it.
   for (const f of (await discoverLanding(inc.layout)).files) {
@@ -76,7 +76,7 @@ async function runAndCheck(asOf: Date, what: string) {
     await fs.mkdir(path.dirname(to), { recursive: true });
     await fs.copyFile(f.path, to);
   }
-  const base = await runPipeline(scratch, { asOf, rebuild: true, compact: false });
+  const base = await runPipeline(scratch, { asOf, rebuild: true, compact: false, replaceCurrent: true });
   expect(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot), what).toEqual(await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot));
   expect(run.manifest.rows, what).toEqual(base.manifest.rows);
   await expectSnapshotMatchesIndependent(inc.db, inc.layout, run.manifest.snapshot, what);
@@ -117,24 +117,44 @@ describe('layered states of recent days', () => {
     await runAndCheck(at(3), 'earlier copies');
     expect((await acmeState()).made).toBe('built');
 
-    // Reports after asOf in the layers: the cut hour and asOf's minute come from the layers'
-    // report files, never from raw files.
+    // Reports after asOf (hours 3.5 to 5) are held back from the layers: the snapshot uses the
+    // state whole (its series file, its hour pieces), and the hour the 1h edge cuts comes from the
+    // layers' report files, never from raw files.
     await land(3);
     await land(4);
-    const cut = await runAndCheck(new Date(at(3.5).getTime() + 12_345), 'reports after asOf');
+    const asOf = new Date(at(3.5).getTime() + 12_345);
+    const cut = await runAndCheck(asOf, 'reports after asOf held back');
+    const holding = await acmeState();
+    expect(holding.pending?.reports).toBeGreaterThan(0);
+    expect(Date.parse(holding.maxTs!)).toBeLessThanOrEqual(asOf.getTime());
     expect(cut.manifest.combine!.layeredStatesCut).toBeGreaterThan(0);
     expect(cut.manifest.combine!.rawReportsRead).toBe(0);
-    expect(cut.manifest.combine!.seriesDaysComputed).toBeGreaterThan(0);
+    expect(cut.manifest.combine!.seriesDaysComputed).toBe(0);
+
+    // A run at an earlier asOf reuses that state, whose layers hold reports after it: asOf's hour
+    // and its day's series come from the layers' minute and report pieces, never raw files.
+    const earlier = await runAndCheck(at(3.25), 'layers after asOf', true);
+    expect(earlier.manifest.partitionStates!.rebuilt).toBe(0);
+    expect(earlier.manifest.combine!.rawReportsRead).toBe(0);
+    expect(earlier.manifest.combine!.seriesDaysComputed).toBeGreaterThan(0);
 
     // Compaction of files the state has read leaves the state's layers as they are.
     const layersBefore = (await acmeState()).layers!.map((l) => l.layerId);
     const compacted = await runCompaction(inc, { force: true });
     expect(compacted.compacted.length).toBeGreaterThan(0);
-    await runAndCheck(at(5), 'after compaction');
+    await runAndCheck(asOf, 'after compaction');
     const afterCompaction = await acmeState();
     expect(afterCompaction.made).toBe('appended');
     expect(afterCompaction.layers!.map((l) => l.layerId)).toEqual(layersBefore);
+    expect(afterCompaction.pending).toEqual(holding.pending);
     expect(afterCompaction.files.some((f) => path.basename(f.path).startsWith('compacted-'))).toBe(true);
+
+    // Once asOf reaches the held reports, they join a layer, with no new file.
+    const due = await runAndCheck(at(5), 'held reports came due');
+    expect(due.manifest.partitionStates!.reasons).toHaveProperty(['held reports came due']);
+    const joined = await acmeState();
+    expect(joined.pending).toBeUndefined();
+    expect(joined.reports).toBe(afterCompaction.reports);
 
     // Many appends keep a few layers: trailing layers merge while sizes are alike.
     for (let g = 5; g < 14; g++) {

@@ -68,7 +68,7 @@ async function expectNextRunEqualsFromScratch(asOf: Date): Promise<void> {
   for (const list of (await readStates(wh.layout)).values()) {
     for (const m of list) {
       // A state built whole has its hour pieces; a layered one (recent days) each layer's files.
-      const own = m.layers ? m.layers.flatMap((l) => ['hours', 'minutes', 'reports'].map((k) => `layer-${l.layerId}-${k}.parquet`)) : ['hours.parquet'];
+      const own = m.layers ? m.layers.flatMap((l) => ['hours', 'minutes', 'reports', 'sessions'].map((k) => `layer-${l.layerId}-${k}.parquet`)) : ['hours.parquet'];
       expect((await fs.readdir(path.join(wh.layout.state, `customer=${m.customerId}`, `date=${m.date}`, m.stateId))).sort()).toEqual([...own, 'meta.json', 'series.parquet'].sort());
     }
   }
