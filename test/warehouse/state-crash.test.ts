@@ -69,7 +69,8 @@ async function expectNextRunEqualsFromScratch(asOf: Date): Promise<void> {
     for (const m of list) {
       // A state built whole has its hour pieces; a layered one (recent days) each layer's files.
       const own = m.layers ? m.layers.flatMap((l) => ['hours', 'minutes', 'reports', 'sessions'].map((k) => `layer-${l.layerId}-${k}.parquet`)) : ['hours.parquet'];
-      expect((await fs.readdir(path.join(wh.layout.state, `customer=${m.customerId}`, `date=${m.date}`, m.stateId))).sort()).toEqual([...own, 'meta.json', 'series.parquet'].sort());
+      const held = m.pending ? ['pending.parquet'] : [];
+      expect((await fs.readdir(path.join(wh.layout.state, `customer=${m.customerId}`, `date=${m.date}`, m.stateId))).sort()).toEqual([...own, ...held, 'meta.json', 'series.parquet'].sort());
     }
   }
 }
