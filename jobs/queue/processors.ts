@@ -19,7 +19,8 @@ import { compactedFilesCounter, compactionsCounter, partitionsCounter } from './
 import { runCompaction } from '../compaction/compact.ts';
 import { rollupFlow } from './flow.ts';
 import { rollupJobId, rollupRunId } from './names.ts';
-import { scheduledAsOf, tick } from './ticks.ts';
+import { scheduledAsOf } from './fire-time.ts';
+import { tick } from './ticks.ts';
 import type { Gate } from './tick-gate.ts';
 import {
   CompactPayload,

@@ -4,7 +4,7 @@ import type { Job, JobState, Queue } from 'bullmq';
 import type { Queues } from './client.ts';
 import { JOBS, QUEUES, planJobId, reportsJobId, rollupJobId, type RunKind } from './names.ts';
 import { CompactJobResult, PartitionPayload, PlanPayload, Progress, PublishPayload, PublishResult, ReportsPayload, ReportsResult, resultOf, TickResult } from './payloads.ts';
-import { scheduledAsOf } from './ticks.ts';
+import { scheduledAsOf } from './fire-time.ts';
 
 /**
  * The state of a run; `coalesced` and `missed` are scheduler fire times that started no run of

@@ -11,35 +11,17 @@ import { addRunJob } from './enqueue.ts';
 import { ticksCounter } from './metrics.ts';
 import { QUEUES, SCHEDULERS, type RunKind } from './names.ts';
 import { payloadOf, resultOf, TickPayload, type TickResult } from './payloads.ts';
+import { scheduledAsOf, TickRepeat } from './fire-time.ts';
 import { admitTick, gateKey, type Gate, type TickDecision } from './tick-gate.ts';
 
 /** Fire times counted one by one at most (a cron over a long outage): beyond, the count stops there. */
 const MAX_COUNTED = 100_000;
-
-/** The schedule a tick was made by, as BullMQ copies it into the tick's options. */
-const TickRepeat = z.object({ every: z.number().positive().optional(), pattern: z.string().optional(), tz: z.string().optional() });
-type TickRepeat = z.infer<typeof TickRepeat>;
 
 export interface Missed {
   count: number;
   /** The first and the last fire time missed, ISO 8601 UTC. */
   first: string;
   last: string;
-}
-
-/**
- * The fire time of a job made by a job scheduler, which is the asOf of the run it starts: the
- * same whichever worker takes it and however late, so a re-delivered tick names the same run.
- * A cron scheduler's ticks carry it in prevMillis; an interval's (`every`) only in their id,
- * `repeat:<scheduler>:<fire time>`.
- */
-export function scheduledAsOf(job: Job): Date {
-  const at = job.opts.prevMillis ?? Number(/^repeat:[^:]+:(\d+)$/.exec(job.id ?? '')?.[1]);
-  const ms = typeof at === 'number' && Number.isFinite(at) ? at : job.timestamp;
-  // An interval's fire times are its multiples; a tick added late (a busy worker) still names the
-  // fire time it stands for.
-  const every = resultOf(TickRepeat, (job.opts as { repeat?: unknown }).repeat)?.every;
-  return new Date(every ? Math.floor(ms / every) * every : ms);
 }
 
 export async function tick(gate: Gate, job: Job, log: Logger): Promise<TickResult> {

@@ -9,7 +9,7 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import type { Queues } from '../../jobs/queue/client.ts';
 import { waitForRun } from '../../jobs/queue/enqueue.ts';
 import { JOBS } from '../../jobs/queue/names.ts';
-import { scheduledAsOf } from '../../jobs/queue/ticks.ts';
+import { scheduledAsOf } from '../../jobs/queue/fire-time.ts';
 import { readCurrent } from '../../warehouse/snapshots.ts';
 
 let wh: TestWarehouse;
