@@ -7,18 +7,12 @@
 import fs from 'node:fs';
 import type { Context } from 'koa';
 import type { Db } from '../warehouse/duckdb/db.ts';
-import { SlotsBusy } from '../warehouse/duckdb/slots.ts';
 import { queryBreakdown, sessionClassesRelation, type BreakdownFilters, type BreakdownRow, type SessionDimension } from '../warehouse/breakdowns.ts';
 import { snapshotFiles } from '../warehouse/snapshots.ts';
 import type { WindowName } from '../warehouse/windows.ts';
 import { problems } from './errors.ts';
-import { Admission } from './admission.ts';
-import { DeadlinePassed, requestSignal } from './request-signal.ts';
-import { untilAborted } from './shared-work.ts';
+import { AdmittedWork } from './shared-work.ts';
 import type { ServedSnapshot } from './snapshot-store.ts';
-
-/** What a refused request is told to wait, in seconds. */
-const RETRY_AFTER_SECONDS = 2;
 
 /** Whose sessions a breakdown counts. */
 export interface BreakdownScope {
@@ -38,73 +32,34 @@ export interface BreakdownRequest {
   canonical: readonly string[];
 }
 
-interface Computation {
-  result: Promise<BreakdownRow[]>;
-  waiters: number;
-  cancel: (reason: unknown) => void;
-}
-
 export class OnDemandBreakdowns {
-  private readonly running = new Map<string, Computation>();
-  private readonly admission: Admission;
+  private readonly work: AdmittedWork<BreakdownRow[]>;
 
   constructor(
     private readonly db: Db,
-    private readonly timeoutMs: number,
+    timeoutMs: number,
     limits: { max: number; perTenant: number } = { max: 8, perTenant: 2 },
   ) {
-    this.admission = new Admission(limits.max, limits.perTenant);
+    this.work = new AdmittedWork('breakdowns', timeoutMs, limits);
   }
 
   /** Computations under way (for tests). */
   get inProgress(): number {
-    return this.running.size;
+    return this.work.inProgress;
   }
 
   /** The breakdown's rows (sorted by totalSessions descending, then value), for the request `ctx`. */
   async rows(snap: ServedSnapshot, scope: BreakdownScope, q: BreakdownRequest, ctx: Context): Promise<BreakdownRow[]> {
     const key = [snap.id, scope.customers.join(','), scope.streamId ?? '', q.window, q.by ?? '', ...q.canonical].join('\0');
-    const { signal, dispose } = requestSignal(ctx, this.timeoutMs);
-    let c = this.running.get(key);
-    try {
-      if (!c) {
-        c = this.start(key, snap, scope, q);
-        this.running.set(key, c);
-      }
-      c.waiters++;
-      return await untilAborted(c.result, signal);
-    } catch (err) {
-      if (err instanceof DeadlinePassed) throw problems.timeout();
-      if (err instanceof SlotsBusy) throw problems.busy(RETRY_AFTER_SECONDS);
-      throw err;
-    } finally {
-      dispose();
-      if (c && --c.waiters === 0 && this.running.get(key) === c) c.cancel(signal.reason ?? new Error('no request waits any more'));
-    }
-  }
-
-  private start(key: string, snap: ServedSnapshot, scope: BreakdownScope, q: BreakdownRequest): Computation {
     const files = sessionClassFiles(snap, scope.customers);
-    const admitted = this.admission.admit(scope.admittedAs);
-    if (!admitted.ok) {
-      throw admitted.refusal.scope === 'tenant' ? problems.tooManyRequests('breakdowns', admitted.refusal.limit, RETRY_AFTER_SECONDS) : problems.busy(RETRY_AFTER_SECONDS);
-    }
-    const ac = new AbortController();
-    const result =
+    return this.work.run(ctx, key, scope.admittedAs, async (signal) =>
       files.length === 0
-        ? Promise.resolve([])
+        ? []
         : this.db.withSession((s) => queryBreakdown(s, sessionClassesRelation(files), { window: q.window, streamId: scope.streamId, by: q.by, filters: q.filters }), {
-            signal: ac.signal,
+            signal,
             bounded: true,
-          });
-    const c: Computation = { result, waiters: 0, cancel: (reason) => ac.abort(reason) };
-    result
-      .catch(() => {})
-      .finally(() => {
-        admitted.release();
-        if (this.running.get(key) === c) this.running.delete(key);
-      });
-    return c;
+          }),
+    );
   }
 }
 

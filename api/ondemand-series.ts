@@ -7,49 +7,35 @@
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../warehouse/duckdb/db.ts';
-import { SlotsBusy } from '../warehouse/duckdb/slots.ts';
 import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
 import { loadStreamReports } from '../warehouse/stream-reports.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
-import { problems } from './errors.ts';
-import { Admission } from './admission.ts';
-import { DeadlinePassed, requestSignal } from './request-signal.ts';
-import { untilAborted } from './shared-work.ts';
+import { AdmittedWork } from './shared-work.ts';
 import type { ServedSnapshot } from './snapshot-store.ts';
 
-/** What a refused request is told to wait, in seconds. */
-const RETRY_AFTER_SECONDS = 2;
 /** Rough heap bytes of a cached row (an object of eight numbers). */
 const ROW_BYTES = 120;
 
-interface Computation {
-  result: Promise<BucketRow[]>;
-  /** Requests still waiting for it: when the last one leaves, the work is cancelled. */
-  waiters: number;
-  cancel: (reason: unknown) => void;
-}
-
 export class OnDemandSeries {
-  /** Computed series, bounded in bytes (API_SERIES_CACHE_MB); concurrent requests share `running`. */
+  /** Computed series, bounded in bytes (API_SERIES_CACHE_MB); concurrent requests share the work under way. */
   private readonly done: LRUCache<string, BucketRow[]>;
-  private readonly running = new Map<string, Computation>();
-  private readonly admission: Admission;
+  private readonly work: AdmittedWork<BucketRow[]>;
 
   constructor(
     private readonly db: Db,
     private readonly layout: WarehouseLayout,
-    private readonly timeoutMs: number,
+    timeoutMs: number,
     limits: { max: number; perTenant: number } = { max: 8, perTenant: 2 },
     cacheBytes = 16 * 2 ** 20,
   ) {
-    this.admission = new Admission(limits.max, limits.perTenant);
+    this.work = new AdmittedWork('on-demand series', timeoutMs, limits);
     this.done = new LRUCache({ maxSize: Math.max(1, cacheBytes), sizeCalculation: (rows) => 64 + ROW_BYTES * rows.length });
   }
 
   /** Computations under way (for tests and metrics). */
   get inProgress(): number {
-    return this.running.size;
+    return this.work.inProgress;
   }
 
   /** Every non-empty bucket of the stream up to asOf, in time order, for the request `ctx`. */
@@ -57,45 +43,13 @@ export class OnDemandSeries {
     const key = `${snap.id}|${streamId}|${bucketSeconds}`;
     const cached = this.done.get(key);
     if (cached) return cached;
-    const { signal, dispose } = requestSignal(ctx, this.timeoutMs);
-    let c = this.running.get(key);
-    try {
-      if (!c) {
-        c = this.start(key, snap, streamId, bucketSeconds);
-        this.running.set(key, c);
-      }
-      c.waiters++;
-      return await untilAborted(c.result, signal);
-    } catch (err) {
-      if (err instanceof DeadlinePassed) throw problems.timeout();
-      if (err instanceof SlotsBusy) throw problems.busy(RETRY_AFTER_SECONDS);
-      throw err;
-    } finally {
-      dispose();
-      if (c && --c.waiters === 0 && this.running.get(key) === c) c.cancel(signal.reason ?? new Error('no request waits any more'));
-    }
-  }
-
-  private start(key: string, snap: ServedSnapshot, streamId: string, bucketSeconds: number): Computation {
     const customerId = parseStreamId(streamId)?.customerId ?? '';
-    const admitted = this.admission.admit(customerId);
-    if (!admitted.ok) {
-      throw admitted.refusal.scope === 'tenant'
-        ? problems.tooManyRequests('on-demand series', admitted.refusal.limit, RETRY_AFTER_SECONDS)
-        : problems.busy(RETRY_AFTER_SECONDS);
-    }
-    const ac = new AbortController();
-    const result = this.compute(snap, customerId, streamId, bucketSeconds, ac.signal);
-    const c: Computation = { result, waiters: 0, cancel: (reason) => ac.abort(reason) };
-    result
-      .then((rows) => this.done.set(key, rows))
+    return this.work.run(ctx, key, customerId, async (signal) => {
+      const rows = await this.compute(snap, customerId, streamId, bucketSeconds, signal);
       // A failure (a timeout, a cancellation) is not remembered: the next request tries again.
-      .catch(() => {})
-      .finally(() => {
-        admitted.release();
-        if (this.running.get(key) === c) this.running.delete(key);
-      });
-    return c;
+      this.done.set(key, rows);
+      return rows;
+    });
   }
 
   private async compute(snap: ServedSnapshot, customerId: string, streamId: string, bucketSeconds: number, signal: AbortSignal): Promise<BucketRow[]> {

@@ -1,6 +1,11 @@
 // Work shared by concurrent requests for the same thing (one computation, several waiters), and
 // cancelled when the last request waiting for it has gone: a client that leaves frees the DuckDB
 // work it started unless another request still needs it.
+import type { Context } from 'koa';
+import { SlotsBusy } from '../warehouse/duckdb/slots.ts';
+import { problems } from './errors.ts';
+import { Admission } from './admission.ts';
+import { DeadlinePassed, requestSignal } from './request-signal.ts';
 
 /** `p`, or the signal's reason as soon as it aborts (`p` then settles unobserved). */
 export function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -66,5 +71,57 @@ export class SharedWork<T> {
 
   private forget(key: string, c: Shared<T>): void {
     if (this.running.get(key) === c) this.running.delete(key);
+  }
+}
+
+/** What a refused request is told to wait, in seconds. */
+const RETRY_AFTER_SECONDS = 2;
+
+/**
+ * On-demand DuckDB work of the API (series of other sizes, breakdowns): shared by concurrent
+ * requests for the same key (SharedWork), admitted (a per-tenant limit, 429 beyond; a global one,
+ * 503 `busy` beyond), bounded in time from the request's arrival (the wait for a DuckDB slot
+ * included: 504), and cancelled once every request waiting for it has gone.
+ */
+export class AdmittedWork<T> {
+  private readonly work = new SharedWork<T>();
+  private readonly admission: Admission;
+
+  constructor(
+    /** What the work is called in a 429's text. */
+    private readonly label: string,
+    private readonly timeoutMs: number,
+    limits: { max: number; perTenant: number },
+  ) {
+    this.admission = new Admission(limits.max, limits.perTenant);
+  }
+
+  /** Computations under way (for tests and metrics). */
+  get inProgress(): number {
+    return this.work.size;
+  }
+
+  /** The result of `key` for the request `ctx`, computed by `compute` (admitted for `tenant`) unless already under way. */
+  async run(ctx: Context, key: string, tenant: string, compute: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const { signal, dispose } = requestSignal(ctx, this.timeoutMs);
+    try {
+      return await this.work.join(key, (workSignal) => this.admitted(tenant, () => compute(workSignal)), signal);
+    } catch (err) {
+      if (err instanceof DeadlinePassed) throw problems.timeout();
+      if (err instanceof SlotsBusy) throw problems.busy(RETRY_AFTER_SECONDS);
+      throw err;
+    } finally {
+      dispose();
+    }
+  }
+
+  private admitted(tenant: string, compute: () => Promise<T>): Promise<T> {
+    const admitted = this.admission.admit(tenant);
+    if (!admitted.ok) {
+      throw admitted.refusal.scope === 'tenant' ? problems.tooManyRequests(this.label, admitted.refusal.limit, RETRY_AFTER_SECONDS) : problems.busy(RETRY_AFTER_SECONDS);
+    }
+    const result = compute();
+    void result.then(admitted.release, admitted.release);
+    return result;
   }
 }
