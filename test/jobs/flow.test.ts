@@ -13,6 +13,7 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { readHistory, readCurrent } from '../../warehouse/snapshots.ts';
 import { readSnapshotManifest } from '../../warehouse/manifest.ts';
+import { readStates } from '../../warehouse/state-store.ts';
 import { publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
 import type { Queues } from '../../jobs/queue/client.ts';
 import { PartitionPayload } from '../../jobs/queue/payloads.ts';
@@ -179,16 +180,24 @@ describe('a rollup run on the worker tier', () => {
     expect((await fs.readdir(wh.layout.snapshots)).filter((n) => n.startsWith('.build-'))).toEqual([]);
   });
 
-  it('a later run with nothing new reuses every partition: no partition job, and the figures of an inline run', async () => {
+  it('a later run with no new file reuses every partition but those whose held-back reports came due, and gives the figures of an inline run', async () => {
     const later = '2026-11-20T03:07:30.000Z';
+    // Layered states hold back their reports after the asOf that built them (02:55): those that
+    // hold some at or before `later` take them into a layer, one job per customer; the others are
+    // reused without a job.
+    const due = [...(await readStates(wh.layout)).values()].map((l) => l[0]!).filter((m) => m.pending && Date.parse(m.pending.minTs) <= Date.parse(later));
     const states = ['completed', 'failed', 'waiting', 'active'] as const;
     const jobsBefore = (await queues.partitions.getJobs([...states])).length;
     const r = await cli(['enqueue', 'rollup', '--as-of', later, '--wait'], env);
     expect(r.code, r.stderr).toBe(0);
-    expect((await queues.partitions.getJobs([...states])).length).toBe(jobsBefore);
+    expect((await queues.partitions.getJobs([...states])).length).toBe(jobsBefore + new Set(due.map((m) => m.customerId)).size);
     const current = (await readCurrent(wh.layout))!;
     const manifest = await readSnapshotManifest(snapshotFiles(publishedDir(wh.layout, current.snapshot)).manifest);
-    expect(manifest.partitionStates).toEqual({ reused: 4, rebuilt: 0, reasons: {} });
+    expect(manifest.partitionStates).toEqual({
+      reused: 4 - due.length,
+      rebuilt: due.length,
+      reasons: due.length > 0 ? { 'held reports came due': due.length } : {},
+    });
     const inlineLater = await runPipeline(wh, { asOf: new Date(later) });
     expect(await snapshotRows(wh.db, wh.layout, current.snapshot)).toEqual(await snapshotRows(wh.db, wh.layout, inlineLater.manifest.snapshot));
     expect(manifest.rows).toEqual(inlineLater.manifest.rows);
