@@ -15,6 +15,7 @@ import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
 import { createEmptyTable } from './empty-relations.ts';
 import { STANDARD_BUCKET_SECONDS } from './windows.ts';
 import { exists } from '../lib/fsx.ts';
+import { timestampLiteral } from './window-pieces.ts';
 import { STATE_COMPRESSION } from './parquet-write.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { isFileError, type LandedFile } from './landing.ts';
@@ -129,8 +130,12 @@ async function buildOn(
   // The reports the previous state held back count as earlier copies too, then join the new ones.
   const heldFile = base.prev?.pending && prevFiles ? prevFiles.pending : null;
   const priorFiles = prevFiles ? [...prior.map((l) => prevFiles.layer(l.layerId).reports), ...(heldFile ? [heldFile] : [])] : [];
-  if (priorFiles.length > 0) {
-    const [copies] = await s.all<{ copies: number; outranking: number }>(pieceSql('layer_prior_copies', { prior: fileList(priorFiles) }));
+  const span = await s.one<{ lo: bigint | number | null; hi: bigint | number | null }>(
+    `SELECT min(epoch_us(ts)) // ${HOUR_US} * ${HOUR_US} AS lo, max(epoch_us(ts)) // ${HOUR_US} * ${HOUR_US} + ${HOUR_US} AS hi FROM layer_rows`,
+  );
+  if (priorFiles.length > 0 && span.lo !== null && span.hi !== null) {
+    const bounds = { lo: timestampLiteral(BigInt(span.lo)), hi: timestampLiteral(BigInt(span.hi)) };
+    const [copies] = await s.all<{ copies: number; outranking: number }>(pieceSql('layer_prior_copies', { prior: fileList(priorFiles), ...bounds }));
     if (copies && copies.outranking > 0) return null;
     if (copies && copies.copies > 0) await s.run('DELETE FROM layer_rows WHERE reportId IN (SELECT reportId FROM layer_prior)');
   }
