@@ -8,6 +8,7 @@ import { pieceSql } from './piece-columns.ts';
 import { fileList } from './sql-files.ts';
 import { SESSION_DIMENSIONS } from './report-columns.ts';
 import { WINDOWS, WINDOW_NAMES, type WindowName } from './windows.ts';
+import type { StreamSummary } from './snapshot-read.ts';
 
 export type SessionDimension = (typeof SESSION_DIMENSIONS)[number];
 
@@ -29,13 +30,11 @@ export type BreakdownFilters = ReadonlyMap<SessionDimension, DimensionFilter>;
 
 export const NO_FILTERS: BreakdownFilters = new Map();
 
-export type BreakdownFigures = {
-  totalSessions: number;
-  totalBytesOffloaded: number;
-  totalBytesFallback: number;
-  avgOffloadRatio: number;
-  avgPeerCount: number;
-  avgBufferHealth: number;
+/** The summary's figures (their definitions, session-report.md) and the quality figures. */
+export type BreakdownFigures = Pick<
+  StreamSummary,
+  'totalSessions' | 'totalBytesOffloaded' | 'totalBytesFallback' | 'avgOffloadRatio' | 'avgPeerCount' | 'avgBufferHealth'
+> & {
   rebufferEvents: number;
   rebufferRatio: number;
   startupTimeP95Ms: number | null;
