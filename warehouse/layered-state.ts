@@ -305,11 +305,12 @@ async function readNewReports(ctx: LoadContext, files: readonly LandedFile[]): P
       await ctx.s.run(loadSql(good, new Set(load?.presentColumns ?? []), STATE_COLUMNS, 'VIEW'));
       await ctx.s.run(sqlFile('dedup_batch'));
       await ctx.s.run(pieceSql('layer_new_reports'));
-      const rowsRead = good.length === 0 ? 0 : (await ctx.s.one<{ n: number }>(`SELECT CAST(sum(num_rows) AS BIGINT) AS n FROM parquet_file_metadata(${fileList(good.map((f) => f.path))})`)).n;
+      const perFile = good.length === 0 ? [] : await ctx.s.all<{ n: number }>(fillSql(sqlFile('files_read'), { files: fileList(good.map((f) => f.path)) }));
+      const rowsRead = perFile.reduce((a, r) => a + Number(r.n), 0);
       return {
         quarantined: load?.quarantined ?? [],
         presentColumns: load?.presentColumns ?? [],
-        rowsRead: Number(rowsRead ?? 0),
+        rowsRead,
         schemaOf: (f) => (load && load.files.includes(f) ? load.schemaOf(f) : undefined),
       };
     } catch (err) {
