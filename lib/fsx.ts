@@ -1,6 +1,6 @@
 // Durable file operations: atomic replace (temp file, fsync, rename, fsync of the folder) and moves.
 import fs from 'node:fs/promises';
-import { readdirSync } from 'node:fs';
+import { readdirSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import writeFileAtomic from 'write-file-atomic';
@@ -104,6 +104,33 @@ export function listFilesSync(dir: string, suffix: string): string[] {
   }
 }
 
+/**
+ * The files under `dir` whose names end with `suffix`, as paths relative to it joined by `/`,
+ * sorted; none when it does not exist. Walks folder by folder with the entries' types, building
+ * each path by concatenation: a landing area of tens of thousands of files is listed several times
+ * faster than by the recursive readdir and `path.relative`.
+ */
+export function listRelativeFilesSync(dir: string, suffix: string): string[] {
+  const out: string[] = [];
+  const walk = (abs: string, rel: string) => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(abs, { withFileTypes: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return;
+      throw err;
+    }
+    for (const e of entries) {
+      const r = rel === '' ? e.name : `${rel}/${e.name}`;
+      if (e.isDirectory()) walk(`${abs}/${e.name}`, r);
+      else if (e.name.endsWith(suffix)) out.push(r);
+    }
+  };
+  walk(dir, '');
+  return out.sort();
+}
+
 /** The names in `dir`, sorted; none when it does not exist or is not a folder. Synchronous, as listFilesSync. */
 export function readdirSyncOrEmpty(dir: string): string[] {
   try {
@@ -128,7 +155,7 @@ export async function fsyncTree(dir: string): Promise<void> {
   // fsync is then a few µs, and the round trips are what costs. A bounded number at a time.
   const limit = pLimit(16);
   const walk = async (d: string): Promise<void> => {
-    let entries: import('node:fs').Dirent[];
+    let entries: Dirent[];
     try {
       entries = await fs.readdir(d, { withFileTypes: true });
     } catch (err) {

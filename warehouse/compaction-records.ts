@@ -4,7 +4,7 @@
 // folder, the files it lists are covered: readers of the landing area skip them, and retention
 // removes them once no snapshot reads them (compaction/retire.ts). A record whose compacted file was never
 // placed (a compaction killed before) covers nothing, and the next compaction removes it.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { readdirSyncOrEmpty, writeJsonDurable } from '../lib/fsx.ts';
@@ -38,26 +38,41 @@ export async function writeRecord(layout: WarehouseLayout, folder: string, recor
 }
 
 /**
- * Every record, by partition folder. Read synchronously, like the landing area it goes with
- * (landing.ts discoverLanding); one that cannot be read covers nothing.
+ * Every record, by partition folder (`folders`: only those). Read synchronously, like the landing
+ * area it goes with (landing.ts discoverLanding); one that cannot be read covers nothing.
  */
-export function readRecordsSync(layout: WarehouseLayout): Map<string, CompactionRecord[]> {
+export function readRecordsSync(layout: WarehouseLayout, folders?: readonly string[]): Map<string, CompactionRecord[]> {
   const out = new Map<string, CompactionRecord[]>();
-  for (const c of readdirSyncOrEmpty(layout.compaction).filter((n) => n.startsWith('customer='))) {
-    for (const d of readdirSyncOrEmpty(path.join(layout.compaction, c)).filter((n) => n.startsWith('date='))) {
-      const folder = `${c}/${d}`;
-      const records = readdirSyncOrEmpty(path.join(layout.compaction, c, d))
-        .filter((n) => n.endsWith('.json'))
-        .flatMap((n) => readRecord(path.join(layout.compaction, c, d, n)) ?? []);
-      if (records.length > 0) out.set(folder, records);
-    }
+  const all = folders ?? readdirSyncOrEmpty(layout.compaction)
+    .filter((n) => n.startsWith('customer='))
+    .flatMap((c) => readdirSyncOrEmpty(path.join(layout.compaction, c)).filter((n) => n.startsWith('date=')).map((d) => `${c}/${d}`));
+  for (const folder of all) {
+    const dir = path.join(layout.compaction, ...folder.split('/'));
+    const records = readdirSyncOrEmpty(dir)
+      .filter((n) => n.endsWith('.json'))
+      .flatMap((n) => readRecord(path.join(dir, n)) ?? []);
+    if (records.length > 0) out.set(folder, records);
   }
   return out;
 }
 
+/**
+ * Records read, by file: a record is written once (durably, by rename) and never changed, so one
+ * whose size and modification time are those read before is not parsed again (every run's plan
+ * reads them all, and a record of a busy day lists thousands of files).
+ */
+const parsedRecords = new Map<string, { size: number; mtimeMs: number; record: CompactionRecord }>();
+const MAX_PARSED_RECORDS = 10_000;
+
 function readRecord(file: string): CompactionRecord | null {
   try {
-    return CompactionRecordSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+    const st = statSync(file);
+    const known = parsedRecords.get(file);
+    if (known && known.size === st.size && known.mtimeMs === st.mtimeMs) return known.record;
+    const record = CompactionRecordSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+    if (parsedRecords.size >= MAX_PARSED_RECORDS) parsedRecords.clear();
+    parsedRecords.set(file, { size: st.size, mtimeMs: st.mtimeMs, record });
+    return record;
   } catch {
     return null;
   }

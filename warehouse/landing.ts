@@ -7,9 +7,9 @@ import type { DbSession } from './duckdb/session.ts';
 import { fileList, quotedString } from './sql-files.ts';
 import { KNOWN_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
-import { freePath, listFilesSync, moveFile, writeJsonDurable } from '../lib/fsx.ts';
+import { freePath, listRelativeFilesSync, moveFile, writeJsonDurable } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
-import { readRecordsSync, withoutCovered } from './compaction-records.ts';
+import { partitionFolder, readRecordsSync, withoutCovered } from './compaction-records.ts';
 
 export interface LandedFile {
   /** Absolute path. */
@@ -38,29 +38,42 @@ export interface QuarantinedFile {
 
 const PARTITION_RE = /^customer=([^/]+)\/date=(\d{4}-\d{2}-\d{2})\/[^/]+\.parquet$/;
 
+/** Whether `d` (YYYY-MM-DD) is a real date; memoised, as thousands of files share a few dates. */
+const validDates = new Map<string, boolean>();
 function validDate(d: string): boolean {
-  const t = Date.parse(`${d}T00:00:00Z`);
-  return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === d;
+  let ok = validDates.get(d);
+  if (ok === undefined) {
+    const t = Date.parse(`${d}T00:00:00Z`);
+    ok = Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === d;
+    if (validDates.size < 100_000) validDates.set(d, ok);
+  }
+  return ok;
 }
 
 /**
  * Every `.parquet` file of the landing area, split into partition files and misplaced ones. Files
  * that a placed compacted file holds (compaction-records.ts) are not partition files any more.
+ * `partitions`: list only these partitions' folders (their files; nothing is misplaced there).
  */
 export async function discoverLanding(
   layout: WarehouseLayout,
+  partitions?: readonly { customerId: string; date: string }[],
 ): Promise<{ files: LandedFile[]; misplaced: Misplaced[] }> {
+  const folders = partitions?.map((p) => partitionFolder(p.customerId, p.date));
   // The compaction records before the files: a record removed meanwhile went after the files it
   // covered (compaction/retire.ts), so a covered file is never listed without its record.
-  const records = readRecordsSync(layout);
-  // Every landed file is listed and stat'ed at each run's plan (thousands over a month):
-  // synchronously, a few µs each, rather than as many round trips through libuv's pool, which
-  // DuckDB's calls share (state-store.ts readStates says why a job process can).
-  const all = listFilesSync(layout.rawReports, '.parquet');
+  const records = readRecordsSync(layout, folders);
+  // Every landed file is listed and stat'ed at each run's plan (thousands a day, tens of thousands
+  // where a collector lands every few seconds and compaction's covered files wait out their grace
+  // time): synchronously, a few µs each, rather than as many round trips through libuv's pool,
+  // which DuckDB's calls share (state-store.ts readStates says why a job process can).
+  const all = folders
+    ? folders.flatMap((folder) => listRelativeFilesSync(`${layout.rawReports}/${folder}`, '.parquet').filter((n) => !n.includes('/')).map((n) => `${folder}/${n}`))
+    : listRelativeFilesSync(layout.rawReports, '.parquet');
   const files: LandedFile[] = [];
   const misplaced: Misplaced[] = [];
-  for (const abs of all) {
-    const relPath = path.relative(layout.rawReports, abs).split(path.sep).join('/');
+  for (const relPath of all) {
+    const abs = `${layout.rawReports}/${relPath}`;
     const m = PARTITION_RE.exec(relPath);
     if (!m || !CUSTOMER_ID_PATTERN.test(m[1]!) || !validDate(m[2]!)) {
       misplaced.push({
@@ -70,15 +83,9 @@ export async function discoverLanding(
       });
       continue;
     }
-    let size: number;
-    let mtimeMs: number;
-    try {
-      ({ size, mtimeMs } = statSync(abs));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // quarantined meanwhile
-      throw err;
-    }
-    files.push({ path: abs, relPath, customerId: m[1]!, date: m[2]!, size, mtimeMs });
+    const st = statSync(abs, { throwIfNoEntry: false });
+    if (st === undefined) continue; // quarantined meanwhile
+    files.push({ path: abs, relPath, customerId: m[1]!, date: m[2]!, size: st.size, mtimeMs: st.mtimeMs });
   }
   return { files: withoutCovered(files, records), misplaced };
 }

@@ -6,7 +6,7 @@
 import { discoverLanding, type LandedFile } from '../../warehouse/landing.ts';
 import { buildPartitionStates, type PartitionToBuild } from '../../warehouse/partition-state.ts';
 import { buildLayeredState, isLayeredDate } from '../../warehouse/layered-state.ts';
-import { readRecordsSync } from '../../warehouse/compaction-records.ts';
+import { partitionFolder, readRecordsSync } from '../../warehouse/compaction-records.ts';
 import { withPartitionLocks } from '../../warehouse/partition-lock.ts';
 import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
 import type { JobDeps } from '../deps.ts';
@@ -35,7 +35,7 @@ export async function rollupPartition(
     // The files as they are now: a file that landed since the plan is read too (the state records
     // exactly what it read).
     const wanted = new Set(input.partitions.map((p) => partitionKey(p.customerId, p.date)));
-    const landed = (await discoverLanding(layout)).files.filter((f) => wanted.has(partitionKey(f.customerId, f.date)));
+    const landed = (await discoverLanding(layout, input.partitions)).files.filter((f) => wanted.has(partitionKey(f.customerId, f.date)));
     const reused = input.rebuild === true ? [] : await builtMeanwhile(deps, input.partitions, landed, input.asOf);
     const toBuild = input.partitions.filter((p) => !reused.some((m) => m.customerId === p.customerId && m.date === p.date));
     // Recent days are layered (a new file adds a layer), older ones built whole in one batch.
@@ -49,7 +49,7 @@ export async function rollupPartition(
         : await db.withSession((s) => buildPartitionStates({ s, layout, runId: input.runId, log }, whole, landed.filter((f) => inBuild.has(partitionKey(f.customerId, f.date)))));
     if (layered.length > 0) {
       const known = input.rebuild === true ? new Map<string, StateMeta[]>() : await readStates(layout);
-      const records = readRecordsSync(layout);
+      const records = readRecordsSync(layout, layered.map((p) => partitionFolder(p.customerId, p.date)));
       for (const p of layered) {
         const prev = (known.get(partitionKey(p.customerId, p.date)) ?? [])[0] ?? null;
         states.push(await db.withSession((s) => buildLayeredState({ s, layout, runId: input.runId, log }, p, ofPartition(p), prev, records, input.asOf)));
