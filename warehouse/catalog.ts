@@ -50,7 +50,7 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
         const pieces = `(${noPiecesSql()})`;
         const { params, types } = summaryParams(new Date(manifest.asOf), manifest.settings.activityHorizonSeconds);
         await s.run(
-          `CREATE TABLE ${table('stream_summaries')} AS SELECT *, NULL::VARCHAR AS customer FROM (${pieceSql('stream_summaries', { pieces })}) LIMIT 0`,
+          `CREATE TABLE ${table('stream_summaries')} AS SELECT *, NULL::VARCHAR AS customer FROM (${pieceSql('stream_summaries', { classed: `(SELECT *, 5 AS class FROM ${pieces})` })}) LIMIT 0`,
           params,
           types,
         );

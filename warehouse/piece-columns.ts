@@ -79,6 +79,23 @@ const SERIES = PIECE_COLUMNS.filter((col) => col.series);
 const BY_STREAM = PIECE_COLUMNS.filter((col) => !col.bySession);
 
 /**
+ * The quality figures (session-report.md; api-decisions.md, "Breakdown") of a group of sessions,
+ * defined once: `total(col)` is the group's sum of a piece column, `startupP95` its sessions'
+ * startup-time percentile. A breakdown's rows and a stream's summary of a window use this list.
+ */
+function qualityFigures(total: (col: string) => string, startupP95: string): string {
+  return [
+    `CAST(coalesce(${total('stalls')}, 0) AS BIGINT) AS rebufferEvents`,
+    `coalesce(${total('stall_ms')} / nullif(${total('watch_ms')} + ${total('stall_ms')}, 0), 0.0) AS rebufferRatio`,
+    `${startupP95} AS startupTimeP95Ms`,
+    `${total('p2p_ok')} / nullif(${total('p2p_att')}, 0) AS p2pConnectionSuccess`,
+  ].join(',\n  ');
+}
+
+/** The 95th percentile (continuous) of `startup_ms` over a group of session rows (those that have one). */
+const STARTUP_P95 = 'quantile_cont(startup_ms, 0.95)';
+
+/**
  * The placeholders of the generated piece lists, by name (code constants, never input):
  * `piece_dimensions` the session dimensions that pieces are grouped by (report-columns.ts);
  * `piece_columns` the columns' names; `piece_of_report` and `piece_of_reports` each column's
@@ -86,7 +103,10 @@ const BY_STREAM = PIECE_COLUMNS.filter((col) => !col.bySession);
  * columns a series needs; `series_piece_sums` those combined at their own types;
  * `stream_piece_sums` the columns a window combines per stream, combined and left wide;
  * `piece_sums` every column combined at its own type (a session's part of a window, a layer's
- * hour pieces).
+ * hour pieces); `startup_p95` the startup-time percentile over session rows;
+ * `session_quality_figures` the quality figures over session rows (breakdown_rows.sql);
+ * `window_quality_figures` the same over a stream's window sums `sw` and its sessions' percentile
+ * `sc.startup_p95` (stream_summaries.sql).
  */
 export const PIECE_SQL: Readonly<Record<string, string>> = {
   piece_dimensions: SESSION_DIMENSIONS.join(', '),
@@ -97,6 +117,9 @@ export const PIECE_SQL: Readonly<Record<string, string>> = {
   series_piece_sums: selectList(SERIES, (col) => combinedSql(col, true)),
   stream_piece_sums: selectList(BY_STREAM, (col) => combinedSql(col, false)),
   piece_sums: selectList(PIECE_COLUMNS, (col) => combinedSql(col, true)),
+  startup_p95: STARTUP_P95,
+  session_quality_figures: qualityFigures((col) => `sum(${col})`, STARTUP_P95),
+  window_quality_figures: qualityFigures((col) => `sw.${col}`, 'sc.startup_p95'),
 };
 
 /** The text of warehouse/sql/<name>.sql with the piece lists and `parts` filled in. */

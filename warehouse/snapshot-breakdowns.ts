@@ -5,8 +5,7 @@
 import { copyToParquet } from './parquet-write.ts';
 import { sqlFile } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
-import { breakdownFileSql, breakdownParams, NO_FILTERS, windowClassParams } from './breakdowns.ts';
-import { WINDOW_NAMES } from './windows.ts';
+import { breakdownFileSql, windowClassParams } from './breakdowns.ts';
 import type { CombinePlan } from './combine-plan.ts';
 
 /**
@@ -15,25 +14,26 @@ import type { CombinePlan } from './combine-plan.ts';
  */
 export const SESSION_CLASSES_ROW_GROUP = 16_384;
 
-/** Writes each customer's session classes and the stream quality rows; returns the session class rows. */
-export async function writeBreakdownFiles(s: DbSession, plan: CombinePlan): Promise<number> {
+/**
+ * The table `session_classes` of the snapshot, from the window pieces at asOf: what its summaries
+ * (snapshot-summaries.ts) and its session class files are made of.
+ */
+export async function createSessionClasses(s: DbSession, plan: CombinePlan): Promise<void> {
   const { params, types } = windowClassParams(plan.asOf);
   await s.run(breakdownFileSql('snapshot_session_classes', { pieces: 'window_pieces' }), params, types);
+}
+
+/**
+ * Writes each customer's session classes and the stream quality rows (from the summaries, which
+ * writeSummaries made); returns the session class rows.
+ */
+export async function writeBreakdownFiles(s: DbSession, plan: CombinePlan): Promise<number> {
   let rows = 0;
   for (const c of plan.customers) {
     rows += await copyToParquet(s, sqlFile('session_classes_of_customer'), plan.build.sessionClasses(c), { customer: c }, undefined, {
       rowGroupSize: SESSION_CLASSES_ROW_GROUP,
     });
   }
-  await writeStreamQuality(s, plan);
+  await copyToParquet(s, sqlFile('stream_quality'), plan.build.streamQuality);
   return rows;
-}
-
-async function writeStreamQuality(s: DbSession, plan: CombinePlan): Promise<void> {
-  for (const [i, window] of WINDOW_NAMES.entries()) {
-    const { params, types } = breakdownParams({ window, streamId: null, by: null, filters: NO_FILTERS, perStream: true });
-    const into = i === 0 ? 'CREATE OR REPLACE TEMP TABLE stream_quality AS' : 'INSERT INTO stream_quality';
-    await s.run(breakdownFileSql('stream_quality', { into, classes: 'session_classes' }), { ...params, window_name: window }, types);
-  }
-  await copyToParquet(s, 'SELECT * FROM stream_quality ORDER BY windowName, streamId', plan.build.streamQuality);
 }

@@ -1,34 +1,35 @@
-// The summaries of a snapshot, from the window pieces at asOf (window-pieces.ts): every stream's
-// summaries of every window, one file per customer, then the per-customer and platform-wide rows
-// added up from them.
-import { BIGINT, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
+// The summaries of a snapshot, from its session classes at asOf (snapshot-breakdowns.ts): every
+// stream's summaries of every window, one file per customer, then the per-customer and
+// platform-wide rows added up from them.
+import { LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
 import { copyToParquet } from './parquet-write.ts';
 import { fillSql, sqlFile } from './sql-files.ts';
 import { timestampParam, type SqlParams, type SqlTypes } from './duckdb/param-values.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { pieceSql } from './piece-columns.ts';
-import { WINDOWS, WINDOW_NAMES } from './windows.ts';
+import { WINDOW_NAMES } from './windows.ts';
 import type { CombinePlan, CustomerFigures } from './combine-plan.ts';
 import type { SnapshotFiles } from './snapshots.ts';
 
 /** Parameters of stream_summaries.sql. */
 export function summaryParams(asOf: Date, horizonSeconds: number): { params: SqlParams; types: SqlTypes } {
-  const bounded = WINDOWS.filter((w) => w.seconds !== null).map((w) => BigInt(w.seconds!));
   return {
     params: {
       as_of: timestampParam(asOf),
       window_names: listValue([...WINDOW_NAMES]),
-      window_seconds: listValue(bounded),
       horizon_seconds: horizonSeconds,
     },
-    types: { as_of: TIMESTAMP, window_names: LIST(VARCHAR), window_seconds: LIST(BIGINT) },
+    types: { as_of: TIMESTAMP, window_names: LIST(VARCHAR) },
   };
 }
 
-/** Writes the snapshot's summary files; returns each customer's figures (series not yet counted) and the platform rows. */
+/**
+ * Writes the snapshot's summary files from its session classes (the table `session_classes`);
+ * returns each customer's figures (series not yet counted) and the platform rows.
+ */
 export async function writeSummaries(s: DbSession, plan: CombinePlan): Promise<{ customers: Map<string, CustomerFigures>; platformRows: number }> {
   const { params, types } = summaryParams(plan.asOf, plan.horizonSeconds);
-  await s.run(pieceSql('window_summaries', { pieces: 'window_pieces' }), params, types);
+  await s.run(pieceSql('window_summaries', { classed: 'session_classes' }), params, types);
   const customers = await writeCustomerSummaries(s, plan.customers, plan.build);
   const platformRows = await writeAddedUp(s, plan.build);
   return { customers, platformRows };

@@ -9,7 +9,7 @@ import type { DbSession } from './duckdb/session.ts';
 import { planCombine, type CombineInput, type CustomerFigures } from './combine-plan.ts';
 import { writeSeriesDays } from './series-days.ts';
 import { writeSummaries } from './snapshot-summaries.ts';
-import { writeBreakdownFiles } from './snapshot-breakdowns.ts';
+import { createSessionClasses, writeBreakdownFiles } from './snapshot-breakdowns.ts';
 import { dropRelations } from './temp-relations.ts';
 import { createWindowPieces } from './window-pieces.ts';
 
@@ -25,11 +25,12 @@ export interface CombineResult {
 }
 
 /** The session's relations of a combine, dropped once the snapshot's files are written. */
-const COMBINE_RELATIONS = ['window_pieces', 'edge_reports', 'summaries', 'added_up', 'session_classes', 'stream_quality', 'partial_pieces', 'partial_series'];
+const COMBINE_RELATIONS = ['window_pieces', 'edge_reports', 'summaries', 'added_up', 'session_classes', 'partial_pieces', 'partial_series'];
 
 export async function combineStates(s: DbSession, input: CombineInput): Promise<CombineResult> {
   const plan = planCombine(input);
   const pieces = await createWindowPieces(s, plan);
+  await createSessionClasses(s, plan);
   const { customers, platformRows } = await writeSummaries(s, plan);
   await writeBreakdownFiles(s, plan);
   const series = await writeSeriesDays(s, plan, customers);

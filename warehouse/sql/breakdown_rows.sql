@@ -11,7 +11,8 @@
 -- Placeholders: <classes> rows of session_classes.sql (a table, or read_parquet of the snapshot's
 -- files: code constants and quoted paths); <head_fields>, <head_columns>, <piece_sums>
 -- (breakdowns.ts); <dimension_filters> one condition per dimension over its $keep_<dim> and
--- $drop_<dim>; <by_value> the value of $by.
+-- $drop_<dim>; <by_value> the value of $by; <session_quality_figures> the quality figures
+-- (piece-columns.ts, with stream_summaries.sql's).
 -- Parameters: $max_class (INTEGER, the window's class), $stream (VARCHAR; NULL: every stream of
 -- <classes>), $by (VARCHAR, a dimension; NULL: one group), $per_stream (BOOLEAN: groups per
 -- stream too), $keep_<dim> (VARCHAR[]; NULL: no keep filter), $drop_<dim> (VARCHAR[]).
@@ -40,10 +41,7 @@ SELECT
   coalesce(CAST(sum(CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0) AS DOUBLE)
            / nullif(count(*) FILTER (WHERE peer_n > 0), 0), 0.0) AS avgPeerCount,
   coalesce(CAST(sum(buf_sum) AS DOUBLE) / nullif(sum(buf_n), 0), 0.0) AS avgBufferHealth,
-  CAST(coalesce(sum(stalls), 0) AS BIGINT) AS rebufferEvents,
-  coalesce(sum(stall_ms) / nullif(sum(watch_ms) + sum(stall_ms), 0), 0.0) AS rebufferRatio,
-  quantile_cont(startup_ms, 0.95) AS startupTimeP95Ms,
-  sum(p2p_ok) / nullif(sum(p2p_att), 0) AS p2pConnectionSuccess
+  {{session_quality_figures}}
 FROM kept
 GROUP BY ALL
 ORDER BY streamId, totalSessions DESC, value NULLS LAST

@@ -1,13 +1,8 @@
--- The quality figures of every stream in one window (breakdown_rows.sql per stream, no dimension,
--- no filter): what GET /telemetry/metrics/:streamId adds to a stream's summary when it is not
--- filtered, computed by the one definition of breakdowns.
--- Placeholders: <into> `CREATE OR REPLACE TEMP TABLE stream_quality AS` for the first window,
--- `INSERT INTO stream_quality` for the others; those of breakdown_rows.sql, <classes>
--- session_classes.
--- Parameters: $window_name (VARCHAR) and those of breakdown_rows.sql ($per_stream true).
--- Reads: session_classes. Writes: stream_quality.
-{{into}}
-SELECT CAST($window_name AS VARCHAR) AS windowName, streamId, rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess
-FROM (
-{{@breakdown_rows}}
-)
+-- The quality figures of every stream in every window, as the snapshot's stream_quality.parquet
+-- keeps them for GET /telemetry/metrics/:streamId (unfiltered): the stream summaries' own
+-- (stream_summaries.sql, by breakdown_rows.sql's definitions).
+-- Placeholders: none. Parameters: none.
+-- Reads: summaries (window_summaries.sql). Writes: nothing (a query, copied to the file).
+SELECT windowName, streamId, rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess
+FROM summaries
+ORDER BY windowName, streamId

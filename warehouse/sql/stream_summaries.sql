@@ -1,29 +1,29 @@
 -- Stream summaries for every window (session-report.md, "Definitions"): a report counts in a
 -- window when asOf - window < ts <= asOf.
--- <pieces>: partial sums per stream and session (report_pieces.sql, or partition-state pieces),
--- none of which straddles asOf or a window's lower edge, and none after asOf; lo_us is the
--- earliest instant a piece covers (microseconds since the epoch). Windows nest, so each piece is
--- classed once by the narrowest window that holds it and a window's figures add up the partial
--- sums of its class and the narrower ones. Sessions are grouped once (session_rows): the sums
--- that need no session are added up per stream, and each session's peerCount sums per window are
--- kept side by side in one row (the five windows are fixed, as $window_names says).
--- Besides the summary fields, each row carries the partial sums that let platform-wide and
--- per-customer rows be added up from stream rows (peer/buffer sums and counts).
+-- <classed>: partial sums per stream and session with their window class (window_class.sql: 1
+-- for 1h … 5 for all), none of which straddles asOf or a window's lower edge, and none after
+-- asOf: a snapshot's session classes (session_classes.sql), one row per (stream, session, class).
+-- Windows nest, so a window's figures add up the partial sums of its class and the narrower ones.
+-- Sessions are grouped once (session_rows): the sums that need no session are added up per
+-- stream, and each session's peerCount sums and startup time per window are kept side by side in
+-- one row (the five windows are fixed, as $window_names says).
+-- Besides the summary fields, each row carries the quality figures (rebufferEvents, rebufferRatio,
+-- startupTimeP95Ms, p2pConnectionSuccess: breakdown_rows.sql's definitions, piece-columns.ts) and
+-- the partial sums that let platform-wide and per-customer rows be added up from stream rows
+-- (peer/buffer sums and counts).
 -- DuckDB sums integers into HUGEINT; figures are cast back to BIGINT, which Parquet stores exactly.
 -- Averages sum exact DECIMALs, not DOUBLEs: a parallel DOUBLE sum depends on the order threads
 -- finish in, and the same input must always give the same figures, to the last digit, whether
 -- they come from reports or from partition states.
--- Placeholders: <pieces> (above); <stream_piece_sums> the piece columns a window adds up per
--- stream, combined (piece-columns.ts: the others need the session, below).
+-- Placeholders: <classed> (above); <stream_piece_sums> the piece columns a window adds up per
+-- stream, combined (piece-columns.ts: the others need the session, below); <startup_p95>,
+-- <window_quality_figures> (piece-columns.ts).
 -- Parameters: $as_of (TIMESTAMP), $window_names (VARCHAR[5], narrowest first, the last unbounded),
--- $window_seconds (BIGINT[4], lengths of the four bounded windows), $horizon_seconds.
--- Reads: <pieces>. Writes: nothing (a query: one row per window and stream).
+-- $horizon_seconds.
+-- Reads: <classed>. Writes: nothing (a query: one row per window and stream).
 WITH
 classed AS (
-  SELECT
-    *,
-    {{@window_class}} AS class
-  FROM {{pieces}}
+  SELECT * FROM {{classed}}
 ),
 -- What adds up over pieces (bytes, reports, buffer health, stalls, the latest report) is summed
 -- per stream and class, then per window over its class and the narrower ones: no session needed.
@@ -46,9 +46,10 @@ stream_windows AS (
   GROUP BY ALL
 ),
 -- What needs the session (counting sessions, the mean over sessions of each session's mean
--- peerCount, activity), in one pass over the pieces, one row per session: the narrowest window
--- it has reports in, its peerCount sums in each window (its pieces of that class and narrower
--- ones), and its latest report times (whatever the window).
+-- peerCount, the startup-time percentile, activity), in one pass over the pieces, one row per
+-- session: the narrowest window it has reports in, its peerCount sums and startup time in each
+-- window (its pieces of that class and narrower ones), and its latest report times (whatever the
+-- window).
 session_rows AS (
   SELECT
     streamId, sessionId,
@@ -57,13 +58,15 @@ session_rows AS (
      sum(peer_sum) FILTER (WHERE class <= 4), sum(peer_sum)] AS peer_sums,
     [sum(peer_n) FILTER (WHERE class <= 1), sum(peer_n) FILTER (WHERE class <= 2), sum(peer_n) FILTER (WHERE class <= 3),
      sum(peer_n) FILTER (WHERE class <= 4), sum(peer_n)] AS peer_ns,
+    [max(startup_ms) FILTER (WHERE class <= 1), max(startup_ms) FILTER (WHERE class <= 2), max(startup_ms) FILTER (WHERE class <= 3),
+     max(startup_ms) FILTER (WHERE class <= 4), max(startup_ms)] AS startups,
     max(last_ts) AS last_ts,
     max(last_final_ts) AS last_final_ts
   FROM classed
   GROUP BY streamId, sessionId
 ),
 session_windows AS (
-  SELECT w.windowName, s.streamId, s.peer_sums[w.class] AS peer_sum, s.peer_ns[w.class] AS peer_n
+  SELECT w.windowName, s.streamId, s.peer_sums[w.class] AS peer_sum, s.peer_ns[w.class] AS peer_n, s.startups[w.class] AS startup_ms
   FROM session_rows AS s
   JOIN windows AS w ON s.first_class <= w.class
 ),
@@ -72,7 +75,8 @@ session_counts AS (
     windowName, streamId,
     count(*) AS sessions,
     sum(CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0) AS peer_mean_sum,
-    count(*) FILTER (WHERE peer_n > 0) AS peer_sessions
+    count(*) FILTER (WHERE peer_n > 0) AS peer_sessions,
+    {{startup_p95}} AS startup_p95
   FROM session_windows
   GROUP BY ALL
 ),
@@ -101,7 +105,7 @@ SELECT
   sw.last_ts AS lastSeenAt,
   -- Partial sums for adding streams up (platform-wide, per customer).
   CAST(sw.reports AS BIGINT) AS reports,
-  CAST(sw.stalls AS BIGINT) AS rebufferEvents,
+  {{window_quality_figures}},
   coalesce(sc.peer_mean_sum, 0) AS peerSessionMeanSum,
   sc.peer_sessions AS peerSessions,
   coalesce(sw.buf_sum, 0) AS bufferHealthSum,
