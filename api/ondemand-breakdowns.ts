@@ -4,11 +4,10 @@
 // global one, 503 `busy` beyond), bounded in time from the request's arrival (the wait for a
 // DuckDB slot included), and cancelled once every request waiting for it has gone. Answers are
 // kept by the response cache (per snapshot, with their ETag), not here.
-import fs from 'node:fs';
 import type { Context } from 'koa';
 import type { Db } from '../warehouse/duckdb/db.ts';
 import { queryBreakdown, sessionClassesRelation, type BreakdownFilters, type BreakdownRow, type SessionDimension } from '../warehouse/breakdowns.ts';
-import { snapshotFiles } from '../warehouse/snapshots.ts';
+import { sessionClassFiles as classFilesOf, snapshotFiles } from '../warehouse/snapshots.ts';
 import type { WindowName } from '../warehouse/windows.ts';
 import { problems } from './errors.ts';
 import { AdmittedWork } from './shared-work.ts';
@@ -70,5 +69,5 @@ export class OnDemandBreakdowns {
 function sessionClassFiles(snap: ServedSnapshot, customers: readonly string[]): string[] {
   if (!snap.hasBreakdowns) throw problems.breakdownsUnavailable();
   const files = snapshotFiles(snap.dir);
-  return customers.filter((c) => snap.hasCustomer(c)).map(files.sessionClasses).filter((f) => fs.existsSync(f));
+  return classFilesOf(files, customers.filter((c) => snap.hasCustomer(c)));
 }

@@ -173,3 +173,14 @@ export async function fsyncTree(dir: string): Promise<void> {
   };
   await walk(dir);
 }
+
+/** A hard link of `from` at `to` (replacing it), or a copy across file systems. */
+export async function linkOrCopy(from: string, to: string): Promise<void> {
+  await fs.rm(to, { force: true });
+  try {
+    await fs.link(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    await fs.copyFile(from, to);
+  }
+}

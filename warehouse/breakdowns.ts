@@ -62,6 +62,12 @@ export const NO_SESSIONS: BreakdownFigures = {
   p2pConnectionSuccess: null,
 };
 
+/**
+ * Rows per row group of a customer's session class files: a read of one stream skips the others'
+ * by their streamId statistics (the files are sorted by stream).
+ */
+export const SESSION_CLASSES_ROW_GROUP = 16_384;
+
 /** The parameters of session_classes.sql (window_class.sql) at asOf. */
 export function windowClassParams(asOf: Date): { params: SqlParams; types: SqlTypes } {
   const bounded = WINDOWS.filter((w) => w.seconds !== null).map((w) => BigInt(w.seconds!));

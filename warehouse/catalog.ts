@@ -14,13 +14,12 @@ import type { InputFile } from './manifest.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';
 import { summaryParams } from './snapshot-summaries.ts';
 import { fsyncDir } from '../lib/fsx.ts';
-import { existsSync } from 'node:fs';
 import type { DbSession } from './duckdb/session.ts';
 import { breakdownFileSql, windowClass, windowClassParams } from './breakdowns.ts';
 import { WINDOW_NAMES } from './windows.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { SnapshotManifest } from './manifest.ts';
-import { snapshotFiles } from './snapshots.ts';
+import { sessionClassFiles, snapshotFiles } from './snapshots.ts';
 
 const ALL_COLUMNS = REPORT_COLUMNS.map((c) => c.name);
 
@@ -86,7 +85,7 @@ export async function buildCatalog(db: Db, layout: WarehouseLayout, dir: string,
  * there are none (no customer, or a snapshot from before breakdowns).
  */
 async function createSessionClasses(s: DbSession, table: (name: string) => string, dir: string, manifest: SnapshotManifest): Promise<void> {
-  const files = manifest.partitions.map((p) => snapshotFiles(dir).sessionClasses(p.customerId)).filter((f) => existsSync(f));
+  const files = sessionClassFiles(snapshotFiles(dir), manifest.partitions.map((p) => p.customerId));
   if (files.length > 0) {
     await s.run(`CREATE VIEW ${table('session_classes')} AS SELECT * FROM read_parquet(${fileList(files)}, hive_partitioning = true)`);
     return;

@@ -17,7 +17,7 @@ import { stateFiles, type StateMeta } from './state-store.ts';
 import { timestampLiteral } from './window-pieces.ts';
 import { STANDARD_BUCKET_SECONDS } from './windows.ts';
 import type { CombinePlan, CustomerFigures } from './combine-plan.ts';
-import { fsyncDir } from '../lib/fsx.ts';
+import { fsyncDir, linkOrCopy } from '../lib/fsx.ts';
 
 /** A file of the state area and where the snapshot has it. */
 interface Placed {
@@ -140,16 +140,5 @@ async function writeComputedDays(s: DbSession, plan: CombinePlan, figures: Map<s
     const f = figures.get(c)!;
     f.seriesRows += rows;
     f.seriesDaysWritten++;
-  }
-}
-
-/** A hard link (the snapshot shares the state's immutable file), or a copy across file systems. */
-async function linkOrCopy(from: string, to: string): Promise<void> {
-  await fs.rm(to, { force: true });
-  try {
-    await fs.link(from, to);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-    await fs.copyFile(from, to);
   }
 }

@@ -2,6 +2,7 @@
 // into place and atomically replacing the CURRENT pointer, then prunes old snapshots. A reader
 // follows CURRENT and sees the previous snapshot or the new one, never a mix.
 import fs from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -39,8 +40,14 @@ export function snapshotFiles(dir: string) {
     /** The series file of the UTC days first..last of a customer (a compacted block), in its first day's folder. */
     seriesDays: (customerId: string, first: string, last: string) =>
       path.join(dir, 'stream_timeseries', `customer=${customerId}`, `date=${first}`, `through-${last}.parquet`),
-    /** A customer's session classes at asOf (breakdowns by session dimension, filtered metrics). */
+    /**
+     * A customer's session classes at asOf (breakdowns by session dimension, filtered metrics):
+     * those of its recent days, written by the run (part-0), and those of its older days, linked
+     * from the state area (part-1, older-classes.ts; absent when it has none). A session's part of
+     * one class may be split over both: readers add a session's rows up.
+     */
     sessionClasses: (customerId: string) => path.join(dir, 'session_classes', `customer=${customerId}`, 'part-0.parquet'),
+    olderSessionClasses: (customerId: string) => path.join(dir, 'session_classes', `customer=${customerId}`, 'part-1.parquet'),
     /** Every stream's quality figures of every window (unfiltered metrics). */
     streamQuality: path.join(dir, 'stream_quality.parquet'),
     summariesGlob: path.join(dir, 'stream_summaries', '*', '*.parquet'),
@@ -52,6 +59,11 @@ export function snapshotFiles(dir: string) {
 }
 
 export type SnapshotFiles = ReturnType<typeof snapshotFiles>;
+
+/** The session class files (both parts, snapshotFiles) of `customers` that a snapshot folder holds. */
+export function sessionClassFiles(files: SnapshotFiles, customers: readonly string[]): string[] {
+  return customers.flatMap((c) => [files.sessionClasses(c), files.olderSessionClasses(c)]).filter((f) => existsSync(f));
+}
 
 export function buildDir(layout: WarehouseLayout, runId: string): string {
   return path.join(layout.snapshots, `${BUILD_PREFIX}${runId}`);

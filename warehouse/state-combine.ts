@@ -25,14 +25,14 @@ export interface CombineResult {
 }
 
 /** The session's relations of a combine, dropped once the snapshot's files are written. */
-const COMBINE_RELATIONS = ['window_pieces', 'edge_reports', 'summaries', 'added_up', 'session_classes', 'partial_pieces', 'partial_series'];
+const COMBINE_RELATIONS = ['window_pieces', 'edge_reports', 'summaries', 'added_up', 'session_classes', 'session_classes_recent', 'partial_pieces', 'partial_series'];
 
 export async function combineStates(s: DbSession, input: CombineInput): Promise<CombineResult> {
   const plan = planCombine(input);
   const pieces = await createWindowPieces(s, plan);
-  await createSessionClasses(s, plan);
+  const older = await createSessionClasses(s, plan, pieces);
   const { customers, platformRows } = await writeSummaries(s, plan);
-  await writeBreakdownFiles(s, plan);
+  await writeBreakdownFiles(s, plan, older);
   const series = await writeSeriesDays(s, plan, customers);
   await dropRelations(s, COMBINE_RELATIONS);
   return {
@@ -40,6 +40,6 @@ export async function combineStates(s: DbSession, input: CombineInput): Promise<
     platformRows,
     edgeReportsRead: pieces.edgeReportsRead + series.edgeReportsRead,
     layeredStatesCut: new Set([...pieces.layeredStatesCut, ...series.layeredStatesCut]).size,
-    usedFiles: [...pieces.usedFiles, ...series.usedFiles],
+    usedFiles: [...pieces.usedFiles, ...older.values(), ...series.usedFiles],
   };
 }

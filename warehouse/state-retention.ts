@@ -173,10 +173,10 @@ export async function pruneStates(layout: WarehouseLayout, opts: PruneOptions): 
     const removed = await Promise.all(
       entries.map((d) => {
         if (d.startsWith('date=')) return prunePartition(c, d);
-        // Compacted hour pieces and series blocks not used for a while (a use touches the file),
+        // Compacted hour pieces, older session classes and series blocks that the run did not use,
         // and the temporary files of a killed write of one.
         const file = path.join(layout.state, c, d);
-        if (!(d.startsWith('hours-') || d.startsWith('series-')) || opts.keepFiles?.has(file)) return false;
+        if (!(d.startsWith('hours-') || d.startsWith('classes-') || d.startsWith('series-')) || opts.keepFiles?.has(file)) return false;
         return remove(file, d.includes(TMP_PREFIX) ? 'debris' : 'superseded');
       }),
     );

@@ -178,6 +178,14 @@ export function compactedHoursFile(layout: WarehouseLayout, customerId: string, 
 }
 
 /**
+ * A customer's session classes of its older days at one class signature (older-classes.ts), named
+ * by a hash of the hour-piece files and the signature: state/customer=<id>/classes-<key>.parquet.
+ */
+export function olderClassesFile(layout: WarehouseLayout, customerId: string, key: string): string {
+  return path.join(layout.state, `customer=${customerId}`, `classes-${key}.parquet`);
+}
+
+/**
  * A customer's compacted series of the days first..last (series-blocks.ts), named by a
  * hash of which states it holds: state/customer=<id>/series-<first>_<last>-<key>.parquet.
  */

@@ -21,58 +21,77 @@ const RECENT_DAYS = 2;
 const lit = (xs: readonly bigint[]) => xs.map((x) => `${x}::BIGINT`).join(', ');
 
 export interface WindowPieces {
-  /** Compacted files of the state area that the view reads (kept by retention). */
+  /** Hour-piece files read, recent and older (retention keeps the compacted ones). */
   usedFiles: string[];
   /** Raw reports read to keep the pieces of newly cut hours. */
   edgeReportsRead: number;
   /** Ids of the layered states whose cut hours came from their layers' report files. */
   layeredStatesCut: string[];
+  /**
+   * Each customer's hour-piece files of its older days (before RECENT_DAYS ago), which the view
+   * leaves out: their session classes are kept apart (older-classes.ts).
+   */
+  older: Map<string, string[]>;
+  /** The first instant of the recent days (microseconds since the epoch): older pieces lie before it. */
+  recentFromUs: bigint;
 }
 
-/** The view `window_pieces` of the plan's states at asOf. */
+/**
+ * The view `window_pieces` of the plan's states at asOf: every piece of the recent days' states
+ * and of the hours an edge cuts; the hour pieces of older days are named in `older`.
+ */
 export async function createWindowPieces(s: DbSession, plan: CombinePlan): Promise<WindowPieces> {
-  const hours = plan.states.length > 0 ? await hourPieces(s, plan) : null;
+  const hours = await compactedHours(s, plan.layout, plan.states, plan.asOfDate);
   const edges = await edgePieces(s, plan);
-  const sources = [...(hours ? [hours.sql] : []), ...(edges.sql ? [edges.sql] : []), noPiecesSql()];
+  const recent = hours.recent.length > 0 ? [hourPiecesSql(plan, hours.recent)] : [];
+  const sources = [...recent, ...(edges.sql ? [edges.sql] : []), noPiecesSql()];
   await s.run(fillSql(sqlFile('window_pieces'), { sources: sources.join('\nUNION ALL\n') }));
-  return { usedFiles: hours?.files ?? [], edgeReportsRead: edges.reportsRead, layeredStatesCut: edges.layeredStatesCut };
+  return {
+    usedFiles: [...hours.recent, ...[...hours.older.values()].flat()],
+    edgeReportsRead: edges.reportsRead,
+    layeredStatesCut: edges.layeredStatesCut,
+    older: hours.older,
+    recentFromUs: BigInt(epochDay(recentFrom(plan.asOfDate))) * 86_400_000_000n,
+  };
 }
 
+/** The first of the recent days, whose states are read on their own. */
+const recentFrom = (asOfDate: string) => dateOfDay(epochDay(asOfDate) - RECENT_DAYS);
+
 /**
- * Hour pieces wholly inside every window they touch (hour_pieces.sql): each customer's older days
- * from one compacted file (reused while those days' states are the same), the recent days from
- * theirs. Hours after asOf's are left out by lo_us; asOf's own hour is whole unless cut.
+ * Hour pieces of `files` wholly inside every window they touch (hour_pieces.sql). Hours after
+ * asOf's are left out by lo_us; asOf's own hour is whole unless cut.
  */
-async function hourPieces(s: DbSession, plan: CombinePlan): Promise<{ sql: string; files: string[] }> {
-  const files = await compactedHours(s, plan.layout, plan.states, plan.asOfDate);
+export function hourPiecesSql(plan: CombinePlan, files: readonly string[]): string {
   const notCut = plan.cutHours.length > 0 ? `NOT (NOT at_start AND start_us IN (${lit(plan.cutHours)}))` : 'true';
-  return { files, sql: pieceSql('hour_pieces', { files: fileList(files), not_cut: notCut, as_of_us: lit([plan.asOfUs]) }) };
+  return pieceSql('hour_pieces', { files: fileList(files), not_cut: notCut, as_of_us: lit([plan.asOfUs]) });
 }
 
 /**
- * The hour-piece files to read for `states`: per customer, one compacted file of the hour pieces
- * of its days older than RECENT_DAYS before asOf's date (compacted-files.ts), plus the recent
- * days' own files. A run then opens a few files per customer instead of one per day of history; a
- * late file into an old day rebuilds its customer's compacted file.
+ * The hour-piece files of `states`: the recent days' own files (RECENT_DAYS before asOf's date and
+ * after), and per customer the files of its older days: one compacted file of their hour pieces
+ * (compacted-files.ts) when it has several. A run then opens a few files per customer instead of
+ * one per day of history; a late file into an old day rebuilds its customer's compacted file.
  */
-async function compactedHours(s: DbSession, layout: WarehouseLayout, states: readonly StateMeta[], asOfDate: string): Promise<string[]> {
-  const cutoff = dateOfDay(epochDay(asOfDate) - RECENT_DAYS);
-  const out: string[] = [];
+async function compactedHours(s: DbSession, layout: WarehouseLayout, states: readonly StateMeta[], asOfDate: string): Promise<{ recent: string[]; older: Map<string, string[]> }> {
+  const cutoff = recentFrom(asOfDate);
+  const recent: string[] = [];
+  const older = new Map<string, string[]>();
   const byCustomer = new Map<string, StateMeta[]>();
   for (const m of states) {
-    if (m.date >= cutoff) out.push(...stateHourFiles(layout, m));
+    if (m.date >= cutoff) recent.push(...stateHourFiles(layout, m));
     else byCustomer.set(m.customerId, [...(byCustomer.get(m.customerId) ?? []), m]);
   }
   for (const [customerId, list] of byCustomer) {
     if (list.length === 1) {
-      out.push(...stateHourFiles(layout, list[0]!));
+      older.set(customerId, stateHourFiles(layout, list[0]!));
       continue;
     }
     const file = compactedHoursFile(layout, customerId, statesKey(list));
     const query = fillSql(sqlFile('compacted_hours'), { files: fileList(list.flatMap((m) => stateHourFiles(layout, m))) });
-    out.push(await compactedFile(s, file, query, { compression: STATE_COMPRESSION }));
+    older.set(customerId, [await compactedFile(s, file, query, { compression: STATE_COMPRESSION })]);
   }
-  return out;
+  return { recent, older };
 }
 
 /** An hour that an edge cuts, in a state of its day, and the file beside the state that keeps its pieces. */

@@ -14,7 +14,7 @@ import { PROJECT_ROOT } from '../../lib/version.ts';
 import { landingPath, writeReportsParquet } from '../helpers/reports.ts';
 import { quotedString } from '../../warehouse/sql-files.ts';
 import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
-import { snapshotFiles } from '../../warehouse/snapshots.ts';
+import { sessionClassFiles, snapshotFiles } from '../../warehouse/snapshots.ts';
 import { queryBreakdown, sessionClassesRelation } from '../../warehouse/breakdowns.ts';
 
 const run = promisify(execFile);
@@ -81,7 +81,7 @@ describe('analyst catalog: window_sessions', () => {
     const [outcome] = await queryCatalog([query]);
     const snap = (await currentSnapshot(wh.layout))!;
     const rows = await wh.db.withSession((s) =>
-      queryBreakdown(s, sessionClassesRelation([snapshotFiles(snap.dir).sessionClasses('acme')]), {
+      queryBreakdown(s, sessionClassesRelation(sessionClassFiles(snapshotFiles(snap.dir), ['acme'])), {
         window: '30d',
         streamId: null,
         by: 'device',

@@ -10,7 +10,8 @@ import { expectSameRows, Independent, type IndependentFilters, type Row } from '
 import { breakdownData, landBreakdownFiles } from '../helpers/breakdown-data.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
-import { snapshotFiles } from '../../warehouse/snapshots.ts';
+import { existsSync } from 'node:fs';
+import { sessionClassFiles, snapshotFiles } from '../../warehouse/snapshots.ts';
 import { quotedString } from '../../warehouse/sql-files.ts';
 import { BREAKDOWN_DIMENSIONS, queryBreakdown, sessionClassesRelation, type BreakdownFilters, type SessionDimension } from '../../warehouse/breakdowns.ts';
 import { WINDOW_NAMES, type WindowName } from '../../warehouse/windows.ts';
@@ -45,7 +46,7 @@ async function ours(asOf: Date, window: WindowName, by: SessionDimension | null,
   const files = snapshotFiles(snap.dir);
   const customers = scope.customer ? [scope.customer] : scope.streamId ? [scope.streamId.split(':')[0]!] : snap.manifest.partitions.map((p) => p.customerId);
   return wh.db.withSession((s) =>
-    queryBreakdown(s, sessionClassesRelation(customers.map(files.sessionClasses)), { window, streamId: scope.streamId ?? null, by, filters: typed(filters) }),
+    queryBreakdown(s, sessionClassesRelation(sessionClassFiles(files, customers)), { window, streamId: scope.streamId ?? null, by, filters: typed(filters) }),
   );
 }
 
@@ -81,6 +82,10 @@ describe('breakdowns from the snapshot equal independent SQL over the raw report
     const [changing] = await ind.query(`SELECT count(*) AS n FROM (SELECT sessionId FROM ind_reports GROUP BY ALL HAVING count(DISTINCT device) > 1)`);
     expect(Number(changing!['n'])).toBeGreaterThan(3);
     await expectBreakdownsMatch(AS_OF, 'first run');
+    // The older days' session classes are kept apart from the recent ones (older-classes.ts), and
+    // sessions cross from the ones into the others: both parts are exercised.
+    const first = (await currentSnapshot(wh.layout))!;
+    expect(CUSTOMERS.filter((c) => existsSync(snapshotFiles(first.dir).olderSessionClasses(c)))).toEqual(CUSTOMERS);
 
     await landBreakdownFiles(wh, data.late, '-late');
     await runPipeline(wh, { asOf: LATER });

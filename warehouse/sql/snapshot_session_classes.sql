@@ -1,7 +1,8 @@
--- The session classes of every stream at asOf (session_classes.sql over the window pieces), kept
--- for the snapshot's files of each customer and its stream quality rows.
+-- The session classes at asOf of the recent days' pieces and the edge hours (session_classes.sql
+-- over the window pieces), kept for the snapshot's part-0 file of each customer and, with each
+-- customer's older classes, its summaries (session_classes_view.sql).
 -- Placeholders: those of session_classes.sql, <pieces> window_pieces.
 -- Parameters: $as_of (TIMESTAMP), $window_seconds (BIGINT[4]).
--- Reads: window_pieces (window_pieces.sql). Writes: session_classes.
-CREATE OR REPLACE TEMP TABLE session_classes AS
+-- Reads: window_pieces (window_pieces.sql). Writes: session_classes_recent.
+CREATE OR REPLACE TEMP TABLE session_classes_recent AS
 {{@session_classes}}
