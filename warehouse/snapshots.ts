@@ -2,12 +2,11 @@
 // into place and atomically replacing the CURRENT pointer, then prunes old snapshots. A reader
 // follows CURRENT and sees the previous snapshot or the new one, never a mix.
 import fs from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { fsyncDir, fsyncTree, writeJsonDurable } from '../lib/fsx.ts';
+import { fsyncDir, fsyncTree, readdirSyncOrEmpty, writeJsonDurable } from '../lib/fsx.ts';
 import { takeLock, type HeldLock } from '../lib/file-lock.ts';
 import { hostScratchDir, type WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
@@ -42,12 +41,12 @@ export function snapshotFiles(dir: string) {
       path.join(dir, 'stream_timeseries', `customer=${customerId}`, `date=${first}`, `through-${last}.parquet`),
     /**
      * A customer's session classes at asOf (breakdowns by session dimension, filtered metrics):
-     * those of its recent days, written by the run (part-0), and those of its older days, linked
-     * from the state area (part-1, older-classes.ts; absent when it has none). A session's part of
-     * one class may be split over both: readers add a session's rows up.
+     * those of the hours an edge cuts, written by the run (part-0), and those of its class units,
+     * linked from the state area (part-1 on: class-units.ts). A session's part of one class may be
+     * split over several files: readers add a session's rows up.
      */
     sessionClasses: (customerId: string) => path.join(dir, 'session_classes', `customer=${customerId}`, 'part-0.parquet'),
-    olderSessionClasses: (customerId: string) => path.join(dir, 'session_classes', `customer=${customerId}`, 'part-1.parquet'),
+    sessionClassesPart: (customerId: string, i: number) => path.join(dir, 'session_classes', `customer=${customerId}`, `part-${i}.parquet`),
     /** Every stream's quality figures of every window (unfiltered metrics). */
     streamQuality: path.join(dir, 'stream_quality.parquet'),
     summariesGlob: path.join(dir, 'stream_summaries', '*', '*.parquet'),
@@ -60,9 +59,14 @@ export function snapshotFiles(dir: string) {
 
 export type SnapshotFiles = ReturnType<typeof snapshotFiles>;
 
-/** The session class files (both parts, snapshotFiles) of `customers` that a snapshot folder holds. */
+/** Every session class file (snapshotFiles: all parts) of `customers` that a snapshot folder holds. */
 export function sessionClassFiles(files: SnapshotFiles, customers: readonly string[]): string[] {
-  return customers.flatMap((c) => [files.sessionClasses(c), files.olderSessionClasses(c)]).filter((f) => existsSync(f));
+  return customers.flatMap((c) => {
+    const dir = path.dirname(files.sessionClasses(c));
+    return readdirSyncOrEmpty(dir)
+      .filter((n) => /^part-\d+\.parquet$/.test(n))
+      .map((n) => path.join(dir, n));
+  });
 }
 
 export function buildDir(layout: WarehouseLayout, runId: string): string {

@@ -30,9 +30,9 @@ const COMBINE_RELATIONS = ['window_pieces', 'edge_reports', 'summaries', 'added_
 export async function combineStates(s: DbSession, input: CombineInput): Promise<CombineResult> {
   const plan = planCombine(input);
   const pieces = await createWindowPieces(s, plan);
-  const older = await createSessionClasses(s, plan, pieces);
+  const units = await createSessionClasses(s, plan, pieces);
   const { customers, platformRows } = await writeSummaries(s, plan);
-  await writeBreakdownFiles(s, plan, older);
+  await writeBreakdownFiles(s, plan, units);
   const series = await writeSeriesDays(s, plan, customers);
   await dropRelations(s, COMBINE_RELATIONS);
   return {
@@ -40,6 +40,6 @@ export async function combineStates(s: DbSession, input: CombineInput): Promise<
     platformRows,
     edgeReportsRead: pieces.edgeReportsRead + series.edgeReportsRead,
     layeredStatesCut: new Set([...pieces.layeredStatesCut, ...series.layeredStatesCut]).size,
-    usedFiles: [...pieces.usedFiles, ...older.values(), ...series.usedFiles],
+    usedFiles: [...pieces.usedFiles, ...[...units.values()].flat(), ...series.usedFiles],
   };
 }

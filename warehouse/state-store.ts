@@ -178,10 +178,10 @@ export function compactedHoursFile(layout: WarehouseLayout, customerId: string, 
 }
 
 /**
- * A customer's session classes of its older days at one class signature (older-classes.ts), named
- * by a hash of the hour-piece files and the signature: state/customer=<id>/classes-<key>.parquet.
+ * The session classes of one class unit of a customer at one signature (class-units.ts), named by
+ * a hash of the unit's hour-piece files and the signature: state/customer=<id>/classes-<key>.parquet.
  */
-export function olderClassesFile(layout: WarehouseLayout, customerId: string, key: string): string {
+export function classesFile(layout: WarehouseLayout, customerId: string, key: string): string {
   return path.join(layout.state, `customer=${customerId}`, `classes-${key}.parquet`);
 }
 

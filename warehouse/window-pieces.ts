@@ -21,42 +21,41 @@ const RECENT_DAYS = 2;
 const lit = (xs: readonly bigint[]) => xs.map((x) => `${x}::BIGINT`).join(', ');
 
 export interface WindowPieces {
-  /** Hour-piece files read, recent and older (retention keeps the compacted ones). */
+  /** Hour-piece files read (retention keeps the compacted ones). */
   usedFiles: string[];
   /** Raw reports read to keep the pieces of newly cut hours. */
   edgeReportsRead: number;
   /** Ids of the layered states whose cut hours came from their layers' report files. */
   layeredStatesCut: string[];
   /**
-   * Each customer's hour-piece files of its older days (before RECENT_DAYS ago), which the view
-   * leaves out: their session classes are kept apart (older-classes.ts).
+   * The hour pieces, which the view leaves out, as the units whose session classes are kept in
+   * the state area (class-units.ts): per customer, its days before asOf's date; then each hour
+   * file of asOf's date (a layer of a layered state, or a state's own).
    */
-  older: Map<string, string[]>;
-  /** The first instant of the recent days (microseconds since the epoch): older pieces lie before it. */
-  recentFromUs: bigint;
+  units: ClassUnit[];
 }
+
+/** Hour-piece files of one customer whose pieces lie in [fromUs, toUs) (microseconds; fromUs null: unbounded). */
+export interface ClassUnit {
+  customerId: string;
+  files: string[];
+  fromUs: bigint | null;
+  toUs: bigint;
+}
+
+const DAY_US = 86_400_000_000n;
 
 /**
- * The view `window_pieces` of the plan's states at asOf: every piece of the recent days' states
- * and of the hours an edge cuts; the hour pieces of older days are named in `older`.
+ * The view `window_pieces` of the plan's states at asOf: the pieces of the hours an edge cuts;
+ * the hour pieces, wholly inside every window they touch, are named in `units`.
  */
 export async function createWindowPieces(s: DbSession, plan: CombinePlan): Promise<WindowPieces> {
-  const hours = await compactedHours(s, plan.layout, plan.states, plan.asOfDate);
+  const units = await classUnits(s, plan);
   const edges = await edgePieces(s, plan);
-  const recent = hours.recent.length > 0 ? [hourPiecesSql(plan, hours.recent)] : [];
-  const sources = [...recent, ...(edges.sql ? [edges.sql] : []), noPiecesSql()];
+  const sources = [...(edges.sql ? [edges.sql] : []), noPiecesSql()];
   await s.run(fillSql(sqlFile('window_pieces'), { sources: sources.join('\nUNION ALL\n') }));
-  return {
-    usedFiles: [...hours.recent, ...[...hours.older.values()].flat()],
-    edgeReportsRead: edges.reportsRead,
-    layeredStatesCut: edges.layeredStatesCut,
-    older: hours.older,
-    recentFromUs: BigInt(epochDay(recentFrom(plan.asOfDate))) * 86_400_000_000n,
-  };
+  return { usedFiles: units.flatMap((u) => u.files), edgeReportsRead: edges.reportsRead, layeredStatesCut: edges.layeredStatesCut, units };
 }
-
-/** The first of the recent days, whose states are read on their own. */
-const recentFrom = (asOfDate: string) => dateOfDay(epochDay(asOfDate) - RECENT_DAYS);
 
 /**
  * Hour pieces of `files` wholly inside every window they touch (hour_pieces.sql). Hours after
@@ -68,30 +67,39 @@ export function hourPiecesSql(plan: CombinePlan, files: readonly string[]): stri
 }
 
 /**
- * The hour-piece files of `states`: the recent days' own files (RECENT_DAYS before asOf's date and
- * after), and per customer the files of its older days: one compacted file of their hour pieces
- * (compacted-files.ts) when it has several. A run then opens a few files per customer instead of
- * one per day of history; a late file into an old day rebuilds its customer's compacted file.
+ * The class units of the plan's states. A customer's days before asOf's date make one unit: the
+ * days from RECENT_DAYS before asOf's date their states' own files, the older ones one compacted
+ * file of their hour pieces (compacted-files.ts) when there are several, so that a run opens a few
+ * files per customer instead of one per day of history (a late file into an old day rebuilds its
+ * customer's compacted file). Each hour file of asOf's date is a unit of its own: a layered state
+ * adds a layer at each run, and only the new layer's classes are new.
  */
-async function compactedHours(s: DbSession, layout: WarehouseLayout, states: readonly StateMeta[], asOfDate: string): Promise<{ recent: string[]; older: Map<string, string[]> }> {
-  const cutoff = recentFrom(asOfDate);
-  const recent: string[] = [];
-  const older = new Map<string, string[]>();
-  const byCustomer = new Map<string, StateMeta[]>();
-  for (const m of states) {
-    if (m.date >= cutoff) recent.push(...stateHourFiles(layout, m));
-    else byCustomer.set(m.customerId, [...(byCustomer.get(m.customerId) ?? []), m]);
-  }
-  for (const [customerId, list] of byCustomer) {
-    if (list.length === 1) {
-      older.set(customerId, stateHourFiles(layout, list[0]!));
+async function classUnits(s: DbSession, plan: CombinePlan): Promise<ClassUnit[]> {
+  const cutoff = dateOfDay(epochDay(plan.asOfDate) - RECENT_DAYS);
+  const todayUs = BigInt(epochDay(plan.asOfDate)) * DAY_US;
+  const before = new Map<string, { recent: string[]; older: StateMeta[] }>();
+  const units: ClassUnit[] = [];
+  for (const m of plan.states) {
+    if (m.date === plan.asOfDate) {
+      for (const f of stateHourFiles(plan.layout, m)) units.push({ customerId: m.customerId, files: [f], fromUs: todayUs, toUs: todayUs + DAY_US });
       continue;
     }
-    const file = compactedHoursFile(layout, customerId, statesKey(list));
-    const query = fillSql(sqlFile('compacted_hours'), { files: fileList(list.flatMap((m) => stateHourFiles(layout, m))) });
-    older.set(customerId, [await compactedFile(s, file, query, { compression: STATE_COMPRESSION })]);
+    const b = before.get(m.customerId) ?? { recent: [], older: [] };
+    if (m.date >= cutoff) b.recent.push(...stateHourFiles(plan.layout, m));
+    else b.older.push(m);
+    before.set(m.customerId, b);
   }
-  return { recent, older };
+  for (const [customerId, b] of before) {
+    const files = [...b.recent];
+    if (b.older.length === 1) files.push(...stateHourFiles(plan.layout, b.older[0]!));
+    else if (b.older.length > 1) {
+      const file = compactedHoursFile(plan.layout, customerId, statesKey(b.older));
+      const query = fillSql(sqlFile('compacted_hours'), { files: fileList(b.older.flatMap((m) => stateHourFiles(plan.layout, m))) });
+      files.push(await compactedFile(s, file, query, { compression: STATE_COMPRESSION }));
+    }
+    units.push({ customerId, files, fromUs: null, toUs: todayUs });
+  }
+  return units;
 }
 
 /** An hour that an edge cuts, in a state of its day, and the file beside the state that keeps its pieces. */

@@ -1,0 +1,72 @@
+// The session classes of the hour pieces, kept in the state area per class unit (window-pieces.ts:
+// a customer's days before asOf's date, or one hour file of asOf's date) and linked into every
+// snapshot. A unit's files never change, and the window class of each of its whole hour pieces
+// (and whether the snapshot reads it) changes only when an edge or asOf reaches another hour or
+// the first instant of one, or the hours cut change: so a unit's classes are computed once an hour
+// at most, and a run computes those of the units that are new (a layer it added), not all of them.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import { copyToParquet } from './parquet-write.ts';
+import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
+import type { DbSession } from './duckdb/session.ts';
+import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from './breakdowns.ts';
+import { HOUR_US, type CombinePlan } from './combine-plan.ts';
+import { hourPiecesSql, type ClassUnit } from './window-pieces.ts';
+import { classesFile } from './state-store.ts';
+import { WINDOWS } from './windows.ts';
+import { exists } from '../lib/fsx.ts';
+
+/** Bumped when the files' columns or classing change: a new version names new files. */
+const VERSION = 'class-units-1';
+
+/**
+ * What fixes, at asOf, the window class of every whole hour piece lying in [fromUs, toUs) and
+ * whether the snapshot reads it (window_class.sql, hour_pieces.sql): where each window's lower edge
+ * and asOf sit, and the hours cut there. A piece's earliest instant lo_us is its hour's start h
+ * (the hour's first instant) or h + 1 (the rest); it is in a window when lo_us > edge, read when
+ * lo_us <= asOf. For an instant x in the span that is decided, for every piece, by x's hour and
+ * whether x is its first instant; x before the span puts every piece on one side, after on the
+ * other; a cut hour leaves out the rest of that hour.
+ */
+export function unitSignature(plan: Pick<CombinePlan, 'asOfUs' | 'cutHours'>, fromUs: bigint | null, toUs: bigint): string {
+  const place = (x: bigint) => {
+    if (fromUs !== null && x < fromUs) return 'before';
+    if (x >= toUs) return 'after';
+    const h = x - (((x % HOUR_US) + HOUR_US) % HOUR_US);
+    return `${h}:${x === h ? 0 : 1}`;
+  };
+  const edges = WINDOWS.filter((w) => w.seconds !== null).map((w) => place(plan.asOfUs - BigInt(w.seconds!) * 1_000_000n));
+  const cut = plan.cutHours.filter((h) => (fromUs === null || h >= fromUs) && h < toUs).map(String).sort();
+  return [...edges, `asOf ${place(plan.asOfUs)}`, `cut ${cut.join(' ')}`].join(',');
+}
+
+/**
+ * The session classes file of every unit at asOf (written the first time a run needs it, touched
+ * on every use so that retention keeps it), by customer, and the SQL that adds them to the
+ * classes of the cut hours in the view `session_classes`.
+ */
+export async function unitSessionClasses(s: DbSession, plan: CombinePlan, units: readonly ClassUnit[]): Promise<{ files: Map<string, string[]>; unionSql: string }> {
+  const { params, types } = windowClassParams(plan.asOf);
+  const files = new Map<string, string[]>();
+  for (const u of units) {
+    const signature = unitSignature(plan, u.fromUs, u.toUs);
+    const key = createHash('sha256').update([VERSION, signature, ...u.files].join('\n')).digest('hex').slice(0, 24);
+    const file = classesFile(plan.layout, u.customerId, key);
+    if (!(await exists(file))) {
+      const query = breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, u.files)})` });
+      await copyToParquet(s, query, file, params, types, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
+    }
+    const now = new Date();
+    await fs.utimes(file, now, now).catch(() => {});
+    files.set(u.customerId, [...(files.get(u.customerId) ?? []), file]);
+  }
+  const unionSql = [...files]
+    .map(([c, list]) => `UNION ALL BY NAME SELECT ${quotedString(c)} AS customer, * FROM read_parquet(${fileList(list)}, hive_partitioning = false)`)
+    .join('\n');
+  return { files, unionSql };
+}
+
+/** The view `session_classes`: the classes of the cut hours and those of every unit. */
+export async function createSessionClassesView(s: DbSession, unionSql: string): Promise<void> {
+  await s.run(fillSql(sqlFile('session_classes_view'), { units: unionSql }));
+}
