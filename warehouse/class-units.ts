@@ -6,6 +6,7 @@
 // at most, and a run computes those of the units that are new (a layer it added), not all of them.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { copyToParquet } from './parquet-write.ts';
 import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
@@ -41,6 +42,16 @@ export function unitSignature(plan: Pick<CombinePlan, 'asOfUs' | 'cutHours'>, fr
 }
 
 /**
+ * What names a unit's file for good: a layer's file by its partition and its name (a layer id is
+ * unique, and each new state of the partition hard-links the layers it keeps under that name),
+ * any other file by its path (a state's or a compacted file's path names its content).
+ */
+function fileIdentity(file: string): string {
+  const name = path.basename(file);
+  return name.startsWith('layer-') ? `${path.basename(path.dirname(path.dirname(path.dirname(file))))}/${path.basename(path.dirname(path.dirname(file)))}/${name}` : file;
+}
+
+/**
  * The session classes file of every unit at asOf (written the first time a run needs it, touched
  * on every use so that retention keeps it), by customer, and the SQL that adds them to the
  * classes of the cut hours in the view `session_classes`.
@@ -50,7 +61,7 @@ export async function unitSessionClasses(s: DbSession, plan: CombinePlan, units:
   const files = new Map<string, string[]>();
   for (const u of units) {
     const signature = unitSignature(plan, u.fromUs, u.toUs);
-    const key = createHash('sha256').update([VERSION, signature, ...u.files].join('\n')).digest('hex').slice(0, 24);
+    const key = createHash('sha256').update([VERSION, signature, ...u.files.map(fileIdentity)].join('\n')).digest('hex').slice(0, 24);
     const file = classesFile(plan.layout, u.customerId, key);
     if (!(await exists(file))) {
       const query = breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, u.files)})` });
