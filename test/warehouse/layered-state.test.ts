@@ -62,6 +62,11 @@ async function landCopies(g: number, customer: string, name: string): Promise<nu
   });
 }
 
+/** The session class files of a customer's class units in the state area (class-units.ts). */
+async function classFiles(customer: string): Promise<string[]> {
+  return (await fs.readdir(path.join(inc.layout.state, `customer=${customer}`))).filter((n) => n.startsWith('classes-'));
+}
+
 async function acmeState(): Promise<StateMeta> {
   return (await readStates(inc.layout)).get('acme/2026-11-24')![0]!;
 }
@@ -104,12 +109,18 @@ describe('layered states of recent days', () => {
     expect(second.rowsRead - first.rowsRead).toBe(newRows);
 
     // Copies of every report of hour 0 in a file whose name sorts after theirs: dropped, appended.
+    // The new state links the layers it keeps, and their session classes (class-units.ts) are
+    // reused at the same hour of asOf: at most the new layer's are computed.
+    const classesBefore = await classFiles('acme');
     const copies = await landCopies(0, 'acme', 'zz-copies.parquet');
     await runAndCheck(at(3), 'later copies');
     const third = await acmeState();
     expect(third.made).toBe('appended');
     expect(third.duplicatesDropped - second.duplicatesDropped).toBe(copies);
     expect(third.reports).toBe(second.reports);
+    const computed = (await classFiles('acme')).filter((f) => !classesBefore.includes(f));
+    expect(computed.length).toBeLessThanOrEqual(third.layers!.length - second.layers!.length);
+    expect(second.layers!.length).toBeGreaterThan(0);
 
     // Copies in a file whose name sorts before theirs: the rule keeps the new copies, so the
     // state is built whole.
