@@ -34,11 +34,12 @@ const START_KEY_LABEL = 'sample (npm start)';
 
 /**
  * The embedded default is live: its collector lands what it takes every 2 s (COLLECTOR_FLUSH_SECONDS,
- * 120 s elsewhere), and a run starts as soon as a landing ends (at most one a second), and every
+ * 120 s elsewhere), and a run starts as soon as a landing ends (a quarter of a second after the
+ * previous run at least, which leaves the API and the collector a moment), and every
  * 30 s anyway.
  */
 const START_DEFAULTS = { COLLECTOR_FLUSH_SECONDS: '2' };
-const LIVE_POLICY = { minGapMs: 1_000, idleMs: 30_000 };
+const LIVE_POLICY = { minGapMs: 250, idleMs: 30_000 };
 
 export async function run(_flags: unknown, settings: SettingOverrides): Promise<void> {
   const rt = runtime(settings, 'command', START_DEFAULTS);
