@@ -1,4 +1,4 @@
-// npm run bench:live -- [--mode both|start|workers] [--tiny] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3]
+// npm run bench:live -- [--mode both|start|workers] [--tiny] [--one-report-sessions] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3]
 // End-to-end freshness of live figures (issue 30's figure; goal p95 ≤ 10 s): the time from the
 // collector's acknowledgement of a report to the first API answer that counts it, in two
 // deployments over the same generated history (30 days × 100 streams by default, ending now,
@@ -8,8 +8,9 @@
 //            --rollup-every 5s` (and the compaction job, every 60 s), two `worker` processes, a
 //            `collect` and a `serve` process, with the live settings of docs/operations.md.
 // In each, a background load posts `--rate` reports/s to the collector (batches of 100, evenly
-// spaced), and every `--probe-every` seconds a probe posts one report of a stream never seen before
-// and polls `/telemetry/streams?window=1h` until the stream is listed. Prints freshness p50/p95/max
+// spaced) as SDKs do: rate × 30 sessions at once, each reporting every 30 s for 15 minutes
+// (`--one-report-sessions`: every report a session of its own, rate new sessions a second), and
+// every `--probe-every` seconds a probe posts one report of a stream never seen before and polls `/telemetry/streams?window=1h` until the stream is listed. Prints freshness p50/p95/max
 // per mode, the rollups' durations, and the peak RSS (VmHWM) of every process. `--tiny`: a day of
 // 4 streams, 200 reports/s, 4 probes (a check that it runs, in a minute or two; not a measure).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -37,8 +38,9 @@ const cli = new Command()
   .option('--rate <n>', 'background reports per second', '5000')
   .option('--probes <n>', 'probes', '30')
   .option('--probe-every <s>', 'seconds between probes', '3')
+  .option('--one-report-sessions', 'the background load posts every report as a session of its own (rate new sessions a second) instead of sessions reporting every 30 s')
   .parse()
-  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string }>();
+  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; oneReportSessions?: boolean }>();
 const TINY = { days: '1', customers: '2', streams: '2', sessions: '40', rate: '200', probes: '4', probeEvery: '2' };
 const opts = cli.tiny ? { ...cli, ...TINY } : cli;
 if (!['start', 'workers', 'both'].includes(opts.mode)) throw new Error(`--mode: start, workers or both, not ${opts.mode}`);
@@ -139,11 +141,30 @@ async function startStart(): Promise<{ proc: Proc; target: Target }> {
   };
 }
 
-function report(streamId: string, id: string, ts: Date): Record<string, unknown> {
+/** A report of a session (a session of its own by default); the startup time is on its seq 0 report only. */
+function report(streamId: string, id: string, ts: Date, session: { sessionId: string; seq: number; final: boolean } = { sessionId: `s-${id}`, seq: 0, final: false }): Record<string, unknown> {
   return {
-    reportId: id, sessionId: `s-${id}`, streamId, ts: ts.toISOString(), intervalMs: 30_000, seq: 0, final: false, cohort: 'p2p', contentType: 'live',
-    bytesOffloaded: 3_000_000, bytesFallback: 1_000_000, peerCount: 3, bufferHealth: 12.5, watchMs: 30_000, startupMs: 900, device: 'desktop', region: 'eu-west',
+    reportId: id, sessionId: session.sessionId, streamId, ts: ts.toISOString(), intervalMs: INTERVAL_MS, seq: session.seq, final: session.final, cohort: 'p2p', contentType: 'live',
+    bytesOffloaded: 3_000_000, bytesFallback: 1_000_000, peerCount: 3, bufferHealth: 12.5, watchMs: 30_000, ...(session.seq === 0 ? { startupMs: 900 } : {}), device: 'desktop', region: 'eu-west',
   };
+}
+
+/** As the SDK reports (session-report.md): every 30 s, each session 30 times (15 minutes), its last report final. */
+const INTERVAL_MS = 30_000;
+const SESSION_REPORTS = 30;
+
+/**
+ * The session of the load's k-th report: `rate` reports/s every INTERVAL_MS make rate × 30 sessions
+ * at once, report k going to slot k mod that; a slot's session ends after SESSION_REPORTS reports
+ * and another takes its place. With --one-report-sessions, every report is a session of its own.
+ */
+function loadSession(started: number, rate: number, k: number): { sessionId: string; seq: number; final: boolean; slot: number } | null {
+  if (opts.oneReportSessions) return null;
+  const slots = Math.max(1, Math.round((rate * INTERVAL_MS) / 1000));
+  const slot = k % slots;
+  const round = Math.floor(k / slots);
+  const seq = round % SESSION_REPORTS;
+  return { sessionId: `s-${started}-${slot}-${Math.floor(round / SESSION_REPORTS)}`, seq, final: seq === SESSION_REPORTS - 1, slot };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
@@ -170,7 +191,10 @@ async function backgroundLoad(s: Target, rate: number, stop: () => boolean): Pro
   while (!stop()) {
     const due = started + (n * 1000) / perSecond;
     await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
-    const batch = Array.from({ length: 100 }, (_, i) => report(`${s.customer}:live-${(n + i) % 10}`, `bg-${started}-${n}-${i}`, new Date()));
+    const batch = Array.from({ length: 100 }, (_, i) => {
+      const session = loadSession(started, rate, n * 100 + i);
+      return report(`${s.customer}:live-${(session?.slot ?? n + i) % 10}`, `bg-${started}-${n}-${i}`, new Date(), session ?? undefined);
+    });
     n++;
     const p = post(s.collector, s.key, batch).then(
       (status) => void (status === 202 ? (sent += 100) : refused++),
