@@ -11,8 +11,9 @@
 // spaced) as SDKs do: rate × 30 sessions at once, each reporting every 30 s for 15 minutes
 // (`--one-report-sessions`: every report a session of its own, rate new sessions a second), and
 // every `--probe-every` seconds a probe posts one report of a stream never seen before and polls
-// `/telemetry/streams?window=1h` until the stream is listed. Prints freshness p50/p95/max per mode, the rollups' durations, and the peak RSS (VmHWM) of every process. `--tiny`: a day of
-// 4 streams, 200 reports/s, 4 probes (a check that it runs, in a minute or two; not a measure).
+// `/telemetry/streams?window=1h` until the stream is listed. Prints freshness p50/p95/max per
+// mode, the rollups' durations, and the peak RSS (VmHWM) of every process. `--tiny`: a day of 4
+// streams, 200 reports/s, 4 probes (a check that it runs, in a minute or two; not a measure).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
