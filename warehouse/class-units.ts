@@ -51,14 +51,22 @@ function fileIdentity(file: string): string {
   return name.startsWith('layer-') ? `${path.basename(path.dirname(path.dirname(path.dirname(file))))}/${path.basename(path.dirname(path.dirname(file)))}/${name}` : file;
 }
 
+/** The units' session class files by customer, how many of them this run computed, and their union's SQL. */
+export interface UnitClasses {
+  files: Map<string, string[]>;
+  computed: number;
+  unionSql: string;
+}
+
 /**
  * The session classes file of every unit at asOf (written the first time a run needs it, touched
  * on every use so that retention keeps it), by customer, and the SQL that adds them to the
  * classes of the cut hours in the view `session_classes`.
  */
-export async function unitSessionClasses(s: DbSession, plan: CombinePlan, units: readonly ClassUnit[]): Promise<{ files: Map<string, string[]>; unionSql: string }> {
+export async function unitSessionClasses(s: DbSession, plan: CombinePlan, units: readonly ClassUnit[]): Promise<UnitClasses> {
   const { params, types } = windowClassParams(plan.asOf);
   const files = new Map<string, string[]>();
+  let computed = 0;
   for (const u of units) {
     const signature = unitSignature(plan, u.fromUs, u.toUs);
     const key = createHash('sha256').update([VERSION, signature, ...u.files.map(fileIdentity)].join('\n')).digest('hex').slice(0, 24);
@@ -66,6 +74,7 @@ export async function unitSessionClasses(s: DbSession, plan: CombinePlan, units:
     if (!(await exists(file))) {
       const query = breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, u.files)})` });
       await copyToParquet(s, query, file, params, types, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
+      computed++;
     }
     const now = new Date();
     await fs.utimes(file, now, now).catch(() => {});
@@ -74,7 +83,7 @@ export async function unitSessionClasses(s: DbSession, plan: CombinePlan, units:
   const unionSql = [...files]
     .map(([c, list]) => `UNION ALL BY NAME SELECT ${quotedString(c)} AS customer, * FROM read_parquet(${fileList(list)}, hive_partitioning = false)`)
     .join('\n');
-  return { files, unionSql };
+  return { files, computed, unionSql };
 }
 
 /** The view `session_classes`: the classes of the cut hours and those of every unit. */

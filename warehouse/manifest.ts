@@ -90,6 +90,9 @@ export const SnapshotManifestSchema = z.object({
       layeredStatesCut: z.number().optional(),
       seriesDaysLinked: z.number(),
       seriesDaysComputed: z.number(),
+      /** Class units (class-units.ts) whose session classes the run computed, and all it linked. */
+      classUnitsComputed: z.number().optional(),
+      classUnitsLinked: z.number().optional(),
     })
     .optional(),
 });

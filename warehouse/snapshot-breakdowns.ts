@@ -9,22 +9,21 @@ import { sqlFile } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from './breakdowns.ts';
 import type { CombinePlan } from './combine-plan.ts';
-import { createSessionClassesView, unitSessionClasses } from './class-units.ts';
+import { createSessionClassesView, unitSessionClasses, type UnitClasses } from './class-units.ts';
 import type { WindowPieces } from './window-pieces.ts';
 import { fsyncDir, linkOrCopy } from '../lib/fsx.ts';
 
 /**
  * The session classes of the snapshot at asOf: the table `session_classes_recent` of the hours an
  * edge cuts (from the window pieces), every class unit's file (class-units.ts), and the view
- * `session_classes` of both, which its summaries (snapshot-summaries.ts) are made of. Returns the
- * units' files by customer.
+ * `session_classes` of both, which its summaries (snapshot-summaries.ts) are made of.
  */
-export async function createSessionClasses(s: DbSession, plan: CombinePlan, pieces: WindowPieces): Promise<Map<string, string[]>> {
+export async function createSessionClasses(s: DbSession, plan: CombinePlan, pieces: WindowPieces): Promise<UnitClasses> {
   const { params, types } = windowClassParams(plan.asOf);
   await s.run(breakdownFileSql('snapshot_session_classes', { pieces: 'window_pieces' }), params, types);
   const units = await unitSessionClasses(s, plan, pieces.units);
   await createSessionClassesView(s, units.unionSql);
-  return units.files;
+  return units;
 }
 
 /**

@@ -20,7 +20,9 @@ export interface CombineResult {
   edgeReportsRead: number;
   /** Layered states whose cut hours or asOf's minute were read from their layers' report files. */
   layeredStatesCut: number;
-  /** Files of the state area this combine used besides states (compacted hours, series blocks): kept by retention. */
+  /** Class units (class-units.ts) whose session classes this combine computed, and all it linked. */
+  classUnits: { computed: number; linked: number };
+  /** Files of the state area this combine used besides states (compacted hours, class units' classes, series blocks): kept by retention. */
   usedFiles: string[];
 }
 
@@ -32,7 +34,7 @@ export async function combineStates(s: DbSession, input: CombineInput): Promise<
   const pieces = await createWindowPieces(s, plan);
   const units = await createSessionClasses(s, plan, pieces);
   const { customers, platformRows } = await writeSummaries(s, plan);
-  await writeBreakdownFiles(s, plan, units);
+  await writeBreakdownFiles(s, plan, units.files);
   const series = await writeSeriesDays(s, plan, customers);
   await dropRelations(s, COMBINE_RELATIONS);
   return {
@@ -40,6 +42,7 @@ export async function combineStates(s: DbSession, input: CombineInput): Promise<
     platformRows,
     edgeReportsRead: pieces.edgeReportsRead + series.edgeReportsRead,
     layeredStatesCut: new Set([...pieces.layeredStatesCut, ...series.layeredStatesCut]).size,
-    usedFiles: [...pieces.usedFiles, ...[...units.values()].flat(), ...series.usedFiles],
+    usedFiles: [...pieces.usedFiles, ...[...units.files.values()].flat(), ...series.usedFiles],
+    classUnits: { computed: units.computed, linked: [...units.files.values()].reduce((a, l) => a + l.length, 0) },
   };
 }

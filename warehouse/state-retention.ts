@@ -173,10 +173,14 @@ export async function pruneStates(layout: WarehouseLayout, opts: PruneOptions): 
     const removed = await Promise.all(
       entries.map((d) => {
         if (d.startsWith('date=')) return prunePartition(c, d);
-        // Compacted hour pieces, older session classes and series blocks that the run did not use,
-        // and the temporary files of a killed write of one.
+        // Compacted hour pieces, class units' session classes and series blocks that the run did
+        // not use, and the temporary files of a killed write of one. A unit's classes are made at
+        // every run that adds a layer, and replaced at every hour: like a superseded state, they go
+        // once unused for the superseded grace time, so that their number does not grow with the
+        // cadence (a run links those it uses into its snapshot seconds after touching them).
         const file = path.join(layout.state, c, d);
         if (!(d.startsWith('hours-') || d.startsWith('classes-') || d.startsWith('series-')) || opts.keepFiles?.has(file)) return false;
+        if (d.startsWith('classes-') && !d.includes(TMP_PREFIX)) return removeIf(file, 'superseded', () => olderThan(file, opts.supersededGraceMs, false));
         return remove(file, d.includes(TMP_PREFIX) ? 'debris' : 'superseded');
       }),
     );

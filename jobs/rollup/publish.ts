@@ -96,7 +96,8 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   await releaseLeases(deps.layout, input.runId);
   // States that no partition uses any more (files gone, superseded), unless a run in flight holds
   // a lease on them, once past their grace time.
-  if (input.pruneNeeded !== false) await pruneUnusedStates(deps, input, states, combined, log);
+  // New class units' classes replace others (at every new layer, at every hour): look too.
+  if (input.pruneNeeded !== false || combined.classUnits.computed > 0) await pruneUnusedStates(deps, input, states, combined, log);
   return { manifest, published: outcome.published, dir: outcome.dir, pruned: outcome.pruned };
 }
 

@@ -64,6 +64,8 @@ export function runManifest(
       layeredStatesCut: combined.layeredStatesCut,
       seriesDaysLinked: linkedAndComputed.reduce((a, f) => a + f.seriesDaysLinked, 0),
       seriesDaysComputed: linkedAndComputed.reduce((a, f) => a + f.seriesDaysWritten, 0),
+      classUnitsComputed: combined.classUnits.computed,
+      classUnitsLinked: combined.classUnits.linked,
     },
     quarantined: [
       ...input.misplaced.map((q) => ({ ...q, customerId: null })),

@@ -2,12 +2,14 @@
 // (a run in flight may still read it) and removed by the first run after it. A run with nothing
 // rebuilt and nothing old enough to remove does not walk the states at all (its plan says so).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { planRollup } from '../../jobs/rollup/plan.ts';
 import { readStates } from '../../warehouse/state-store.ts';
-import { newSnapshotId } from '../../warehouse/snapshots.ts';
+import { newSnapshotId, publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
 import type { JobDeps } from '../../jobs/deps.ts';
 
 const BASE = new Date('2026-11-18T08:00:00Z');
@@ -31,6 +33,9 @@ const withGrace = (seconds: number): JobDeps => ({
 });
 
 const statesOf = async () => [...(await readStates(wh.layout)).values()].map((l) => l.length);
+
+/** The class units' session class files in the state area (class-units.ts). */
+const classFiles = async () => (await fs.readdir(path.join(wh.layout.state, 'customer=acme'))).filter((n) => n.startsWith('classes-')).sort();
 
 describe('state retention', () => {
   it('keeps a superseded state through the grace time, without looking, and removes it after', async () => {
@@ -58,5 +63,22 @@ describe('state retention', () => {
     expect(await statesOf()).toEqual([1]);
     const kept = [...(await readStates(wh.layout)).values()][0]![0]!;
     expect(run.manifest.partitions[0]!.states?.[0]?.stateId).toBe(kept.stateId);
+  }, 120_000);
+
+  it('removes the session classes of class units that the run did not use once past the superseded grace', async () => {
+    const first = await runPipeline(wh, { asOf: at(200) });
+    const before = await classFiles();
+    expect(before.length).toBe(first.manifest.combine!.classUnitsLinked);
+    // An hour later nothing is rebuilt, but every unit's classes are new (their windows moved):
+    // the run computes them and, past the superseded grace, removes the ones it replaced while the
+    // snapshots keep their links.
+    const later = await runPipeline({ ...wh, config: { ...wh.config, snapshots: { ...wh.config.snapshots, stateSupersededGraceMs: 0 } } }, { asOf: at(260) });
+    expect(later.manifest.partitionStates!.rebuilt).toBe(0);
+    expect(later.manifest.combine!.classUnitsComputed).toBeGreaterThan(0);
+    const after = await classFiles();
+    expect(after.filter((f) => before.includes(f))).toEqual([]);
+    expect(after.length).toBe(later.manifest.combine!.classUnitsLinked);
+    const kept = await fs.readdir(path.join(snapshotFiles(publishedDir(wh.layout, first.manifest.snapshot)).dir, 'session_classes', 'customer=acme'));
+    expect(kept.length).toBe(before.length + 1);
   }, 120_000);
 });
