@@ -31,7 +31,7 @@ describe('cli reports', () => {
     const r = await cli(['reports', '--warehouse', dir, '--customer', 'acme']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`pilot reports of snapshot ${snapshot}: 2 streams of 1 customer (1 rendered, 0 unchanged)`);
-    expect(r.stdout).toMatch(new RegExp(`acme\\s+2\\s+rendered\\s+\\d+ ms\\s+reports/${snapshot}/acme/index.html`));
+    expect(r.stdout).toMatch(new RegExp(`acme\\s+2\\s+rendered\\s+\\d+(?:\\.\\d+)? m?s\\s+reports/${snapshot}/acme/index.html`));
     const root = path.join(dir, 'reports', snapshot);
     expect(await fs.readdir(root)).toEqual(['acme']);
     expect((await fs.readdir(path.join(root, 'acme', 'streams'))).length).toBe(6);
