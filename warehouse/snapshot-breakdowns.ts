@@ -1,8 +1,8 @@
 // What a snapshot keeps for breakdowns by session dimension (breakdowns.ts): each customer's
 // session classes at asOf (every session's part of each window class, with its dimensions: those
-// of the hours an edge cuts written by the run, the others linked from the state area), from which the
-// API answers breakdowns and filtered metrics on demand, and every stream's quality figures of
-// every window, which unfiltered metrics serve from memory.
+// of the hours an edge cuts written by the run, the others linked from the state area), from
+// which the API answers breakdowns and filtered metrics on demand, and every stream's quality
+// figures of every window, which unfiltered metrics serve from memory.
 import path from 'node:path';
 import { copyToParquet } from './parquet-write.ts';
 import { sqlFile } from './sql-files.ts';
@@ -14,7 +14,7 @@ import type { WindowPieces } from './window-pieces.ts';
 import { fsyncDir, linkOrCopy } from '../lib/fsx.ts';
 
 /**
- * The session classes of the snapshot at asOf: the table `session_classes_recent` of the hours an
+ * The session classes of the snapshot at asOf: the table `session_classes_cut` of the hours an
  * edge cuts (from the window pieces), every class unit's file (class-units.ts), and the view
  * `session_classes` of both, which its summaries (snapshot-summaries.ts) are made of.
  */

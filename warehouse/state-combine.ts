@@ -27,7 +27,7 @@ export interface CombineResult {
 }
 
 /** The session's relations of a combine, dropped once the snapshot's files are written. */
-const COMBINE_RELATIONS = ['window_pieces', 'edge_reports', 'summaries', 'added_up', 'session_classes', 'session_classes_recent', 'partial_pieces', 'partial_series'];
+const COMBINE_RELATIONS = ['window_pieces', 'edge_reports', 'summaries', 'added_up', 'session_classes', 'session_classes_cut', 'partial_pieces', 'partial_series'];
 
 export async function combineStates(s: DbSession, input: CombineInput): Promise<CombineResult> {
   const plan = planCombine(input);

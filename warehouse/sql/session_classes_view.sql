@@ -6,7 +6,7 @@
 -- customer, * FROM read_parquet([<files>])` (class-units.ts: code constants and quoted paths), or
 -- nothing.
 -- Parameters: none.
--- Reads: session_classes_recent, the units' files. Writes: session_classes (view).
+-- Reads: session_classes_cut, the units' files. Writes: session_classes (view).
 CREATE OR REPLACE TEMP VIEW session_classes AS
-SELECT * FROM session_classes_recent
+SELECT * FROM session_classes_cut
 {{units}}
