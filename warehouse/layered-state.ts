@@ -11,8 +11,7 @@
 // state has read), or a new copy of a report that the rule would keep instead of an earlier one.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
-import { createEmptyTable } from './empty-relations.ts';
+import { fileList, fillSql, quotedString, sqlFile, withBucketSeconds } from './sql-files.ts';
 import { STANDARD_BUCKET_SECONDS } from './windows.ts';
 import { exists } from '../lib/fsx.ts';
 import { timestampLiteral } from './window-pieces.ts';
@@ -247,8 +246,8 @@ async function daySeries(s: DbSession, on: { prev: StateMeta; files: ReturnType<
   await buildSeries(s, 3600);
   const keptSessions = readAll(keptFiles.map((f) => f.sessions), 'layer_sessions');
   const coarse = pieceSql('layer_coarse_series', { kept_sessions: keptSessions });
-  await createEmptyTable(s, 'coarse_rows', coarse, { bucket_seconds: COARSE_SIZES[0]! });
-  for (const size of COARSE_SIZES) await s.run(`INSERT INTO coarse_rows ${coarse}`, { bucket_seconds: size });
+  const coarseRows = COARSE_SIZES.map((size) => `SELECT * FROM (\n${withBucketSeconds(coarse, size)}\n)`).join('\nUNION ALL\n');
+  await s.run(`CREATE OR REPLACE TEMP TABLE coarse_rows AS\n${coarseRows}`);
   await s.run(fillSql(sqlFile('layer_touched_series'), { previous: quotedString(on.files.series) }));
   return streamCount(s, `SELECT streamId FROM read_parquet(${quotedString(on.files.series)}, hive_partitioning = false) UNION ALL SELECT streamId FROM layer_minutes`);
 }

@@ -6,8 +6,7 @@
 // for the deduplication rule (reportId, file and row), once into minute pieces; nothing the size
 // of the reports is materialised. A batch holds many partitions so that a run's fixed costs
 // (statements, file writes, fsyncs) are paid once per batch, not once per partition.
-import { createEmptyTable } from './empty-relations.ts';
-import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
+import { fileList, fillSql, quotedString, sqlFile, withBucketSeconds } from './sql-files.ts';
 import { STATE_COMPRESSION } from './parquet-write.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { isFileError, type LandedFile } from './landing.ts';
@@ -29,10 +28,7 @@ export interface PartitionToBuild {
 }
 
 /** The session's relations of a batch build, dropped when it ends (whichever step it ended at). */
-const BATCH_RELATIONS = [
-  'reports', 'raw_reports', 'dedup_dropped', 'state_minutes', 'state_hours', 'state_series', 'series_rows',
-  ...STANDARD_BUCKET_SECONDS.map((size) => `session_buckets_${size}`),
-];
+const BATCH_RELATIONS = ['reports', 'raw_reports', 'dedup_dropped', 'state_minutes', 'state_hours', 'state_series', 'series_rows'];
 
 export async function buildPartitionStates(
   ctx: LoadContext,
@@ -100,24 +96,17 @@ async function withoutUnreadable(ctx: LoadContext, load: LoadOutcome, err: unkno
 
 /**
  * Each day's series of every standard size (or of those up to `upTo` seconds), as `state_series`
- * (state_series.sql): the minute pieces are the 60 s session buckets; each larger size sums the
- * buckets of the one before it (coarser_buckets.sql), whose table is dropped once the next is made.
+ * (state_series.sql), from the minute pieces (the 60 s session buckets): one statement
+ * (series_rows.sql) in which each larger size sums the buckets of the one before it.
  */
 export async function buildSeries(s: DbSession, upTo: number = Infinity): Promise<void> {
   const sizes = [...STANDARD_BUCKET_SECONDS].filter((size) => size <= upTo).sort((a, b) => a - b);
-  let finer = 'state_minutes';
-  await createEmptyTable(s, 'series_rows', fillSql(sqlFile('series_from_buckets'), { buckets: finer }), { bucket_seconds: MIN_BUCKET_SECONDS });
-  for (const size of sizes) {
-    let buckets = finer;
-    if (size !== MIN_BUCKET_SECONDS) {
-      buckets = `session_buckets_${size}`;
-      await s.run(pieceSql('coarser_buckets', { buckets, pieces: finer }), { bucket_seconds: size });
-      await dropRelations(s, [finer]);
-    }
-    await s.run(fillSql(sqlFile('add_series_rows'), { buckets }), { bucket_seconds: size });
-    finer = buckets;
-  }
-  await dropRelations(s, [finer]);
+  const buckets = (size: number) => (size === MIN_BUCKET_SECONDS ? 'state_minutes' : `session_buckets_${size}`);
+  const tables = sizes
+    .slice(1)
+    .map((size, i) => `${buckets(size)} AS MATERIALIZED (\n${withBucketSeconds(pieceSql('session_buckets', { pieces: buckets(sizes[i]!) }), size)}\n)`);
+  const series = sizes.map((size) => `SELECT * FROM (\n${withBucketSeconds(fillSql(sqlFile('series_from_buckets'), { buckets: buckets(size) }), size)}\n)`);
+  await s.run(fillSql(sqlFile('series_rows'), { size_buckets: tables.length > 0 ? `WITH ${tables.join(',\n')}` : '', size_series: series.join('\nUNION ALL\n') }));
   await s.run(sqlFile('state_series'));
 }
 

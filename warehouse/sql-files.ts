@@ -34,6 +34,15 @@ export function fillSql(sql: string, parts: Record<string, string>): string {
   });
 }
 
+/**
+ * `sql` with its `$bucket_seconds` parameter written as the number `size`: for a statement that
+ * holds the same query at several sizes (a parameter has one value per statement).
+ */
+export function withBucketSeconds(sql: string, size: number): string {
+  if (!Number.isSafeInteger(size) || size <= 0) throw new Error(`not a bucket size: ${size}`);
+  return sql.replaceAll('$bucket_seconds', String(size));
+}
+
 /** A DuckDB list literal of quoted file paths, for `read_parquet` (file lists are resolved at prepare time). */
 export function fileList(files: readonly string[]): string {
   if (files.length === 0) throw new Error('empty file list');

@@ -100,7 +100,7 @@ beforeAll(async () => {
   const secret = await tokenSecret(wh.layout, null);
   op = await issueToken(secret, { role: 'operator' }, 3600);
   tenantToken = await issueToken(secret, { role: 'tenant', tenant: tenants['acme'] }, 3600);
-  api = await startApi(loadConfig({ overrides: { WAREHOUSE_DIR: wh.root, PORT: 0 }, env: { DUCKDB_THREADS: '2' } }), silentLogger);
+  api = await startApi(loadConfig({ overrides: { WAREHOUSE_DIR: wh.root, PORT: 0 }, env: { DUCKDB_THREADS: '1' } }), silentLogger);
 }, 240_000);
 
 afterAll(async () => {

@@ -42,7 +42,7 @@ export interface TestApi {
 }
 
 export function apiConfig(root: string, env: Record<string, string> = {}): AppConfig {
-  return loadConfig({ overrides: { WAREHOUSE_DIR: root, PORT: 0, HOST: '127.0.0.1' }, env: { DUCKDB_THREADS: '2', DUCKDB_MEMORY_LIMIT: '1GB', ...env } });
+  return loadConfig({ overrides: { WAREHOUSE_DIR: root, PORT: 0, HOST: '127.0.0.1' }, env: { DUCKDB_THREADS: '1', DUCKDB_MEMORY_LIMIT: '1GB', ...env } });
 }
 
 /** `cp -a`: fs.cp's preserveTimestamps rounds modification times, and partition states compare them exactly. */

@@ -17,7 +17,7 @@ export interface ChildApi {
 
 export async function startChildApi(warehouse: string, env: Record<string, string> = {}): Promise<ChildApi> {
   const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin/p2ptel.js'), 'serve', '--warehouse', warehouse, '--port', '0'], {
-    env: { ...process.env, DUCKDB_MEMORY_LIMIT: '256MB', DUCKDB_THREADS: '2', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, DUCKDB_MEMORY_LIMIT: '256MB', DUCKDB_THREADS: '1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';

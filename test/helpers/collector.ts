@@ -28,7 +28,7 @@ export interface TestCollector {
 export function collectorConfig(root: string, spoolDir: string, env: Record<string, string> = {}): AppConfig {
   return loadConfig({
     overrides: { WAREHOUSE_DIR: root, COLLECTOR_PORT: 0, COLLECTOR_HOST: '127.0.0.1', COLLECTOR_SPOOL_DIR: spoolDir },
-    env: { DUCKDB_THREADS: '2', DUCKDB_MEMORY_LIMIT: '1GB', COLLECTOR_FLUSH_SECONDS: '3600', ...env },
+    env: { DUCKDB_THREADS: '1', DUCKDB_MEMORY_LIMIT: '1GB', COLLECTOR_FLUSH_SECONDS: '3600', ...env },
   });
 }
 

@@ -18,7 +18,7 @@ export async function tempDir(prefix = 'p2ptel-test-'): Promise<string> {
 /** A fresh warehouse folder with a DuckDB of its own; `close` removes everything. */
 export async function openTestWarehouse(env: Record<string, string> = {}): Promise<TestWarehouse> {
   const root = await tempDir();
-  const config: AppConfig = loadConfig({ overrides: { WAREHOUSE_DIR: root }, env: { DUCKDB_THREADS: '2', DUCKDB_MEMORY_LIMIT: '2GB', ...env } });
+  const config: AppConfig = loadConfig({ overrides: { WAREHOUSE_DIR: root }, env: { DUCKDB_THREADS: '1', DUCKDB_MEMORY_LIMIT: '2GB', ...env } });
   const deps = await openJobDeps(config, silentLogger);
   return {
     ...deps,

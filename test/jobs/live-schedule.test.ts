@@ -63,7 +63,9 @@ afterAll(async () => {
 
 describe('rollups every second or two', () => {
   it('coalesces ticks that fire while a run is in flight: runs never overlap, the latest such tick runs as soon as the run ends, and runs and /metrics show them', async () => {
-    const worker = await readyWorker(env, { fixture: 'worker-slow-publish.ts', args: ['slow:2500'] });
+    // Locks of 10 s: no worker dies here, and a loaded machine that stalled a renewal past the
+    // usual 2 s would make the gate judge the run in flight dead and start the next beside it.
+    const worker = await readyWorker({ ...env, WORKER_LOCK_DURATION_MS: '10000', WORKER_STALLED_INTERVAL_MS: '5000' }, { fixture: 'worker-slow-publish.ts', args: ['slow:2500'] });
     expect((await cli(['schedule', '--rollup-every', '1s'], env)).code).toBe(0);
     await sleep(9000);
     const runs = await stopTicking();
