@@ -7,7 +7,6 @@
 import type { Context } from 'koa';
 import type { Db } from '../warehouse/duckdb/db.ts';
 import { queryBreakdown, sessionClassesRelation, type BreakdownFilters, type BreakdownRow, type SessionDimension } from '../warehouse/breakdowns.ts';
-import { sessionClassFiles as classFilesOf, snapshotFiles } from '../warehouse/snapshots.ts';
 import type { WindowName } from '../warehouse/windows.ts';
 import { problems } from './errors.ts';
 import { AdmittedWork } from './shared-work.ts';
@@ -68,6 +67,5 @@ export class OnDemandBreakdowns {
  */
 function sessionClassFiles(snap: ServedSnapshot, customers: readonly string[]): string[] {
   if (!snap.hasBreakdowns) throw problems.breakdownsUnavailable();
-  const files = snapshotFiles(snap.dir);
-  return classFilesOf(files, customers.filter((c) => snap.hasCustomer(c)));
+  return customers.flatMap((c) => snap.sessionClassFiles(c));
 }

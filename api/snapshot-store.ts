@@ -11,7 +11,7 @@ import { fileList } from '../warehouse/sql-files.ts';
 import type { BucketRow } from '../warehouse/bucket-series.ts';
 import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
 import { readStreamSummaries, SUMMARY_FIGURES, type StreamSummary } from '../warehouse/snapshot-read.ts';
-import { publishedDir, readCurrent, snapshotFiles, SnapshotUnreadableError } from '../warehouse/snapshots.ts';
+import { publishedDir, readCurrent, sessionClassFiles, snapshotFiles, SnapshotUnreadableError } from '../warehouse/snapshots.ts';
 import { ApiError } from '../lib/http/problem.ts';
 import { problems } from './errors.ts';
 import { WINDOW_NAMES, type WindowName } from '../warehouse/windows.ts';
@@ -112,6 +112,21 @@ export class ServedSnapshot {
   }
 
   private readonly firstMinuteMaps = new LRUCache<string, Promise<ReadonlyMap<string, number>>>({ max: SERIES_FILE_LISTS });
+
+  /**
+   * The customer's session class files (every part: snapshotFiles), listed once per customer for
+   * this snapshot (for the customers read most recently); none for a customer without a partition.
+   */
+  sessionClassFiles(customerId: string): readonly string[] {
+    let files = this.classFileLists.get(customerId);
+    if (!files) {
+      files = this.hasCustomer(customerId) ? sessionClassFiles(snapshotFiles(this.dir), [customerId]) : [];
+      this.classFileLists.set(customerId, files);
+    }
+    return files;
+  }
+
+  private readonly classFileLists = new LRUCache<string, readonly string[]>({ max: SERIES_FILE_LISTS });
 
   /** The landed files (absolute) and present columns of one customer's partition in this snapshot. */
   customerInputs(layout: WarehouseLayout, customerId: string): { files: string[]; presentColumns: string[] } | null {

@@ -6,14 +6,13 @@
 // at most, and a run computes those of the units that are new (a layer it added), not all of them.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { copyToParquet } from './parquet-write.ts';
 import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from './breakdowns.ts';
 import { HOUR_US, type CombinePlan } from './combine-plan.ts';
 import { hourPiecesSql, type ClassUnit } from './window-pieces.ts';
-import { classesFile } from './state-store.ts';
+import { classesFile, durableStateFileName } from './state-store.ts';
 import { WINDOWS } from './windows.ts';
 import { exists } from '../lib/fsx.ts';
 
@@ -41,16 +40,6 @@ export function unitSignature(plan: Pick<CombinePlan, 'asOfUs' | 'cutHours'>, fr
   return [...edges, `asOf ${place(plan.asOfUs)}`, `cut ${cut.join(' ')}`].join(',');
 }
 
-/**
- * What names a unit's file for good: a layer's file by its partition and its name (a layer id is
- * unique, and each new state of the partition hard-links the layers it keeps under that name),
- * any other file by its path (a state's or a compacted file's path names its content).
- */
-function fileIdentity(file: string): string {
-  const name = path.basename(file);
-  return name.startsWith('layer-') ? `${path.basename(path.dirname(path.dirname(path.dirname(file))))}/${path.basename(path.dirname(path.dirname(file)))}/${name}` : file;
-}
-
 /** The units' session class files by customer, how many of them this run computed, and their union's SQL. */
 export interface UnitClasses {
   files: Map<string, string[]>;
@@ -69,7 +58,7 @@ export async function unitSessionClasses(s: DbSession, plan: CombinePlan, units:
   let computed = 0;
   for (const u of units) {
     const signature = unitSignature(plan, u.fromUs, u.toUs);
-    const key = createHash('sha256').update([VERSION, signature, ...u.files.map(fileIdentity)].join('\n')).digest('hex').slice(0, 24);
+    const key = createHash('sha256').update([VERSION, signature, ...u.files.map(durableStateFileName)].join('\n')).digest('hex').slice(0, 24);
     const file = classesFile(plan.layout, u.customerId, key);
     if (!(await exists(file))) {
       const query = breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, u.files)})` });

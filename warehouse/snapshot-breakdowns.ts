@@ -34,12 +34,12 @@ export async function createSessionClasses(s: DbSession, plan: CombinePlan, piec
 export async function writeBreakdownFiles(s: DbSession, plan: CombinePlan, units: ReadonlyMap<string, readonly string[]>): Promise<number> {
   let rows = 0;
   for (const c of plan.customers) {
-    rows += await copyToParquet(s, sqlFile('session_classes_of_customer'), plan.build.sessionClasses(c), { customer: c }, undefined, {
+    rows += await copyToParquet(s, sqlFile('session_classes_of_customer'), plan.build.sessionClassesPart(c, 0), { customer: c }, undefined, {
       rowGroupSize: SESSION_CLASSES_ROW_GROUP,
     });
     const files = units.get(c) ?? [];
     for (const [i, file] of files.entries()) await linkOrCopy(file, plan.build.sessionClassesPart(c, i + 1));
-    if (files.length > 0) await fsyncDir(path.dirname(plan.build.sessionClasses(c)));
+    if (files.length > 0) await fsyncDir(path.dirname(plan.build.sessionClassesPart(c, 0)));
   }
   await copyToParquet(s, sqlFile('stream_quality'), plan.build.streamQuality);
   return rows;

@@ -45,7 +45,6 @@ export function snapshotFiles(dir: string) {
      * linked from the state area (part-1 on: class-units.ts). A session's part of one class may be
      * split over several files: readers add a session's rows up.
      */
-    sessionClasses: (customerId: string) => path.join(dir, 'session_classes', `customer=${customerId}`, 'part-0.parquet'),
     sessionClassesPart: (customerId: string, i: number) => path.join(dir, 'session_classes', `customer=${customerId}`, `part-${i}.parquet`),
     /** Every stream's quality figures of every window (unfiltered metrics). */
     streamQuality: path.join(dir, 'stream_quality.parquet'),
@@ -62,7 +61,7 @@ export type SnapshotFiles = ReturnType<typeof snapshotFiles>;
 /** Every session class file (snapshotFiles: all parts) of `customers` that a snapshot folder holds. */
 export function sessionClassFiles(files: SnapshotFiles, customers: readonly string[]): string[] {
   return customers.flatMap((c) => {
-    const dir = path.dirname(files.sessionClasses(c));
+    const dir = path.dirname(files.sessionClassesPart(c, 0));
     return readdirSyncOrEmpty(dir)
       .filter((n) => /^part-\d+\.parquet$/.test(n))
       .map((n) => path.join(dir, n));

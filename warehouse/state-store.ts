@@ -157,6 +157,18 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
   };
 }
 
+/**
+ * What names a state's file for good: a layer's file by its partition and its name (a layer id is
+ * unique, and each new state of the partition hard-links the layers it keeps under that name into
+ * its own folder), any other file by its path (a state's folder names its content).
+ */
+export function durableStateFileName(file: string): string {
+  const name = path.basename(file);
+  if (!name.startsWith('layer-')) return file;
+  const partition = path.dirname(path.dirname(file)); // <state>/customer=<id>/date=<d>/<state id>/layer-…
+  return `${path.basename(path.dirname(partition))}/${path.basename(partition)}/${name}`;
+}
+
 /** The hour-piece files of a state: its layers', or its own. */
 export function stateHourFiles(layout: WarehouseLayout, meta: StateMeta): string[] {
   const files = stateFiles(layout, meta);
