@@ -1,11 +1,11 @@
-// npm run bench:live -- [--mode both|start|workers] [--tiny] [--one-report-sessions] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3]
+// npm run bench:live -- [--mode both|start|workers] [--tiny] [--one-report-sessions] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 5s]
 // End-to-end freshness of live figures (issue 30's figure; goal p95 ≤ 10 s): the time from the
 // collector's acknowledgement of a report to the first API answer that counts it, in two
 // deployments over the same generated history (30 days × 100 streams by default, ending now,
 // generated once by `cli generate` into DIR):
 //   start    the embedded default, `p2ptel start`, in its own process (inline rollups as reports land);
 //   workers  the worker tier: a redis-server of the bench's own (a free port), `schedule
-//            --rollup-every 5s` (and the compaction job, every 60 s), two `worker` processes, a
+//            --rollup-every 5s` (`--rollup-every`; and the compaction job, every 60 s), two `worker` processes, a
 //            `collect` and a `serve` process, with the live settings of docs/operations.md.
 // In each, a background load posts `--rate` reports/s to the collector (batches of 100, evenly
 // spaced) as SDKs do: rate × 30 sessions at once, each reporting every 30 s for 15 minutes
@@ -39,9 +39,10 @@ const cli = new Command()
   .option('--rate <n>', 'background reports per second', '5000')
   .option('--probes <n>', 'probes', '30')
   .option('--probe-every <s>', 'seconds between probes', '3')
+  .option('--rollup-every <duration>', "the worker tier's rollup interval (`schedule --rollup-every`; docs/operations.md's live setting)", '2s')
   .option('--one-report-sessions', 'the background load posts every report as a session of its own (rate new sessions a second) instead of sessions reporting every 30 s')
   .parse()
-  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; oneReportSessions?: boolean }>();
+  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean }>();
 const TINY = { days: '1', customers: '2', streams: '2', sessions: '40', rate: '200', probes: '4', probeEvery: '2' };
 const opts = cli.tiny ? { ...cli, ...TINY } : cli;
 if (!['start', 'workers', 'both'].includes(opts.mode)) throw new Error(`--mode: start, workers or both, not ${opts.mode}`);
@@ -302,9 +303,9 @@ async function runWorkersMode(): Promise<ModeResult> {
     const token = await command(['token', '--customer', customer], env);
     const key = await command(['ingest-keys', 'add', '--customer', customer, '--label', 'bench:live workers'], env);
     const since = Date.now();
-    process.stderr.write(`workers: redis ${redis.url}, two workers, schedule --rollup-every 5s, collect, serve ...\n`);
+    process.stderr.write(`workers: redis ${redis.url}, two workers, schedule --rollup-every ${opts.rollupEvery}, collect, serve ...\n`);
     for (const n of [1, 2]) procs.push(launch(`worker ${n}`, ['worker'], env));
-    await command(['schedule', '--rollup-every', '5s'], env);
+    await command(['schedule', '--rollup-every', opts.rollupEvery], env);
     const collect = launch('collect', ['collect'], env);
     const serve = launch('serve', ['serve'], env);
     procs.push(collect, serve);
@@ -333,7 +334,7 @@ async function runWorkersMode(): Promise<ModeResult> {
 function describe(r: ModeResult): string[] {
   const f = r.freshnessMs;
   const s = (ms: number, digits = 1) => `${(ms / 1000).toFixed(digits)} s`;
-  const title = r.mode === 'start' ? 'start (embedded default)' : 'workers (Redis, 2 workers every 5 s, collect, serve)';
+  const title = r.mode === 'start' ? 'start (embedded default)' : `workers (Redis, 2 workers, --rollup-every ${opts.rollupEvery}, collect, serve)`;
   return [
     `${title}: ${r.background.sent} reports sent, ${r.background.refused} requests refused`,
     `  freshness (acknowledgement → first API answer counting it), ${f.n} probes: p50 ${s(f.p50)}, p95 ${s(f.p95)}, max ${s(f.max)} (goal p95 ≤ 10 s: ${f.p95 <= 10_000 ? 'met' : 'NOT met'})`,
