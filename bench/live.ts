@@ -39,7 +39,7 @@ const cli = new Command()
   .option('--rate <n>', 'background reports per second', '5000')
   .option('--probes <n>', 'probes', '30')
   .option('--probe-every <s>', 'seconds between probes', '3')
-  .option('--rollup-every <duration>', "the worker tier's rollup interval (`schedule --rollup-every`; docs/operations.md's live setting)", '2s')
+  .option('--rollup-every <duration>', "the worker tier's rollup interval (`schedule --rollup-every`; docs/operations.md's live setting)", '5s')
   .option('--one-report-sessions', 'the background load posts every report as a session of its own (rate new sessions a second) instead of sessions reporting every 30 s')
   .parse()
   .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean }>();
