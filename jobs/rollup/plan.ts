@@ -68,7 +68,9 @@ export async function planRollup(
   const byPartition = new Map<string, LandedFile[]>();
   for (const f of files) {
     const key = partitionKey(f.customerId, f.date);
-    byPartition.set(key, [...(byPartition.get(key) ?? []), f]);
+    const list = byPartition.get(key);
+    if (list) list.push(f);
+    else byPartition.set(key, [f]);
   }
   const states = await readStates(layout);
   const decisions = [...byPartition.entries()]
