@@ -1,11 +1,11 @@
-// npm run bench:live -- [--mode both|start|workers] [--tiny] [--one-report-sessions] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 5s]
+// npm run bench:live -- [--mode both|start|workers] [--tiny] [--one-report-sessions] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 2s]
 // End-to-end freshness of live figures (issue 30's figure; goal p95 ≤ 10 s): the time from the
 // collector's acknowledgement of a report to the first API answer that counts it, in two
 // deployments over the same generated history (30 days × 100 streams by default, ending now,
 // generated once by `cli generate` into DIR):
 //   start    the embedded default, `p2ptel start`, in its own process (inline rollups as reports land);
 //   workers  the worker tier: a redis-server of the bench's own (a free port), `schedule
-//            --rollup-every 5s` (`--rollup-every`; and the compaction job, every 60 s), two `worker` processes, a
+//            --rollup-every 2s` (`--rollup-every`; and the compaction job, every 60 s), two `worker` processes, a
 //            `collect` and a `serve` process, with the live settings of docs/operations.md.
 // In each, a background load posts `--rate` reports/s to the collector (batches of 100, evenly
 // spaced) as SDKs do: rate × 30 sessions at once, each reporting every 30 s for 15 minutes
@@ -39,7 +39,7 @@ const cli = new Command()
   .option('--rate <n>', 'background reports per second', '5000')
   .option('--probes <n>', 'probes', '30')
   .option('--probe-every <s>', 'seconds between probes', '3')
-  .option('--rollup-every <duration>', "the worker tier's rollup interval (`schedule --rollup-every`; docs/operations.md's live setting)", '5s')
+  .option('--rollup-every <duration>', "the worker tier's rollup interval (`schedule --rollup-every`; docs/operations.md's live setting)", '2s')
   .option('--one-report-sessions', 'the background load posts every report as a session of its own (rate new sessions a second) instead of sessions reporting every 30 s')
   .parse()
   .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean }>();
