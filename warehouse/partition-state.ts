@@ -28,7 +28,10 @@ export interface PartitionToBuild {
 }
 
 /** The session's relations of a batch build, dropped when it ends (whichever step it ended at). */
-const BATCH_RELATIONS = ['reports', 'raw_reports', 'dedup_dropped', 'state_minutes', 'state_hours', 'state_series', 'series_rows'];
+const BATCH_RELATIONS = [
+  'reports', 'raw_reports', 'dedup_dropped', 'state_minutes', 'state_hours', 'state_series', 'series_rows',
+  ...STANDARD_BUCKET_SECONDS.map((size) => `session_buckets_${size}`),
+];
 
 export async function buildPartitionStates(
   ctx: LoadContext,
@@ -96,18 +99,35 @@ async function withoutUnreadable(ctx: LoadContext, load: LoadOutcome, err: unkno
 
 /**
  * Each day's series of every standard size (or of those up to `upTo` seconds), as `state_series`
- * (state_series.sql), from the minute pieces (the 60 s session buckets): one statement
- * (series_rows.sql) in which each larger size sums the buckets of the one before it.
+ * (state_series.sql), from the minute pieces (the 60 s session buckets), in three statements: the
+ * 60 s series; the next size's session buckets (coarser_buckets.sql), after which the minute
+ * pieces, the largest relation, are dropped; then every larger size at once (series_rows.sql),
+ * each from the buckets of the one before it.
  */
 export async function buildSeries(s: DbSession, upTo: number = Infinity): Promise<void> {
   const sizes = [...STANDARD_BUCKET_SECONDS].filter((size) => size <= upTo).sort((a, b) => a - b);
-  const buckets = (size: number) => (size === MIN_BUCKET_SECONDS ? 'state_minutes' : `session_buckets_${size}`);
+  const [minute, next, ...larger] = sizes;
+  if (minute !== MIN_BUCKET_SECONDS) throw new Error(`the series start at ${MIN_BUCKET_SECONDS} s`);
+  await s.run(`CREATE OR REPLACE TEMP TABLE series_rows AS\n${seriesRowsSql('state_minutes', [minute])}`);
+  if (next !== undefined) {
+    await s.run(pieceSql('coarser_buckets', { buckets: bucketsOf(next), pieces: 'state_minutes' }), { bucket_seconds: next });
+    await dropRelations(s, ['state_minutes']);
+    await s.run(`INSERT INTO series_rows\n${seriesRowsSql(bucketsOf(next), [next, ...larger])}`);
+  }
+  await dropRelations(s, ['state_minutes', ...(next === undefined ? [] : [bucketsOf(next)])]);
+  await s.run(sqlFile('state_series'));
+}
+
+const bucketsOf = (size: number) => `session_buckets_${size}`;
+
+/** series_rows.sql for `sizes`, the first read from `first` (its session buckets), each next from the one before. */
+function seriesRowsSql(first: string, sizes: readonly number[]): string {
+  const table = (i: number) => (i === 0 ? first : bucketsOf(sizes[i]!));
   const tables = sizes
     .slice(1)
-    .map((size, i) => `${buckets(size)} AS MATERIALIZED (\n${withBucketSeconds(pieceSql('session_buckets', { pieces: buckets(sizes[i]!) }), size)}\n)`);
-  const series = sizes.map((size) => `SELECT * FROM (\n${withBucketSeconds(fillSql(sqlFile('series_from_buckets'), { buckets: buckets(size) }), size)}\n)`);
-  await s.run(fillSql(sqlFile('series_rows'), { size_buckets: tables.length > 0 ? `WITH ${tables.join(',\n')}` : '', size_series: series.join('\nUNION ALL\n') }));
-  await s.run(sqlFile('state_series'));
+    .map((size, i) => `${table(i + 1)} AS MATERIALIZED (\n${withBucketSeconds(pieceSql('session_buckets', { pieces: table(i) }), size)}\n)`);
+  const series = sizes.map((size, i) => `SELECT * FROM (\n${withBucketSeconds(fillSql(sqlFile('series_from_buckets'), { buckets: table(i) }), size)}\n)`);
+  return fillSql(sqlFile('series_rows'), { size_buckets: tables.length > 0 ? `WITH ${tables.join(',\n')}` : '', size_series: series.join('\nUNION ALL\n') });
 }
 
 /** What a partition's state records of the batch's pieces and files. */
