@@ -126,7 +126,7 @@ function seriesRowsSql(first: string, sizes: readonly number[]): string {
   const tables = sizes
     .slice(1)
     .map((size, i) => `${table(i + 1)} AS MATERIALIZED (\n${withBucketSeconds(pieceSql('session_buckets', { pieces: table(i) }), size)}\n)`);
-  const series = sizes.map((size, i) => `SELECT * FROM (\n${withBucketSeconds(fillSql(sqlFile('series_from_buckets'), { buckets: table(i) }), size)}\n)`);
+  const series = sizes.map((size, i) => `SELECT * FROM (\n${withBucketSeconds(pieceSql('series_from_buckets', { buckets: table(i) }), size)}\n)`);
   return fillSql(sqlFile('series_rows'), { size_buckets: tables.length > 0 ? `WITH ${tables.join(',\n')}` : '', size_series: series.join('\nUNION ALL\n') });
 }
 

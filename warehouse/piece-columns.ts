@@ -92,6 +92,38 @@ function qualityFigures(total: (col: string) => string, startupP95: string): str
   ].join(',\n  ');
 }
 
+/** The sum, over a group of session rows, of each session's mean peer count (an exact DECIMAL): avgPeerCount's numerator. */
+const PEER_MEAN_SUM = 'sum(CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0)';
+/** The sessions of a group with a peer count: avgPeerCount's denominator. */
+const PEER_SESSIONS = 'count(*) FILTER (WHERE peer_n > 0)';
+
+/**
+ * The delivery figures of the window definitions (session-report.md) of a group of sessions,
+ * defined once: bytes offloaded and from the CDN, the offload ratio of their sums, the mean of the
+ * sessions' mean peer counts and the mean buffer health over reports. `total(col)` is the group's
+ * sum of a piece column; `peerMeanSum` and `peerSessions` avgPeerCount's numerator and denominator;
+ * `names` the columns' names (a series' bucket, or a summary's and a breakdown's).
+ */
+function deliveryFigures(
+  total: (col: string) => string,
+  peerMeanSum: string,
+  peerSessions: string,
+  names: { offloaded: string; fallback: string; ratio: string },
+): string {
+  const [off, fb] = [total('off'), total('fb')];
+  return [
+    `CAST(${off} AS BIGINT) AS ${names.offloaded}`,
+    `CAST(${fb} AS BIGINT) AS ${names.fallback}`,
+    `CASE WHEN ${off} + ${fb} > 0 THEN ${off} / (${off} + ${fb}) ELSE 0.0 END AS ${names.ratio}`,
+    `coalesce(CAST(${peerMeanSum} AS DOUBLE) / nullif(${peerSessions}, 0), 0.0) AS avgPeerCount`,
+    `coalesce(CAST(${total('buf_sum')} AS DOUBLE) / nullif(${total('buf_n')}, 0), 0.0) AS avgBufferHealth`,
+  ].join(',\n  ');
+}
+
+const SERIES_NAMES = { offloaded: 'bytesOffloaded', fallback: 'bytesFallback', ratio: 'offloadRatio' };
+const SUMMARY_NAMES = { offloaded: 'totalBytesOffloaded', fallback: 'totalBytesFallback', ratio: 'avgOffloadRatio' };
+const sumOf = (col: string) => `sum(${col})`;
+
 /** The 95th percentile (continuous) of `startup_ms` over a group of session rows (those that have one). */
 const STARTUP_P95 = 'quantile_cont(startup_ms, 0.95)';
 
@@ -106,7 +138,11 @@ const STARTUP_P95 = 'quantile_cont(startup_ms, 0.95)';
  * hour pieces); `startup_p95` the startup-time percentile over session rows;
  * `session_quality_figures` the quality figures over session rows (breakdown_rows.sql);
  * `window_quality_figures` the same over a stream's window sums `sw` and its sessions' percentile
- * `sc.startup_p95` (stream_summaries.sql).
+ * `sc.startup_p95` (stream_summaries.sql); `series_delivery_figures` the delivery figures over
+ * session rows under a series' names (series_of_buckets.sql, pilot_figures.sql);
+ * `session_delivery_figures` the same under a summary's names (breakdown_rows.sql);
+ * `window_delivery_figures` the same over `sw` and the session counts `sc` (stream_summaries.sql);
+ * `peer_mean_sum` avgPeerCount's numerator over session rows.
  */
 export const PIECE_SQL: Readonly<Record<string, string>> = {
   piece_dimensions: SESSION_DIMENSIONS.join(', '),
@@ -120,6 +156,10 @@ export const PIECE_SQL: Readonly<Record<string, string>> = {
   startup_p95: STARTUP_P95,
   session_quality_figures: qualityFigures((col) => `sum(${col})`, STARTUP_P95),
   window_quality_figures: qualityFigures((col) => `sw.${col}`, 'sc.startup_p95'),
+  series_delivery_figures: deliveryFigures(sumOf, PEER_MEAN_SUM, PEER_SESSIONS, SERIES_NAMES),
+  session_delivery_figures: deliveryFigures(sumOf, PEER_MEAN_SUM, PEER_SESSIONS, SUMMARY_NAMES),
+  window_delivery_figures: deliveryFigures((col) => `sw.${col}`, 'sc.peer_mean_sum', 'sc.peer_sessions', SUMMARY_NAMES),
+  peer_mean_sum: PEER_MEAN_SUM,
 };
 
 /** The text of warehouse/sql/<name>.sql with the piece lists and `parts` filled in. */

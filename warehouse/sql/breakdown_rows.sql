@@ -11,8 +11,8 @@
 -- Placeholders: <classes> rows of session_classes.sql (a table, or read_parquet of the snapshot's
 -- files: code constants and quoted paths); <head_fields>, <head_columns>, <piece_sums>
 -- (breakdowns.ts); <dimension_filters> one condition per dimension over its $keep_<dim> and
--- $drop_<dim>; <by_value> the value of $by; <session_quality_figures> the quality figures
--- (piece-columns.ts, with stream_summaries.sql's).
+-- $drop_<dim>; <by_value> the value of $by; <session_delivery_figures> and
+-- <session_quality_figures> the figures (piece-columns.ts, with stream_summaries.sql's).
 -- Parameters: $max_class (INTEGER, the window's class), $stream (VARCHAR; NULL: every stream of
 -- <classes>), $by (VARCHAR, a dimension; NULL: one group), $per_stream (BOOLEAN: groups per
 -- stream too), $keep_<dim> (VARCHAR[]; NULL: no keep filter), $drop_<dim> (VARCHAR[]).
@@ -35,12 +35,7 @@ SELECT
   CASE WHEN $per_stream THEN streamId END AS streamId,
   value,
   count(*) AS totalSessions,
-  CAST(sum(off) AS BIGINT) AS totalBytesOffloaded,
-  CAST(sum(fb) AS BIGINT) AS totalBytesFallback,
-  CASE WHEN sum(off) + sum(fb) > 0 THEN sum(off) / (sum(off) + sum(fb)) ELSE 0.0 END AS avgOffloadRatio,
-  coalesce(CAST(sum(CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0) AS DOUBLE)
-           / nullif(count(*) FILTER (WHERE peer_n > 0), 0), 0.0) AS avgPeerCount,
-  coalesce(CAST(sum(buf_sum) AS DOUBLE) / nullif(sum(buf_n), 0), 0.0) AS avgBufferHealth,
+  {{session_delivery_figures}},
   {{session_quality_figures}}
 FROM kept
 GROUP BY ALL

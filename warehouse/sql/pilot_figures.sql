@@ -6,7 +6,7 @@
 -- Only startupP95Ms and p2pConnectionSuccess may be null; Σ intervalMs (not a counter) is 0 when
 -- no report has one.
 -- A session's sums of the series figures are its piece (piece-columns.ts), as states keep them.
--- Placeholders: <series_piece_of_reports> (piece-columns.ts). Parameters: none.
+-- Placeholders: <series_piece_of_reports>, <series_delivery_figures> (piece-columns.ts). Parameters: none.
 -- Reads: reports. Writes: nothing (a query: one row per stream and cohort, and per stream).
 WITH r AS (
   SELECT *, coalesce(cohort, 'p2p') AS c FROM reports
@@ -37,12 +37,7 @@ SELECT
   CAST(sum(reports) AS BIGINT) AS reports,
   count(DISTINCT viewer_id) + count(*) FILTER (WHERE viewer_id IS NULL) AS viewers,
   count(*) FILTER (WHERE viewer_id IS NULL) AS sessionsWithoutViewer,
-  CAST(sum(off) AS BIGINT) AS bytesOffloaded,
-  CAST(sum(fb) AS BIGINT) AS bytesFallback,
-  coalesce(sum(off) / nullif(sum(off) + sum(fb), 0), 0.0) AS offloadRatio,
-  coalesce(CAST(sum(CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0) AS DOUBLE)
-           / nullif(count(*) FILTER (WHERE peer_n > 0), 0), 0.0) AS avgPeerCount,
-  coalesce(CAST(sum(buf_sum) AS DOUBLE) / nullif(sum(buf_n), 0), 0.0) AS avgBufferHealth,
+  {{series_delivery_figures}},
   CAST(sum(stalls) AS BIGINT) AS rebufferEvents,
   CAST(sum(stall_ms) AS BIGINT) AS stallMs,
   CAST(sum(watch_ms) AS BIGINT) AS watchMs,

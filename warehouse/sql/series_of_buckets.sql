@@ -6,7 +6,7 @@
 -- Averages sum exact DECIMALs (see stream_summaries.sql), so the figures are the same to the
 -- last digit whether they come from reports or from states. Only non-empty buckets are
 -- returned, in no order; readers order them and fill the gaps with zeros (api-decisions.md).
--- Placeholders: none. Parameters: $bucket_seconds.
+-- Placeholders: <series_delivery_figures> (piece-columns.ts). Parameters: $bucket_seconds.
 -- Reads: session_buckets (a CTE of the including statement). Writes: nothing (a query: one row
 -- per stream and non-empty bucket, the columns of a snapshot's series files).
 SELECT
@@ -14,12 +14,7 @@ SELECT
   streamId,
   make_timestamp(start_us) AS bucketStart,
   count(*) AS sessions,
-  CAST(sum(off) AS BIGINT) AS bytesOffloaded,
-  CAST(sum(fb) AS BIGINT) AS bytesFallback,
-  CASE WHEN sum(off) + sum(fb) > 0 THEN sum(off) / (sum(off) + sum(fb)) ELSE 0.0 END AS offloadRatio,
-  coalesce(CAST(sum(CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0) AS DOUBLE)
-           / nullif(count(*) FILTER (WHERE peer_n > 0), 0), 0.0) AS avgPeerCount,
-  coalesce(CAST(sum(buf_sum) AS DOUBLE) / nullif(sum(buf_n), 0), 0.0) AS avgBufferHealth,
+  {{series_delivery_figures}},
   CAST(sum(stalls) AS BIGINT) AS rebufferEvents,
   CAST(sum(reports) AS BIGINT) AS reports
 FROM session_buckets

@@ -17,7 +17,7 @@
 -- they come from reports or from partition states.
 -- Placeholders: <classed> (above); <stream_piece_sums> the piece columns a window adds up per
 -- stream, combined (piece-columns.ts: the others need the session, below); <startup_p95>,
--- <window_quality_figures> (piece-columns.ts).
+-- <peer_mean_sum>, <window_delivery_figures>, <window_quality_figures> (piece-columns.ts).
 -- Parameters: $as_of (TIMESTAMP), $window_names (VARCHAR[5], narrowest first, the last unbounded),
 -- $horizon_seconds.
 -- Reads: <classed>. Writes: nothing (a query: one row per window and stream).
@@ -74,7 +74,7 @@ session_counts AS (
   SELECT
     windowName, streamId,
     count(*) AS sessions,
-    sum(CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0) AS peer_mean_sum,
+    {{peer_mean_sum}} AS peer_mean_sum,
     count(*) FILTER (WHERE peer_n > 0) AS peer_sessions,
     {{startup_p95}} AS startup_p95
   FROM session_windows
@@ -94,12 +94,7 @@ SELECT
   sw.windowName,
   sw.streamId,
   sc.sessions AS totalSessions,
-  CAST(sw.off AS BIGINT) AS totalBytesOffloaded,
-  CAST(sw.fb AS BIGINT) AS totalBytesFallback,
-  CASE WHEN sw.off + sw.fb > 0
-       THEN sw.off / (sw.off + sw.fb) ELSE 0.0 END AS avgOffloadRatio,
-  coalesce(CAST(sc.peer_mean_sum AS DOUBLE) / nullif(sc.peer_sessions, 0), 0.0) AS avgPeerCount,
-  coalesce(CAST(sw.buf_sum AS DOUBLE) / nullif(sw.buf_n, 0), 0.0) AS avgBufferHealth,
+  {{window_delivery_figures}},
   CAST(a.active_sessions AS BIGINT) AS activePeers,
   a.active_sessions > 0 AS live,
   sw.last_ts AS lastSeenAt,
