@@ -109,12 +109,14 @@ export async function buildSeries(s: DbSession, upTo: number = Infinity): Promis
   const [minute, next, ...larger] = sizes;
   if (minute !== MIN_BUCKET_SECONDS) throw new Error(`the series start at ${MIN_BUCKET_SECONDS} s`);
   await s.run(`CREATE OR REPLACE TEMP TABLE series_rows AS\n${seriesRowsSql('state_minutes', [minute])}`);
-  if (next !== undefined) {
+  if (next === undefined) {
+    await dropRelations(s, ['state_minutes']);
+  } else {
     await s.run(pieceSql('coarser_buckets', { buckets: bucketsOf(next), pieces: 'state_minutes' }), { bucket_seconds: next });
     await dropRelations(s, ['state_minutes']);
     await s.run(`INSERT INTO series_rows\n${seriesRowsSql(bucketsOf(next), [next, ...larger])}`);
+    await dropRelations(s, [bucketsOf(next)]);
   }
-  await dropRelations(s, ['state_minutes', ...(next === undefined ? [] : [bucketsOf(next)])]);
   await s.run(sqlFile('state_series'));
 }
 
