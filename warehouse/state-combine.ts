@@ -37,12 +37,13 @@ export async function combineStates(s: DbSession, input: CombineInput): Promise<
   await writeBreakdownFiles(s, plan, units.files);
   const series = await writeSeriesDays(s, plan, customers);
   await dropRelations(s, COMBINE_RELATIONS);
+  const unitFiles = [...units.files.values()].flat();
   return {
     customers,
     platformRows,
     edgeReportsRead: pieces.edgeReportsRead + series.edgeReportsRead,
     layeredStatesCut: new Set([...pieces.layeredStatesCut, ...series.layeredStatesCut]).size,
-    usedFiles: [...pieces.usedFiles, ...[...units.files.values()].flat(), ...series.usedFiles],
-    classUnits: { computed: units.computed, linked: [...units.files.values()].reduce((a, l) => a + l.length, 0) },
+    usedFiles: [...pieces.usedFiles, ...unitFiles, ...series.usedFiles],
+    classUnits: { computed: units.computed, linked: unitFiles.length },
   };
 }
