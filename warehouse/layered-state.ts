@@ -17,8 +17,8 @@ import { exists } from '../lib/fsx.ts';
 import { timestampLiteral } from './window-pieces.ts';
 import { STATE_COMPRESSION } from './parquet-write.ts';
 import type { DbSession } from './duckdb/session.ts';
-import { isFileError, type LandedFile } from './landing.ts';
-import { loadSql, quarantineUnreadable, screenFiles, type LoadContext, type LoadOutcome } from './partition-load.ts';
+import { checkSchemas, isFileError, type LandedFile, type SchemaVerdict } from './landing.ts';
+import { fileSchema, loadSql, quarantineUnreadable, screenFiles, type LoadContext, type LoadOutcome } from './partition-load.ts';
 import { pieceSql } from './piece-columns.ts';
 import { STATE_COLUMNS } from './report-columns.ts';
 import { buildSeries, SERIES_ROW_GROUP_SIZE, type PartitionToBuild } from './partition-state.ts';
@@ -173,7 +173,7 @@ async function buildOn(
     date: p.date,
     runId: ctx.runId,
     builtAt: new Date().toISOString(),
-    files: files.map((f): StateInput => stateInput(f, load.schemaOf(f) ?? base.prev?.files.find((x) => x.path === f.relPath)?.schema)),
+    files: await inputsWithSchemas(s, files, load, base.prev),
     presentColumns: [...new Set([...(base.prev?.presentColumns ?? []), ...load.presentColumns])].sort(),
     quarantined: [...(base.prev?.quarantined ?? []), ...quarantinedNow],
     rowsRead,
@@ -213,6 +213,24 @@ async function buildOn(
     },
   ]);
   return meta;
+}
+
+/**
+ * The state's inputs, each with its schema (partition-load.ts fileSchema): from this build's read,
+ * else from the previous state; a compacted file that this state absorbed (its rows were read
+ * from the files it covers) has neither, and its footer is read for it, so that readers of the
+ * snapshot's files (the analyst catalog) read it with the files of its schema rather than every
+ * file by name.
+ */
+async function inputsWithSchemas(s: DbSession, files: readonly LandedFile[], load: NewReports, prev: StateMeta | null): Promise<StateInput[]> {
+  const before = new Map((prev?.files ?? []).map((f) => [f.path, f.schema]));
+  const known = (f: LandedFile) => load.schemaOf(f) ?? before.get(f.relPath);
+  const unknown = files.filter((f) => known(f) === undefined);
+  const verdicts = unknown.length > 0 ? await checkSchemas(s, unknown.map((f) => f.path)) : new Map<string, SchemaVerdict>();
+  return files.map((f) => {
+    const verdict = verdicts.get(f.path);
+    return stateInput(f, known(f) ?? (verdict?.ok ? fileSchema(verdict.schema.columns) : undefined));
+  });
 }
 
 /** The standard sizes longer than an hour: their buckets span hours, so layers keep per-session buckets of them. */

@@ -16,6 +16,7 @@ import { listFiles } from '../../lib/fsx.ts';
 import { readStates, type StateMeta } from '../../warehouse/state-store.ts';
 import { quotedString } from '../../warehouse/sql-files.ts';
 import { discoverLanding } from '../../warehouse/landing.ts';
+import { schemaColumns } from '../../warehouse/partition-load.ts';
 
 const BASE = new Date('2026-11-24T00:00:00Z');
 const HOUR = 3_600_000;
@@ -159,6 +160,13 @@ describe('layered states of recent days', () => {
     expect(afterCompaction.layers!.map((l) => l.layerId)).toEqual(layersBefore);
     expect(afterCompaction.pending).toEqual(holding.pending);
     expect(afterCompaction.files.some((f) => path.basename(f.path).startsWith('compacted-'))).toBe(true);
+    // Every input keeps its schema, the absorbed compacted file's read from its footer (with the
+    // provenance columns), so the catalog reads it with its schema's files, not all by name.
+    for (const f of afterCompaction.files) {
+      const columns = await inc.db.withSession((s) => s.all<{ column_name: string }>(`DESCRIBE SELECT * FROM read_parquet(${quotedString(path.join(inc.layout.rawReports, f.path))})`));
+      // (a compacted file also keeps the partition's customer and date, which no schema lists)
+      expect(f.schema && schemaColumns(f.schema), f.path).toEqual(columns.map((c) => c.column_name).filter((c) => c !== 'customer' && c !== 'date'));
+    }
 
     // Once asOf reaches the held reports, they join a layer, with no new file.
     const due = await runAndCheck(at(5), 'held reports came due');
