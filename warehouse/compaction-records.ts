@@ -78,22 +78,20 @@ function readRecord(file: string): CompactionRecord | null {
   }
 }
 
-const identity = (relPath: string, size: number, mtimeMs: number) => `${relPath}\n${size}\n${mtimeMs}`;
-
 /**
- * `files` without those that a record of their partition covers, where the record's compacted file
- * is among `files` (placed). A file is matched by name, size and modification time, so a later
- * file that takes a removed file's name is never covered.
+ * The landed files (relPath) that a record of their partition covers, where the record's compacted
+ * file is `listed` (placed). A file is matched by name: a landed file is immutable
+ * (session-report.md), and names are not reused while a record stands (collector names are
+ * unique, and retire.ts removes a record only after every file it covers; a later file that took a
+ * removed file's name is read from the next run on, once the record has gone).
  */
-export function withoutCovered<T extends { relPath: string; size: number; mtimeMs: number }>(files: T[], records: RecordsByPartition): T[] {
-  if (records.size === 0) return files;
-  const listed = new Set(files.map((f) => f.relPath));
+export function coveredNames(records: RecordsByPartition, listed: ReadonlySet<string>): Set<string> {
   const covered = new Set<string>();
   for (const [folder, list] of records) {
     for (const r of list) {
       if (!listed.has(`${folder}/${r.compacted}`)) continue;
-      for (const c of r.covers) covered.add(identity(`${folder}/${c.name}`, c.size, c.mtimeMs));
+      for (const c of r.covers) covered.add(`${folder}/${c.name}`);
     }
   }
-  return files.filter((f) => !covered.has(identity(f.relPath, f.size, f.mtimeMs)));
+  return covered;
 }

@@ -9,7 +9,7 @@ import { KNOWN_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
 import { freePath, listRelativeFilesSync, moveFile, writeJsonDurable } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
-import { partitionFolder, readRecordsSync, withoutCovered } from './compaction-records.ts';
+import { coveredNames, partitionFolder, readRecordsSync } from './compaction-records.ts';
 
 export interface LandedFile {
   /** Absolute path. */
@@ -70,6 +70,7 @@ export async function discoverLanding(
   const all = folders
     ? folders.flatMap((folder) => listRelativeFilesSync(`${layout.rawReports}/${folder}`, '.parquet').filter((n) => !n.includes('/')).map((n) => `${folder}/${n}`))
     : listRelativeFilesSync(layout.rawReports, '.parquet');
+  const covered = coveredNames(records, new Set(all));
   const files: LandedFile[] = [];
   const misplaced: Misplaced[] = [];
   for (const relPath of all) {
@@ -83,11 +84,15 @@ export async function discoverLanding(
       });
       continue;
     }
+    // A covered file is skipped unread: a day of 5-second flushes leaves thousands of them until
+    // their grace time is out (compaction/retire.ts), and a stat of each cost the plan more than
+    // the rest of it.
+    if (covered.has(relPath)) continue;
     const st = statSync(abs, { throwIfNoEntry: false });
     if (st === undefined) continue; // quarantined meanwhile
     files.push({ path: abs, relPath, customerId: m[1]!, date: m[2]!, size: st.size, mtimeMs: st.mtimeMs });
   }
-  return { files: withoutCovered(files, records), misplaced };
+  return { files, misplaced };
 }
 
 export interface FileSchema {
