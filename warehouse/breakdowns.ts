@@ -99,9 +99,9 @@ export function breakdownFileSql(name: string, parts: Record<string, string>): s
   return pieceSql(name, { ...BREAKDOWN_SQL, ...parts });
 }
 
-/** breakdown_rows.sql over `classes` (rows of session_classes.sql). */
-export function breakdownSql(classes: string): string {
-  return breakdownFileSql('breakdown_rows', { classes });
+/** breakdown_rows.sql over `classes` (rows of session_classes.sql), of one stream ($stream) or of all. */
+export function breakdownSql(classes: string, oneStream: boolean): string {
+  return breakdownFileSql('breakdown_rows', { classes, stream_filter: oneStream ? 'streamId = $stream' : 'true' });
 }
 
 export interface BreakdownQuery {
@@ -119,11 +119,14 @@ export interface BreakdownQuery {
 export function breakdownParams(q: BreakdownQuery): { params: SqlParams; types: SqlTypes } {
   const params: SqlParams = {
     max_class: windowClass(q.window),
-    stream: q.streamId,
     by: q.by,
     per_stream: q.perStream === true,
   };
-  const types: SqlTypes = { max_class: INTEGER, stream: VARCHAR, by: VARCHAR, per_stream: BOOLEAN };
+  const types: SqlTypes = { max_class: INTEGER, by: VARCHAR, per_stream: BOOLEAN };
+  if (q.streamId !== null) {
+    params['stream'] = q.streamId;
+    types['stream'] = VARCHAR;
+  }
   for (const d of SESSION_DIMENSIONS) {
     const f = q.filters.get(d);
     params[paramName('keep', d)] = f && f.keep.length > 0 ? listValue([...f.keep]) : null;
@@ -142,7 +145,7 @@ export function sessionClassesRelation(files: readonly string[]): string {
 /** The rows of a breakdown over `classes`, sorted (by totalSessions descending, then value). */
 export async function queryBreakdown(s: DbSession, classes: string, q: BreakdownQuery): Promise<BreakdownRow[]> {
   const { params, types } = breakdownParams(q);
-  return s.all<BreakdownRow>(breakdownSql(classes), params, types);
+  return s.all<BreakdownRow>(breakdownSql(classes, q.streamId !== null), params, types);
 }
 
 /**

@@ -10,11 +10,13 @@
 -- list, and drop those whose value is in the drop list; a NULL in a list stands for the value null.
 -- Placeholders: <classes> rows of session_classes.sql (a table, or read_parquet of the snapshot's
 -- files: code constants and quoted paths); <head_fields>, <head_columns>, <piece_sums>
--- (breakdowns.ts); <dimension_filters> one condition per dimension over its $keep_<dim> and
+-- (breakdowns.ts); <stream_filter> `streamId = $stream` for one stream, else `true` (a condition
+-- on a parameter that may be NULL is not pushed into the Parquet scan, which then reads every
+-- stream's row groups); <dimension_filters> one condition per dimension over its $keep_<dim> and
 -- $drop_<dim>; <by_value> the value of $by; <session_delivery_figures> and
 -- <session_quality_figures> the figures (piece-columns.ts, with stream_summaries.sql's).
--- Parameters: $max_class (INTEGER, the window's class), $stream (VARCHAR; NULL: every stream of
--- <classes>), $by (VARCHAR, a dimension; NULL: one group), $per_stream (BOOLEAN: groups per
+-- Parameters: $max_class (INTEGER, the window's class), $stream (VARCHAR, with the stream
+-- filter only), $by (VARCHAR, a dimension; NULL: one group), $per_stream (BOOLEAN: groups per
 -- stream too), $keep_<dim> (VARCHAR[]; NULL: no keep filter), $drop_<dim> (VARCHAR[]).
 -- Reads: <classes>. Writes: nothing (a query: streamId (NULL unless $per_stream), value, then the
 -- figures; by totalSessions descending, then value, nulls last).
@@ -23,7 +25,7 @@ WITH sessions AS (
     streamId, sessionId,
     min(head) AS head,
     {{piece_sums}}
-  FROM (SELECT *, struct_pack({{head_fields}}) AS head FROM {{classes}} WHERE class <= $max_class AND ($stream IS NULL OR streamId = $stream))
+  FROM (SELECT *, struct_pack({{head_fields}}) AS head FROM {{classes}} WHERE class <= $max_class AND {{stream_filter}})
   GROUP BY streamId, sessionId
 ),
 kept AS (
