@@ -41,7 +41,7 @@ export function isLayeredDate(date: string, asOf: Date): boolean {
   return date >= new Date(asOf.getTime() - 86_400_000).toISOString().slice(0, 10);
 }
 
-const RELATIONS = ['touched_hours', 'touched_coarse', 'layer_sessions', 'coarse_rows', 'state_series_all', 'pending_rows', 'raw_reports', 'reports', 'dedup_dropped', 'layer_rows', 'layer_prior', 'layer_hours', 'layer_minutes', 'state_minutes', 'state_series', 'series_rows'];
+const RELATIONS = ['touched_blocks', 'touched_coarse', 'layer_sessions', 'coarse_rows', 'state_series_all', 'pending_rows', 'raw_reports', 'reports', 'dedup_dropped', 'layer_rows', 'layer_prior', 'layer_hours', 'layer_minutes', 'state_minutes', 'state_series', 'series_rows'];
 
 /** What the build starts from: the previous state's layers to keep, and the files new to it. */
 interface AppendBase {
@@ -147,8 +147,8 @@ async function buildOn(
   const held = await s.one<{ n: number; min_ts: string | null }>(`SELECT count(*) AS n, strftime(min(ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS min_ts FROM pending_rows`);
   const newReports = (await s.one<{ n: number }>('SELECT count(*) AS n FROM layer_rows')).n;
   const { kept, merged } = layersToMerge(prior, newReports);
-  // The hours the new reports fall in (merged layers' reports are in the previous series already).
-  await s.run(`CREATE OR REPLACE TEMP TABLE touched_hours AS SELECT DISTINCT epoch_us(ts) // ${HOUR_US} * ${HOUR_US} AS hour_us FROM layer_rows`);
+  // The blocks the new reports fall in (merged layers' reports are in the previous series already).
+  await s.run(`CREATE OR REPLACE TEMP TABLE touched_blocks AS SELECT DISTINCT epoch_us(ts) // ${BLOCK_US} * ${BLOCK_US} AS block_us FROM layer_rows`);
   if (merged.length > 0 && prevFiles) {
     await s.run(`INSERT INTO layer_rows SELECT * FROM read_parquet(${fileList(merged.map((l) => prevFiles.layer(l.layerId).reports))}, hive_partitioning = false)`);
   }
@@ -233,8 +233,20 @@ async function inputsWithSchemas(s: DbSession, files: readonly LandedFile[], loa
   });
 }
 
-/** The standard sizes longer than an hour: their buckets span hours, so layers keep per-session buckets of them. */
-const COARSE_SIZES = STANDARD_BUCKET_SECONDS.filter((size) => size > 3600);
+/**
+ * A new layer's reports remake the day's series where they fall: the buckets of the sizes up to
+ * BLOCK_SECONDS (each lies in one block) from every layer's minute pieces of the blocks they touch,
+ * the larger sizes (multiples of it, up to a day) from every layer's per-session buckets of those
+ * sizes, which layers keep for that. An hour's minute pieces hold about 60 rows per active session
+ * against one per-session bucket a layer: at live rates (thousands of sessions at once) remaking a
+ * touched hour from its minutes cost more than the rest of the layer's build.
+ */
+const BLOCK_SECONDS = 600;
+const BLOCK_US = BigInt(BLOCK_SECONDS) * 1_000_000n;
+const COARSE_SIZES = STANDARD_BUCKET_SECONDS.filter((size) => size > BLOCK_SECONDS);
+if (STANDARD_BUCKET_SECONDS.some((size) => (size <= BLOCK_SECONDS ? BLOCK_SECONDS % size : size % BLOCK_SECONDS) !== 0)) {
+  throw new Error(`every standard size must divide ${BLOCK_SECONDS} s or be a multiple of it`);
+}
 const HOUR_US = 3_600_000_000n;
 
 /**
@@ -257,11 +269,12 @@ async function daySeries(s: DbSession, on: { prev: StateMeta; files: ReturnType<
     await s.run('CREATE OR REPLACE TEMP TABLE state_series_all AS SELECT * EXCLUDE (customer, date) FROM state_series');
     return n;
   }
-  // Kept minute files are sorted by start_us: a filter on the touched hours' span skips the rest.
-  const span = await s.one<{ lo: bigint | null; hi: bigint | null }>('SELECT min(hour_us) AS lo, max(hour_us) AS hi FROM touched_hours');
-  const inSpan = span.lo === null ? ' WHERE false' : ` WHERE start_us >= ${span.lo} AND start_us < ${BigInt(span.hi!) + HOUR_US}`;
+  // Kept minute and session files are sorted by start_us (sessions by size first): a filter on
+  // the touched blocks' span skips the rest of their row groups.
+  const span = await s.one<{ lo: bigint | null; hi: bigint | null }>('SELECT min(block_us) AS lo, max(block_us) AS hi FROM touched_blocks');
+  const inSpan = span.lo === null ? ' WHERE false' : ` WHERE start_us >= ${span.lo} AND start_us < ${BigInt(span.hi!) + BLOCK_US}`;
   await s.run(pieceSql('layer_touched_minutes', { kept: readAll(keptFiles.map((f) => f.minutes), 'layer_minutes', inSpan), coarse_sizes: COARSE_SIZES.join(', ') }));
-  await buildSeries(s, 3600);
+  await buildSeries(s, BLOCK_SECONDS);
   const keptSessions = readAll(keptFiles.map((f) => f.sessions), 'layer_sessions');
   const coarse = pieceSql('layer_coarse_series', { kept_sessions: keptSessions });
   const coarseRows = COARSE_SIZES.map((size) => `SELECT * FROM (\n${withBucketSeconds(coarse, size)}\n)`).join('\nUNION ALL\n');

@@ -32,7 +32,7 @@ beforeAll(async () => {
   pool = await openTestWarehouse();
   inc = await openTestWarehouse({ COMPACTION_MIN_FILES: '1000' });
   scratch = await openTestWarehouse();
-  for (let g = 0; g < 14; g++) {
+  for (let g = 0; g < 15; g++) {
     const before = new Set(await listFiles(pool.layout.rawReports, '.parquet'));
     await generateReports(pool.db, pool.layout, { customers: ['ac', 'acme'], streams: 2, sessions: 5, start: at(g), hours: 1, seed: 700 + g });
     hourFiles.set(g, (await listFiles(pool.layout.rawReports, '.parquet')).filter((f) => !before.has(f) && f.includes('date=2026-11-24')));
@@ -50,6 +50,16 @@ async function land(g: number): Promise<void> {
     const to = path.join(inc.layout.rawReports, path.relative(pool.layout.rawReports, from));
     await fs.mkdir(path.dirname(to), { recursive: true });
     await fs.copyFile(from, to);
+  }
+}
+
+/** The rows of hour g's files (every customer's) with ts before (`part` 0) or from (1) `split`, landed under `name`. */
+async function landPart(g: number, split: Date, part: 0 | 1, name: string): Promise<void> {
+  for (const from of hourFiles.get(g)!) {
+    const to = path.join(inc.layout.rawReports, path.dirname(path.relative(pool.layout.rawReports, from)), name);
+    await fs.mkdir(path.dirname(to), { recursive: true });
+    const cut = `TIMESTAMP '${split.toISOString().replace('T', ' ').replace('Z', '')}'`;
+    await inc.db.withSession((s) => s.run(`COPY (SELECT * FROM read_parquet(${quotedString(from)}) WHERE ts ${part === 0 ? '<' : '>='} ${cut}) TO ${quotedString(to)} (FORMAT parquet)`));
   }
 }
 
@@ -183,5 +193,15 @@ describe('layered states of recent days', () => {
     }
     expect((await acmeState()).layers!.length).toBeLessThanOrEqual(4);
     await runAndCheck(at(14), 'after many appends');
+
+    // A layer inside an hour that an earlier layer holds part of: the 10-minute blocks its reports
+    // touch are remade from every layer's minute pieces, the hour, 6-hour and day buckets from
+    // every layer's per-session buckets, the other buckets kept.
+    const split = new Date(at(14).getTime() + 25 * 60_000);
+    await landPart(14, split, 0, 'hour-14-first.parquet');
+    await runAndCheck(at(14.45), 'the first part of an hour');
+    await landPart(14, split, 1, 'hour-14-rest.parquet');
+    await runAndCheck(at(16), 'the rest of that hour');
+    expect((await acmeState()).made).toBe('appended');
   }, 300_000);
 });

@@ -1,4 +1,4 @@
--- One size longer than an hour of the series buckets that a new layer touches (`touched_coarse`),
+-- One size longer than 10 minutes of the series buckets that a new layer touches (`touched_coarse`),
 -- from every layer's per-session buckets of that size (layer_sessions.sql), regrouped per session
 -- (a session that spans layers is one session of a bucket): the rows layered-state.ts adds to
 -- `coarse_rows` for each such size.

@@ -1,6 +1,7 @@
--- A layer's per-session buckets of the standard sizes longer than an hour (6 h and a day), from
--- its minute pieces: what the day's series of those sizes is remade from when a later layer adds
--- reports to one of their buckets (layered-state.ts), without reading every minute of the day.
+-- A layer's per-session buckets of the standard sizes longer than 10 minutes (an hour, 6 hours
+-- and a day), from its minute pieces: what the day's series of those sizes is remade from when a
+-- later layer adds reports to one of their buckets (layered-state.ts), without reading every
+-- minute of the hour or the day.
 -- Placeholders: <coarse_sizes> the sizes in seconds (code constants); <series_piece_sums>
 -- (piece-columns.ts). Parameters: none.
 -- Reads: layer_minutes (layer_pieces.sql). Writes: layer_sessions.

@@ -1,16 +1,16 @@
 -- The day's series of a layered state after a new layer, remade only where the new layer's
--- reports fall (layered-state.ts): every bucket of the hours they touch (sizes up to an hour, from
--- every layer's minute pieces of those hours: `state_series`), the 6-hour and day buckets they
--- touch (`coarse_rows`, layer_coarse_series.sql), and every other bucket as the previous state's
--- series file has it.
+-- reports fall (layered-state.ts): every bucket of the 10-minute blocks they touch (sizes up to
+-- 600 s, from every layer's minute pieces of those blocks: `state_series`), the hour, 6-hour and
+-- day buckets they touch (`coarse_rows`, layer_coarse_series.sql), and every other bucket as the
+-- previous state's series file has it.
 -- Placeholders: <previous> the previous state's series file (a quoted path). Parameters: none.
--- Reads: touched_hours, touched_coarse, state_series, coarse_rows, <previous>.
+-- Reads: touched_blocks, touched_coarse, state_series, coarse_rows, <previous>.
 -- Writes: state_series_all (the new series, unsorted).
 CREATE OR REPLACE TEMP TABLE state_series_all AS
 WITH previous AS (
   SELECT p.* FROM read_parquet({{previous}}, hive_partitioning = false) AS p
   ANTI JOIN touched_coarse AS t ON p.bucketSeconds = t.bucketSeconds AND epoch_us(p.bucketStart) = t.start_us
-  WHERE NOT (p.bucketSeconds <= 3600 AND epoch_us(p.bucketStart) // 3600000000 * 3600000000 IN (SELECT hour_us FROM touched_hours))
+  WHERE NOT (p.bucketSeconds <= 600 AND epoch_us(p.bucketStart) // 600000000 * 600000000 IN (SELECT block_us FROM touched_blocks))
 )
 SELECT * EXCLUDE (customer, date) FROM state_series
 UNION ALL BY NAME SELECT * FROM coarse_rows
