@@ -276,8 +276,12 @@ async function daySeries(s: DbSession, on: { prev: StateMeta; files: ReturnType<
   await s.run(pieceSql('layer_touched_minutes', { kept: readAll(keptFiles.map((f) => f.minutes), 'layer_minutes', inSpan), coarse_sizes: COARSE_SIZES.join(', ') }));
   await buildSeries(s, BLOCK_SECONDS);
   const keptSessions = readAll(keptFiles.map((f) => f.sessions), 'layer_sessions');
-  const coarse = pieceSql('layer_coarse_series', { kept_sessions: keptSessions });
-  const coarseRows = COARSE_SIZES.map((size) => `SELECT * FROM (\n${withBucketSeconds(coarse, size)}\n)`).join('\nUNION ALL\n');
+  const spans = await s.all<{ size: number; lo: bigint; hi: bigint }>('SELECT bucketSeconds AS size, min(start_us) AS lo, max(start_us) AS hi FROM touched_coarse GROUP BY ALL');
+  const coarseRows = COARSE_SIZES.map((size) => {
+    const span = spans.find((x) => Number(x.size) === size);
+    const sql = pieceSql('layer_coarse_series', { kept_sessions: keptSessions, span: span ? `start_us BETWEEN ${BigInt(span.lo)} AND ${BigInt(span.hi)}` : 'false' });
+    return `SELECT * FROM (\n${withBucketSeconds(sql, size)}\n)`;
+  }).join('\nUNION ALL\n');
   await s.run(`CREATE OR REPLACE TEMP TABLE coarse_rows AS\n${coarseRows}`);
   await s.run(fillSql(sqlFile('layer_touched_series'), { previous: quotedString(on.files.series) }));
   return streamCount(s, `SELECT streamId FROM read_parquet(${quotedString(on.files.series)}, hive_partitioning = false) UNION ALL SELECT streamId FROM layer_minutes`);
