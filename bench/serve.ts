@@ -59,7 +59,9 @@ const published = async () => {
 };
 while ((await published()).length < 3) {
   const last = (await readCurrent(layout))!;
-  const asOf = new Date(Date.parse(last.asOf) + 5 * 60_000).toISOString();
+  // Five minutes after the last one, or now when that lies ahead of the clock (a warehouse whose
+  // history ends now: pipeline refuses an asOf more than AS_OF_MAX_SKEW_SECONDS ahead).
+  const asOf = new Date(Math.max(Math.min(Date.parse(last.asOf) + 5 * 60_000, Date.now()), Date.parse(last.asOf) + 1000)).toISOString();
   say(`publishing another snapshot (pipeline --as-of ${asOf}) to swap between`);
   await cli(['pipeline', '--as-of', asOf]);
 }
