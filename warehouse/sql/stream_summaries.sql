@@ -50,6 +50,15 @@ stream_windows AS (
 -- session: the narrowest window it has reports in, its peerCount sums and startup time in each
 -- window (its pieces of that class and narrower ones), and its latest report times (whatever the
 -- window).
+-- Almost every session has one row of classes (one class unit, one class): those are passed
+-- through as they are, and only the sessions with several rows are grouped. They are found by a
+-- hash of the key (grouping 64-bit integers costs a fraction of grouping the strings); a session
+-- whose hash another one shares is grouped too, which changes nothing, so a collision costs no
+-- figure. Each branch has the columns of the other (a sum of one row is that row's value; the
+-- union takes the sums' types).
+multi_keys AS (
+  SELECT hash(streamId, sessionId) AS h FROM classed GROUP BY h HAVING count(*) > 1
+),
 session_rows AS (
   SELECT
     streamId, sessionId,
@@ -62,8 +71,21 @@ session_rows AS (
      max(startup_ms) FILTER (WHERE class <= 4), max(startup_ms)] AS startups,
     max(last_ts) AS last_ts,
     max(last_final_ts) AS last_final_ts
-  FROM classed
+  FROM classed AS c SEMI JOIN multi_keys AS m ON hash(c.streamId, c.sessionId) = m.h
   GROUP BY streamId, sessionId
+  UNION ALL
+  SELECT
+    streamId, sessionId,
+    class AS first_class,
+    [CASE WHEN class <= 1 THEN peer_sum END, CASE WHEN class <= 2 THEN peer_sum END, CASE WHEN class <= 3 THEN peer_sum END,
+     CASE WHEN class <= 4 THEN peer_sum END, peer_sum] AS peer_sums,
+    [CASE WHEN class <= 1 THEN peer_n END, CASE WHEN class <= 2 THEN peer_n END, CASE WHEN class <= 3 THEN peer_n END,
+     CASE WHEN class <= 4 THEN peer_n END, peer_n] AS peer_ns,
+    [CASE WHEN class <= 1 THEN startup_ms END, CASE WHEN class <= 2 THEN startup_ms END, CASE WHEN class <= 3 THEN startup_ms END,
+     CASE WHEN class <= 4 THEN startup_ms END, startup_ms] AS startups,
+    last_ts,
+    last_final_ts
+  FROM classed AS c ANTI JOIN multi_keys AS m ON hash(c.streamId, c.sessionId) = m.h
 ),
 session_windows AS (
   SELECT w.windowName, s.streamId, s.peer_sums[w.class] AS peer_sum, s.peer_ns[w.class] AS peer_n, s.startups[w.class] AS startup_ms
