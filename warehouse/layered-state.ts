@@ -240,6 +240,8 @@ async function inputsWithSchemas(s: DbSession, files: readonly LandedFile[], loa
  * sizes, which layers keep for that. An hour's minute pieces hold about 60 rows per active session
  * against one per-session bucket a layer: at live rates (thousands of sessions at once) remaking a
  * touched hour from its minutes cost more than the rest of the layer's build.
+ * layer_touched_minutes.sql and layer_touched_series.sql write the block as a literal (600 s), so
+ * that a change of it changes the state version (state-store.ts hashes the SQL): change all three.
  */
 const BLOCK_SECONDS = 600;
 const BLOCK_US = BigInt(BLOCK_SECONDS) * 1_000_000n;
