@@ -109,6 +109,12 @@ const RESOURCES = {
     doc: "what the API's DuckDB allocator may keep of the memory a statement freed (the jobs keep 8MB); lower is less RSS and slower queries (docs/api.md)",
     at: 'api.duckdb.allocatorFlushThreshold',
   }),
+  API_DUCKDB_RELEASE_IDLE_SECONDS: setting({
+    schema: nonNegativeNumber.default(0.25),
+    doc: "once the API's DuckDB has had no work for this long, the memory its allocator keeps of freed memory goes back to the system (0: at once); docs/api.md",
+    at: 'api.duckdb.releaseIdleMs',
+    as: secondsToMs,
+  }),
   API_RESPONSE_CACHE_MB: setting({
     schema: nonNegativeNumber.default(32),
     doc: 'serialised telemetry responses with their ETags (one cache for every snapshot)',

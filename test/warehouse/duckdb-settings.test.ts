@@ -38,3 +38,33 @@ it('works in UTC in every session, whatever the machine zone', async () => {
   const out = execFileSync(process.execPath, ['bin/run-ts.js', 'test/fixtures/session-time-zone.ts'], { env: { ...process.env, TZ: 'Pacific/Chatham' }, encoding: 'utf8' });
   expect(JSON.parse(out)).toEqual([0, 1].map(() => ({ zone: 'UTC', instant: '2026-03-29 01:30:00+00', day: '2026-03-29' })));
 });
+
+/** This process's anonymous resident memory, in MB (what DuckDB's allocator holds counts here). */
+async function rssAnonMb(): Promise<number> {
+  const status = await fs.readFile('/proc/self/status', 'utf8');
+  return Number(/RssAnon:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+/** A statement whose hash table takes a few hundred MB, freed when it ends. */
+const BIG = `SELECT count(DISTINCT 'session-' || x::VARCHAR) AS n FROM range(4000000) t(x)`;
+
+it('gives back what its allocator keeps once idle (releaseIdleMs), and its threads stay as configured', async () => {
+  const db = await Db.open({ threads: 1, memoryLimit: '2GB', maxConcurrent: 1, releaseIdleMs: 100 }, spill);
+  try {
+    const before = await rssAnonMb();
+    expect(await db.withSession((s) => s.one<{ n: number }>(BIG))).toEqual({ n: 4_000_000 });
+    const held = await rssAnonMb();
+    // jemalloc keeps the freed hash table for reuse: the process holds it after the statement.
+    expect(held - before).toBeGreaterThan(100);
+    let after = held;
+    for (let i = 0; i < 50 && held - after < (held - before) / 2; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await rssAnonMb();
+    }
+    expect(held - after).toBeGreaterThan((held - before) / 2);
+    const threads = await db.withSession((s) => s.one<{ t: string }>(`SELECT current_setting('threads')::VARCHAR AS t`));
+    expect(threads.t).toBe('1');
+  } finally {
+    db.close();
+  }
+});

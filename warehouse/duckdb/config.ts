@@ -10,6 +10,11 @@ export interface DuckDbConfig {
   maxConcurrent: number;
   /** What DuckDB's allocator may keep of the memory a statement freed, e.g. "8MB" (ALLOCATOR_FLUSH_THRESHOLD when absent). */
   allocatorFlushThreshold?: string;
+  /**
+   * Once no call has run for this long, the memory DuckDB's allocator keeps of freed memory goes
+   * back to the system (Db.releaseMemory); absent: never (it keeps it for the next statements).
+   */
+  releaseIdleMs?: number;
   /** Each statement's time and opening text on stderr (P2PTEL_SQL_TRACE=1; docs/warehouse-state.md). */
   sqlTrace?: boolean;
 }

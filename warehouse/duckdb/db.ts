@@ -16,12 +16,31 @@ export interface DbOptions {
 }
 
 export class Db {
+  private releaseTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly slots: Slots,
     private readonly exportSlots: Slots,
-    private readonly sqlTrace: boolean,
-  ) {}
+    private readonly config: DuckDbConfig,
+  ) {
+    const { releaseIdleMs } = config;
+    if (releaseIdleMs === undefined) return;
+    const onIdle = () => {
+      clearTimeout(this.releaseTimer);
+      this.releaseTimer = setTimeout(() => {
+        if (this.slots.idle && this.exportSlots.idle) void this.releaseMemory().catch(() => {});
+      }, releaseIdleMs);
+      this.releaseTimer.unref();
+    };
+    slots.onIdle = onIdle;
+    exportSlots.onIdle = onIdle;
+  }
+
+  private get sqlTrace(): boolean {
+    return this.config.sqlTrace ?? false;
+  }
 
   static async open(config: DuckDbConfig, spillDir: string, options: DbOptions = {}): Promise<Db> {
     fs.mkdirSync(spillDir, { recursive: true });
@@ -29,7 +48,7 @@ export class Db {
     const instance = await DuckDBInstance.create(':memory:', instanceSettings(config, spillDir));
     await setUtc(instance);
     const maxQueued = options.maxQueued ?? Number.POSITIVE_INFINITY;
-    return new Db(instance, new Slots(config.maxConcurrent, maxQueued), new Slots(options.exportSlots ?? 1, maxQueued), config.sqlTrace ?? false);
+    return new Db(instance, new Slots(config.maxConcurrent, maxQueued), new Slots(options.exportSlots ?? 1, maxQueued), config);
   }
 
   /** Calls running and waiting in each pool. */
@@ -70,7 +89,29 @@ export class Db {
     }
   }
 
+  /**
+   * Hands the memory that DuckDB's allocator keeps of what statements freed back to the system.
+   * Its allocator (jemalloc, on Linux) keeps freed pages for reuse and gives them back only as
+   * later allocations go on, so a process that ran one big statement and then little else stays at
+   * that statement's high-water mark (measured in docs/api.md, "Memory"). DuckDB offers no
+   * statement for it, but purges every arena (and trims the C heap) whenever its scheduler's
+   * thread count changes: one more thread, then the configured count again. Statements running
+   * meanwhile may get the extra thread for a moment; nothing else changes.
+   */
+  async releaseMemory(): Promise<void> {
+    if (this.closed) return;
+    const conn = await this.instance.connect();
+    try {
+      await conn.run(`SET threads = ${this.config.threads + 1}`);
+      await conn.run(`SET threads = ${this.config.threads}`);
+    } finally {
+      conn.closeSync();
+    }
+  }
+
   close(): void {
+    this.closed = true;
+    clearTimeout(this.releaseTimer);
     this.instance.closeSync();
   }
 }

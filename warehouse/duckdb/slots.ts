@@ -31,6 +31,13 @@ export class Slots {
     readonly maxQueued = Number.POSITIVE_INFINITY,
   ) {}
 
+  /** Called each time the last running call ends with none waiting. */
+  onIdle: (() => void) | undefined;
+
+  get idle(): boolean {
+    return this.running === 0 && this.waiting.length === 0;
+  }
+
   get stats(): { running: number; queued: number } {
     return { running: this.running, queued: this.waiting.length };
   }
@@ -75,6 +82,7 @@ export class Slots {
       next.resolve();
     } else {
       this.running--;
+      if (this.running === 0) this.onIdle?.();
     }
   }
 }
