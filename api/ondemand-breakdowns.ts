@@ -49,11 +49,12 @@ export class OnDemandBreakdowns {
   /** The breakdown's rows (sorted by totalSessions descending, then value), for the request `ctx`. */
   async rows(snap: ServedSnapshot, scope: BreakdownScope, q: BreakdownRequest, ctx: Context): Promise<BreakdownRow[]> {
     const key = [snap.id, scope.customers.join(','), scope.streamId ?? '', q.window, q.by ?? '', ...q.canonical].join('\0');
-    const files = sessionClassFiles(snap, scope.customers);
+    // One relation per customer: queryBreakdown makes each one's parts alone.
+    const relations = sessionClassFiles(snap, scope.customers).map(sessionClassesRelation);
     return this.work.run(ctx, key, scope.admittedAs, async (signal) =>
-      files.length === 0
+      relations.length === 0
         ? []
-        : this.db.withSession((s) => queryBreakdown(s, sessionClassesRelation(files), { window: q.window, streamId: scope.streamId, by: q.by, filters: q.filters }), {
+        : this.db.withSession((s) => queryBreakdown(s, relations, { window: q.window, streamId: scope.streamId, by: q.by, filters: q.filters }), {
             signal,
             bounded: true,
           }),
@@ -62,10 +63,10 @@ export class OnDemandBreakdowns {
 }
 
 /**
- * The session class files of `customers` in the snapshot (a customer without a partition has
- * none); 503 when the snapshot was published before breakdowns existed.
+ * The session class files of each of `customers` in the snapshot that has some (a customer
+ * without a partition has none); 503 when the snapshot was published before breakdowns existed.
  */
-function sessionClassFiles(snap: ServedSnapshot, customers: readonly string[]): string[] {
+function sessionClassFiles(snap: ServedSnapshot, customers: readonly string[]): (readonly string[])[] {
   if (!snap.hasBreakdowns) throw problems.breakdownsUnavailable();
-  return customers.flatMap((c) => snap.sessionClassFiles(c));
+  return customers.map((c) => snap.sessionClassFiles(c)).filter((files) => files.length > 0);
 }

@@ -126,6 +126,8 @@ const sumOf = (col: string) => `sum(${col})`;
 
 /** The 95th percentile (continuous) of `startup_ms` over a group of session rows (those that have one). */
 const STARTUP_P95 = 'quantile_cont(startup_ms, 0.95)';
+/** The same over a group of breakdown parts, each with its sessions' startup times (`startups`). */
+const PARTS_STARTUP_P95 = "list_aggregate(flatten(list(startups)), 'quantile_cont', 0.95)";
 
 /**
  * The placeholders of the generated piece lists, by name (code constants, never input):
@@ -136,13 +138,14 @@ const STARTUP_P95 = 'quantile_cont(startup_ms, 0.95)';
  * `stream_piece_sums` the columns a window combines per stream, combined and left wide;
  * `piece_sums` every column combined at its own type (a session's part of a window, a layer's
  * hour pieces); `startup_p95` the startup-time percentile over session rows;
- * `session_quality_figures` the quality figures over session rows (breakdown_rows.sql);
+ * `part_quality_figures` the quality figures over a breakdown's parts (breakdown_rows.sql: their
+ * sums and their sessions' startup times);
  * `window_quality_figures` the same over a stream's window sums `sw` and its sessions' percentile
  * `sc.startup_p95` (stream_summaries.sql); `series_delivery_figures` the delivery figures over
  * session rows under a series' names (series_of_buckets.sql, pilot_figures.sql);
- * `session_delivery_figures` the same under a summary's names (breakdown_rows.sql);
+ * `part_delivery_figures` the same over a breakdown's parts, under a summary's names;
  * `window_delivery_figures` the same over `sw` and the session counts `sc` (stream_summaries.sql);
- * `peer_mean_sum` avgPeerCount's numerator over session rows.
+ * `peer_mean_sum` and `peer_sessions` avgPeerCount's numerator and denominator over session rows.
  */
 export const PIECE_SQL: Readonly<Record<string, string>> = {
   piece_dimensions: SESSION_DIMENSIONS.join(', '),
@@ -154,12 +157,13 @@ export const PIECE_SQL: Readonly<Record<string, string>> = {
   stream_piece_sums: selectList(BY_STREAM, (col) => combinedSql(col, false)),
   piece_sums: selectList(PIECE_COLUMNS, (col) => combinedSql(col, true)),
   startup_p95: STARTUP_P95,
-  session_quality_figures: qualityFigures((col) => `sum(${col})`, STARTUP_P95),
+  part_quality_figures: qualityFigures(sumOf, PARTS_STARTUP_P95),
   window_quality_figures: qualityFigures((col) => `sw.${col}`, 'sc.startup_p95'),
   series_delivery_figures: deliveryFigures(sumOf, PEER_MEAN_SUM, PEER_SESSIONS, SERIES_NAMES),
-  session_delivery_figures: deliveryFigures(sumOf, PEER_MEAN_SUM, PEER_SESSIONS, SUMMARY_NAMES),
+  part_delivery_figures: deliveryFigures(sumOf, 'sum(peer_mean_sum)', 'sum(peer_sessions)', SUMMARY_NAMES),
   window_delivery_figures: deliveryFigures((col) => `sw.${col}`, 'sc.peer_mean_sum', 'sc.peer_sessions', SUMMARY_NAMES),
   peer_mean_sum: PEER_MEAN_SUM,
+  peer_sessions: PEER_SESSIONS,
 };
 
 /** The text of warehouse/sql/<name>.sql with the piece lists and `parts` filled in. */

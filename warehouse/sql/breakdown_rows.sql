@@ -1,44 +1,19 @@
--- A breakdown (session-report.md, "Session dimensions"; api-decisions.md, "Breakdown"): the
--- sessions of a window grouped by the value of one session dimension, each group's figures by the
--- definitions of the stream summaries, and the quality figures. The one definition of these
--- figures: the API's breakdowns and filtered metrics, the snapshot's stream quality rows and the
--- pilot report's device, region and version lists all run it.
--- A session (stream, session id) has one value per dimension in a window: that of its earliest
--- report in it (the least `head` of its class rows: first_report, then the dimensions, which only
--- breaks ties between reports with the same ts and seq). Filters keep or drop whole sessions by
--- these values: for each dimension, keep (when given) the sessions whose value is in the keep
--- list, and drop those whose value is in the drop list; a NULL in a list stands for the value null.
--- Placeholders: <classes> rows of session_classes.sql (a table, or read_parquet of the snapshot's
--- files: code constants and quoted paths); <head_fields>, <head_columns>, <piece_sums>
--- (breakdowns.ts); <stream_filter> `streamId = $stream` for one stream, else `true` (a condition
--- on a parameter that may be NULL is not pushed into the Parquet scan, which then reads every
--- stream's row groups); <dimension_filters> one condition per dimension over its $keep_<dim> and
--- $drop_<dim>; <by_value> the value of $by; <session_delivery_figures> and
--- <session_quality_figures> the figures (piece-columns.ts, with stream_summaries.sql's).
--- Parameters: $max_class (INTEGER, the window's class), $stream (VARCHAR, with the stream
--- filter only), $by (VARCHAR, a dimension; NULL: one group), $per_stream (BOOLEAN: groups per
--- stream too), $keep_<dim> (VARCHAR[]; NULL: no keep filter), $drop_<dim> (VARCHAR[]).
--- Reads: <classes>. Writes: nothing (a query: streamId (NULL unless $per_stream), value, then the
--- figures; by totalSessions descending, then value, nulls last).
-WITH sessions AS (
-  SELECT
-    streamId, sessionId,
-    min(head) AS head,
-    {{piece_sums}}
-  FROM (SELECT *, struct_pack({{head_fields}}) AS head FROM {{classes}} WHERE class <= $max_class AND {{stream_filter}})
-  GROUP BY streamId, sessionId
-),
-kept AS (
-  SELECT * EXCLUDE (head), {{by_value}} AS value
-  FROM (SELECT *, {{head_columns}} FROM sessions)
-  WHERE {{dimension_filters}}
-)
+-- A breakdown's rows (api-decisions.md, "Breakdown") from its parts (breakdown_parts.sql: one
+-- customer's, or several customers' added up): each group's figures by the definitions of the
+-- stream summaries, and the quality figures. The one definition of these figures: the API's
+-- breakdowns and filtered metrics, and the pilot report's device, region and version lists all
+-- run it.
+-- Placeholders: <parts> rows of breakdown_parts.sql (a subquery, or a table of several
+-- customers' parts); <part_delivery_figures> and <part_quality_figures> the figures over parts
+-- (piece-columns.ts, with stream_summaries.sql's).
+-- Reads: <parts>. Writes: nothing (a query: streamId, value, then the figures; by streamId, then
+-- totalSessions descending, then value, nulls last).
 SELECT
-  CASE WHEN $per_stream THEN streamId END AS streamId,
+  streamId,
   value,
-  count(*) AS totalSessions,
-  {{session_delivery_figures}},
-  {{session_quality_figures}}
-FROM kept
+  CAST(sum(sessions) AS BIGINT) AS totalSessions,
+  {{part_delivery_figures}},
+  {{part_quality_figures}}
+FROM {{parts}}
 GROUP BY ALL
 ORDER BY streamId, totalSessions DESC, value NULLS LAST

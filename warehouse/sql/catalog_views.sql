@@ -32,7 +32,7 @@ CREATE VIEW customer_summaries AS
 SELECT * FROM {{customers}};
 
 -- Every session's part of every window, with its session dimensions at its earliest report in the
--- window (by ts, then seq): the sessions a breakdown groups (breakdown_rows.sql), one row per
+-- window (by ts, then seq): the sessions a breakdown groups (breakdown_parts.sql), one row per
 -- (windowName, stream, session). Group it by any dimension, filter it by any, over a stream, a
 -- customer or everything: the figures of GET /telemetry/breakdown (docs/analysts.md).
 CREATE VIEW window_sessions AS

@@ -1,5 +1,5 @@
 -- Each session's part of each window class at asOf (window_class.sql), for breakdowns by session
--- dimension (breakdown_rows.sql): per (stream, session, class), the session's dimensions at its
+-- dimension (breakdown_parts.sql): per (stream, session, class), the session's dimensions at its
 -- earliest report of that class (session-report.md: by ts, then seq; pieces are grouped by
 -- dimension and keep their earliest report, first_report) and its pieces combined. A window of
 -- class w is the union of classes 1..w, and its earliest report is the earliest of theirs, so a
