@@ -57,6 +57,8 @@ export class OnDemandBreakdowns {
         : this.db.withSession((s) => queryBreakdown(s, relations, { window: q.window, streamId: scope.streamId, by: q.by, filters: q.filters }), {
             signal,
             bounded: true,
+            // Several customers (an operator's platform-wide breakdown): big work.
+            releaseAfter: relations.length > 1,
           }),
     );
   }

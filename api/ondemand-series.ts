@@ -61,7 +61,7 @@ export class OnDemandSeries {
         await loadStreamReports(s, inputs, streamId, new Date(snap.asOfMs));
         return (await querySeries(s, bucketSeconds)).get(streamId) ?? [];
       },
-      { signal, bounded: true },
+      { signal, bounded: true, releaseAfter: true },
     );
   }
 }

@@ -141,7 +141,7 @@ export class PilotReports {
     const deps = { db: this.db, layout: this.layout, platform };
     try {
       const { reports, tenant } = await composeCustomerReports(deps, { id: snap.id, manifest: snap.manifest }, customerId, bucketSeconds, streamId, (fn) =>
-        this.db.withSessionTimeout(this.timeoutMs, fn, { signal }),
+        this.db.withSessionTimeout(this.timeoutMs, fn, { signal, releaseAfter: true }),
       );
       const report = reports[0];
       if (!report) throw problems.streamNotFound();

@@ -68,3 +68,20 @@ it('gives back what its allocator keeps once idle (releaseIdleMs), and its threa
     db.close();
   }
 });
+
+it('gives back what a session marked releaseAfter held once it closes, without waiting for idleness', async () => {
+  const db = await Db.open({ threads: 1, memoryLimit: '2GB', maxConcurrent: 2 }, spill);
+  try {
+    const before = await rssAnonMb();
+    await db.withSession((s) => s.one(BIG), { releaseAfter: true });
+    let after = await rssAnonMb();
+    for (let i = 0; i < 50 && after - before > 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await rssAnonMb();
+    }
+    // Without the option the statement's memory stays held (the test above measures it).
+    expect(after - before).toBeLessThan(50);
+  } finally {
+    db.close();
+  }
+});

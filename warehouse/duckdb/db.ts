@@ -60,7 +60,8 @@ export class Db {
   async session(options: SessionOptions = {}): Promise<DbSession> {
     options.signal?.throwIfAborted();
     const conn = await this.instance.connect();
-    return new DbSession(conn, options.pool === 'exports' ? this.exportSlots : this.slots, options, this.sqlTrace);
+    const onClosed = options.releaseAfter ? () => void this.releaseMemory().catch(() => {}) : undefined;
+    return new DbSession(conn, options.pool === 'exports' ? this.exportSlots : this.slots, options, this.sqlTrace, onClosed);
   }
 
   /** Run `fn` on a fresh session, closing it afterwards. */

@@ -17,6 +17,12 @@ export interface SessionOptions {
   bounded?: boolean;
   /** Each call is interrupted (QueryTimeout) after this long holding its slot. */
   callTimeoutMs?: number | undefined;
+  /**
+   * Big work (an export, a pilot report, an on-demand size, a platform-wide breakdown): once the
+   * session closes, what DuckDB's allocator kept of it goes back to the system at once, whatever
+   * else runs (Db.releaseMemory), rather than when the instance is next idle.
+   */
+  releaseAfter?: boolean;
 }
 
 /** DuckDB's error when a statement's work does not fit in its memory limit (nothing is broken). */
@@ -43,6 +49,8 @@ export class DbSession {
     options: SessionOptions = {},
     /** Each statement's time and opening text on stderr (P2PTEL_SQL_TRACE=1; docs/warehouse-state.md). */
     private readonly sqlTrace = false,
+    /** Called once the connection is closed. */
+    private readonly onClosed: () => void = () => {},
   ) {
     this.signal = options.signal;
     this.bounded = options.bounded ?? false;
@@ -182,7 +190,14 @@ export class DbSession {
     this.signal?.removeEventListener('abort', this.onAbort);
     // A stream still open (or being ended): end its query first (see `chunks`), then disconnect.
     const ending = this.ending ?? (this.openStreams > 0 ? this.endStream() : null);
-    if (ending) void ending.finally(() => this.conn.closeSync());
-    else this.conn.closeSync();
+    if (ending)
+      void ending.finally(() => {
+        this.conn.closeSync();
+        this.onClosed();
+      });
+    else {
+      this.conn.closeSync();
+      this.onClosed();
+    }
   }
 }
