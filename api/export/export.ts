@@ -339,7 +339,7 @@ export async function startExport(
   limits: ExportLimits,
 ): Promise<Readable> {
   const q = new SliceQueries(exportDays(snap, layout, streamId, window), streamId, snap, window, limits.sliceBytes);
-  const s = await db.session({ pool: 'exports', signal: limits.signal, callTimeoutMs: limits.dayTimeoutMs, releaseAfter: true });
+  const s = await db.session({ pool: 'exports', signal: limits.signal, callTimeoutMs: limits.dayTimeoutMs });
   const r = new ExportResources(s, layout);
   try {
     if (format === 'parquet') {
