@@ -18,7 +18,7 @@ export interface SessionOptions {
   /** Each call is interrupted (QueryTimeout) after this long holding its slot. */
   callTimeoutMs?: number | undefined;
   /**
-   * Big work (an export, a pilot report, an on-demand size, a platform-wide breakdown): once the
+   * Big work (a pilot report, an on-demand size, a platform-wide breakdown): once the
    * session closes, what DuckDB's allocator kept of it goes back to the system at once, whatever
    * else runs (Db.releaseMemory), rather than when the instance is next idle.
    */
