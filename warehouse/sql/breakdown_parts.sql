@@ -12,13 +12,14 @@
 -- files: code constants and quoted paths); <head_fields>, <head_columns>, <piece_sums>
 -- (breakdowns.ts); <stream_filter> `streamId = $stream` for one stream, else `true` (a condition
 -- on a parameter that may be NULL is not pushed into the Parquet scan, which then reads every
--- stream's row groups); <dimension_filters> one condition per dimension over its $keep_<dim> and
--- $drop_<dim>; <by_value> the value of $by; <stream_piece_sums>, <peer_mean_sum> and
+-- stream's row groups); <stream_group> `streamId` for groups per stream too, else a NULL;
+-- <by_value> the column of the dimension grouped by, or a NULL for one group; <dimension_filters>
+-- the filters' conditions over their $keep_<dim> and $drop_<dim> (`true` without filters); all
+-- written by breakdowns.ts from code constants. <stream_piece_sums>, <peer_mean_sum> and
 -- <peer_sessions> (piece-columns.ts).
 -- Parameters: $max_class (INTEGER, the window's class), $stream (VARCHAR, with the stream
--- filter only), $by (VARCHAR, a dimension; NULL: one group), $per_stream (BOOLEAN: groups per
--- stream too), $keep_<dim> (VARCHAR[]; NULL: no keep filter), $drop_<dim> (VARCHAR[]).
--- Reads: <classes>. Writes: nothing (a query: streamId (NULL unless $per_stream), value, the
+-- filter only), $keep_<dim> and $drop_<dim> (VARCHAR[], with that dimension's filters only).
+-- Reads: <classes>. Writes: nothing (a query: streamId (NULL unless per stream), value, the
 -- sessions, the piece sums a stream's window adds up, avgPeerCount's numerator and denominator,
 -- and the sessions' startup times (those that have one); in no order).
 WITH sessions AS (
@@ -35,7 +36,7 @@ kept AS (
   WHERE {{dimension_filters}}
 )
 SELECT
-  CASE WHEN $per_stream THEN streamId END AS streamId,
+  {{stream_group}} AS streamId,
   value,
   count(*) AS sessions,
   {{stream_piece_sums}},
