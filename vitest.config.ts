@@ -21,9 +21,8 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Three files at a time on two cores: many files wait (on child processes, Redis, timers) for
-    // part of their time, and a third fills those waits (README.md, "Tests and benchmarks").
-    maxWorkers: 3,
+    // Two files at a time on two cores (README.md, "Tests and benchmarks": why not three).
+    maxWorkers: 2,
     projects: [
       {
         extends: true,
