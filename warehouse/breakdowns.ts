@@ -1,7 +1,7 @@
 // Breakdowns by session dimension (breakdown_rows.sql over breakdown_parts.sql over
-// session_classes.sql): the SQL's lists
-// of dimensions, the typed filters and their bound parameters, and the rows read back. Dimension
-// names are code constants; filter values reach SQL only as bound parameters.
+// session_classes.sql): the SQL's lists of dimensions, the typed filters and their bound
+// parameters, and the rows read back. Dimension names are code constants; filter values reach SQL
+// only as bound parameters.
 import { BIGINT, INTEGER, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
 import type { DbSession } from './duckdb/session.ts';
 import { timestampParam, type SqlParams, type SqlTypes } from './duckdb/param-values.ts';

@@ -94,7 +94,7 @@ export class Db {
    * Hands the memory that DuckDB's allocator keeps of what statements freed back to the system.
    * Its allocator (jemalloc, on Linux) keeps freed pages for reuse and gives them back only as
    * later allocations go on, so a process that ran one big statement and then little else stays at
-   * that statement's high-water mark (measured in docs/api.md, "Memory"). DuckDB offers no
+   * that statement's high-water mark (measured in docs/api.md, "Serving at scale"). DuckDB offers no
    * statement for it, but purges every arena (and trims the C heap) whenever its scheduler's
    * thread count changes: one more thread, then the configured count again. Statements running
    * meanwhile may get the extra thread for a moment; nothing else changes.
