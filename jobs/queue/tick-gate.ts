@@ -24,12 +24,23 @@ export type TickDecision = { outcome: 'started'; jobId: string; behind: null } |
 
 /**
  * started: the fire time of the last run a tick started. pending: the latest fire time coalesced
- * since. last: the fire time of the last tick seen (ticks.ts counts the fire times missed before).
+ * since. startedAt: when (wall clock, ms) the gate was set to `started`, before its first job was
+ * added (absent in gates of older versions).
  */
 interface GateState {
   started: number | null;
   pending: number | null;
+  startedAt: number | null;
 }
+
+/**
+ * How long a started run with no job in Redis yet counts as in flight. The gate is set before the
+ * run's first job is added (the two cannot be one step), a few milliseconds apart, seconds on a
+ * loaded machine; a tick read in between saw no run, took it for finished and started its own
+ * beside it (two runs overlapped by 3 s in a test run on a loaded machine). Past this, the
+ * process that set the gate is taken for dead and the next tick starts its own run.
+ */
+const ADDING_GRACE_MS = 10_000;
 
 export function gateKey(queues: Queues, schedulerId: string): string {
   return `${queues.prefix}:schedule:${schedulerId}`;
@@ -37,13 +48,14 @@ export function gateKey(queues: Queues, schedulerId: string): string {
 
 /**
  * Start the run of `fireTime` when the gate is free (the contract header of each script: KEYS[1]
- * the gate; ARGV[1] `started` as the caller read it, '' for none; ARGV[2] a fire time in ms).
- * Returns 1 when done, 0 when the gate changed meanwhile (the caller reads it again).
+ * the gate; ARGV[1] `started` as the caller read it, '' for none; ARGV[2] a fire time in ms;
+ * ARGV[3] the caller's wall clock in ms). Returns 1 when done, 0 when the gate changed meanwhile
+ * (the caller reads it again).
  */
 const START = `
 local started = redis.call('HGET', KEYS[1], 'started') or ''
 if started ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'started', ARGV[2])
+redis.call('HSET', KEYS[1], 'started', ARGV[2], 'startedAt', ARGV[3])
 local pending = tonumber(redis.call('HGET', KEYS[1], 'pending') or '')
 if pending and pending <= tonumber(ARGV[2]) then redis.call('HDEL', KEYS[1], 'pending') end
 return 1`;
@@ -66,7 +78,7 @@ export async function admitTick(gate: Gate, fireTime: Date): Promise<TickDecisio
     const state = await readGate(gate.queues);
     // Delivered again (at least once), or a later tick already started a run.
     if (state.started !== null && state.started >= at) return state.started === at ? start(gate, fireTime) : coalesced(state.started);
-    if (state.started !== null && (await runAlive(gate, new Date(state.started)))) {
+    if (state.started !== null && (await runAlive(gate, state.started, state.startedAt))) {
       if (await swap(gate.queues, COALESCE, state.started, at)) return coalesced(state.started);
     } else if (await swap(gate.queues, START, state.started, at)) {
       return start(gate, fireTime);
@@ -82,9 +94,9 @@ export async function admitTick(gate: Gate, fireTime: Date): Promise<TickDecisio
  */
 export async function startCoalesced(gate: Gate): Promise<Date | null> {
   for (let round = 0; round < ROUNDS; round++) {
-    const { started, pending } = await readGate(gate.queues);
+    const { started, pending, startedAt } = await readGate(gate.queues);
     if (pending === null) return null;
-    if (started !== null && (await runAlive(gate, new Date(started)))) return null;
+    if (started !== null && (await runAlive(gate, started, startedAt))) return null;
     if (await swap(gate.queues, START, started, pending)) {
       await addRunJob(gate.queues, gate.retry, 'rollup', new Date(pending));
       return new Date(pending);
@@ -103,19 +115,25 @@ function coalesced(started: number): TickDecision {
 }
 
 async function readGate(queues: Queues): Promise<GateState> {
-  const [started, pending] = await queues.client.hmget(gateKey(queues, SCHEDULERS.rollup), 'started', 'pending');
+  const [started, pending, startedAt] = await queues.client.hmget(gateKey(queues, SCHEDULERS.rollup), 'started', 'pending', 'startedAt');
   const ms = (v: string | null | undefined) => (v ? Number(v) : null);
-  return { started: ms(started), pending: ms(pending) };
+  return { started: ms(started), pending: ms(pending), startedAt: ms(startedAt) };
 }
 
 async function swap(queues: Queues, script: string, expected: number | null, to: number): Promise<boolean> {
-  return (await queues.client.eval(script, 1, gateKey(queues, SCHEDULERS.rollup), expected === null ? '' : String(expected), String(to))) === 1;
+  const key = gateKey(queues, SCHEDULERS.rollup);
+  return (await queues.client.eval(script, 1, key, expected === null ? '' : String(expected), String(to), String(Date.now()))) === 1;
 }
 
-/** Queued or running, and none of its running jobs lost its worker. */
-async function runAlive(gate: Gate, asOf: Date): Promise<boolean> {
+/**
+ * Whether the run of the gate's `started` fire time is in flight: queued or running, and none of
+ * its running jobs lost its worker; or started so recently that its first job may not be added yet.
+ */
+async function runAlive(gate: Gate, started: number, startedAt: number | null): Promise<boolean> {
+  const asOf = new Date(started);
   const run = await describeRun(gate.queues, 'rollup', asOf);
-  if (!run || run.state === 'unknown' || FINISHED.has(run.state)) return false;
+  if (!run) return startedAt !== null && Date.now() - startedAt < ADDING_GRACE_MS;
+  if (run.state === 'unknown' || FINISHED.has(run.state)) return false;
   return !(await abandoned(gate, asOf));
 }
 
