@@ -82,19 +82,29 @@ const started = performance.now();
 const api = await startChild(outDir, ['bin/p2ptel.js', 'serve', '--warehouse', dir, '--port', '0'], /API listening on (\S+)/, { LOG_LEVEL: opts.logLevel }, cpuProfileFlags(opts.profile));
 const readyMs = performance.now() - started;
 const pid = api.child.pid!;
-async function status(field: 'VmRSS' | 'VmHWM'): Promise<number> {
+type StatusField = 'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile';
+async function statusFields(): Promise<Record<StatusField, number>> {
   const text = await fs.readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)![1]) / 1024;
+  const mb = (field: StatusField) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)![1]) / 1024;
+  return { VmRSS: mb('VmRSS'), VmHWM: mb('VmHWM'), RssAnon: mb('RssAnon'), RssFile: mb('RssFile') };
+}
+async function status(field: StatusField): Promise<number> {
+  return (await statusFields())[field];
 }
 const readyRss = await status('VmRSS');
 let sampledPeak = readyRss;
 const phasePeaks: Record<string, number> = {};
+/** At each phase's peak RSS, its anonymous part (the heaps: V8's and DuckDB's) and its file-mapped part (code). */
+const phasePeakParts: Record<string, { anon: number; file: number }> = {};
 let phase = 'start';
 const sampler = setInterval(() => {
-  void status('VmRSS')
-    .then((mb) => {
-      sampledPeak = Math.max(sampledPeak, mb);
-      phasePeaks[phase] = Math.max(phasePeaks[phase] ?? 0, mb);
+  void statusFields()
+    .then((f) => {
+      sampledPeak = Math.max(sampledPeak, f.VmRSS);
+      if (f.VmRSS > (phasePeaks[phase] ?? 0)) {
+        phasePeaks[phase] = f.VmRSS;
+        phasePeakParts[phase] = { anon: Math.round(f.RssAnon), file: Math.round(f.RssFile) };
+      }
     })
     .catch(() => {});
 }, 25);
@@ -329,6 +339,14 @@ const hot = opts.skipHot
     });
 
 clearInterval(sampler);
+// What the API's JavaScript holds at the end (its caches are full by then), from its own /metrics.
+const heapMb = Object.fromEntries(
+  (await (await fetch(`${api.url}/metrics`, { headers })).text())
+    .split('\n')
+    .map((l) => /^p2ptel_nodejs_(heap_size_total|heap_size_used|external_memory)_bytes (\d+)/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => [m[1]!, Math.round(Number(m[2]) / 2 ** 20)]),
+);
 const peakRss = Math.max(sampledPeak, await status('VmHWM'));
 api.child.kill('SIGTERM');
 
@@ -342,6 +360,8 @@ const result = {
   rssAtReadyMb: Math.round(readyRss),
   peakRssMb: Math.round(peakRss),
   peakRssByPhaseMb: rounded,
+  peakRssPartsByPhaseMb: phasePeakParts,
+  jsHeapAtEndMb: heapMb,
   swapMs: swapMs.map((x) => Math.round(x)),
   timeseries: { cold: describe(cold.ms), slowestColdSeries: slowestSeries, warm: describe(warm.ms), refused: cold.refused, refusedMs: describe(cold.refusedMs), afterSwapCold: describe(afterSwapCold), concurrent4: describe(concurrent) },
   metricsWarm: describe(metricsWarm.ms),
@@ -356,6 +376,7 @@ const lines = [
   `serve benchmark: ${dir} (${streams.length} streams, ${customers.length} customers)`,
   `  start        ready after ${result.readyMs} ms, RSS at ready ${result.rssAtReadyMb} MB`,
   `  peak RSS     ${result.peakRssMb} MB (goal ≤ 400 MB: ${result.peakRssMb <= 400 ? 'met' : 'NOT met'}); by phase ${JSON.stringify(rounded)}`,
+  `               anonymous/file-mapped at each phase's peak ${JSON.stringify(phasePeakParts)}; JavaScript at the end (MB) ${JSON.stringify(heapMb)}`,
   `  swaps        ${result.swapMs.join(', ')} ms from CURRENT moving to served (goal ≤ 2000 ms: ${Math.max(...result.swapMs) <= 2000 ? 'met' : 'NOT met'})`,
   `  timeseries   cold p50 ${result.timeseries.cold.p50} ms p99 ${result.timeseries.cold.p99} ms (goal p99 ≤ 50 ms: ${result.timeseries.cold.p99 <= 50 ? 'met' : 'NOT met'}; n ${result.timeseries.cold.n}, ${result.timeseries.refused} refused as > 10 000 buckets)`,
   `               slowest cold, window/size p50 (max): ${slowestSeries.map((g) => `${g.group} ${g.p50} (${g.max}) ms`).join(', ')}`,
