@@ -110,8 +110,9 @@ const RESOURCES = {
     at: 'api.duckdb.allocatorFlushThreshold',
   }),
   API_DUCKDB_RELEASE_IDLE_SECONDS: setting({
-    schema: nonNegativeNumber.default(0.25),
-    doc: "once the API's DuckDB has had no work for this long, the memory its allocator keeps of freed memory goes back to the system (0: at once); docs/api.md",
+    // A Node timer waits at most 2^31 - 1 ms and fires at once beyond it: an hour bounds it well within.
+    schema: nonNegativeNumber.max(3600, 'at most 3600 (an hour)').default(0.25),
+    doc: "once the API's DuckDB has had no work for this long (at most 3600), the memory its allocator keeps of freed memory goes back to the system (0: at once); docs/api.md",
     at: 'api.duckdb.releaseIdleMs',
     as: secondsToMs,
   }),

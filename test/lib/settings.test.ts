@@ -53,6 +53,8 @@ describe('config from the settings table', () => {
     expect(loadConfig({ env: { ROLLUP_EVERY: '1.5m' } }).schedules.rollupEveryMs).toBe(90_000);
     expect(() => loadConfig({ env: { ROLLUP_EVERY: '5s', ROLLUP_SCHEDULE: '* * * * *' } })).toThrow(/are exclusive/);
     expect(() => loadConfig({ env: { ROLLUP_EVERY: '500ms' } })).toThrow('invalid environment: ROLLUP_EVERY: a duration such as 5s, 30s or 2m, from 1s to 24h');
+    // Beyond a Node timer's reach (2^31 - 1 ms) the release would fire at once instead of waiting.
+    expect(() => loadConfig({ env: { API_DUCKDB_RELEASE_IDLE_SECONDS: '1e12' } })).toThrow('invalid environment: API_DUCKDB_RELEASE_IDLE_SECONDS: at most 3600 (an hour)');
   });
 
   it('gives each setting places of its own in the config', () => {
