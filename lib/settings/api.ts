@@ -100,8 +100,13 @@ const RESOURCES = {
   API_DUCKDB_THREADS: setting({ schema: positiveInt.default(1), doc: 'DuckDB threads of the API process (its queries are small)', at: 'api.duckdb.threads' }),
   API_DUCKDB_MEMORY_LIMIT: setting({
     schema: memorySize.default('192MB'),
-    doc: 'DuckDB memory limit of the API process (series reads, on-demand sizes, pilot reports, exports)',
+    doc: "DuckDB memory limit of the API's big work (on-demand sizes, pilot reports, exports, platform-wide breakdowns)",
     at: 'api.duckdb.memoryLimit',
+  }),
+  API_DUCKDB_SMALL_READS_MEMORY_LIMIT: setting({
+    schema: memorySize.default('96MB'),
+    doc: "DuckDB memory limit of the API's small reads (series, summaries, breakdowns of a customer), which run in an instance of their own beside the one of API_DUCKDB_MEMORY_LIMIT (docs/api.md)",
+    at: 'api.duckdb.smallReadsMemoryLimit',
   }),
   API_DUCKDB_MAX_CONCURRENT: setting({ schema: positiveInt.default(2), doc: 'DuckDB calls in flight in the API process', at: 'api.duckdb.maxConcurrent' }),
   API_DUCKDB_ALLOCATOR_FLUSH: setting({

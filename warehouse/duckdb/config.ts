@@ -11,6 +11,13 @@ export interface DuckDbConfig {
   /** What DuckDB's allocator may keep of the memory a statement freed, e.g. "8MB" (ALLOCATOR_FLUSH_THRESHOLD when absent). */
   allocatorFlushThreshold?: string;
   /**
+   * The API's small reads (series, summaries, breakdowns of a tenant) in an instance of their own
+   * with this memory limit, whose allocator keeps up to ALLOCATOR_FLUSH_THRESHOLD of what a bulk
+   * free released; big work (exports, pilot reports, on-demand sizes) stays in the thrifty one
+   * (Db.session). Absent: one instance for everything.
+   */
+  smallReadsMemoryLimit?: string;
+  /**
    * Once no call has run for this long, the memory DuckDB's allocator keeps of freed memory goes
    * back to the system (Db.releaseMemory); absent: never (it keeps it for the next statements).
    */

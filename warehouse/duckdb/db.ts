@@ -1,7 +1,9 @@
-// One in-memory DuckDB instance per process (instance-settings.ts) and its two pools of slots: a
-// shared one and a separate one for exports. Work runs in sessions (session.ts), each cancellable
-// by an AbortSignal, optionally bounded and timed.
+// One in-memory DuckDB instance per process (instance-settings.ts), or two in the API (small reads
+// apart from big work: DuckDbConfig.smallReadsMemoryLimit), and two pools of slots: a shared one
+// and a separate one for exports. Work runs in sessions (session.ts), each cancellable by an
+// AbortSignal, optionally bounded and timed.
 import fs from 'node:fs';
+import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDbConfig } from './config.ts';
 import { instanceSettings, setUtc } from './instance-settings.ts';
@@ -24,6 +26,8 @@ export class Db {
     private readonly slots: Slots,
     private readonly exportSlots: Slots,
     private readonly config: DuckDbConfig,
+    /** Where sessions of small reads run (the main instance unless the config gives them their own). */
+    private readonly smallReads: DuckDBInstance,
   ) {
     const { releaseIdleMs } = config;
     if (releaseIdleMs === undefined) return;
@@ -47,8 +51,16 @@ export class Db {
     // A private in-memory database: no database file is ever shared between processes (design.md).
     const instance = await DuckDBInstance.create(':memory:', instanceSettings(config, spillDir));
     await setUtc(instance);
+    let smallReads = instance;
+    if (config.smallReadsMemoryLimit !== undefined) {
+      // Its own spill folder: two instances would share temporary file names.
+      const smallSpill = path.join(spillDir, 'small-reads');
+      fs.mkdirSync(smallSpill, { recursive: true });
+      smallReads = await DuckDBInstance.create(':memory:', instanceSettings(config, smallSpill, 'small reads'));
+      await setUtc(smallReads);
+    }
     const maxQueued = options.maxQueued ?? Number.POSITIVE_INFINITY;
-    return new Db(instance, new Slots(config.maxConcurrent, maxQueued), new Slots(options.exportSlots ?? 1, maxQueued), config);
+    return new Db(instance, new Slots(config.maxConcurrent, maxQueued), new Slots(options.exportSlots ?? 1, maxQueued), config, smallReads);
   }
 
   /** Calls running and waiting in each pool. */
@@ -56,10 +68,15 @@ export class Db {
     return { default: this.slots.stats, exports: this.exportSlots.stats };
   }
 
-  /** A session on its own connection (its own temp tables); close it when done. */
+  /**
+   * A session on its own connection (its own temp tables); close it when done. Exports and big
+   * work (`releaseAfter`) run in the main instance, which hands freed memory back as it goes;
+   * everything else in the small reads' one, which keeps some for the next statement.
+   */
   async session(options: SessionOptions = {}): Promise<DbSession> {
     options.signal?.throwIfAborted();
-    const conn = await this.instance.connect();
+    const big = options.pool === 'exports' || options.releaseAfter === true;
+    const conn = await (big ? this.instance : this.smallReads).connect();
     const onClosed = options.releaseAfter ? () => void this.releaseMemory().catch(() => {}) : undefined;
     return new DbSession(conn, options.pool === 'exports' ? this.exportSlots : this.slots, options, this.sqlTrace, onClosed);
   }
@@ -96,7 +113,8 @@ export class Db {
    * later allocations go on, so a process that ran one big statement and then little else stays at
    * that statement's high-water mark (measured in docs/api.md, "Serving at scale"). DuckDB offers no
    * statement for it, but purges every arena (and trims the C heap) whenever its scheduler's
-   * thread count changes: one more thread, then the configured count again. Statements running
+   * thread count changes (every arena of the process: both instances'): one more thread, then the
+   * configured count again. Statements running
    * meanwhile may get the extra thread for a moment; nothing else changes.
    */
   async releaseMemory(): Promise<void> {
@@ -113,6 +131,7 @@ export class Db {
   close(): void {
     this.closed = true;
     clearTimeout(this.releaseTimer);
+    if (this.smallReads !== this.instance) this.smallReads.closeSync();
     this.instance.closeSync();
   }
 }

@@ -18,8 +18,8 @@ export interface SessionOptions {
   /** Each call is interrupted (QueryTimeout) after this long holding its slot. */
   callTimeoutMs?: number | undefined;
   /**
-   * Big work (a pilot report, an on-demand size, a platform-wide breakdown): once the
-   * session closes, what DuckDB's allocator kept of it goes back to the system at once, whatever
+   * Big work (a pilot report, an on-demand size, a platform-wide breakdown): it runs in the
+   * instance that hands freed memory back as it goes (Db.session), and once the session closes, what DuckDB's allocator kept of it goes back to the system at once, whatever
    * else runs (Db.releaseMemory), rather than when the instance is next idle.
    */
   releaseAfter?: boolean;
