@@ -1,7 +1,7 @@
 // Settings of the API: where it listens, its deadlines and limits against abuse, token lifetimes,
 // and its own DuckDB and caches (entries of the settings table, lib/settings/table.ts).
 import { setting } from './define.ts';
-import { lifetime, memorySize, metricsListener, mibToBytes, nonNegativeInt, nonNegativeNumber, port, positiveInt, positiveNumber, secondsToMs, text } from './values.ts';
+import { lifetime, memorySize, metricsListener, mibToBytes, nonNegativeInt, nonNegativeNumber, port, positiveInt, positiveNumber, secondsToMs, text, timerSeconds } from './values.ts';
 
 const LISTENER = {
   PORT: setting({
@@ -37,26 +37,26 @@ const LISTENER = {
 // Deadlines and limits against abuse (docs/operations.md, "Limits").
 const LIMITS = {
   API_QUERY_TIMEOUT_SECONDS: setting({
-    schema: positiveNumber.default(15),
+    schema: timerSeconds.default(15),
     doc: 'DuckDB work of one request (on-demand series, export start) is cancelled after this',
     at: 'api.queryTimeoutMs',
     as: secondsToMs,
   }),
   API_REQUEST_TIMEOUT_SECONDS: setting({
-    schema: positiveNumber.default(30),
+    schema: timerSeconds.default(30),
     doc: 'receiving one whole request (408 and the connection closed after it)',
     at: 'api.requestTimeoutMs',
     as: secondsToMs,
   }),
   API_HEADERS_TIMEOUT_SECONDS: setting({
-    schema: positiveNumber.default(20),
+    schema: timerSeconds.default(20),
     doc: "receiving a request's headers (408 and the connection closed after it)",
     at: 'api.headersTimeoutMs',
     as: secondsToMs,
   }),
-  SNAPSHOT_POLL_SECONDS: setting({ schema: positiveNumber.default(2), doc: 'how often the API checks CURRENT besides watching it', at: 'api.snapshotPollMs', as: secondsToMs }),
+  SNAPSHOT_POLL_SECONDS: setting({ schema: timerSeconds.default(2), doc: 'how often the API checks CURRENT besides watching it', at: 'api.snapshotPollMs', as: secondsToMs }),
   REVOCATION_POLL_SECONDS: setting({
-    schema: positiveNumber.default(1),
+    schema: timerSeconds.default(1),
     doc: 'how often the deny list, the ingest keys and the tenant list are read again (a revocation takes this long at most)',
     at: ['api.revocationPollMs', 'collector.revocationPollMs'],
     as: secondsToMs,
@@ -71,7 +71,7 @@ const LIMITS = {
   API_EXPORTS_PER_TENANT: setting({ schema: positiveInt.default(2), doc: 'exports running at once per tenant (429 beyond)', at: 'api.exports.perTenant' }),
   API_EXPORT_DUCKDB_SLOTS: setting({ schema: positiveInt.default(1), doc: 'DuckDB slots of the export pool (apart from the shared pool)', at: 'api.exports.duckdbSlots' }),
   API_EXPORT_DAY_TIMEOUT_SECONDS: setting({
-    schema: positiveNumber.default(60),
+    schema: timerSeconds.default(60),
     doc: "each DuckDB call of an export (one slice's query) is interrupted after this",
     at: 'api.exports.dayTimeoutMs',
     as: secondsToMs,

@@ -4,7 +4,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { setting } from './define.ts';
-import { memorySize, metricsListener, nonNegativeInt, nonNegativeNumber, port, positiveInt, positiveNumber, secondsToMs, text } from './values.ts';
+import { memorySize, metricsListener, nonNegativeInt, nonNegativeNumber, port, positiveInt, positiveNumber, secondsToMs, text, timerSeconds } from './values.ts';
 
 const LISTENER = {
   COLLECTOR_PORT: setting({
@@ -35,7 +35,7 @@ const LISTENER = {
     as: metricsListener,
     flags: { collect: { flag: '--metrics-port <port>', help: 'serve GET /metrics (Prometheus) on this port of METRICS_HOST ({env}; default: none)' } },
   }),
-  COLLECTOR_REQUEST_TIMEOUT_SECONDS: setting({ schema: positiveNumber.default(30), doc: 'receiving one request', at: 'collector.requestTimeoutMs', as: secondsToMs }),
+  COLLECTOR_REQUEST_TIMEOUT_SECONDS: setting({ schema: timerSeconds.default(30), doc: 'receiving one request', at: 'collector.requestTimeoutMs', as: secondsToMs }),
 };
 
 // What one request may hold, and what one ingest key or client address may cost per second.
@@ -90,7 +90,7 @@ const LIMITS = {
 // the collector's memory beyond the requests in flight (docs/operations.md).
 const LANDING = {
   COLLECTOR_FLUSH_SECONDS: setting({
-    schema: positiveNumber.default(120),
+    schema: timerSeconds.default(120),
     doc: 'the spool is landed as Parquet when its open segment is this old…',
     at: 'collector.flushIntervalMs',
     as: secondsToMs,

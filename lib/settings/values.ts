@@ -8,6 +8,19 @@ export const nonNegativeInt = z.coerce.number().int('a whole number').nonnegativ
 export const positiveNumber = z.coerce.number().positive('greater than 0');
 export const nonNegativeNumber = z.coerce.number().nonnegative('0 or more');
 
+/** Node's longest timer delay (2^31 - 1 ms, about 24.8 days): a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_TIMER_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
+/** Seconds that a timer waits (a timeout, a poll, a flush): more than 0, within a Node timer's reach. */
+export const timerSeconds = positiveNumber.max(MAX_TIMER_SECONDS, `at most ${MAX_TIMER_SECONDS} (about 24.8 days: a Node timer's longest wait)`);
+/** Milliseconds that a timer waits, in whole numbers from `min`. */
+export const timerMs = (min = 1) =>
+  z.coerce
+    .number()
+    .int('a whole number')
+    .min(min, min === 1 ? 'greater than 0' : `${min} or more`)
+    .max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} (about 24.8 days: a Node timer's longest wait)`);
+
 /** A TCP port; 0 picks a free one. */
 export const port = z.coerce.number().int('a whole number').min(0, 'from 0 to 65535').max(65535, 'from 0 to 65535');
 

@@ -2,7 +2,7 @@
 // schedules (entries of the settings table, lib/settings/table.ts).
 import { z } from 'zod';
 import { setting, type OtherSettings } from './define.ts';
-import { cron, duration, metricsListener, nonNegativeInt, port, positiveInt, positiveNumber, queuePrefix, redisUrl, secondsToMs } from './values.ts';
+import { cron, duration, metricsListener, nonNegativeInt, port, positiveInt, queuePrefix, redisUrl, secondsToMs, timerMs, timerSeconds } from './values.ts';
 
 const DEFAULT_ROLLUP_CRON = '*/5 * * * *';
 
@@ -28,7 +28,7 @@ const REDIS = {
     flags: { redis: { flag: '--queue-prefix <prefix>', help: 'prefix of every queue key, one per deployment sharing a Redis' } },
   }),
   REDIS_CONNECT_TIMEOUT_MS: setting({
-    schema: positiveInt.default(5000),
+    schema: timerMs().default(5000),
     doc: 'how long a command tries to reach Redis before its one-line error',
     at: 'redis.connectTimeoutMs',
   }),
@@ -42,19 +42,19 @@ const WORKER = {
     flags: { worker: { flag: '--concurrency <n>', help: 'customer partitions this process computes at once' } },
   }),
   WORKER_SHUTDOWN_GRACE_SECONDS: setting({
-    schema: positiveNumber.default(30),
+    schema: timerSeconds.default(30),
     doc: 'after SIGTERM, time to finish running jobs before handing them back and exiting',
     at: 'worker.shutdownGraceMs',
     as: secondsToMs,
     flags: { worker: { flag: '--grace-seconds <s>', help: 'after SIGTERM, time to finish running jobs before handing them back and exiting' } },
   }),
   WORKER_LOCK_DURATION_MS: setting({
-    schema: z.coerce.number().int('a whole number').min(1000, '1000 or more').default(30_000),
+    schema: timerMs(1000).default(30_000),
     doc: "a job's lock lasts this long unless renewed; a dead worker's jobs are retaken once it expires",
     at: 'worker.lockDurationMs',
   }),
   WORKER_STALLED_INTERVAL_MS: setting({
-    schema: z.coerce.number().int('a whole number').min(500, '500 or more').default(30_000),
+    schema: timerMs(500).default(30_000),
     doc: 'how often workers look for jobs of dead workers (stalled jobs)',
     at: 'worker.stalledIntervalMs',
   }),

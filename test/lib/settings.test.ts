@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../../lib/config.ts';
-import { SETTINGS } from '../../lib/settings/table.ts';
+import { SETTINGS, type AppConfig } from '../../lib/settings/table.ts';
 import { SETTINGS_DOCS, withSettingsTables } from '../../lib/settings/docs.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 
@@ -55,6 +55,35 @@ describe('config from the settings table', () => {
     expect(() => loadConfig({ env: { ROLLUP_EVERY: '500ms' } })).toThrow('invalid environment: ROLLUP_EVERY: a duration such as 5s, 30s or 2m, from 1s to 24h');
     // Beyond a Node timer's reach (2^31 - 1 ms) the release would fire at once instead of waiting.
     expect(() => loadConfig({ env: { API_DUCKDB_RELEASE_IDLE_SECONDS: '1e12' } })).toThrow('invalid environment: API_DUCKDB_RELEASE_IDLE_SECONDS: at most 3600 (an hour)');
+  });
+
+  it("refuses a timer's wait beyond a Node timer's reach, which would fire at once, and takes the longest one", () => {
+    const seconds = {
+      API_QUERY_TIMEOUT_SECONDS: (c: AppConfig) => c.api.queryTimeoutMs,
+      API_REQUEST_TIMEOUT_SECONDS: (c: AppConfig) => c.api.requestTimeoutMs,
+      API_HEADERS_TIMEOUT_SECONDS: (c: AppConfig) => c.api.headersTimeoutMs,
+      SNAPSHOT_POLL_SECONDS: (c: AppConfig) => c.api.snapshotPollMs,
+      REVOCATION_POLL_SECONDS: (c: AppConfig) => c.collector.revocationPollMs,
+      API_EXPORT_DAY_TIMEOUT_SECONDS: (c: AppConfig) => c.api.exports.dayTimeoutMs,
+      COLLECTOR_REQUEST_TIMEOUT_SECONDS: (c: AppConfig) => c.collector.requestTimeoutMs,
+      COLLECTOR_FLUSH_SECONDS: (c: AppConfig) => c.collector.flushIntervalMs,
+      WORKER_SHUTDOWN_GRACE_SECONDS: (c: AppConfig) => c.worker.shutdownGraceMs,
+    };
+    for (const [name, read] of Object.entries(seconds)) {
+      expect(() => loadConfig({ env: { [name]: '1e12' } }), name).toThrow(`invalid environment: ${name}: at most 2147483 (about 24.8 days: a Node timer's longest wait)`);
+      // 2^31 - 1 ms is the longest: 2147483 s is within it.
+      expect(read(loadConfig({ env: { [name]: '2147483' } })), name).toBe(2_147_483_000);
+      expect(2_147_483_000).toBeLessThanOrEqual(2 ** 31 - 1);
+    }
+    const ms = {
+      REDIS_CONNECT_TIMEOUT_MS: (c: AppConfig) => c.redis.connectTimeoutMs,
+      WORKER_LOCK_DURATION_MS: (c: AppConfig) => c.worker.lockDurationMs,
+      WORKER_STALLED_INTERVAL_MS: (c: AppConfig) => c.worker.stalledIntervalMs,
+    };
+    for (const [name, read] of Object.entries(ms)) {
+      expect(() => loadConfig({ env: { [name]: String(2 ** 31) } }), name).toThrow(`invalid environment: ${name}: at most 2147483647 (about 24.8 days: a Node timer's longest wait)`);
+      expect(read(loadConfig({ env: { [name]: String(2 ** 31 - 1) } })), name).toBe(2 ** 31 - 1);
+    }
   });
 
   it('gives each setting places of its own in the config', () => {
