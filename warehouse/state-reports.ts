@@ -2,8 +2,8 @@
 // that states cannot serve from their pieces: the hours that a window edge cuts, and a day that
 // holds reports after asOf (state-combine.ts).
 import path from 'node:path';
-import { TIMESTAMP } from '@duckdb/node-api';
 import { fileList, fillSql, sqlFile } from './sql-files.ts';
+import { dedupRawReports } from './dedup-raw.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { STATE_COLUMNS } from './report-columns.ts';
 import { projectionSql, provenanceSql } from './report-projection.ts';
@@ -20,6 +20,6 @@ export async function loadStateReports(s: DbSession, layout: WarehouseLayout, st
   await s.run(
     fillSql(sqlFile('load_raw'), { kind: 'TABLE', files: fileList(files), projection: projectionSql(STATE_COLUMNS, present), provenance: provenanceSql(present), where }),
   );
-  await s.run(sqlFile('dedup_raw'), { as_of: null }, { as_of: TIMESTAMP });
+  await dedupRawReports(s, null);
   return (await s.one<{ n: number }>(sqlFile('raw_reports_read'))).n;
 }

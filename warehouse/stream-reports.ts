@@ -1,9 +1,8 @@
 // Loading one stream's (or every stream's) deduplicated reports up to a snapshot's asOf into a
 // session's `reports` table, from the raw files the snapshot was computed from: the base of every
 // figure computed after the rollup (on-demand series, pilot reports).
-import { TIMESTAMP } from '@duckdb/node-api';
 import type { DbSession } from './duckdb/session.ts';
-import { timestampParam } from './duckdb/param-values.ts';
+import { dedupRawReports } from './dedup-raw.ts';
 import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
 import { emptyRawReportsSql } from './empty-relations.ts';
 import { STATE_COLUMNS } from './report-columns.ts';
@@ -35,6 +34,6 @@ export async function loadStreamReports(
       }),
     );
   }
-  await s.run(sqlFile('dedup_raw'), { as_of: timestampParam(asOf) }, { as_of: TIMESTAMP });
+  await dedupRawReports(s, asOf);
   await s.run('DROP VIEW raw_reports');
 }
