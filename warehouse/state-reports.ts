@@ -20,6 +20,6 @@ export async function loadStateReports(s: DbSession, layout: WarehouseLayout, st
   await s.run(
     fillSql(sqlFile('load_raw'), { kind: 'TABLE', files: fileList(files), projection: projectionSql(STATE_COLUMNS, present), provenance: provenanceSql(present), where }),
   );
-  await dedupRawReports(s, null);
+  await dedupRawReports(s, files, null);
   return (await s.one<{ n: number }>(sqlFile('raw_reports_read'))).n;
 }

@@ -30,7 +30,7 @@ const STATE_FORMAT = 4;
  * files kept beside it): any change to it makes every state stale.
  */
 const STATE_SQL = [
-  'load_raw', 'validate_rows', 'dedup_reports', 'dedup_raw', 'dedup_raw_delete', 'dedup_batch', 'state_pieces', 'session_buckets', 'series_of_buckets',
+  'load_raw', 'validate_rows', 'dedup_reports', 'report_files', 'dedup_raw', 'dedup_raw_delete', 'dedup_batch', 'state_pieces', 'session_buckets', 'series_of_buckets',
   'series_combine', 'series_from_buckets', 'series_rows', 'coarser_buckets', 'state_series', 'partition_figures', 'files_read', 'partition_rows',
   'report_pieces', 'edge_reports', 'edge_hour_pieces',
   'layer_new_reports', 'layer_prior_copies', 'layer_pieces', 'layer_state_minutes', 'layer_sessions', 'layer_touched_minutes',

@@ -34,6 +34,6 @@ export async function loadStreamReports(
       }),
     );
   }
-  await dedupRawReports(s, asOf);
+  await dedupRawReports(s, inputs.files, asOf);
   await s.run('DROP VIEW raw_reports');
 }

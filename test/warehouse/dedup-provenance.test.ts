@@ -4,6 +4,7 @@
 // all apply it, and none of them shows the provenance columns.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { landingPath, writeReportsParquet, type HandReport } from '../helpers/reports.ts';
@@ -12,6 +13,7 @@ import { quotedString } from '../../warehouse/sql-files.ts';
 import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
 import { readStreamSummaries } from '../../warehouse/snapshot-read.ts';
 import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
+import { loadStreamReports } from '../../warehouse/stream-reports.ts';
 
 const AS_OF = new Date('2026-11-20T06:00:00Z');
 const DAY = '2026-11-20';
@@ -53,6 +55,22 @@ async function catalogRows(sql: string): Promise<Record<string, unknown>[]> {
   }
 }
 
+/**
+ * The deduplicated reports that work on demand reads (an on-demand series size, a pilot report):
+ * every landed file of the partition, as the snapshot lists them.
+ */
+async function onDemandReports(streamId = 'acme:main'): Promise<{ reportId: string; bytesOffloaded: number }[]> {
+  const snap = (await currentSnapshot(wh.layout))!;
+  const partition = snap.manifest.partitions.find((p) => p.customerId === 'acme')!;
+  const inputs = { files: partition.files.map((f) => path.join(wh.layout.rawReports, f.path)), presentColumns: partition.presentColumns };
+  return wh.db.withSession(async (s) => {
+    await loadStreamReports(s, inputs, streamId, AS_OF, REPORT_COLUMNS.map((c) => c.name));
+    const columns = (await s.all<{ column_name: string }>('DESCRIBE reports')).map((r) => r.column_name);
+    expect(columns).toEqual(REPORT_COLUMNS.map((c) => c.name));
+    return s.all<{ reportId: string; bytesOffloaded: number }>('SELECT reportId, bytesOffloaded::DOUBLE AS bytesOffloaded FROM reports ORDER BY reportId');
+  });
+}
+
 async function offloaded(): Promise<number> {
   const snap = (await currentSnapshot(wh.layout))!;
   const rows = await readStreamSummaries(wh.db, snap, 'all');
@@ -84,6 +102,10 @@ describe('the deduplication rule over provenance', () => {
       ['r1', 100],
     ]);
     expect(Object.keys(rows[0]!)).toEqual(REPORT_COLUMNS.map((c) => c.name));
+    expect(await onDemandReports()).toEqual([
+      { reportId: 'r0', bytesOffloaded: 5 },
+      { reportId: 'r1', bytesOffloaded: 100 },
+    ]);
   });
 
   it('counts a row once when the compacted file and the file it covers are both read', async () => {
@@ -93,6 +115,17 @@ describe('the deduplication rule over provenance', () => {
     expect(await offloaded()).toBe(105);
     const [row] = await catalogRows(`SELECT count(*) AS n, sum(bytesOffloaded) AS b FROM session_reports`);
     expect([Number(row!['n']), Number(row!['b'])]).toEqual([2, 105]);
+    expect(await onDemandReports()).toEqual([
+      { reportId: 'r0', bytesOffloaded: 5 },
+      { reportId: 'r1', bytesOffloaded: 100 },
+    ]);
+    // A stream without a report: no row, every column.
+    expect(await onDemandReports('acme:none')).toEqual([]);
+    await wh.db.withSession(async (s) => {
+      await loadStreamReports(s, { files: [], presentColumns: [] }, 'acme:main', AS_OF, REPORT_COLUMNS.map((c) => c.name));
+      expect(await s.all('SELECT * FROM reports')).toEqual([]);
+      expect((await s.all<{ column_name: string }>('DESCRIBE reports')).map((r) => r.column_name)).toEqual(REPORT_COLUMNS.map((c) => c.name));
+    });
   });
 
   it('quarantines a file whose provenance columns have the wrong types, or a negative row', async () => {
