@@ -114,8 +114,8 @@ export class Db {
    * that statement's high-water mark (measured in docs/api.md, "Serving at scale"). DuckDB offers no
    * statement for it, but purges every arena (and trims the C heap) whenever its scheduler's
    * thread count changes (every arena of the process: both instances'): one more thread, then the
-   * configured count again. Statements running
-   * meanwhile may get the extra thread for a moment; nothing else changes.
+   * configured count again. Statements running meanwhile may get the extra thread for a moment;
+   * nothing else changes.
    */
   async releaseMemory(): Promise<void> {
     if (this.closed) return;

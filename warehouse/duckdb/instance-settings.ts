@@ -26,8 +26,8 @@ export function instanceSettings(config: DuckDbConfig, spillDir: string, instanc
     // (API_DUCKDB_ALLOCATOR_FLUSH). Measured in docs/api.md ("Exports", "Serving at scale").
     allocator_flush_threshold: flush,
     // After a bulk free inside a statement: the API's small reads keep up to 8MB (at 2MB every
-    // hash table freed went back to the system and was faulted in again: a one-stream breakdown
-    // took 65-90 ms instead of 25-35); exports and pilot reports hand it back (their RSS).
+    // hash table a statement freed went back to the system and was faulted in again); exports and
+    // pilot reports hand it back, for their RSS (docs/api.md, "Serving at scale").
     allocator_bulk_deallocation_flush_threshold: instance === 'small reads' ? ALLOCATOR_FLUSH_THRESHOLD : flush,
   };
 }
