@@ -6,6 +6,8 @@
 //   node bin/build.js              build dist/
 //   node bin/build.js --if-stale   only when dist/ is missing or a file it was built from is newer
 //   node bin/build.js --out NAME   build into the folder NAME of the project's root instead (tests)
+//   node bin/build.js --with-test-fixtures   also each test/fixtures/X.ts as fixture-X.js (the test
+//                                  run's build: its child processes start without tsx)
 //
 // esbuild (the compiler tsx itself uses, installed with it) bundles the CLI (cli/main.ts →
 // dist/main.js) and the collector's batch worker thread (collector/batch-worker.ts →
@@ -29,6 +31,7 @@ const BUILD_INPUTS = ['bin/build.js', 'tsconfig.json', 'package.json'];
 
 const args = process.argv.slice(2);
 const ifStale = args.includes('--if-stale');
+const withFixtures = args.includes('--with-test-fixtures');
 const outIndex = args.indexOf('--out');
 const outName = outIndex >= 0 ? args[outIndex + 1] : 'dist';
 if (!outName || outName.includes('/') || outName.includes(path.sep) || outName.startsWith('.')) {
@@ -64,6 +67,17 @@ if (ifStale) {
   process.stderr.write(`build: ${why} since the last build: compiling the sources into ${outName}/\n`);
 }
 
+/** The test fixtures (child processes of tests) as entry points `fixture-<name>`. */
+function fixtureEntries() {
+  const dir = path.join(ROOT, 'test', 'fixtures');
+  return Object.fromEntries(
+    fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => [`fixture-${f.slice(0, -3)}`, `test/fixtures/${f}`]),
+  );
+}
+
 const startedAt = Date.now();
 const { build } = await import('esbuild');
 // Built beside it, then swapped in: a command started meanwhile finds the old build or the new one.
@@ -73,7 +87,7 @@ let result;
 try {
   result = await build({
     absWorkingDir: ROOT,
-    entryPoints: { main: 'cli/main.ts', 'batch-worker': 'collector/batch-worker.ts' },
+    entryPoints: { main: 'cli/main.ts', 'batch-worker': 'collector/batch-worker.ts', ...(withFixtures ? fixtureEntries() : {}) },
     outdir: tmp,
     entryNames: '[name]',
     chunkNames: '[name]-[hash]',

@@ -12,8 +12,8 @@ import { compactVerify, importJWK } from 'jose';
 import { startTestApi, apiConfig, type TestApi, type TestResponse } from '../helpers/api.ts';
 import { startApi } from '../../api/server.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { PROJECT_ROOT } from '../../lib/version.ts';
 import { readOrigins } from '../../warehouse/control/origins.ts';
+import { fixtureArgv } from '../helpers/fixtures.ts';
 
 const logs: string[] = [];
 const sink = new Writable({
@@ -252,7 +252,7 @@ describe('durability and concurrency', () => {
   it('a writer killed while replacing the list leaves the old list or the new one, readable', async () => {
     const { LIST_A, LIST_B } = { LIST_A: Array.from({ length: 400 }, (_, i) => `https://a${i}.example/live`), LIST_B: Array.from({ length: 300 }, (_, i) => `https://b${i}.example/vod`) };
     for (let round = 0; round < 6; round++) {
-      const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin/run-ts.js'), path.join(PROJECT_ROOT, 'test/fixtures/replace-origins-loop.ts'), t.wh.root, globex], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, fixtureArgv('replace-origins-loop.ts', t.wh.root, globex), { stdio: ['ignore', 'pipe', 'inherit'] });
       await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => d.toString().includes('READY') && resolve()));
       await new Promise((r) => setTimeout(r, 150 + round * 97));
       const exited = new Promise((r) => child.on('exit', r));

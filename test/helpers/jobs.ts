@@ -9,6 +9,7 @@ import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 import { openQueues, type Queues } from '../../jobs/queue/client.ts';
+import { fixtureArgv } from './fixtures.ts';
 
 /** The URL of the test run's own redis-server; fails with how to install Redis when it is missing. */
 export function testRedisUrl(): string {
@@ -74,7 +75,7 @@ const live = new Set<ChildProcess>();
 /** Start `p2ptel worker` (or a fixture given as a .ts file under test/fixtures) in a child process. */
 export function startWorker(env: Record<string, string>, opts: { fixture?: string; args?: string[] } = {}): WorkerProcess {
   const argv = opts.fixture
-    ? [path.join(PROJECT_ROOT, 'bin/run-ts.js'), path.join(PROJECT_ROOT, 'test/fixtures', opts.fixture), ...(opts.args ?? [])]
+    ? fixtureArgv(opts.fixture, ...(opts.args ?? []))
     : [path.join(PROJECT_ROOT, 'bin/p2ptel.js'), 'worker', ...(opts.args ?? [])];
   const child = spawn(process.execPath, argv, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);

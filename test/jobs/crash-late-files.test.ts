@@ -3,13 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { snapshotRows } from '../helpers/snapshot-rows.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { listSnapshots, readCurrent } from '../../warehouse/snapshots.ts';
-import { PROJECT_ROOT } from '../../lib/version.ts';
+import { fixtureArgv } from '../helpers/fixtures.ts';
 
 const START = new Date('2026-11-20T00:00:00Z');
 const at = (h: number) => new Date(START.getTime() + h * 3_600_000);
@@ -30,7 +29,7 @@ afterAll(async () => {
 async function killAt(stage: 'partitions' | 'swap', asOf: Date): Promise<void> {
   const child = spawn(
     process.execPath,
-    [path.join(PROJECT_ROOT, 'bin/run-ts.js'), path.join(PROJECT_ROOT, 'test/fixtures/rollup-then-hang.ts'), crashy.root, asOf.toISOString(), stage],
+    fixtureArgv('rollup-then-hang.ts', crashy.root, asOf.toISOString(), stage),
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';

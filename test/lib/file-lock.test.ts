@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { LockBusyError, LockLostError, lockHeld, takeLock } from '../../lib/file-lock.ts';
-import { PROJECT_ROOT } from '../../lib/version.ts';
+import { fixtureArgv } from '../helpers/fixtures.ts';
 
 const STALE_MS = 2000;
 let dir: string;
@@ -22,7 +22,7 @@ afterAll(async () => {
 
 /** A child process holding the lock `file`, once it has said so. */
 async function holderProcess(file: string) {
-  const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin/run-ts.js'), path.join(PROJECT_ROOT, 'test/fixtures/hold-lock.ts'), file, String(STALE_MS)], {
+  const child = spawn(process.execPath, fixtureArgv('hold-lock.ts', file, String(STALE_MS)), {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {

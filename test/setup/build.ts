@@ -7,6 +7,6 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 
 export default function setup(): void {
-  const r = spawnSync(process.execPath, [path.join(PROJECT_ROOT, 'bin/build.js'), '--out', 'dist-test'], { cwd: PROJECT_ROOT, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`the test run could not compile the sources (bin/build.js --out dist-test): ${r.stderr}`);
+  const r = spawnSync(process.execPath, [path.join(PROJECT_ROOT, 'bin/build.js'), '--out', 'dist-test', '--with-test-fixtures'], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`the test run could not compile the sources (bin/build.js --out dist-test --with-test-fixtures): ${r.stderr}`);
 }

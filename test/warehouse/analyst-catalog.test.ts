@@ -16,6 +16,7 @@ import { quotedString } from '../../warehouse/sql-files.ts';
 import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
 import { sessionClassFiles, snapshotFiles } from '../../warehouse/snapshots.ts';
 import { queryBreakdown, sessionClassesRelation } from '../../warehouse/breakdowns.ts';
+import { fixtureArgv } from '../helpers/fixtures.ts';
 
 const run = promisify(execFile);
 let wh: TestWarehouse;
@@ -26,7 +27,7 @@ type Outcome = { rows?: number; first?: Record<string, unknown> | null; error?: 
 async function queryCatalog(queries: string[]): Promise<Outcome[]> {
   const { stdout } = await run(
     process.execPath,
-    [path.join(PROJECT_ROOT, 'bin/run-ts.js'), path.join(PROJECT_ROOT, 'test/fixtures/query-catalog.ts'), wh.layout.catalog, JSON.stringify(queries)],
+    fixtureArgv('query-catalog.ts', wh.layout.catalog, JSON.stringify(queries)),
     { cwd: os.tmpdir() },
   );
   return stdout.trim().split('\n').map((l) => JSON.parse(l) as Outcome);
@@ -135,9 +136,8 @@ describe('analyst catalog over files of several schemas', () => {
       const catalogOf = w.layout.catalog;
       const { stdout } = await run(
         process.execPath,
-        [
-          path.join(PROJECT_ROOT, 'bin/run-ts.js'),
-          path.join(PROJECT_ROOT, 'test/fixtures/query-catalog.ts'),
+        fixtureArgv(
+          'query-catalog.ts',
           catalogOf,
           JSON.stringify([
             `SELECT count(*) AS n, count(DISTINCT reportId) AS ids, count(*) FILTER (WHERE region IS NULL) AS no_region,
@@ -145,7 +145,7 @@ describe('analyst catalog over files of several schemas', () => {
                     count(*) FILTER (WHERE reportId = ${quotedString(dup!.reportId)}) AS dup_copies
              FROM session_reports`,
           ]),
-        ],
+        ),
         { cwd: os.tmpdir() },
       );
       const got = (JSON.parse(stdout.trim()) as Outcome).first!;

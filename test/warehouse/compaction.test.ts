@@ -28,7 +28,7 @@ import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { fileList, quotedString } from '../../warehouse/sql-files.ts';
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
-import { PROJECT_ROOT } from '../../lib/version.ts';
+import { fixtureArgv } from '../helpers/fixtures.ts';
 
 /** Grace 0 and two snapshots kept: covered files are removed as soon as no snapshot lists them. */
 const SETTINGS = { SNAPSHOT_DEBRIS_GRACE_SECONDS: '0', SNAPSHOT_KEEP: '2', COMPACTION_MIN_FILES: '4' };
@@ -142,7 +142,7 @@ class Landings {
 async function killedCompaction(step: CompactionStep, nth: number, force: boolean): Promise<boolean> {
   const child = spawn(
     process.execPath,
-    [path.join(PROJECT_ROOT, 'bin/run-ts.js'), path.join(PROJECT_ROOT, 'test/fixtures/compact-run.ts'), live.root, JSON.stringify(SETTINGS), step, String(nth), force ? 'force' : ''],
+    fixtureArgv('compact-run.ts', live.root, JSON.stringify(SETTINGS), step, String(nth), force ? 'force' : ''),
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

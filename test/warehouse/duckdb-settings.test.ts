@@ -8,6 +8,7 @@ import path from 'node:path';
 import { loadConfig } from '../../lib/config.ts';
 import { Db } from '../../warehouse/duckdb/db.ts';
 import type { SessionOptions } from '../../warehouse/duckdb/session.ts';
+import { fixtureArgv } from '../helpers/fixtures.ts';
 
 const spill = path.join(os.tmpdir(), `duckdb-settings-${process.pid}`);
 afterAll(() => fs.rm(spill, { recursive: true, force: true }));
@@ -52,7 +53,7 @@ it('opens the API instance with its own allocator threshold, the jobs with 8MB, 
 it('works in UTC in every session, whatever the machine zone', async () => {
   const { execFileSync } = await import('node:child_process');
   // Chatham is UTC+13:45 on that instant: any local rendering would show another day.
-  const out = execFileSync(process.execPath, ['bin/run-ts.js', 'test/fixtures/session-time-zone.ts'], { env: { ...process.env, TZ: 'Pacific/Chatham' }, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, fixtureArgv('session-time-zone.ts'), { env: { ...process.env, TZ: 'Pacific/Chatham' }, encoding: 'utf8' });
   expect(JSON.parse(out)).toEqual([0, 1].map(() => ({ zone: 'UTC', instant: '2026-03-29 01:30:00+00', day: '2026-03-29' })));
 });
 

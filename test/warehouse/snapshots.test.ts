@@ -12,7 +12,7 @@ import { beginBuild, cleanDebris, listSnapshots, lockPublication, newSnapshotId,
 import { LockLostError, takeLock, type HeldLock } from '../../lib/file-lock.ts';
 import { hostScratchDir } from '../../warehouse/layout.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { PROJECT_ROOT } from '../../lib/version.ts';
+import { fixtureArgv } from '../helpers/fixtures.ts';
 
 const START = new Date('2026-11-20T00:00:00Z');
 const at = (h: number) => new Date(START.getTime() + h * 3_600_000);
@@ -23,7 +23,7 @@ let wh: TestWarehouse;
 async function killAt(stage: 'partitions' | 'swap', asOf: Date): Promise<void> {
   const child = spawn(
     process.execPath,
-    [path.join(PROJECT_ROOT, 'bin/run-ts.js'), path.join(PROJECT_ROOT, 'test/fixtures/rollup-then-hang.ts'), wh.root, asOf.toISOString(), stage],
+    fixtureArgv('rollup-then-hang.ts', wh.root, asOf.toISOString(), stage),
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';

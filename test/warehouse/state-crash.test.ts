@@ -13,7 +13,7 @@ import { runPipeline } from '../../jobs/pipeline.ts';
 import { readCurrent } from '../../warehouse/snapshots.ts';
 import { readStates } from '../../warehouse/state-store.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { PROJECT_ROOT } from '../../lib/version.ts';
+import { fixtureArgv } from '../helpers/fixtures.ts';
 
 const START = new Date('2026-11-16T00:00:00Z');
 const at = (h: number) => new Date(START.getTime() + h * 3_600_000);
@@ -24,7 +24,7 @@ let wh: TestWarehouse;
 async function killWhen(asOf: Date, seen: () => Promise<boolean>): Promise<void> {
   const child = spawn(
     process.execPath,
-    [path.join(PROJECT_ROOT, 'bin/run-ts.js'), path.join(PROJECT_ROOT, 'test/fixtures/pipeline-run.ts'), wh.root, asOf.toISOString()],
+    fixtureArgv('pipeline-run.ts', wh.root, asOf.toISOString()),
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
