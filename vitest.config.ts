@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/setup/sequencer.ts';
 
 /**
  * Files that read the process's own Prometheus registry (lib/metrics.ts) as absolute values: they
@@ -24,6 +25,8 @@ export default defineConfig({
     // Three files at a time on two cores: many wait on child processes, Redis or timers (README.md,
     // "Tests and benchmarks").
     maxWorkers: 3,
+    // The longest files first, on a fresh clone too (test/setup/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
