@@ -32,7 +32,7 @@ describe('GET /telemetry/streams', () => {
     for (const w of WINDOWS) {
       const plain = await t.get(`/telemetry/streams?window=${w.name}`, t.tokens.acme);
       expect(plain.status).toBe(200);
-      const theirs = (await t.ind.summaries(w.name)).filter((r) => String(r['streamId']).startsWith('acme:'));
+      const theirs = (await (await t.independent()).summaries(w.name)).filter((r) => String(r['streamId']).startsWith('acme:'));
       expect(body(plain)['streams']).toEqual(theirs.map((r) => r['streamId']));
 
       const detail = await t.get(`/telemetry/streams?window=${w.name}&detail=1`, t.tokens.acme);
@@ -45,7 +45,7 @@ describe('GET /telemetry/streams', () => {
 
   it('defaults to 24h, and an operator sees every customer', async () => {
     const r = await t.get('/telemetry/streams', t.tokens.operator);
-    const theirs = await t.ind.summaries('24h');
+    const theirs = await (await t.independent()).summaries('24h');
     expect(body(r)).toMatchObject({ window: '24h', asOf: AS_OF.toISOString() });
     expect(body(r)['streams']).toEqual(theirs.map((x) => x['streamId']));
     expect((body(r)['streams'] as string[]).some((s) => s.startsWith('globex:'))).toBe(true);
@@ -58,7 +58,7 @@ describe('GET /telemetry/metrics/:streamId', () => {
       for (const w of WINDOWS) {
         const r = await t.get(`/telemetry/metrics/${encodeURIComponent(streamId)}?window=${w.name}`, t.tokens.acme);
         expect(r.status).toBe(200);
-        const [theirs] = await t.ind.summaries(w.name, streamId);
+        const [theirs] = await (await t.independent()).summaries(w.name, streamId);
         const fields = ['totalSessions', 'totalBytesOffloaded', 'totalBytesFallback', 'avgOffloadRatio', 'avgPeerCount', 'avgBufferHealth'];
         for (const f of fields) expectSameFigure(body(r)[f], theirs ? theirs[f] : 0, `${streamId} ${w.name} ${f}`);
         expect(body(r)['streamId']).toBe(streamId);
@@ -68,7 +68,7 @@ describe('GET /telemetry/metrics/:streamId', () => {
 
   it('gives zeros, not 404, for a stream with reports but none in the window', async () => {
     // The first customer's last stream ended early: nothing in the last hour.
-    expect(await t.ind.summaries('1h', 'acme:live-sports')).toEqual([]);
+    expect(await (await t.independent()).summaries('1h', 'acme:live-sports')).toEqual([]);
     const r = await t.get('/telemetry/metrics/acme:live-sports?window=1h', t.tokens.acme);
     expect(r.status).toBe(200);
     expect(body(r)).toMatchObject({ streamId: 'acme:live-sports', totalSessions: 0, totalBytesOffloaded: 0, avgOffloadRatio: 0 });
@@ -80,7 +80,7 @@ describe('GET /telemetry/metrics (platform-wide, operators)', () => {
     for (const w of WINDOWS) {
       const r = await t.get(`/telemetry/metrics?window=${w.name}`, t.tokens.operator);
       expect(r.status).toBe(200);
-      const theirs = await t.ind.platform(w.name);
+      const theirs = await (await t.independent()).platform(w.name);
       for (const k of Object.keys(theirs)) expectSameFigure(body(r)[k], theirs[k], `platform ${w.name} ${k}`);
     }
   });
@@ -89,7 +89,7 @@ describe('GET /telemetry/metrics (platform-wide, operators)', () => {
 describe('GET /telemetry/timeseries', () => {
   /** The expected series: every aligned bucket from..to, the independent figures or zeros. */
   async function expected(streamId: string, window: WindowName, size: number): Promise<Json> {
-    const rows = await t.ind.series(size, streamId);
+    const rows = await (await t.independent()).series(size, streamId);
     const step = size * 1000;
     const asOf = AS_OF.getTime();
     const seconds = WINDOWS.find((w) => w.name === window)!.seconds;
@@ -157,7 +157,7 @@ describe('GET /telemetry/export', () => {
   async function independentExport(streamId: string, window: WindowName): Promise<Row[]> {
     const seconds = WINDOWS.find((w) => w.name === window)!.seconds;
     const lower = seconds === null ? null : new Date(AS_OF.getTime() - seconds * 1000);
-    return t.ind.query(
+    return (await t.independent()).query(
       `SELECT reportId, sessionId, epoch_us(ts) AS ts_us, bytesOffloaded, bytesFallback, peerCount, bufferHealth,
               to_json(fallbackReasons)::VARCHAR AS reasons, cohort, final
        FROM ind_reports WHERE streamId = $stream AND ($lower IS NULL OR ts > $lower) ORDER BY ts, reportId`,
@@ -218,7 +218,7 @@ describe('GET /telemetry/export', () => {
               ? `read_json(${quotedString(file)}, format = 'newline_delimited', columns = {reportId: 'VARCHAR', sessionId: 'VARCHAR', ts: 'VARCHAR', bytesOffloaded: 'BIGINT', bytesFallback: 'BIGINT', peerCount: 'INTEGER', bufferHealth: 'DOUBLE', fallbackReasons: 'JSON', cohort: 'VARCHAR', final: 'BOOLEAN'})`
               : `read_parquet(${quotedString(file)})`;
         const tsExpr = format === 'parquet' ? 'epoch_us(ts)' : `epoch_us(strptime(ts, '%Y-%m-%dT%H:%M:%S.%fZ'))`;
-        ours = await t.ind.query(
+        ours = await (await t.independent()).query(
           `SELECT reportId, sessionId, ${tsExpr} AS ts_us, CAST(bytesOffloaded AS BIGINT) AS bytesOffloaded, CAST(bytesFallback AS BIGINT) AS bytesFallback,
                   CAST(peerCount AS INTEGER) AS peerCount, CAST(bufferHealth AS DOUBLE) AS bufferHealth,
                   ${format === 'parquet' ? 'to_json(fallbackReasons)::VARCHAR' : 'json(fallbackReasons)::VARCHAR'} AS reasons, cohort, CAST(final AS BOOLEAN) AS final

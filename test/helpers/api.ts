@@ -35,7 +35,8 @@ export interface TestApi {
   url: string;
   tenants: Record<string, Tenant>;
   tokens: { acme: string; globex: string; operator: string; expired: string; forged: string; malformed: string };
-  ind: Independent;
+  /** The independent computation over the raw files at AS_OF (made on first use: most files need none). */
+  independent(): Promise<Independent>;
   get(path: string, token?: string | null, headers?: Record<string, string>): Promise<TestResponse>;
   request(method: string, path: string, init?: { token?: string | null; headers?: Record<string, string>; body?: string }): Promise<TestResponse>;
   close(): Promise<void>;
@@ -75,10 +76,19 @@ function historyTemplate(): Promise<string> {
   });
 }
 
-export async function startTestApi(opts: { log?: Logger; env?: Record<string, string> } = {}): Promise<TestApi> {
+/**
+ * A warehouse of its own holding the generated history (seed 21: two customers, three streams
+ * each, 40 days up to RECENT_END) rolled up and published at AS_OF, its analyst catalog made.
+ */
+export async function historyWarehouse(): Promise<TestWarehouse> {
   const wh = await openTestWarehouse();
   await copyExact(await historyTemplate(), wh.root);
   await rebuildCatalog(wh.db, wh.layout, (await readCurrent(wh.layout))!.snapshot);
+  return wh;
+}
+
+export async function startTestApi(opts: { log?: Logger; env?: Record<string, string> } = {}): Promise<TestApi> {
+  const wh = await historyWarehouse();
   const tenants: Record<string, Tenant> = {};
   for (const customerId of ['acme', 'globex']) {
     tenants[customerId] = await addTenant(wh.layout, { customerId, name: customerId.toUpperCase(), cdnPricePerGb: null, savingsSharePct: 25 });
@@ -94,7 +104,7 @@ export async function startTestApi(opts: { log?: Logger; env?: Record<string, st
     malformed: 'not-a.jwt',
   };
   const api = await startApi(apiConfig(wh.root, opts.env), opts.log ?? silentLogger);
-  const ind = await Independent.create(wh.db, wh.layout.rawReports, AS_OF);
+  let ind: Promise<Independent> | undefined;
 
   async function request(method: string, path: string, init: { token?: string | null; headers?: Record<string, string>; body?: string } = {}): Promise<TestResponse> {
     const headers: Record<string, string> = { ...(init.headers ?? {}) };
@@ -116,7 +126,7 @@ export async function startTestApi(opts: { log?: Logger; env?: Record<string, st
     url: api.url,
     tenants,
     tokens,
-    ind,
+    independent: () => (ind ??= Independent.create(wh.db, wh.layout.rawReports, AS_OF)),
     get: (path, token = null, headers = {}) => request('GET', path, { token, headers }),
     request,
     async close() {

@@ -6,10 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
-import { generateHistory } from '../helpers/data.ts';
+import type { TestWarehouse } from '../helpers/warehouse.ts';
+import { AS_OF, historyWarehouse } from '../helpers/api.ts';
 import { expectSameFigure, Independent, norm, type Row } from '../helpers/independent.ts';
-import { runPipeline } from '../../jobs/pipeline.ts';
 import { currentSnapshot, type LoadedSnapshot } from '../../warehouse/snapshot-read.ts';
 import { composeCustomerReports } from '../../pilot/service.ts';
 import type { PilotReport } from '../../pilot/model.ts';
@@ -18,8 +17,6 @@ import { addTenant } from '../../warehouse/control/tenants.ts';
 import { costOf } from '../../billing/cost-rules.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 
-const RECENT_END = new Date('2026-11-20T12:00:00Z');
-const AS_OF = new Date(RECENT_END.getTime() - 5 * 60_000);
 const platform = loadPlatformConfig();
 
 let wh: TestWarehouse;
@@ -28,9 +25,8 @@ let ind: Independent;
 const reports = new Map<string, PilotReport>();
 
 beforeAll(async () => {
-  wh = await openTestWarehouse();
-  await generateHistory(wh, ['acme', 'globex'], 31, RECENT_END);
-  await runPipeline(wh, { asOf: AS_OF });
+  // The generated history rolled up at AS_OF, as the API tests have it (built once a test run).
+  wh = await historyWarehouse();
   snap = (await currentSnapshot(wh.layout))!;
   ind = await Independent.create(wh.db, wh.layout.rawReports, AS_OF);
   await addTenant(wh.layout, { customerId: 'acme', name: 'Acme', cdnPricePerGb: 0.035, savingsSharePct: 20 });
