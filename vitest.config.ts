@@ -1,5 +1,9 @@
 import { defineConfig } from 'vitest/config';
 import { LongestFirst } from './test/setup/sequencer.ts';
+import { testTempRoot } from './test/setup/temp-dir.ts';
+
+// The run's temporary files on a memory filesystem when there is one (test/setup/temp-dir.ts).
+process.env['TMPDIR'] = testTempRoot();
 
 /**
  * Files that read the process's own Prometheus registry (lib/metrics.ts) as absolute values: they
@@ -38,7 +42,7 @@ export default defineConfig({
           // A private redis-server for the job tests (never the user's own Redis), and a folder for
           // data sets several files build alike (built once a run, copied from). The files of the
           // other project need none of them.
-          globalSetup: ['test/setup/build.ts', 'test/setup/redis.ts', 'test/setup/data-cache.ts'],
+          globalSetup: ['test/setup/temp-dir.ts', 'test/setup/build.ts', 'test/setup/redis.ts', 'test/setup/data-cache.ts'],
         },
       },
       {
