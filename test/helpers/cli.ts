@@ -13,9 +13,11 @@ export interface CliResult {
  * V8 flags of the short commands tests run: without its optimizing compiler (the same semantics),
  * a command that lives a fraction of a second spends about a third less CPU (`p2ptel runs`:
  * 0.41 → 0.28 s user + system), most of it compiling code it would leave before running again;
- * the suite starts over a hundred of them.
+ * the suite starts over a hundred of them. The workers tests start (test/helpers/jobs.ts) live a
+ * few seconds and run the same way (an idle one: 0.6–0.8 → 0.5 s); servers that stream exports
+ * do not.
  */
-const SHORT_COMMAND_FLAGS = ['--no-opt'];
+export const SHORT_COMMAND_FLAGS = ['--no-opt'];
 
 export function cli(args: string[], env: Record<string, string> = {}, cwd = PROJECT_ROOT): Promise<CliResult> {
   return new Promise((resolve) => {

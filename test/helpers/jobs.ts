@@ -10,6 +10,7 @@ import { silentLogger } from '../../lib/log.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 import { openQueues, type Queues } from '../../jobs/queue/client.ts';
 import { fixtureArgv } from './fixtures.ts';
+import { SHORT_COMMAND_FLAGS } from './cli.ts';
 
 /** The URL of the test run's own redis-server; fails with how to install Redis when it is missing. */
 export function testRedisUrl(): string {
@@ -77,7 +78,7 @@ export function startWorker(env: Record<string, string>, opts: { fixture?: strin
   const argv = opts.fixture
     ? fixtureArgv(opts.fixture, ...(opts.args ?? []))
     : [path.join(PROJECT_ROOT, 'bin/p2ptel.js'), 'worker', ...(opts.args ?? [])];
-  const child = spawn(process.execPath, argv, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SHORT_COMMAND_FLAGS, ...argv], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   const logs: LogLine[] = [];
   let out = '';
