@@ -5,17 +5,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { inject } from 'vitest';
+import { processAlive } from '../../lib/process.ts';
 
 const exists = (p: string) => fs.stat(p).then(() => true, () => false);
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * The folder `name` of the run's cache, made by `build` (into the folder it is given) if no file
@@ -32,7 +25,7 @@ export async function builtOnce(name: string, build: (into: string) => Promise<v
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const owner = Number(await fs.readFile(path.join(claim, 'pid'), 'utf8').catch(() => ''));
-      if (owner && !alive(owner)) await fs.rm(claim, { recursive: true, force: true });
+      if (owner && !processAlive(owner)) await fs.rm(claim, { recursive: true, force: true });
       else await new Promise((r) => setTimeout(r, 100));
       continue;
     }

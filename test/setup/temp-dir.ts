@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { processAlive } from '../../lib/process.ts';
 
 /** Free bytes a memory filesystem must have for the run's files (the largest data sets and spills). */
 const ROOM = 4 * 1024 ** 3;
@@ -16,20 +17,12 @@ const TMPFS_MAGIC = 0x01021994;
 const SHM = '/dev/shm';
 const PREFIX = 'p2ptel-tests-';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The folders of earlier runs whose process is gone. */
 function removeLeftovers(): void {
   for (const name of fs.readdirSync(SHM)) {
     const pid = Number(name.startsWith(PREFIX) ? name.slice(PREFIX.length).split('-')[0] : NaN);
-    if (Number.isInteger(pid) && pid !== process.pid && !alive(pid)) fs.rmSync(path.join(SHM, name), { recursive: true, force: true });
+    if (Number.isInteger(pid) && pid !== process.pid && !processAlive(pid)) fs.rmSync(path.join(SHM, name), { recursive: true, force: true });
   }
 }
 
