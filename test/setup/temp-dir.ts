@@ -17,7 +17,6 @@ const TMPFS_MAGIC = 0x01021994;
 const SHM = '/dev/shm';
 const PREFIX = 'p2ptel-tests-';
 
-
 /** The folders of earlier runs whose process is gone. */
 function removeLeftovers(): void {
   for (const name of fs.readdirSync(SHM)) {

@@ -12,7 +12,6 @@ import { fileList, quotedString } from '../../warehouse/sql-files.ts';
 import { snapshotFiles } from '../../warehouse/snapshots.ts';
 import { STANDARD_BUCKET_SECONDS, WINDOWS } from '../../warehouse/windows.ts';
 
-
 let wh: TestWarehouse;
 let snap: LoadedSnapshot;
 let ind: Independent;
