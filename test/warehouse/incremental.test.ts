@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
-import { snapshotRows } from '../helpers/snapshot-rows.ts';
+import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
@@ -111,9 +111,7 @@ describe('incremental runs equal from-scratch runs and the independent SQL', () 
       const run = await runPipeline(inc, { asOf });
       const base = await fromScratch(asOf);
       const what = `step ${step} (asOf ${asOf.toISOString()})`;
-      expect(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot), what).toEqual(
-        await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot),
-      );
+      expectSameSnapshotRows(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot), await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot), what);
       expect(run.manifest.rows, what).toEqual(base.manifest.rows);
       expect(run.manifest.partitions.map((p) => p.files), what).toEqual(base.manifest.partitions.map((p) => p.files));
       await expectSnapshotMatchesIndependent(inc.db, inc.layout, run.manifest.snapshot, what);
@@ -159,6 +157,6 @@ describe('incremental runs equal from-scratch runs and the independent SQL', () 
     expect(run.manifest.partitionStates!.rebuilt).toBe(0);
     await expectSnapshotMatchesIndependent(inc.db, inc.layout, run.manifest.snapshot, 'after removing a partition');
     const base = await fromScratch(asOf);
-    expect(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot)).toEqual(await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot));
+    expectSameSnapshotRows(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot), await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot));
   }, 120_000);
 });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
-import { snapshotRows } from '../helpers/snapshot-rows.ts';
+import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
@@ -93,7 +93,7 @@ async function runAndCheck(asOf: Date, what: string, replaceCurrent = false) {
     await fs.copyFile(f.path, to);
   }
   const base = await runPipeline(scratch, { asOf, rebuild: true, compact: false, replaceCurrent: true });
-  expect(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot), what).toEqual(await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot));
+  expectSameSnapshotRows(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot), await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot), what);
   expect(run.manifest.rows, what).toEqual(base.manifest.rows);
   await expectSnapshotMatchesIndependent(inc.db, inc.layout, run.manifest.snapshot, what);
   return run;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
-import { snapshotRows } from '../helpers/snapshot-rows.ts';
+import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
@@ -123,6 +123,6 @@ describe('series blocks in real runs', () => {
     // A from-scratch run over the same files publishes the same rows.
     await fs.cp(wh.layout.rawReports, scratch.layout.rawReports, { recursive: true });
     const base = await runPipeline(scratch, { asOf, rebuild: true });
-    expect(await snapshotRows(wh.db, wh.layout, second.manifest.snapshot)).toEqual(await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot));
+    expectSameSnapshotRows(await snapshotRows(wh.db, wh.layout, second.manifest.snapshot), await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot));
   });
 });
