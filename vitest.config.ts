@@ -39,9 +39,10 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: FRESH_PROCESS,
           isolate: false,
-          // A private redis-server for the job tests (never the user's own Redis), and a folder for
-          // data sets several files build alike (built once a run, copied from). The files of the
-          // other project need none of them.
+          // The removal of the run's temporary folder at its end (test/setup/temp-dir.ts), a private
+          // redis-server for the job tests (never the user's own Redis), and a folder for data sets
+          // several files build alike (built once a run, copied from). The files of the other
+          // project need none of them.
           globalSetup: ['test/setup/temp-dir.ts', 'test/setup/build.ts', 'test/setup/redis.ts', 'test/setup/data-cache.ts'],
         },
       },
