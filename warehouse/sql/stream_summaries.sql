@@ -4,9 +4,8 @@
 -- for 1h … 5 for all), none of which straddles asOf or a window's lower edge, and none after
 -- asOf: a snapshot's session classes (session_classes.sql), one row per (stream, session, class).
 -- Windows nest, so a window's figures add up the partial sums of its class and the narrower ones.
--- Sessions are grouped once (session_rows): the sums that need no session are added up per
--- stream, and each session's peerCount sums and startup time per window are kept side by side in
--- one row (the five windows are fixed, as $window_names says).
+-- The sums that need no session are added up per stream; those that do are added up per session
+-- once (`sessions`), then per window only for the few sessions whose rows are of several classes.
 -- Besides the summary fields, each row carries the quality figures (rebufferEvents, rebufferRatio,
 -- startupTimeP95Ms, p2pConnectionSuccess: breakdown_rows.sql's definitions, piece-columns.ts) and
 -- the partial sums that let platform-wide and per-customer rows be added up from stream rows
@@ -46,51 +45,46 @@ stream_windows AS (
   GROUP BY ALL
 ),
 -- What needs the session (counting sessions, the mean over sessions of each session's mean
--- peerCount, the startup-time percentile, activity), in one pass over the pieces, one row per
--- session: the narrowest window it has reports in, its peerCount sums and startup time in each
--- window (its pieces of that class and narrower ones), and its latest report times (whatever the
--- window).
+-- peerCount, the startup-time percentile, activity): one row per session and window, with the
+-- session's peerCount sums and startup time in that window (its pieces of the window's class and
+-- the narrower ones).
 -- Almost every session has one row of classes (one class unit, one class): those are passed
 -- through as they are, and only the sessions with several rows are grouped. They are found by a
 -- hash of the key (grouping 64-bit integers costs a fraction of grouping the strings); a session
 -- whose hash another one shares is grouped too, which changes nothing, so a collision costs no
--- figure. Each branch has the columns of the other (a sum of one row is that row's value; the
--- union takes the sums' types).
+-- figure. `sessions` adds up each session's rows whatever their class, with the range of its
+-- classes: a session of one class (most of those with several rows too: its part of one class
+-- split over class units) has the same sums in every window from its class on; only the few whose
+-- rows are of several classes (a window's lower edge lies between their reports) are added up
+-- window by window, from their rows, found by their key.
 multi_keys AS (
   SELECT hash(streamId, sessionId) AS h FROM classed GROUP BY h HAVING count(*) > 1
 ),
-session_rows AS (
+sessions AS (
   SELECT
     streamId, sessionId,
-    min(class) AS first_class,
-    [sum(peer_sum) FILTER (WHERE class <= 1), sum(peer_sum) FILTER (WHERE class <= 2), sum(peer_sum) FILTER (WHERE class <= 3),
-     sum(peer_sum) FILTER (WHERE class <= 4), sum(peer_sum)] AS peer_sums,
-    [sum(peer_n) FILTER (WHERE class <= 1), sum(peer_n) FILTER (WHERE class <= 2), sum(peer_n) FILTER (WHERE class <= 3),
-     sum(peer_n) FILTER (WHERE class <= 4), sum(peer_n)] AS peer_ns,
-    [max(startup_ms) FILTER (WHERE class <= 1), max(startup_ms) FILTER (WHERE class <= 2), max(startup_ms) FILTER (WHERE class <= 3),
-     max(startup_ms) FILTER (WHERE class <= 4), max(startup_ms)] AS startups,
-    max(last_ts) AS last_ts,
-    max(last_final_ts) AS last_final_ts
+    min(class) AS first_class, max(class) AS last_class,
+    sum(peer_sum) AS peer_sum, sum(peer_n) AS peer_n, max(startup_ms) AS startup_ms,
+    max(last_ts) AS last_ts, max(last_final_ts) AS last_final_ts
   FROM classed AS c SEMI JOIN multi_keys AS m ON hash(c.streamId, c.sessionId) = m.h
   GROUP BY streamId, sessionId
   UNION ALL
-  SELECT
-    streamId, sessionId,
-    class AS first_class,
-    [CASE WHEN class <= 1 THEN peer_sum END, CASE WHEN class <= 2 THEN peer_sum END, CASE WHEN class <= 3 THEN peer_sum END,
-     CASE WHEN class <= 4 THEN peer_sum END, peer_sum] AS peer_sums,
-    [CASE WHEN class <= 1 THEN peer_n END, CASE WHEN class <= 2 THEN peer_n END, CASE WHEN class <= 3 THEN peer_n END,
-     CASE WHEN class <= 4 THEN peer_n END, peer_n] AS peer_ns,
-    [CASE WHEN class <= 1 THEN startup_ms END, CASE WHEN class <= 2 THEN startup_ms END, CASE WHEN class <= 3 THEN startup_ms END,
-     CASE WHEN class <= 4 THEN startup_ms END, startup_ms] AS startups,
-    last_ts,
-    last_final_ts
+  SELECT streamId, sessionId, class, class, peer_sum, peer_n, startup_ms, last_ts, last_final_ts
   FROM classed AS c ANTI JOIN multi_keys AS m ON hash(c.streamId, c.sessionId) = m.h
 ),
+split_sessions AS (
+  SELECT streamId, sessionId FROM sessions WHERE first_class < last_class
+),
 session_windows AS (
-  SELECT w.windowName, s.streamId, s.peer_sums[w.class] AS peer_sum, s.peer_ns[w.class] AS peer_n, s.startups[w.class] AS startup_ms
-  FROM session_rows AS s
+  SELECT w.windowName, s.streamId, s.peer_sum, s.peer_n, s.startup_ms
+  FROM sessions AS s
   JOIN windows AS w ON s.first_class <= w.class
+  WHERE s.first_class = s.last_class
+  UNION ALL
+  SELECT w.windowName, c.streamId, sum(c.peer_sum), sum(c.peer_n), max(c.startup_ms)
+  FROM classed AS c SEMI JOIN split_sessions AS k USING (streamId, sessionId)
+  JOIN windows AS w ON c.class <= w.class
+  GROUP BY w.windowName, c.streamId, c.sessionId
 ),
 session_counts AS (
   SELECT
@@ -109,7 +103,7 @@ stream_activity AS (
     streamId,
     count(*) FILTER (WHERE last_ts >= $as_of - to_seconds($horizon_seconds)
                        AND (last_final_ts IS NULL OR last_final_ts < last_ts)) AS active_sessions
-  FROM session_rows
+  FROM sessions
   GROUP BY streamId
 )
 SELECT
