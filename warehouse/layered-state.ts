@@ -11,7 +11,7 @@
 // state has read), or a new copy of a report that the rule would keep instead of an earlier one.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileList, fillSql, quotedString, sqlFile, withBucketSeconds } from './sql-files.ts';
+import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
 import { STANDARD_BUCKET_SECONDS } from './windows.ts';
 import { exists } from '../lib/fsx.ts';
 import { timestampLiteral } from './window-pieces.ts';
@@ -41,7 +41,7 @@ export function isLayeredDate(date: string, asOf: Date): boolean {
   return date >= new Date(asOf.getTime() - 86_400_000).toISOString().slice(0, 10);
 }
 
-const RELATIONS = ['touched_blocks', 'touched_coarse', 'layer_sessions', 'coarse_rows', 'state_series_all', 'pending_rows', 'raw_reports', 'reports', 'dedup_dropped', 'layer_rows', 'layer_prior', 'layer_hours', 'layer_minutes', 'state_minutes', 'state_series', 'series_rows'];
+const RELATIONS = ['touched_blocks', 'touched_coarse', 'layer_sessions', 'coarse_sums', 'coarse_rows', 'state_series_all', 'pending_rows', 'raw_reports', 'reports', 'dedup_dropped', 'layer_rows', 'layer_prior', 'layer_hours', 'layer_minutes', 'state_minutes', 'state_series', 'series_rows'];
 
 /** What the build starts from: the previous state's layers to keep, and the files new to it. */
 interface AppendBase {
@@ -154,7 +154,7 @@ async function buildOn(
   }
   await s.run(pieceSql('layer_pieces'));
   await s.run(pieceSql('layer_sessions', { coarse_sizes: COARSE_SIZES.join(', ') }));
-  const streams = await daySeries(s, base.prev && prevFiles ? { prev: base.prev, files: prevFiles, kept } : null);
+  const { streams, coarse } = await daySeries(s, base.prev && prevFiles ? { prev: base.prev, files: prevFiles, kept, merged } : null);
   // Nothing new and nothing merged (only compacted files the state had read): no layer to add.
   const layer = newReports === 0 && merged.length === 0 && base.prev ? null : await newLayer(s);
   const layers = layer ? [...kept, layer] : kept;
@@ -207,6 +207,7 @@ async function buildOn(
           await copy('SELECT * FROM layer_minutes ORDER BY start_us', to.minutes);
           await copy('SELECT * FROM layer_sessions ORDER BY bucketSeconds, start_us', to.sessions);
         }
+        if (coarse) await copy('SELECT * FROM coarse_sums ORDER BY bucketSeconds, streamId, start_us', out.coarse);
         meta.seriesRows = await copy('SELECT * FROM state_series_all ORDER BY streamId, bucketSeconds, bucketStart', out.series, `, ROW_GROUP_SIZE ${SERIES_ROW_GROUP_SIZE}`);
         meta.buildMs = Date.now() - started;
       },
@@ -251,25 +252,44 @@ if (STANDARD_BUCKET_SECONDS.some((size) => (size <= BLOCK_SECONDS ? BLOCK_SECOND
 }
 const HOUR_US = 3_600_000_000n;
 
+/** Where a layered build's day series starts from: the previous state, its layers kept and merged into the new one. */
+interface SeriesBase {
+  prev: StateMeta;
+  files: ReturnType<typeof stateFiles>;
+  kept: readonly LayerMeta[];
+  merged: readonly LayerMeta[];
+}
+
 /**
- * `state_series_all`, the day's series over every layer, and the partition's stream count. On a
- * previous state whose layers all keep per-session buckets, only the buckets that the new
- * reports touch are remade (layer_touched_minutes.sql, layer_coarse_series.sql,
- * layer_touched_series.sql): the hours they fall in from every layer's minute pieces of those
- * hours, the 6-hour and day buckets from every layer's per-session buckets; the rest is the
- * previous series. Otherwise from every layer's minute pieces (layer_state_minutes.sql).
+ * `state_series_all`, the day's series over every layer, and `coarse_sums`, the partial sums of
+ * its buckets longer than 10 minutes (layer_coarse_sums.sql; null when a kept layer has no
+ * per-session buckets: the next build then makes them whole); returns the partition's stream count
+ * and whether `coarse_sums` was made. On a previous state whose layers all keep per-session
+ * buckets, only the buckets that the new reports touch are remade (layer_touched_minutes.sql,
+ * layer_touched_series.sql): the 10-minute blocks they fall in from every layer's minute pieces of
+ * those blocks, the hour, 6-hour and day buckets from the previous state's coarse sums and what
+ * the new layer's sessions change in them (layer_coarse_delta.sql: never a regrouping of the day's
+ * sessions); the rest is the previous series. Otherwise from every layer's minute pieces
+ * (layer_state_minutes.sql).
  */
-async function daySeries(s: DbSession, on: { prev: StateMeta; files: ReturnType<typeof stateFiles>; kept: readonly LayerMeta[] } | null): Promise<number> {
-  const keptFiles = (on?.kept ?? []).map((l) => on!.files.layer(l.layerId));
+async function daySeries(s: DbSession, on: SeriesBase | null): Promise<{ streams: number; coarse: boolean }> {
+  const layerFiles = (ls: readonly LayerMeta[]) => ls.map((l) => on!.files.layer(l.layerId));
+  const keptFiles = layerFiles(on?.kept ?? []);
   const readAll = (paths: string[], empty: string, where = '') =>
     paths.length > 0 ? `SELECT * FROM read_parquet(${fileList(paths)}, hive_partitioning = false)${where}` : `SELECT * FROM ${empty} WHERE false`;
-  const incremental = on !== null && (await Promise.all([on.files.series, ...keptFiles.map((f) => f.sessions)].map(exists))).every(Boolean);
+  const allExist = async (paths: string[]) => (await Promise.all(paths.map(exists))).every(Boolean);
+  const keptSessions = keptFiles.map((f) => f.sessions);
+  const wholeCoarseSums = () =>
+    s.run(`CREATE OR REPLACE TEMP TABLE coarse_sums AS\n${pieceSql('layer_coarse_sums', { session_buckets: `SELECT * FROM layer_sessions UNION ALL BY NAME ${readAll(keptSessions, 'layer_sessions')}` })}`);
+  const incremental = on !== null && (await allExist([on.files.series, ...keptSessions]));
   if (!incremental) {
     await s.run(pieceSql('layer_state_minutes', { kept: readAll(keptFiles.map((f) => f.minutes), 'layer_minutes') }));
-    const n = await streamCount(s, 'SELECT streamId FROM state_minutes');
+    const streams = await streamCount(s, 'SELECT streamId FROM state_minutes');
     await buildSeries(s);
     await s.run('CREATE OR REPLACE TEMP TABLE state_series_all AS SELECT * EXCLUDE (customer, date) FROM state_series');
-    return n;
+    const coarse = await allExist(keptSessions);
+    if (coarse) await wholeCoarseSums();
+    return { streams, coarse };
   }
   // Kept minute and session files are sorted by start_us (sessions by size first): a filter on
   // the touched blocks' span skips the rest of their row groups.
@@ -277,16 +297,28 @@ async function daySeries(s: DbSession, on: { prev: StateMeta; files: ReturnType<
   const inSpan = span.lo === null ? ' WHERE false' : ` WHERE start_us >= ${span.lo} AND start_us < ${BigInt(span.hi!) + BLOCK_US}`;
   await s.run(pieceSql('layer_touched_minutes', { kept: readAll(keptFiles.map((f) => f.minutes), 'layer_minutes', inSpan), coarse_sizes: COARSE_SIZES.join(', ') }));
   await buildSeries(s, BLOCK_SECONDS);
-  const keptSessions = readAll(keptFiles.map((f) => f.sessions), 'layer_sessions');
-  const spans = await s.all<{ size: number; lo: bigint; hi: bigint }>('SELECT bucketSeconds AS size, min(start_us) AS lo, max(start_us) AS hi FROM touched_coarse GROUP BY ALL');
-  const coarseRows = COARSE_SIZES.map((size) => {
-    const span = spans.find((x) => Number(x.size) === size);
-    const sql = pieceSql('layer_coarse_series', { kept_sessions: keptSessions, span: span ? `start_us BETWEEN ${BigInt(span.lo)} AND ${BigInt(span.hi)}` : 'false' });
-    return `SELECT * FROM (\n${withBucketSeconds(sql, size)}\n)`;
-  }).join('\nUNION ALL\n');
-  await s.run(`CREATE OR REPLACE TEMP TABLE coarse_rows AS\n${coarseRows}`);
+  const mergedSessions = layerFiles(on.merged).map((f) => f.sessions);
+  if ((await exists(on.files.coarse)) && (await allExist(mergedSessions))) {
+    const spans = await s.all<{ size: number; lo: bigint; hi: bigint }>('SELECT bucketSeconds AS size, min(start_us) AS lo, max(start_us) AS hi FROM touched_coarse GROUP BY ALL');
+    const inCoarseSpan =
+      spans.length === 0 ? ' WHERE false' : ` WHERE ${spans.map((x) => `(bucketSeconds = ${Number(x.size)} AND start_us BETWEEN ${BigInt(x.lo)} AND ${BigInt(x.hi)})`).join(' OR ')}`;
+    const sumsOf = (rows: string) => pieceSql('layer_coarse_sums', { session_buckets: `SELECT * FROM ${rows}` });
+    await s.run(
+      pieceSql('layer_coarse_delta', {
+        previous: `SELECT * FROM read_parquet(${quotedString(on.files.coarse)}, hive_partitioning = false)`,
+        kept: readAll(keptSessions, 'layer_sessions', inCoarseSpan),
+        merged: readAll(mergedSessions, 'layer_sessions', inCoarseSpan),
+        coarse_sums_of_before: sumsOf('before_rows'),
+        coarse_sums_of_after: sumsOf('after_rows'),
+      }),
+    );
+  } else {
+    await wholeCoarseSums();
+  }
+  await s.run(pieceSql('coarse_series_rows'));
   await s.run(fillSql(sqlFile('layer_touched_series'), { previous: quotedString(on.files.series) }));
-  return streamCount(s, `SELECT streamId FROM read_parquet(${quotedString(on.files.series)}, hive_partitioning = false) UNION ALL SELECT streamId FROM layer_minutes`);
+  const streams = await streamCount(s, `SELECT streamId FROM read_parquet(${quotedString(on.files.series)}, hive_partitioning = false) UNION ALL SELECT streamId FROM layer_minutes`);
+  return { streams, coarse: true };
 }
 
 /** Distinct streams of `query` and of the reports held back. */

@@ -145,7 +145,10 @@ const PARTS_STARTUP_P95 = "list_aggregate(flatten(list(startups)), 'quantile_con
  * session rows under a series' names (series_of_buckets.sql, pilot_figures.sql);
  * `part_delivery_figures` the same over a breakdown's parts, under a summary's names;
  * `window_delivery_figures` the same over `sw` and the session counts `sc` (stream_summaries.sql);
- * `peer_mean_sum` and `peer_sessions` avgPeerCount's numerator and denominator over session rows.
+ * `peer_mean_sum` and `peer_sessions` avgPeerCount's numerator and denominator over session rows;
+ * `partial_series_figures` the delivery figures of a bucket from its partial sums (a state's coarse
+ * sums, coarse_series_rows.sql); `coarse_update` each coarse sum's previous value `p` plus its
+ * value after `a` minus before `b` (layer_coarse_delta.sql).
  */
 export const PIECE_SQL: Readonly<Record<string, string>> = {
   piece_dimensions: SESSION_DIMENSIONS.join(', '),
@@ -164,6 +167,15 @@ export const PIECE_SQL: Readonly<Record<string, string>> = {
   window_delivery_figures: deliveryFigures((col) => `sw.${col}`, 'sc.peer_mean_sum', 'sc.peer_sessions', SUMMARY_NAMES),
   peer_mean_sum: PEER_MEAN_SUM,
   peer_sessions: PEER_SESSIONS,
+  partial_series_figures: deliveryFigures((col) => col, 'peer_mean_sum', 'peer_sessions', SERIES_NAMES),
+  coarse_update: [
+    { name: 'sessions', type: 'BIGINT' },
+    { name: 'peer_mean_sum', type: 'DECIMAL(38, 12)' },
+    { name: 'peer_sessions', type: 'BIGINT' },
+    ...SERIES,
+  ]
+    .map(({ name, type }) => `CAST(coalesce(p.${name}, 0) + coalesce(a.${name}, 0) - coalesce(b.${name}, 0) AS ${type}) AS ${name}`)
+    .join(',\n  '),
 };
 
 /** The text of warehouse/sql/<name>.sql with the piece lists and `parts` filled in. */

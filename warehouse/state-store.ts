@@ -34,7 +34,7 @@ const STATE_SQL = [
   'series_combine', 'series_from_buckets', 'series_rows', 'coarser_buckets', 'state_series', 'partition_figures', 'files_read', 'partition_rows',
   'report_pieces', 'edge_reports', 'edge_hour_pieces',
   'layer_new_reports', 'layer_prior_copies', 'layer_pieces', 'layer_state_minutes', 'layer_sessions', 'layer_touched_minutes',
-  'layer_coarse_series', 'layer_touched_series',
+  'layer_coarse_sums', 'layer_coarse_delta', 'coarse_series_rows', 'layer_touched_series',
 ];
 
 let cachedVersion: string | undefined;
@@ -144,6 +144,11 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
     edgeHour: (startUs: bigint) => path.join(dir, `edge-hour-${startUs}.parquet`),
     /** The day's series of every standard bucket size, in the snapshot's layout. */
     series: path.join(dir, 'series.parquet'),
+    /**
+     * A layered state's partial sums of its series buckets longer than 10 minutes, per (size,
+     * stream, bucket): what the next layer updates (layer_coarse_sums.sql, layer_coarse_delta.sql).
+     */
+    coarse: path.join(dir, 'coarse.parquet'),
     /** A layered state's reports held back until asOf reaches them (report pieces, as a layer's). */
     pending: path.join(dir, 'pending.parquet'),
     /** A layer's files (layered states): report pieces sorted by ts, hour pieces, minute pieces. */

@@ -67,8 +67,11 @@ async function expectNextRunEqualsFromScratch(asOf: Date): Promise<void> {
   expect(await tmpStates()).toBe(false);
   for (const list of (await readStates(wh.layout)).values()) {
     for (const m of list) {
-      // A state built whole has its hour pieces; a layered one (recent days) each layer's files.
-      const own = m.layers ? m.layers.flatMap((l) => ['hours', 'minutes', 'reports', 'sessions'].map((k) => `layer-${l.layerId}-${k}.parquet`)) : ['hours.parquet'];
+      // A state built whole has its hour pieces; a layered one (recent days) each layer's files
+      // and its coarse buckets' sums.
+      const own = m.layers
+        ? [...m.layers.flatMap((l) => ['hours', 'minutes', 'reports', 'sessions'].map((k) => `layer-${l.layerId}-${k}.parquet`)), 'coarse.parquet']
+        : ['hours.parquet'];
       const held = m.pending ? ['pending.parquet'] : [];
       expect((await fs.readdir(path.join(wh.layout.state, `customer=${m.customerId}`, `date=${m.date}`, m.stateId))).sort()).toEqual([...own, ...held, 'meta.json', 'series.parquet'].sort());
     }

@@ -1,0 +1,17 @@
+-- The series rows (series_of_buckets.sql's columns and figures) of the coarse buckets a new layer
+-- touches (`touched_coarse`), from the state's coarse sums (layer_coarse_sums.sql,
+-- layer_coarse_delta.sql): the same definitions over the partial sums, so the same figures to the
+-- last digit as a regrouping of the buckets' sessions.
+-- Placeholders: <partial_series_figures> (piece-columns.ts). Parameters: none.
+-- Reads: coarse_sums, touched_coarse. Writes: coarse_rows.
+CREATE OR REPLACE TEMP TABLE coarse_rows AS
+SELECT
+  bucketSeconds,
+  streamId,
+  make_timestamp(start_us) AS bucketStart,
+  sessions,
+  {{partial_series_figures}},
+  CAST(stalls AS BIGINT) AS rebufferEvents,
+  CAST(reports AS BIGINT) AS reports
+FROM coarse_sums AS c
+SEMI JOIN touched_coarse AS t USING (bucketSeconds, start_us)
