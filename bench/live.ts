@@ -1,4 +1,4 @@
-// npm run bench:live -- [--mode both|start|workers] [--tiny] [--one-report-sessions] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 2s]
+// npm run bench:live -- [--mode both|start|workers] [--tiny] [--one-report-sessions] [--logs DIR] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 2s]
 // End-to-end freshness of live figures (issue 30's figure; goal p95 ≤ 10 s): the time from the
 // collector's acknowledgement of a report to the first API answer that counts it, in two
 // deployments over the same generated history (30 days × 100 streams by default, ending now,
@@ -15,6 +15,7 @@
 // mode, the rollups' durations, and the peak RSS (VmHWM) of every process. `--tiny`: a day of 4
 // streams, 200 reports/s, 4 probes (a check that it runs, in a minute or two; not a measure).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -40,15 +41,17 @@ const cli = new Command()
   .option('--probes <n>', 'probes', '30')
   .option('--probe-every <s>', 'seconds between probes', '3')
   .option('--rollup-every <duration>', "the worker tier's rollup interval (`schedule --rollup-every`; docs/operations.md's live setting)", '2s')
+  .option('--logs <dir>', "keep every process's whole output in <dir>/<name>.log (with P2PTEL_SQL_TRACE=1: each statement's time)")
   .option('--one-report-sessions', 'the background load posts every report as a session of its own (rate new sessions a second) instead of sessions reporting every 30 s')
   .parse()
-  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean }>();
+  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean; logs?: string }>();
 const TINY = { days: '1', customers: '2', streams: '2', sessions: '40', rate: '200', probes: '4', probeEvery: '2' };
 const opts = cli.tiny ? { ...cli, ...TINY } : cli;
 if (!['start', 'workers', 'both'].includes(opts.mode)) throw new Error(`--mode: start, workers or both, not ${opts.mode}`);
 
 const dir = path.resolve(opts.dir ?? path.join(PROJECT_ROOT, 'bench', 'output', cli.tiny ? 'live-tiny' : 'live'));
 const layout = warehouseLayout(dir);
+if (opts.logs) mkdirSync(opts.logs, { recursive: true });
 const bin = path.join(PROJECT_ROOT, 'bin/p2ptel.js');
 const HOUR = 3_600_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -91,7 +94,11 @@ function launch(name: string, args: string[], env: NodeJS.ProcessEnv = process.e
   const child = spawn(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   // Only the tail: a worker's logs over minutes would be large.
-  const keep = (d: Buffer) => void (out = (out + d.toString()).slice(-200_000));
+  const log = opts.logs ? createWriteStream(path.join(opts.logs, `${name.replace(/\s+/g, '-')}.log`)) : null;
+  const keep = (d: Buffer) => {
+    out = (out + d.toString()).slice(-200_000);
+    log?.write(d);
+  };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   process.once('exit', () => child.kill('SIGKILL'));

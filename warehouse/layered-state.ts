@@ -41,7 +41,7 @@ export function isLayeredDate(date: string, asOf: Date): boolean {
   return date >= new Date(asOf.getTime() - 86_400_000).toISOString().slice(0, 10);
 }
 
-const RELATIONS = ['touched_blocks', 'touched_coarse', 'layer_sessions', 'coarse_sums', 'coarse_rows', 'state_series_all', 'pending_rows', 'raw_reports', 'reports', 'dedup_dropped', 'layer_rows', 'layer_prior', 'layer_hours', 'layer_minutes', 'state_minutes', 'state_series', 'series_rows'];
+const RELATIONS = ['touched_blocks', 'touched_sessions', 'touched_coarse', 'layer_sessions', 'coarse_sums', 'coarse_rows', 'state_series_all', 'pending_rows', 'raw_reports', 'reports', 'dedup_dropped', 'layer_rows', 'layer_prior', 'layer_hours', 'layer_minutes', 'state_minutes', 'state_series', 'series_rows'];
 
 /** What the build starts from: the previous state's layers to keep, and the files new to it. */
 interface AppendBase {
@@ -149,6 +149,8 @@ async function buildOn(
   const { kept, merged } = layersToMerge(prior, newReports);
   // The blocks the new reports fall in (merged layers' reports are in the previous series already).
   await s.run(`CREATE OR REPLACE TEMP TABLE touched_blocks AS SELECT DISTINCT epoch_us(ts) // ${BLOCK_US} * ${BLOCK_US} AS block_us FROM layer_rows`);
+  // And the sessions they belong to: the only ones whose coarse buckets change (layer_coarse_delta.sql).
+  await s.run('CREATE OR REPLACE TEMP TABLE touched_sessions AS SELECT DISTINCT streamId, sessionId FROM layer_rows');
   if (merged.length > 0 && prevFiles) {
     await s.run(`INSERT INTO layer_rows SELECT * FROM read_parquet(${fileList(merged.map((l) => prevFiles.layer(l.layerId).reports))}, hive_partitioning = false)`);
   }
