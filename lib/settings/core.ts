@@ -61,7 +61,7 @@ export const CORE = {
   }),
   COMPACTION_MIN_FILES: setting({
     schema: z.coerce.number().int('a whole number').min(2, '2 or more').default(16),
-    doc: 'a partition is compacted once it holds this many small files (`compact --force`: any partition of two files)',
+    doc: "a partition's small files of one size tier are merged once it holds this many of them (`compact --force`: any partition of two files)",
     at: 'compaction.minFiles',
   }),
   ACTIVITY_HORIZON_SECONDS: setting({
