@@ -127,12 +127,19 @@ export class Spool {
     return this.sealedSegments;
   }
 
-  /** Forget a landed segment: delete its file (durably, so a restart does not land it again). */
+  /**
+   * Forget a landed segment: delete its file (durably, so a restart does not land it again). It is
+   * forgotten as soon as its file is gone, before the folder's fsync: a segment left in the list
+   * without its file (the fsync failed, out of descriptors) made every later landing fail on it,
+   * so nothing sealed after it landed until a restart (a full-suite run of spool-recovery's
+   * descriptor case, 2026-11-27). If the fsync fails, a crash may bring the file back: it is landed
+   * again, the same reports (at least once, deduplicated downstream).
+   */
   async remove(segment: Segment): Promise<void> {
     await fs.rm(segment.file, { force: true });
-    await fsyncDir(this.dir);
     const i = this.sealedSegments.indexOf(segment);
     if (i >= 0) this.sealedSegments.splice(i, 1);
+    await fsyncDir(this.dir);
   }
 
   /** Bytes accepted and not landed yet (sealed, open, and waiting for the next fsync). */

@@ -125,6 +125,8 @@ describe('the spool after a write error', () => {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     cleanups.push(async () => void child.kill('SIGKILL'));
+    let log = '';
+    child.stderr!.on('data', (d: Buffer) => void (log = (log + d.toString()).slice(-20_000)));
     const url = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 300 && !(await fetch(`${url}/healthz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
     const acked = new Set<string>();
@@ -149,6 +151,8 @@ describe('the spool after a write error', () => {
     child.kill('SIGTERM');
     expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0);
     const copies = await landedCopies(wh.root, wh.db);
+    // The collector's own account, should a report be missing.
+    if ([...acked].some((id) => copies.get(id) !== 1)) console.error(`collector log (tail):\n${log}`);
     expect([...acked].filter((id) => copies.get(id) !== 1)).toEqual([]);
     expect([...copies.values()].every((n) => n === 1)).toBe(true);
   }, 90_000);

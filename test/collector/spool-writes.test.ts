@@ -39,4 +39,26 @@ describe('spool writes', () => {
     expect(text).toBe(batches.join(''));
     expect(segment.reports).toBe(batches.reduce((n, _, i) => n + 1 + (i % 4), 0));
   });
+
+  it('forgets a landed segment once its file is gone, even when the folder cannot be synced after', async () => {
+    const own = path.join(dir, 'remove');
+    const spool = await Spool.open(own, silentLogger);
+    await spool.append(Buffer.from('{"a":1}\n'), 1);
+    const first = (await spool.seal())!;
+    await spool.append(Buffer.from('{"a":2}\n'), 1);
+    const second = (await spool.seal())!;
+    expect(spool.sealed()).toEqual([first, second]);
+    // The folder's fsync fails (here: the folder is gone, as a descriptor limit makes an open of
+    // it fail): the removal is reported, and the segment is forgotten all the same, so that the
+    // next landing starts at the second one rather than at a segment without a file.
+    await fs.rm(first.file);
+    const moved = `${own}-moved`;
+    await fs.rename(own, moved);
+    await expect(spool.remove(first)).rejects.toThrow();
+    expect(spool.sealed()).toEqual([second]);
+    await fs.rename(moved, own);
+    await spool.remove(second);
+    expect(spool.sealed()).toEqual([]);
+    await spool.close();
+  });
 });
