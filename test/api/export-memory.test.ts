@@ -111,7 +111,10 @@ describe('export memory', () => {
     const csv = await exportWithPeak('all', 'csv');
     expect(csv.lines).toBe(reports + 1); // and a header
     expect(csv.growthMb).toBeLessThan(450);
-    expect(csv.growthMb * 2 ** 20).toBeLessThan(csv.bytes / 2);
+    // A buffering server grows by at least the bytes it sends (about 80 MB of CSV); a streaming one
+    // grew by 23-46 MB in full-suite runs (2026-11-27: the 46 MB run failed a bound of half the
+    // bytes, which sat inside the streaming range): three quarters still tells the two apart.
+    expect(csv.growthMb * 2 ** 20).toBeLessThan(csv.bytes * 0.75);
     const arrow = await exportWithPeak('7d', 'arrow');
     expect(arrow.bytes).toBeGreaterThan(25 * 2 ** 20);
     expect(arrow.growthMb).toBeLessThan(450);
