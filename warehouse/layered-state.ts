@@ -156,7 +156,7 @@ async function buildOn(
   }
   await s.run(pieceSql('layer_pieces'));
   await s.run(pieceSql('layer_sessions', { coarse_sizes: COARSE_SIZES.join(', ') }));
-  const { streams, coarse } = await daySeries(s, base.prev && prevFiles ? { prev: base.prev, files: prevFiles, kept, merged } : null);
+  const { streams, coarse } = await daySeries(s, base.prev && prevFiles ? { files: prevFiles, kept, merged } : null);
   // Nothing new and nothing merged (only compacted files the state had read): no layer to add.
   const layer = newReports === 0 && merged.length === 0 && base.prev ? null : await newLayer(s);
   const layers = layer ? [...kept, layer] : kept;
@@ -254,9 +254,8 @@ if (STANDARD_BUCKET_SECONDS.some((size) => (size <= BLOCK_SECONDS ? BLOCK_SECOND
 }
 const HOUR_US = 3_600_000_000n;
 
-/** Where a layered build's day series starts from: the previous state, its layers kept and merged into the new one. */
+/** Where a layered build's day series starts from: the previous state's files, its layers kept and merged into the new one. */
 interface SeriesBase {
-  prev: StateMeta;
   files: ReturnType<typeof stateFiles>;
   kept: readonly LayerMeta[];
   merged: readonly LayerMeta[];
@@ -264,7 +263,7 @@ interface SeriesBase {
 
 /**
  * `state_series_all`, the day's series over every layer, and `coarse_sums`, the partial sums of
- * its buckets longer than 10 minutes (layer_coarse_sums.sql; null when a kept layer has no
+ * its buckets longer than 10 minutes (layer_coarse_sums.sql; not made when a kept layer has no
  * per-session buckets: the next build then makes them whole); returns the partition's stream count
  * and whether `coarse_sums` was made. On a previous state whose layers all keep per-session
  * buckets, only the buckets that the new reports touch are remade (layer_touched_minutes.sql,
