@@ -3,9 +3,9 @@
 // pilot_breakdowns.sql for the routing lists, and the series: series_combine.sql over report_pieces.sql) over the
 // deduplicated reports of one stream or of every stream of a customer, up to the snapshot's asOf.
 import type { DbSession } from '../warehouse/duckdb/session.ts';
-import { sqlFile } from '../warehouse/sql-files.ts';
+import { fillSql, sqlFile } from '../warehouse/sql-files.ts';
 import { pieceSql } from '../warehouse/piece-columns.ts';
-import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
+import { bucketSeriesSql, querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
 import { loadStreamReports, type StreamInputs } from '../warehouse/stream-reports.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
 import { breakdownsOfReports, type SessionDimension } from '../warehouse/breakdowns.ts';
@@ -59,11 +59,29 @@ export interface StreamPilotFigures {
   series: BucketRow[];
   p2pSeries: BucketRow[];
   controlSeries: BucketRow[];
-  /** One-minute buckets, every cohort: concurrency. */
-  minuteSeries: BucketRow[];
+  /** Concurrency over one-minute buckets, every cohort (null: no report). */
+  concurrency: Concurrency | null;
+}
+
+/** A stream's one-minute series, every cohort, reduced to what the report shows (pilot_concurrency.sql). */
+export interface Concurrency {
+  /** The most sessions of a minute, and the earliest minute that has them (ms since the epoch). */
+  peakSessions: number;
+  peakStartMs: number;
+  /** Σ sessions over the minutes, and the minutes from the first non-empty one to the last. */
+  sessionMinutes: number;
+  minutes: number;
 }
 
 export const CONCURRENCY_BUCKET_SECONDS = 60;
+
+/** Every stream's concurrency over the session's `reports` (one-minute buckets, reduced in SQL). */
+async function concurrencyOf(s: DbSession): Promise<Map<string, Concurrency>> {
+  const rows = await s.all<Concurrency & { streamId: string }>(fillSql(sqlFile('pilot_concurrency'), { series: bucketSeriesSql() }), {
+    bucket_seconds: CONCURRENCY_BUCKET_SECONDS,
+  });
+  return new Map(rows.map(({ streamId, ...c }) => [streamId, c]));
+}
 
 /** Series of one cohort: the shared SQL over the session's `reports` restricted to it. */
 async function cohortSeries(s: DbSession, cohort: 'p2p' | 'control', bucketSeconds: number): Promise<Map<string, BucketRow[]>> {
@@ -91,7 +109,7 @@ export async function computePilotFigures(s: DbSession, asOf: Date, bucketSecond
   const figures = await s.all<CohortFigures & { streamId: string; cohort: string }>(pieceSql('pilot_figures'));
   const breakdowns = [...(await sessionBreakdowns(s, asOf)), ...(await s.all<Breakdown & { streamId: string }>(sqlFile('pilot_breakdowns')))];
   const series = await querySeries(s, bucketSeconds);
-  const minute = bucketSeconds === CONCURRENCY_BUCKET_SECONDS ? series : await querySeries(s, CONCURRENCY_BUCKET_SECONDS);
+  const concurrency = await concurrencyOf(s);
   const p2p = await cohortSeries(s, 'p2p', bucketSeconds);
   const control = await cohortSeries(s, 'control', bucketSeconds);
 
@@ -108,7 +126,7 @@ export async function computePilotFigures(s: DbSession, asOf: Date, bucketSecond
         series: series.get(streamId) ?? [],
         p2pSeries: p2p.get(streamId) ?? [],
         controlSeries: control.get(streamId) ?? [],
-        minuteSeries: minute.get(streamId) ?? [],
+        concurrency: concurrency.get(streamId) ?? null,
       };
       out.set(streamId, f);
     }

@@ -160,15 +160,15 @@ export function composePilotReport(input: PilotInput): PilotReport {
   const control = cohortResult(f.control, f.controlSeries, bucketSeconds);
 
   // Event economics: the forecast method is concurrency × delivered bitrate × duration.
-  const minute = filledSeries(f.minuteSeries, CONCURRENCY_BUCKET_SECONDS);
-  const peak = minute.reduce<BucketRow | null>((best, b) => (best === null || b.sessions > best.sessions ? b : best), null);
+  // Concurrency: the one-minute series reduced in SQL (pilot_concurrency.sql); empty minutes count as 0.
+  const c = f.concurrency;
   const bitrateBps = all.intervalMs > 0 ? (8 * delivered) / (all.intervalMs / 1000) : 0;
   const forecastOffloadRatio = p2p ? p2p.steadyStateOffloadRatio : steadyStateOf(f.series, bucketSeconds).offloadRatio;
   const eventSeconds = platform.pilot.eventDurationHours * 3600;
-  const forecastBytes = (peak?.sessions ?? 0) * (bitrateBps / 8) * eventSeconds;
+  const forecastBytes = (c?.peakSessions ?? 0) * (bitrateBps / 8) * eventSeconds;
   const forecastOffloaded = forecastBytes * forecastOffloadRatio;
-  const averageConcurrency = minute.length > 0 ? minute.reduce((a, b) => a + b.sessions, 0) / minute.length : 0;
-  const pilotSeconds = minute.length * CONCURRENCY_BUCKET_SECONDS;
+  const averageConcurrency = c && c.minutes > 0 ? c.sessionMinutes / c.minutes : 0;
+  const pilotSeconds = (c?.minutes ?? 0) * CONCURRENCY_BUCKET_SECONDS;
   const crossForecast = averageConcurrency * (bitrateBps / 8) * pilotSeconds;
   const crossRatio = delivered > 0 ? crossForecast / delivered : null;
 
@@ -245,11 +245,11 @@ export function composePilotReport(input: PilotInput): PilotReport {
     },
     cost,
     eventEconomics: {
-      peakConcurrency: { sessions: peak?.sessions ?? 0, at: peak ? iso(peak.startMs) : null, bucketSeconds: CONCURRENCY_BUCKET_SECONDS },
+      peakConcurrency: { sessions: c?.peakSessions ?? 0, at: c ? iso(c.peakStartMs) : null, bucketSeconds: CONCURRENCY_BUCKET_SECONDS },
       averageDeliveredBitrateKbps: bitrateBps / 1000,
       forecast: {
         durationHours: platform.pilot.eventDurationHours,
-        concurrentViewers: peak?.sessions ?? 0,
+        concurrentViewers: c?.peakSessions ?? 0,
         deliveredGb: forecastBytes / 1e9,
         offloadRatio: forecastOffloadRatio,
         offloadedGb: forecastOffloaded / 1e9,

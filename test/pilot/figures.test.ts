@@ -154,6 +154,15 @@ describe('pilot figures equal an independent computation', () => {
       );
       expect(r.eventEconomics.peakConcurrency.sessions).toBe(norm(peak!['n']));
       expect(r.eventEconomics.peakConcurrency.at).toBe(norm(peak!['minute']));
+      // Average concurrency: distinct sessions per minute, summed, over every minute from the first
+      // minute with a report to the last (the empty ones between them count as 0).
+      const [avg] = await ind.query(
+        `SELECT sum(n) AS total, max(m) - min(m) + 1 AS minutes FROM (
+           SELECT floor(epoch(ts) / 60) AS m, count(DISTINCT sessionId) AS n FROM ind_reports WHERE streamId = $s GROUP BY 1)`,
+        { s: streamId },
+      );
+      expect(r.eventEconomics.crossCheck.averageConcurrency).toBeCloseTo(Number(norm(avg!['total'])) / Number(norm(avg!['minutes'])), 12);
+      expect(r.eventEconomics.crossCheck.durationHours).toBeCloseTo((Number(norm(avg!['minutes'])) * 60) / 3600, 12);
     });
   }
 });

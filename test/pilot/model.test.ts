@@ -87,7 +87,8 @@ function figures(over: Partial<StreamPilotFigures> = {}): StreamPilotFigures {
     series,
     p2pSeries: series,
     controlSeries: [bucket(0, 0, 10), bucket(4, 0, 10)],
-    minuteSeries: [bucket(0, 1, 1, 12, 60), bucket(1, 1, 1, 20, 60), bucket(3, 1, 1, 4, 60)],
+    // Minutes 0, 1 and 3 with 12, 20 and 4 sessions (minute 2 empty): four minutes, 36 session-minutes.
+    concurrency: { peakSessions: 20, peakStartMs: Date.parse('2026-11-20T10:01:00.000Z'), sessionMinutes: 36, minutes: 4 },
     ...over,
   };
 }
