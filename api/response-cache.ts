@@ -4,6 +4,7 @@
 // snapshot is answered without being cached. Concurrent first requests for one body share one
 // build.
 import { LRUCache } from 'lru-cache';
+import { DeadBuffers } from '../lib/dead-buffers.ts';
 
 /** A response body serialised once for a snapshot, with its ETag. */
 export interface CachedBody {
@@ -28,9 +29,12 @@ export class ResponseCache {
   private current: string | null = null;
 
   constructor(maxBytes: number) {
+    // Evicted bodies are old-generation garbage: a full collection once as many bytes went as the cache holds.
+    const dead = new DeadBuffers(Math.max(4 * 2 ** 20, maxBytes));
     this.lru = new LRUCache<string, CachedBody>({
       maxSize: Math.max(1, maxBytes),
       sizeCalculation: (v, k) => v.body.length + k.length + ENTRY_OVERHEAD,
+      dispose: (v) => dead.drop(v.body.length),
     });
   }
 
