@@ -28,9 +28,13 @@ export class ResponseCache {
   private readonly pending = new Map<string, Promise<CachedBody>>();
   private current: string | null = null;
 
-  constructor(maxBytes: number) {
-    // Evicted bodies are old-generation garbage: a full collection once as many bytes went as the cache holds.
-    const dead = new DeadBuffers(Math.max(4 * 2 ** 20, maxBytes));
+  /**
+   * memoryTargetBytes: resident memory above which V8 is asked for a full collection once the
+   * cache has dropped as many bytes as it holds (lib/dead-buffers.ts; 0: never).
+   */
+  constructor(maxBytes: number, memoryTargetBytes = 0) {
+    // Evicted bodies are old-generation garbage, collected by V8 only after 64 MB of external growth.
+    const dead = new DeadBuffers(Math.max(4 * 2 ** 20, maxBytes), memoryTargetBytes);
     this.lru = new LRUCache<string, CachedBody>({
       maxSize: Math.max(1, maxBytes),
       sizeCalculation: (v, k) => v.body.length + k.length + ENTRY_OVERHEAD,

@@ -47,7 +47,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   await secureControlArea(layout.control);
   const removed = await prepareExportScratch(layout);
   if (removed.length > 0) log.info({ files: removed.length }, 'removed export scratch files of processes that no longer run');
-  const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs, new ResponseCache(config.api.caches.responsesBytes));
+  const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs, new ResponseCache(config.api.caches.responsesBytes, config.api.memoryTargetBytes));
   await store.start();
   // Read through the stat-checked reader on every use: an edit applies without a restart, and the
   // pilot reports' fingerprints match those of the report job, which reads it the same way.

@@ -127,6 +127,12 @@ const RESOURCES = {
     at: 'api.caches.responsesBytes',
     as: mibToBytes,
   }),
+  API_MEMORY_TARGET_MB: setting({
+    schema: nonNegativeNumber.default(300),
+    doc: "resident memory above which the API asks V8 for a full collection (a pause of 20-40 ms) once its response cache has dropped as many bytes as it holds; 0: never (docs/api.md)",
+    at: 'api.memoryTargetBytes',
+    as: mibToBytes,
+  }),
   API_SERIES_CACHE_MB: setting({
     schema: nonNegativeNumber.default(16),
     doc: "series rows reused across windows: each of the on-demand-size cache and billing's daily-series cache",
