@@ -350,11 +350,28 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   },
 };
 
-function pathItem(ops: Record<string, Operation>): Json {
+/**
+ * An operation's id, from its method and path (unique as they are): `get /telemetry/metrics/{streamId}`
+ * is `getTelemetryMetricsByStreamId`, for client generators and documentation links.
+ */
+export function operationId(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter((part) => part !== '')
+    .map((part) => {
+      const param = /^\{(.+)\}$/.exec(part);
+      const name = (param ? param[1]! : part).replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
+      return `${param ? 'By' : ''}${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+    });
+  return `${method.toLowerCase()}${words.join('')}`;
+}
+
+function pathItem(path: string, ops: Record<string, Operation>): Json {
   return Object.fromEntries(
     Object.entries(ops).map(([method, op]) => [
       method,
       {
+        operationId: operationId(method, path),
         tags: op.tags,
         summary: op.summary,
         ...(op.public ? { security: [] } : {}),
@@ -377,8 +394,15 @@ export function buildOpenApi(): Json {
     },
     servers: [{ url: '/' }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: 'telemetry' }, { name: 'reports' }, { name: 'origins' }, { name: 'manifest' }, { name: 'operators' }, { name: 'service' }],
-    paths: Object.fromEntries(Object.entries(OPERATIONS).map(([p, ops]) => [p, pathItem(ops)])),
+    tags: [
+      { name: 'telemetry', description: "Stream figures, series, breakdowns and exports of the served snapshot, scoped to the caller's customer" },
+      { name: 'reports', description: 'Pilot reports (JSON, Markdown, HTML): whether a pilot passed and what it saved' },
+      { name: 'origins', description: "A tenant's allowlist of content origins" },
+      { name: 'manifest', description: 'Signed manifest URLs and the public key that verifies them' },
+      { name: 'operators', description: 'Routes for operator tokens: tenants, billing, metrics' },
+      { name: 'service', description: 'Liveness, readiness and this document' },
+    ],
+    paths: Object.fromEntries(Object.entries(OPERATIONS).map(([p, ops]) => [p, pathItem(p, ops)])),
     components: {
       securitySchemes: {
         bearerAuth: {

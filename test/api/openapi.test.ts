@@ -28,6 +28,22 @@ describe('OpenAPI document', () => {
     expect(doc['openapi']).toBe('3.1.0');
   });
 
+  it('names every operation with an id of its own, and describes every tag it uses', () => {
+    const ids: string[] = [];
+    const used = new Set<string>();
+    for (const ops of Object.values(doc['paths'] as Record<string, Record<string, { operationId?: string; tags?: string[] }>>)) {
+      for (const op of Object.values(ops)) {
+        expect(op.operationId).toMatch(/^[a-z]+[A-Za-z0-9]*$/);
+        ids.push(op.operationId!);
+        for (const tag of op.tags ?? []) used.add(tag);
+      }
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toContain('getTelemetryMetricsByStreamId');
+    const tags = doc['tags'] as { name: string; description?: string }[];
+    for (const tag of used) expect(tags.find((t) => t.name === tag)?.description, tag).toBeTruthy();
+  });
+
   it('documents exactly the routes the routers hold, and which of them need no token', () => {
     const routes = routeTable(apiRouters(t.api.deps));
     const asDoc = (p: string) => p.replace(/:(\w+)/g, '{$1}');
