@@ -3,6 +3,7 @@
 // with (api/schemas/, pilot/report-schema.ts); this file only says which route answers what.
 // test/api/openapi.test.ts validates real responses of every route against it, and checks that
 // it documents exactly the routes the router has.
+import { operationId } from '../lib/operation-ids.ts';
 import { z } from 'zod';
 import { registryToJsonSchemas, toJsonSchema } from '../lib/json-schema.ts';
 import { EXPORT_FORMATS, EXPORT_MEDIA } from './export/export.ts';
@@ -349,22 +350,6 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     }),
   },
 };
-
-/**
- * An operation's id, from its method and path (unique as they are): `get /telemetry/metrics/{streamId}`
- * is `getTelemetryMetricsByStreamId`, for client generators and documentation links.
- */
-export function operationId(method: string, path: string): string {
-  const words = path
-    .split('/')
-    .filter((part) => part !== '')
-    .map((part) => {
-      const param = /^\{(.+)\}$/.exec(part);
-      const name = (param ? param[1]! : part).replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
-      return `${param ? 'By' : ''}${name.charAt(0).toUpperCase()}${name.slice(1)}`;
-    });
-  return `${method.toLowerCase()}${words.join('')}`;
-}
 
 function pathItem(path: string, ops: Record<string, Operation>): Json {
   return Object.fromEntries(

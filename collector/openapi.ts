@@ -4,6 +4,7 @@
 import { REPORT_COLUMNS, type ReportColumn } from '../warehouse/report-columns.ts';
 import { MAX_MAP_ENTRIES, MAX_TEXT_LENGTH } from './report-schema.ts';
 import { SESSION_REPORTS_PATH } from './route.ts';
+import { withOperationIds } from '../lib/operation-ids.ts';
 
 type Json = Record<string, unknown>;
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
@@ -62,7 +63,7 @@ export const COLLECTOR_OPENAPI = {
   },
   servers: [{ url: '/' }],
   security: [{ ingestKey: [] }, { ingestKeyQuery: [] }],
-  paths: {
+  paths: withOperationIds({
     [SESSION_REPORTS_PATH]: {
       post: {
         summary: 'Post a batch of session reports',
@@ -149,7 +150,7 @@ export const COLLECTOR_OPENAPI = {
     '/openapi.json': {
       get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } },
     },
-  },
+  }),
   components: {
     securitySchemes: {
       ingestKey: { type: 'apiKey', in: 'header', name: 'X-Ingest-Key', description: 'public, write-only key of one customer (`ingest-keys add`)' },

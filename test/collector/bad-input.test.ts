@@ -269,6 +269,11 @@ describe('POST /v1/session-reports, good and bad input', () => {
     const result = await new Validator().validate(doc as never);
     expect(result.errors ?? []).toEqual([]);
     expect(checker.missing()).toEqual([]);
+    // Every operation named by its method and path (lib/operation-ids.ts), no two alike.
+    const ids = Object.values(doc['paths'] as Record<string, Record<string, { operationId?: string }>>).flatMap((ops) => Object.values(ops).map((op) => op.operationId));
+    expect(ids).toContain('postV1SessionReports');
+    expect(ids.every((id) => typeof id === 'string' && /^[a-z]+[A-Za-z0-9]*$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it('after a flush the landing area holds exactly the acknowledged reports, with no unknown column', async () => {
