@@ -2,7 +2,8 @@
 // collects dead old-generation Buffers only once external memory grew by 64 MB, so a cache whose
 // bodies churn would float that far above what it holds. Once it has dropped as many bytes as it
 // holds, a full collection is asked for: observed here as a major GC (perf_hooks), and as the
-// dropped bodies' memory gone (arrayBuffers), within seconds and without any other allocation.
+// dropped bodies collected (a FinalizationRegistry's callbacks), within seconds and without any
+// other allocation.
 import { afterEach, describe, expect, it } from 'vitest';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { ResponseCache } from '../../api/response-cache.ts';
@@ -41,13 +42,17 @@ describe('response cache: dropped bodies', () => {
     stop = gcs.stop;
     await new Promise((r) => setTimeout(r, 200));
     const before = gcs.count();
+    // The filler bodies, watched: each one's callback runs once it has been collected.
+    const collected = new Set<string>();
+    const watch = new FinalizationRegistry<string>((key) => collected.add(key));
+    for (let i = 0; i < 7; i++) watch.register(responses.get(`a${i}`)!.body, `a${i}`);
     // Below the threshold (4 MB evicted of an 8 MB cache): no collection is asked for.
     for (let i = 0; i < 4; i++) responses.set(`b${i}`, { body: Buffer.alloc(MB, i), etag: `"b${i}"` });
-    const heldBefore = process.memoryUsage().arrayBuffers;
     // Past it (8 MB and more evicted): a major collection comes, and the dropped bodies go.
     for (let i = 0; i < 5; i++) responses.set(`c${i}`, { body: Buffer.alloc(MB, i), etag: `"c${i}"` });
     expect(await until(() => gcs.count() > before, 5000)).toBe(true);
-    expect(await until(() => process.memoryUsage().arrayBuffers < heldBefore, 5000)).toBe(true);
+    // a0..a6 were all evicted (7 + 9 MB set into 8 MB, least recently used first).
+    expect(await until(() => collected.size === 7, 5000)).toBe(true);
     expect(cache.size).toBeLessThanOrEqual(8 * MB);
   });
 });
