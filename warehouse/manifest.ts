@@ -10,6 +10,12 @@ export const InputFileSchema = z.object({
   size: z.number().int().nonnegative(),
   /** Its columns and types, when its state recorded them (partition-load.ts `fileSchema`). */
   schema: z.string().optional(),
+  /**
+   * In a manifest as written: the index of its schema in its partition's `schemas` (one copy of
+   * each distinct schema, not one per file); `readSnapshotManifest` puts the schema back in
+   * `schema`.
+   */
+  schemaRef: z.number().int().nonnegative().optional(),
 });
 export type InputFile = z.infer<typeof InputFileSchema>;
 
@@ -30,6 +36,8 @@ export const PartitionManifestSchema = z.object({
   runId: z.string(),
   asOf: z.string(),
   files: z.array(InputFileSchema),
+  /** The distinct schemas of `files`, which name them by `schemaRef` (absent in manifests of older versions). */
+  schemas: z.array(z.string()).optional(),
   /** Columns of session-report.md present in at least one file (and the provenance columns, when one has them). */
   presentColumns: z.array(z.string()),
   quarantined: z.array(QuarantinedSchema),
@@ -99,7 +107,38 @@ export const SnapshotManifestSchema = z.object({
 export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
 
 export async function readSnapshotManifest(file: string): Promise<SnapshotManifest> {
-  return SnapshotManifestSchema.parse(JSON.parse(await fs.readFile(file, 'utf8')));
+  const manifest = SnapshotManifestSchema.parse(JSON.parse(await fs.readFile(file, 'utf8')));
+  for (const p of manifest.partitions) for (const f of p.files) withSchema(p, f);
+  return manifest;
+}
+
+/**
+ * The manifest as it is written: in each partition, each distinct file schema once, in `schemas`,
+ * and each file naming its own by index (a schema string is about 1 KB, and 30 days × 100 streams
+ * listed 1,300 files of one schema: 1.4 MB a manifest, written at every run and read at every
+ * swap). `readSnapshotManifest` puts the schemas back.
+ */
+export function manifestToWrite(manifest: SnapshotManifest): SnapshotManifest {
+  return { ...manifest, partitions: manifest.partitions.map(partitionToWrite) };
+}
+
+function partitionToWrite(p: PartitionManifest): PartitionManifest {
+  const index = new Map<string, number>();
+  const files = p.files.map(({ schema, schemaRef: _, ...f }) => {
+    if (schema === undefined) return f;
+    let i = index.get(schema);
+    if (i === undefined) index.set(schema, (i = index.size));
+    return { ...f, schemaRef: i };
+  });
+  const { schemas: _, ...rest } = p;
+  return { ...rest, files, ...(index.size > 0 ? { schemas: [...index.keys()] } : {}) };
+}
+
+/** The file's schema back in `schema`, from its partition's `schemas` (a reference out of range: none). */
+function withSchema(p: PartitionManifest, f: InputFile): void {
+  if (f.schemaRef === undefined) return;
+  const schema = p.schemas?.[f.schemaRef];
+  if (schema !== undefined) f.schema = schema;
 }
 
 export async function readPartitionManifest(file: string): Promise<PartitionManifest> {

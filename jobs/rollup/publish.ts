@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { buildCatalog } from '../../warehouse/catalog.ts';
 import { catalogFollowsCurrent, installCatalogFor } from '../../warehouse/publication.ts';
-import type { SnapshotManifest } from '../../warehouse/manifest.ts';
+import { manifestToWrite, type SnapshotManifest } from '../../warehouse/manifest.ts';
 import { combineStates, type CombineResult } from '../../warehouse/state-combine.ts';
 import { partitionKey, readStates, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
 import { pruneStates, releaseLeases } from '../../warehouse/state-retention.ts';
@@ -90,7 +90,7 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   const states = await chosenStates(deps, input.runId, input.decisions, input.knownStates);
   const combined = await combine(deps, input, states, build);
   const manifest = runManifest(input, newSnapshotId(input.asOf), states, combined, deps.config.activityHorizonSeconds);
-  await writeJsonDurable(build.manifest, manifest);
+  await writeJsonDurable(build.manifest, manifestToWrite(manifest));
   const outcome = await publishWithCatalog(deps, input, manifest, log);
   // The run reads no state any more: its leases go (state-retention.ts).
   await releaseLeases(deps.layout, input.runId);

@@ -13,6 +13,8 @@ import { LockLostError, takeLock, type HeldLock } from '../../lib/file-lock.ts';
 import { hostScratchDir } from '../../warehouse/layout.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
+import { readStates } from '../../warehouse/state-store.ts';
+import { readSnapshotManifest } from '../../warehouse/manifest.ts';
 
 const START = new Date('2026-11-20T00:00:00Z');
 const at = (h: number) => new Date(START.getTime() + h * 3_600_000);
@@ -132,6 +134,33 @@ describe('snapshot publication', () => {
     const sb = await readStreamSummaries(wh.db, (await currentSnapshot(wh.layout))!);
     expect(b.manifest.snapshot).not.toBe(a.manifest.snapshot);
     expect(sb).toEqual(sa);
+  });
+
+  it('writes each file schema once per customer in its manifest, and reads every file back with the schema its state recorded', async () => {
+    await runPipeline(wh, { asOf: at(6) });
+    const snap = (await currentSnapshot(wh.layout))!;
+    type RawFile = { path: string; schema?: string; schemaRef?: number };
+    const raw = JSON.parse(await fs.readFile(path.join(snap.dir, 'manifest.json'), 'utf8')) as { partitions: { customerId: string; files: RawFile[]; schemas?: string[] }[] };
+    // The states' own records of each landed file's schema (meta.json of each partition state).
+    const recorded = new Map<string, string>();
+    for (const metas of (await readStates(wh.layout)).values()) for (const m of metas) for (const f of m.files) if (f.schema) recorded.set(f.path, f.schema);
+    expect(recorded.size).toBeGreaterThan(0);
+    for (const p of raw.partitions) {
+      expect(p.files.length).toBeGreaterThan(1);
+      expect(new Set(p.schemas).size).toBe(p.schemas!.length);
+      for (const f of p.files) {
+        expect(f.schema).toBeUndefined();
+        expect(p.schemas![f.schemaRef!]).toBe(recorded.get(f.path));
+      }
+    }
+    const read = snap.manifest.partitions.flatMap((p) => p.files);
+    expect(read.length).toBe(raw.partitions.reduce((a, p) => a + p.files.length, 0));
+    for (const f of read) expect(f.schema).toBe(recorded.get(f.path));
+    // A manifest of the older form (a schema with every file) reads the same.
+    const older = { ...raw, partitions: raw.partitions.map(({ schemas, ...p }) => ({ ...p, files: p.files.map(({ schemaRef, ...f }) => ({ ...f, schema: schemas![schemaRef!] })) })) };
+    const olderFile = path.join(wh.root, 'older-manifest.json');
+    await fs.writeFile(olderFile, JSON.stringify(older));
+    for (const f of (await readSnapshotManifest(olderFile)).partitions.flatMap((p) => p.files)) expect(f.schema).toBe(recorded.get(f.path));
   });
 
   it('a run with an older asOf than the current snapshot does not replace it', async () => {
