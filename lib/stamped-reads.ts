@@ -32,6 +32,11 @@ export class StampedReads<T> {
     this.kept.delete(file);
   }
 
+  /** Drop what is kept of every file but those `keep` accepts (files gone since, in bulk). */
+  keepOnly(keep: (file: string) => boolean): void {
+    for (const file of this.kept.keys()) if (!keep(file)) this.kept.delete(file);
+  }
+
   // Read after the stat: the content is at least as new as the stamp it is kept under, and a
   // change after the stat gives another stamp on the next read. A read that throws keeps nothing.
   private keep(file: string, stamp: string, value: T): T {

@@ -5,7 +5,7 @@
 // the folder is renamed into place: a folder without the `.tmp-` prefix is a complete state, and a
 // half-built one (killed mid-way) is never mistaken for one.
 import fs from 'node:fs/promises';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -17,6 +17,7 @@ import { KNOWN_COLUMNS } from './report-columns.ts';
 import { compactIso } from '../lib/time.ts';
 import { fsyncDir, fsyncFile, readdirSyncOrEmpty, writeJsonDurable } from '../lib/fsx.ts';
 import { codeVersion } from '../lib/version.ts';
+import { StampedReads } from '../lib/stamped-reads.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { LandedFile } from './landing.ts';
 
@@ -221,23 +222,14 @@ export function stateInput(file: LandedFile & { mtimeMs: number }, schema?: stri
 
 /**
  * States read, by meta.json path: a meta.json is written once, before its folder is renamed into
- * place, and never changed, so one whose size and modification time are those read before is not
- * parsed again. A run reads every state several times (plan, builds, publication, compaction,
- * retention), and 30 days of 10 customers are 300 metas, 1.8 MB of JSON: 12–28 ms a read, parsed
- * again each time, in every tick of a long-lived process. Only the metas of the last read are
- * kept; each one is frozen, being shared by every caller.
+ * place, and never changed, so one whose stamp is unchanged is not parsed again. A run reads every
+ * state several times (plan, builds, publication, compaction, retention), and 30 days of 10
+ * customers are 300 metas, 1.8 MB of JSON: 12–28 ms a read, parsed again each time, in every tick
+ * of a long-lived process. Only the metas of a warehouse's last read are kept; each one is frozen,
+ * being shared by every caller.
  */
-let parsedMetas = new Map<string, { size: number; mtimeMs: number; meta: StateMeta }>();
-const MAX_PARSED_METAS = 50_000;
-
-function readMetaSync(file: string, seen: Map<string, { size: number; mtimeMs: number; meta: StateMeta }>): StateMeta {
-  const st = statSync(file);
-  const known = parsedMetas.get(file);
-  const meta =
-    known && known.size === st.size && known.mtimeMs === st.mtimeMs ? known.meta : deepFreeze(StateMetaSchema.parse(JSON.parse(readFileSync(file, 'utf8'))));
-  seen.set(file, { size: st.size, mtimeMs: st.mtimeMs, meta });
-  return meta;
-}
+const metaReads = new StampedReads<StateMeta>();
+const parseMeta = (file: string): StateMeta => deepFreeze(StateMetaSchema.parse(JSON.parse(readFileSync(file, 'utf8'))));
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
@@ -253,7 +245,7 @@ export async function readStates(layout: WarehouseLayout): Promise<Map<string, S
   // read synchronously, they take a few ms in all, where as many promise reads are thousands of
   // round trips through libuv's pool, which DuckDB's calls share. This runs in job processes,
   // whose event loop a few ms do not hold up (design.md: lock renewal).
-  const seen = new Map<string, { size: number; mtimeMs: number; meta: StateMeta }>();
+  const seen = new Set<string>();
   const out = new Map<string, StateMeta[]>();
   for (const c of readdirSyncOrEmpty(layout.state)) {
     if (!c.startsWith('customer=')) continue;
@@ -263,7 +255,9 @@ export async function readStates(layout: WarehouseLayout): Promise<Map<string, S
       for (const id of readdirSyncOrEmpty(path.join(layout.state, c, d))) {
         if (id.startsWith(TMP_PREFIX)) continue;
         try {
-          metas.push(readMetaSync(path.join(layout.state, c, d, id, 'meta.json'), seen));
+          const file = path.join(layout.state, c, d, id, 'meta.json');
+          metas.push(metaReads.readSync(file, parseMeta));
+          seen.add(file);
         } catch {
           // Unreadable or foreign: never reused; pruned as debris.
         }
@@ -272,9 +266,9 @@ export async function readStates(layout: WarehouseLayout): Promise<Map<string, S
       if (metas.length > 0) out.set(partitionKey(c.slice('customer='.length), d.slice('date='.length)), metas);
     }
   }
-  // The last read's metas, of this warehouse: another warehouse's (tests open several) are kept too.
-  if (parsedMetas.size < MAX_PARSED_METAS) for (const [file, entry] of parsedMetas) if (!file.startsWith(layout.state + path.sep)) seen.set(file, entry);
-  parsedMetas = seen;
+  // Metas of this warehouse's states that are gone since; another warehouse's (tests open several) stay.
+  const mine = layout.state + path.sep;
+  metaReads.keepOnly((file) => !file.startsWith(mine) || seen.has(file));
   return out;
 }
 
