@@ -73,8 +73,9 @@ export function partitionsDue(files: readonly LandedFile[], policy: CompactionPo
   return lists
     .map((list) => {
       const perTier = new Map<number, number>();
-      for (const f of list) perTier.set(sizeTier(f.size), (perTier.get(sizeTier(f.size)) ?? 0) + 1);
-      return list.filter((f) => (perTier.get(sizeTier(f.size)) ?? 0) >= policy.minFiles);
+      const tiers = list.map((f) => sizeTier(f.size));
+      for (const t of tiers) perTier.set(t, (perTier.get(t) ?? 0) + 1);
+      return list.filter((_, i) => perTier.get(tiers[i]!)! >= policy.minFiles);
     })
     .filter((list) => list.length > 0);
 }
