@@ -4,10 +4,11 @@
 // folder, the files it lists are covered: readers of the landing area skip them, and retention
 // removes them once no snapshot reads them (compaction/retire.ts). A record whose compacted file was never
 // placed (a compaction killed before) covers nothing, and the next compaction removes it.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { readdirSyncOrEmpty, writeJsonDurable } from '../lib/fsx.ts';
+import { StampedReads } from '../lib/stamped-reads.ts';
 import type { WarehouseLayout } from './layout.ts';
 
 /** A landed file as a record names it: its base name, and what tells it from a later file of that name. */
@@ -46,33 +47,34 @@ export function readRecordsSync(layout: WarehouseLayout, folders?: readonly stri
   const all = folders ?? readdirSyncOrEmpty(layout.compaction)
     .filter((n) => n.startsWith('customer='))
     .flatMap((c) => readdirSyncOrEmpty(path.join(layout.compaction, c)).filter((n) => n.startsWith('date=')).map((d) => `${c}/${d}`));
+  const dirs = new Set<string>();
+  const seen = new Set<string>();
   for (const folder of all) {
     const dir = path.join(layout.compaction, ...folder.split('/'));
-    const records = readdirSyncOrEmpty(dir)
+    dirs.add(dir);
+    const files = readdirSyncOrEmpty(dir)
       .filter((n) => n.endsWith('.json'))
-      .flatMap((n) => readRecord(path.join(dir, n)) ?? []);
+      .map((n) => path.join(dir, n));
+    for (const f of files) seen.add(f);
+    const records = files.flatMap((f) => readRecord(f) ?? []);
     if (records.length > 0) out.set(folder, records);
   }
+  // Records of these folders gone since (retired) are forgotten; other folders' stay.
+  recordReads.keepOnly((file) => !dirs.has(path.dirname(file)) || seen.has(file));
   return out;
 }
 
 /**
  * Records read, by file: a record is written once (durably, by rename) and never changed, so one
- * whose size and modification time are those read before is not parsed again (every run's plan
- * reads them all, and a record of a busy day lists thousands of files).
+ * whose stamp is unchanged is not parsed again (every run's plan reads them all, and a record of a
+ * busy day lists thousands of files). Shared: callers do not modify them.
  */
-const parsedRecords = new Map<string, { size: number; mtimeMs: number; record: CompactionRecord }>();
-const MAX_PARSED_RECORDS = 10_000;
+const recordReads = new StampedReads<CompactionRecord>();
+const parseRecord = (file: string): CompactionRecord => CompactionRecordSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
 
 function readRecord(file: string): CompactionRecord | null {
   try {
-    const st = statSync(file);
-    const known = parsedRecords.get(file);
-    if (known && known.size === st.size && known.mtimeMs === st.mtimeMs) return known.record;
-    const record = CompactionRecordSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
-    if (parsedRecords.size >= MAX_PARSED_RECORDS) parsedRecords.clear();
-    parsedRecords.set(file, { size: st.size, mtimeMs: st.mtimeMs, record });
-    return record;
+    return recordReads.readSync(file, parseRecord);
   } catch {
     return null;
   }
