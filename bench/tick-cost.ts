@@ -1,4 +1,4 @@
-// npm run bench:tick -- [--dir DIR] [--history-days 30] [--customers 10] [--streams 10] [--day-reports 2000000] [--day-files 17000] [--ticks 48] [--new 10000] [--rounds 3]
+// npm run bench:tick -- [--dir DIR] [--history-days 30] [--customers 10] [--streams 10] [--day-reports 2000000] [--day-files 17000] [--ticks 48] [--new 10000] [--rounds 3] [--reuse]
 // What a rollup tick costs when today's partition already holds a day of 5-second flushes,
 // against the same tick when it holds one file (issue 30, item 4: goal ≤ 1.5×), step by step.
 // Two warehouses share the same history (`--history-days` of `--customers` × `--streams`, ending at
@@ -9,7 +9,9 @@
 // (1 % of them up to 2 minutes ahead of the clock) land in one file, and one `pipeline` run (the
 // tick) is timed, with its steps (plan, partition builds, combine and publication), and the
 // compaction that precedes it (inline in `pipeline`, a job of its own on the worker tier) as a
-// step of its own, outside the tick's total.
+// step of its own, outside the tick's total. `--reuse` times more rounds on the two warehouses an
+// earlier run left in `--dir` (their days as that run landed them, and the rounds since), to
+// compare builds of the code without landing the day again.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -34,8 +36,9 @@ const opts = new Command()
   .option('--ticks <n>', 'inline runs that land the full day', '48')
   .option('--new <n>', 'new reports before each timed tick', '10000')
   .option('--rounds <n>', 'timed ticks per warehouse', '3')
+  .option('--reuse', 'time rounds on the warehouses an earlier run left in --dir, without landing the day again')
   .parse()
-  .opts<{ dir: string; historyDays: string; customers: string; streams: string; dayReports: string; dayFiles: string; ticks: string; new: string; rounds: string }>();
+  .opts<{ dir: string; historyDays: string; customers: string; streams: string; dayReports: string; dayFiles: string; ticks: string; new: string; rounds: string; reuse?: boolean }>();
 
 const DAY = 86_400_000;
 const root = path.resolve(opts.dir);
@@ -44,7 +47,8 @@ const todayDir = (wh: string) => path.join(wh, 'raw', 'session_reports', 'custom
 const say = (s: string) => process.stderr.write(`${s}\n`);
 
 async function open(dir: string): Promise<JobDeps & { close(): Promise<void> }> {
-  return openJobDeps(loadConfig({ overrides: { WAREHOUSE_DIR: dir }, env: {} }), silentLogger);
+  // The environment is left out (a bench's settings are its own), but for the SQL trace (P2PTEL_SQL_TRACE=1: each statement's time on stderr).
+  return openJobDeps(loadConfig({ overrides: { WAREHOUSE_DIR: dir }, env: { P2PTEL_SQL_TRACE: process.env.P2PTEL_SQL_TRACE } }), silentLogger);
 }
 
 /** History of every customer up to today's midnight, built once into `base`. */
@@ -107,7 +111,7 @@ async function landNew(deps: JobDeps, wh: string, round: number, sample: string)
   await deps.db.withSession((s) =>
     s.run(
       `COPY (SELECT * REPLACE (
-          'tick-${round}-' || CAST(row_number() OVER () AS VARCHAR) AS reportId,
+          'tick-${now}-${round}-' || CAST(row_number() OVER () AS VARCHAR) AS reportId,
           make_timestamp(${now * 1000}::BIGINT - CAST(random() * 5000000 AS BIGINT) + CASE WHEN random() < 0.01 THEN CAST(random() * 120000000 AS BIGINT) ELSE 0 END) AS ts)
         FROM read_parquet(${quotedString(sample)}, hive_partitioning = false) LIMIT ${Number(opts.new)})
        TO ${quotedString(path.join(todayDir(wh), `ingest-tick-${now}-${round}.parquet`))} (FORMAT parquet)`,
@@ -140,32 +144,45 @@ async function tick(deps: JobDeps): Promise<{ totalMs: number; steps: Record<str
 
 async function main(): Promise<void> {
   const base = path.join(root, 'base');
-  await fs.mkdir(root, { recursive: true });
-  await history(base);
   const full = path.join(root, 'full');
   const empty = path.join(root, 'empty');
-  for (const wh of [full, empty]) {
-    await fs.rm(wh, { recursive: true, force: true });
-    await fs.cp(base, wh, { recursive: true });
+  const reuse = opts.reuse === true;
+  if (reuse && !((await fs.stat(full).catch(() => null)) && (await fs.stat(empty).catch(() => null)))) {
+    throw new Error(`--reuse: no warehouses of an earlier run in ${root} (run once without --reuse)`);
+  }
+  await fs.mkdir(root, { recursive: true });
+  if (!reuse) {
+    await history(base);
+    for (const wh of [full, empty]) {
+      await fs.rm(wh, { recursive: true, force: true });
+      await fs.cp(base, wh, { recursive: true });
+    }
   }
   const fullDeps = await open(full);
   const emptyDeps = await open(empty);
   try {
-    // The full day, landed over --ticks runs as a live day would land it.
-    const staged = await dayFiles(fullDeps, path.join(root, 'staged'));
-    const sample = staged[Math.floor(staged.length / 2)]!;
-    await fs.mkdir(todayDir(full), { recursive: true });
-    const ticks = Number(opts.ticks);
-    for (let t = 0; t < ticks; t++) {
-      const slice = staged.slice(Math.floor((t * staged.length) / ticks), Math.floor(((t + 1) * staged.length) / ticks));
-      for (const f of slice) await fs.copyFile(f, path.join(todayDir(full), path.basename(f)));
-      const r = await tick(fullDeps);
-      say(`landing the day: tick ${t + 1}/${ticks}, ${slice.length} files, ${(r.totalMs / 1000).toFixed(1)} s (${r.made})`);
+    const stagedDir = path.join(root, 'staged');
+    let sample: string;
+    if (reuse) {
+      const staged = (await fs.readdir(stagedDir)).sort();
+      sample = path.join(stagedDir, staged[Math.floor(staged.length / 2)]!);
+    } else {
+      // The full day, landed over --ticks runs as a live day would land it.
+      const staged = await dayFiles(fullDeps, stagedDir);
+      sample = staged[Math.floor(staged.length / 2)]!;
+      await fs.mkdir(todayDir(full), { recursive: true });
+      const ticks = Number(opts.ticks);
+      for (let t = 0; t < ticks; t++) {
+        const slice = staged.slice(Math.floor((t * staged.length) / ticks), Math.floor(((t + 1) * staged.length) / ticks));
+        for (const f of slice) await fs.copyFile(f, path.join(todayDir(full), path.basename(f)));
+        const r = await tick(fullDeps);
+        say(`landing the day: tick ${t + 1}/${ticks}, ${slice.length} files, ${(r.totalMs / 1000).toFixed(1)} s (${r.made})`);
+      }
+      // The empty day: one small file.
+      await fs.mkdir(todayDir(empty), { recursive: true });
+      await fs.copyFile(staged[staged.length - 1]!, path.join(todayDir(empty), path.basename(staged[staged.length - 1]!)));
+      await tick(emptyDeps);
     }
-    // The empty day: one small file.
-    await fs.mkdir(todayDir(empty), { recursive: true });
-    await fs.copyFile(staged[staged.length - 1]!, path.join(todayDir(empty), path.basename(staged[staged.length - 1]!)));
-    await tick(emptyDeps);
     const results: Record<'full' | 'empty', Awaited<ReturnType<typeof tick>>[]> = { full: [], empty: [] };
     for (let round = 0; round < Number(opts.rounds); round++) {
       for (const [name, deps, wh] of [['full', fullDeps, full], ['empty', emptyDeps, empty]] as const) {

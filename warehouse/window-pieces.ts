@@ -135,10 +135,17 @@ export function timestampLiteral(us: bigint): string {
  */
 function layeredEdgePieces(plan: CombinePlan): { sql: string; states: string[] } | null {
   const cut = plan.states.filter((m) => m.layers && m.layers.length > 0 && plan.cutHours.some((h) => dateOfUs(h) === m.date));
-  const files = cut.flatMap((m) => stateReportFiles(plan.layout, m));
-  if (files.length === 0) return null;
-  const inHours = plan.cutHours.map((h) => `(ts > ${timestampLiteral(h)} AND ts < ${timestampLiteral(h + HOUR_US)})`).join(' OR ');
-  return { sql: pieceSql('layer_edge_pieces', { files: fileList(files), in_hours: inHours, as_of: timestampLiteral(plan.asOfUs) }), states: cut.map((m) => m.stateId) };
+  // One statement per cut hour over the report files of its day's states: a range on ts alone,
+  // which DuckDB serves from the row groups' statistics (an OR of the hours made it read every
+  // row group's ts, ~0.1 s more on a day of 2.8 M reports).
+  const queries = plan.cutHours.flatMap((h) => {
+    const files = cut.filter((m) => m.date === dateOfUs(h)).flatMap((m) => stateReportFiles(plan.layout, m));
+    if (files.length === 0) return [];
+    const hourEnd = h + HOUR_US - 1n < plan.asOfUs ? h + HOUR_US - 1n : plan.asOfUs;
+    return [pieceSql('layer_edge_pieces', { files: fileList(files), after: timestampLiteral(h), up_to: timestampLiteral(hourEnd) })];
+  });
+  if (queries.length === 0) return null;
+  return { sql: queries.map((q) => `(${q})`).join('\nUNION ALL\n'), states: cut.map((m) => m.stateId) };
 }
 
 /** The cut hours of states built whole, from the edge-hour files kept beside them. */
