@@ -81,19 +81,30 @@ function readRecord(file: string): CompactionRecord | null {
 }
 
 /**
- * The landed files (relPath) that a record of their partition covers, where the record's compacted
- * file is `listed` (placed). A file is matched by name: a landed file is immutable
- * (session-report.md), and names are not reused while a record stands (collector names are
- * unique, and retire.ts removes a record only after every file it covers; a later file that took a
- * removed file's name is read from the next run on, once the record has gone).
+ * The names of one partition folder's landed files that its `records` cover, given which of the
+ * folder's names are listed (a record covers only where its compacted file is placed). A file is
+ * matched by name: a landed file is immutable (session-report.md), and names are not reused while
+ * a record stands (collector names are unique, and retire.ts removes a record only after every
+ * file it covers; a later file that took a removed file's name is read from the next run on, once
+ * the record has gone). The set is kept while the placed records are the same ones (records are
+ * shared objects, read through StampedReads): a day of 5-second flushes has tens of thousands of
+ * covered names, and the plan and the builds of every run ask.
  */
-export function coveredNames(records: RecordsByPartition, listed: ReadonlySet<string>): Set<string> {
-  const covered = new Set<string>();
-  for (const [folder, list] of records) {
-    for (const r of list) {
-      if (!listed.has(`${folder}/${r.compacted}`)) continue;
-      for (const c of r.covers) covered.add(`${folder}/${c.name}`);
-    }
+export function coveredNamesOf(folder: string, records: readonly CompactionRecord[], listed: (name: string) => boolean): ReadonlySet<string> {
+  const placed = records.filter((r) => listed(r.compacted));
+  if (placed.length === 0) {
+    coveredCache.delete(folder);
+    return NO_NAMES;
   }
-  return covered;
+  const kept = coveredCache.get(folder);
+  if (kept && kept.records.length === placed.length && kept.records.every((r, i) => r === placed[i])) return kept.names;
+  const names = new Set<string>();
+  for (const r of placed) for (const c of r.covers) names.add(c.name);
+  coveredCache.set(folder, { records: placed, names });
+  return names;
 }
+
+const NO_NAMES: ReadonlySet<string> = new Set();
+
+/** The covered names last made, by partition folder that has placed records (forgotten once it has none). */
+const coveredCache = new Map<string, { records: readonly CompactionRecord[]; names: ReadonlySet<string> }>();
