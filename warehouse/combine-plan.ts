@@ -39,18 +39,6 @@ export function windowEdges(asOf: Date) {
   return { asOfUs: u, lowerCutHours, asOfHour: cutInterval(u, HOUR_US) };
 }
 
-/**
- * The edge in a cut hour of the plan: a window's lower edge (both sides are in some window), or
- * asOf in its own hour (what lies after it is in none).
- */
-export function cutHourEdge(plan: Pick<CombinePlan, 'asOfUs'>, h: bigint): { edgeUs: bigint; keepAfter: boolean } {
-  const lower = WINDOWS.filter((w) => w.seconds !== null).map((w) => plan.asOfUs - BigInt(w.seconds!) * 1_000_000n);
-  const e = lower.find((x) => cutInterval(x, HOUR_US) === h);
-  if (e !== undefined) return { edgeUs: e, keepAfter: true };
-  if (cutInterval(plan.asOfUs, HOUR_US) === h) return { edgeUs: plan.asOfUs, keepAfter: false };
-  throw new Error(`no edge cuts the hour starting at ${h}`);
-}
-
 export interface CombineInput {
   layout: WarehouseLayout;
   asOf: Date;

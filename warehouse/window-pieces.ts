@@ -6,7 +6,7 @@ import { copyToParquet, STATE_COMPRESSION } from './parquet-write.ts';
 import { fileList, fillSql, sqlFile } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { compactedFile, statesKey } from './compacted-files.ts';
-import { cutHourEdge, dateOfDay, dateOfUs, epochDay, HOUR_US, type CombinePlan } from './combine-plan.ts';
+import { dateOfDay, dateOfUs, epochDay, HOUR_US, type CombinePlan } from './combine-plan.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';
 import { loadStateReports } from './state-reports.ts';
 import { compactedHoursFile, stateFiles, stateHourFiles, stateReportFiles, type StateMeta } from './state-store.ts';
@@ -130,32 +130,19 @@ export function timestampLiteral(us: bigint): string {
 }
 
 /**
- * The cut hours of layered states (layer_edge_pieces.sql): a session whose hour pieces there each
- * lie wholly on one side of the edge is read from them (a piece's earliest and latest reports say
- * so); only the sessions that a piece shows on both sides are read report by report from the
- * layers' report files (sorted by ts: only the row groups of that hour are read).
+ * The cut hours of layered states, from their layers' report files (sorted by ts: only the row
+ * groups of those hours are read), each report a piece of its own (layer_edge_pieces.sql).
  */
 function layeredEdgePieces(plan: CombinePlan): { sql: string; states: string[] } | null {
   const cut = plan.states.filter((m) => m.layers && m.layers.length > 0 && plan.cutHours.some((h) => dateOfUs(h) === m.date));
-  // One statement per cut hour over the files of its day's states, each filter a range on one
-  // column, which DuckDB serves from the row groups' statistics (an OR of the hours made it read
-  // every row group's ts, ~0.1 s more on a day of 2.8 M reports).
+  // One statement per cut hour over the report files of its day's states: a range on ts alone,
+  // which DuckDB serves from the row groups' statistics (an OR of the hours made it read every
+  // row group's ts, ~0.1 s more on a day of 2.8 M reports).
   const queries = plan.cutHours.flatMap((h) => {
-    const states = cut.filter((m) => m.date === dateOfUs(h));
-    if (states.length === 0) return [];
-    const { edgeUs, keepAfter } = cutHourEdge(plan, h);
-    const upTo = h + HOUR_US - 1n < plan.asOfUs ? h + HOUR_US - 1n : plan.asOfUs;
-    return [
-      pieceSql('layer_edge_pieces', {
-        hour_files: fileList(states.flatMap((m) => stateHourFiles(plan.layout, m))),
-        report_files: fileList(states.flatMap((m) => stateReportFiles(plan.layout, m))),
-        hour_start: lit([h]),
-        edge_us: lit([edgeUs]),
-        keep_after: String(keepAfter),
-        after: timestampLiteral(h),
-        up_to: timestampLiteral(upTo),
-      }),
-    ];
+    const files = cut.filter((m) => m.date === dateOfUs(h)).flatMap((m) => stateReportFiles(plan.layout, m));
+    if (files.length === 0) return [];
+    const hourEnd = h + HOUR_US - 1n < plan.asOfUs ? h + HOUR_US - 1n : plan.asOfUs;
+    return [pieceSql('layer_edge_pieces', { files: fileList(files), after: timestampLiteral(h), up_to: timestampLiteral(hourEnd) })];
   });
   if (queries.length === 0) return null;
   return { sql: queries.map((q) => `(${q})`).join('\nUNION ALL\n'), states: cut.map((m) => m.stateId) };
