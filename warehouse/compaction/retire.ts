@@ -49,8 +49,15 @@ async function retirePartition(layout: WarehouseLayout, folder: string, records:
   const present = new Set(readdirSyncOrEmpty(dir));
   const named = new Set(records.map((r) => r.compacted));
   for (const r of [...records].sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1))) {
-    const left = present.has(r.compacted) ? r.covers.filter((c) => present.has(c.name) && sameFile(path.join(dir, c.name), c)) : [];
-    const due = left.length > 0 && Date.now() - Date.parse(r.createdAt) >= run.graceMs;
+    const isLeft = (c: CoveredFile) => present.has(c.name) && sameFile(path.join(dir, c.name), c);
+    const placed = present.has(r.compacted);
+    const old = Date.now() - Date.parse(r.createdAt) >= run.graceMs;
+    // Within the grace time nothing goes, and the record stays while any file it covers does: one
+    // stat tells, not one per file (a record of a busy day covers thousands, and every compaction
+    // of the worker tier, every few seconds, passes over every record).
+    if (placed && !old && r.covers.some(isLeft)) continue;
+    const left = placed && old ? r.covers.filter(isLeft) : [];
+    const due = left.length > 0;
     const listed = due ? await run.listed() : null;
     const removable = listed === null ? [] : left.filter((c) => !listed.has(`${folder}/${c.name}`) && !named.has(c.name));
     for (const c of removable) {
