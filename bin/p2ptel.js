@@ -15,6 +15,8 @@ if (process.argv[2] === 'worker') {
   process[Symbol.for('p2ptel.earlySignalListener')] = keep;
   process.on('SIGTERM', keep);
   process.on('SIGINT', keep);
+  // What `ps` and `top` show, and the sign that the signals are kept from here on (a test waits for it).
+  process.title = 'p2ptel worker';
 }
 
 const build = process.env.P2PTEL_BUILD || 'dist';

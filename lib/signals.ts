@@ -36,10 +36,13 @@ export function terminationSignal(log: Logger): Promise<string> {
       received = true;
       resolve(signal);
     };
-    // All at once, between two turns of the event loop: no signal falls between the two listeners.
-    const early = takeEarlySignal();
+    // Ours first, then the launcher's removed: removing a signal's last listener gives it back its
+    // default action (death) until the next one is added, and a signal is delivered whenever it
+    // comes, not between two turns of the event loop. One that comes meanwhile is heard by ours
+    // alone (listeners are called on a later turn, the launcher's removed by then).
     process.on('SIGTERM', on);
     process.on('SIGINT', on);
+    const early = takeEarlySignal();
     if (early) on(early);
   });
 }
