@@ -53,8 +53,8 @@ async function retirePartition(layout: WarehouseLayout, folder: string, records:
     const placed = present.has(r.compacted);
     const old = Date.now() - Date.parse(r.createdAt) >= run.graceMs;
     // Within the grace time nothing goes, and the record stays while any file it covers does: one
-    // stat tells, not one per file (a record of a busy day covers thousands, and every compaction
-    // of the worker tier, every few seconds, passes over every record).
+    // stat tells, not one per file (a record of a busy day covers thousands, and every compaction,
+    // before each run of `start` and every COMPACT_EVERY on the worker tier, passes over every record).
     if (placed && !old && r.covers.some(isLeft)) continue;
     const left = placed && old ? r.covers.filter(isLeft) : [];
     const due = left.length > 0;
