@@ -109,10 +109,25 @@ export function readdirSyncOrEmpty(dir: string): string[] {
   try {
     return readdirSync(dir).sort();
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    if (isMissingFolder(err)) return [];
     throw err;
   }
+}
+
+/** The entries of `dir` with their types, in no order; none when it does not exist or is not a folder. Synchronous. */
+export function readdirEntriesSyncOrEmpty(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    if (isMissingFolder(err)) return [];
+    throw err;
+  }
+}
+
+/** Whether `err` says that a folder is not there (gone, or a file in its place). */
+function isMissingFolder(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
 function withSuffix(dir: string, entries: string[], suffix: string): string[] {

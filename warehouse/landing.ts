@@ -2,12 +2,12 @@
 // usable, and moving the bad ones to quarantine with a reason (session-report.md, "Where the files land").
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { readdirSync, statSync, type Dirent } from 'node:fs';
+import { statSync, type Dirent } from 'node:fs';
 import type { DbSession } from './duckdb/session.ts';
 import { fileList, quotedString } from './sql-files.ts';
 import { KNOWN_COLUMNS, typeAccepts } from './report-columns.ts';
 import { CUSTOMER_ID_PATTERN } from './ids.ts';
-import { freePath, moveFile, writeJsonDurable } from '../lib/fsx.ts';
+import { freePath, moveFile, readdirEntriesSyncOrEmpty, writeJsonDurable } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
 import { coveredNamesOf, partitionFolder, readRecordsSync, type CompactionRecord, type RecordsByPartition } from './compaction-records.ts';
 
@@ -101,7 +101,7 @@ export async function discoverLanding(
 function listLanding(layout: WarehouseLayout, records: RecordsByPartition): string[] {
   const out: string[] = [];
   const walk = (abs: string, rel: string) => {
-    const entries = readdirOrNone(abs);
+    const entries = readdirEntriesSyncOrEmpty(abs);
     const covered = coveredIn(rel, entries, records.get(rel));
     for (const e of entries) {
       if (e.isDirectory()) walk(`${abs}/${e.name}`, rel === '' ? e.name : `${rel}/${e.name}`);
@@ -114,7 +114,7 @@ function listLanding(layout: WarehouseLayout, records: RecordsByPartition): stri
 
 /** One partition folder's files (relPaths, sorted), as listLanding lists them; not its subfolders. */
 function listLandingFolder(layout: WarehouseLayout, folder: string, records: readonly CompactionRecord[] | undefined): string[] {
-  const entries = readdirOrNone(`${layout.rawReports}/${folder}`);
+  const entries = readdirEntriesSyncOrEmpty(`${layout.rawReports}/${folder}`);
   const covered = coveredIn(folder, entries, records);
   return entries
     .filter((e) => !e.isDirectory() && e.name.endsWith('.parquet') && !covered.has(e.name))
@@ -129,17 +129,6 @@ function coveredIn(folder: string, entries: readonly Dirent[], records: readonly
   const listed = new Set<string>();
   for (const e of entries) if (compacted.has(e.name)) listed.add(e.name);
   return coveredNamesOf(folder, records, (name) => listed.has(name));
-}
-
-/** A folder's entries; none when it does not exist (or is not a folder). */
-function readdirOrNone(dir: string): Dirent[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
-    throw err;
-  }
 }
 
 export interface FileSchema {
