@@ -1,4 +1,4 @@
-// npm run bench:live -- [--mode both|start|workers] [--tiny] [--one-report-sessions] [--logs DIR] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 2s]
+// npm run bench:live -- [--mode both|start|workers] [--tiny] [--one-report-sessions] [--cross-hour] [--logs DIR] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 2s]
 // End-to-end freshness of live figures (issue 30's figure; goal p95 ≤ 10 s): the time from the
 // collector's acknowledgement of a report to the first API answer that counts it, in two
 // deployments over the same generated history (30 days × 100 streams by default, ending now,
@@ -14,6 +14,8 @@
 // `/telemetry/streams?window=1h` until the stream is listed. Prints freshness p50/p95/max per
 // mode, the rollups' durations, and the peak RSS (VmHWM) of every process. `--tiny`: a day of 4
 // streams, 200 reports/s, 4 probes (a check that it runs, in a minute or two; not a measure).
+// `--cross-hour`: each mode waits so that its probes' middle falls on a full hour (the first run of
+// an hour makes the classes of the class units whose signature changes, and the newly cut hours).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -42,9 +44,10 @@ const cli = new Command()
   .option('--probe-every <s>', 'seconds between probes', '3')
   .option('--rollup-every <duration>', "the worker tier's rollup interval (`schedule --rollup-every`; docs/operations.md's live setting)", '2s')
   .option('--logs <dir>', "keep every process's whole output in <dir>/<name>.log (with P2PTEL_SQL_TRACE=1: each statement's time)")
+  .option('--cross-hour', "time each mode's probes so that their middle falls on a full hour (waits for it): the first run of an hour makes more anew")
   .option('--one-report-sessions', 'the background load posts every report as a session of its own (rate new sessions a second) instead of sessions reporting every 30 s')
   .parse()
-  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean; logs?: string }>();
+  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean; crossHour?: boolean; logs?: string }>();
 const TINY = { days: '1', customers: '2', streams: '2', sessions: '40', rate: '200', probes: '4', probeEvery: '2' };
 const opts = cli.tiny ? { ...cli, ...TINY } : cli;
 if (!['start', 'workers', 'both'].includes(opts.mode)) throw new Error(`--mode: start, workers or both, not ${opts.mode}`);
@@ -234,12 +237,17 @@ async function probe(s: Target, n: number): Promise<number> {
 interface Measured {
   background: { sent: number; refused: number };
   freshness: number[];
+  /** When the load started (ms since the epoch). */
+  from: number;
 }
 
 /** The background load and the probes against a target, until every probe is counted. */
 async function measure(target: Target): Promise<Measured> {
+  if (opts.crossHour) await untilHourCrossing();
   let stopping = false;
+  const from = Date.now();
   const load = backgroundLoad(target, Number(opts.rate), () => stopping);
+  if (opts.crossHour) await sleep(CROSS_HOUR_WARM_UP_MS);
   const freshness: number[] = [];
   const probes: Promise<void>[] = [];
   for (let n = 0; n < Number(opts.probes); n++) {
@@ -248,7 +256,25 @@ async function measure(target: Target): Promise<Measured> {
   }
   await Promise.all(probes);
   stopping = true;
-  return { background: await load, freshness };
+  return { background: await load, freshness, from };
+}
+
+/** With --cross-hour: the load runs this long before the first probe. */
+const CROSS_HOUR_WARM_UP_MS = 20_000;
+
+/**
+ * With --cross-hour: waits until the load is to start so that the probes' middle falls on the next
+ * full hour (or the one after, when that moment has passed): the first run of an hour makes again
+ * the session classes of the class units whose signature the hour changes, and the cut hours.
+ */
+async function untilHourCrossing(): Promise<void> {
+  const probing = Number(opts.probes) * Number(opts.probeEvery) * 1000;
+  const lead = CROSS_HOUR_WARM_UP_MS + probing / 2;
+  let hour = Math.ceil(Date.now() / HOUR) * HOUR;
+  if (hour - lead < Date.now()) hour += HOUR;
+  const wait = hour - lead - Date.now();
+  process.stderr.write(`  --cross-hour: waiting ${Math.round(wait / 1000)} s, so that the probes' middle falls on ${new Date(hour).toISOString()}\n`);
+  await sleep(wait);
 }
 
 interface ModeResult {
@@ -276,7 +302,10 @@ async function runStartMode(): Promise<ModeResult> {
   const m = await measure(target);
   const rss = { start: await peakRssMiB(proc) };
   await stop(proc, 'SIGINT');
-  const runs = [...proc.output().matchAll(/^live: snapshot as of \S+ counts [\d,]+ reports \([^)]*\), rolled up in ([\d.]+) s$/gm)].map((x) => Number(x[1]) * 1000);
+  // The runs of the measure (with --cross-hour, not those of the wait before it).
+  const runs = [...proc.output().matchAll(/^live: snapshot as of (\S+) counts [\d,]+ reports \([^)]*\), rolled up in ([\d.]+) s$/gm)]
+    .filter((x) => Date.parse(x[1]!) >= m.from)
+    .map((x) => Number(x[2]) * 1000);
   return summarize('start', m, runs, rss);
 }
 
@@ -325,12 +354,11 @@ async function runWorkersMode(): Promise<ModeResult> {
       for (const p of procs) if (p.child.exitCode !== null) throw new Error(`${p.name} exited ${p.child.exitCode}: ${p.output().slice(-2000)}`);
       await sleep(500);
     }
-    const measuredFrom = Date.now();
     const m = await measure({ api, token, collector, key, customer });
     const rss: Record<string, number> = {};
     for (const p of procs) rss[p.name] = await peakRssMiB(p);
     const runs = JSON.parse(await command(['runs', '--json', '--limit', '2000'], env)) as { kind: string; state: string; startedAt: number | null; durationMs: number | null }[];
-    const rollups = runs.filter((r) => r.kind === 'rollup' && r.state === 'completed' && (r.startedAt ?? 0) >= measuredFrom).map((r) => r.durationMs!);
+    const rollups = runs.filter((r) => r.kind === 'rollup' && r.state === 'completed' && (r.startedAt ?? 0) >= m.from).map((r) => r.durationMs!);
     return summarize('workers', m, rollups, rss);
   } finally {
     await Promise.all(procs.map((p) => stop(p)));

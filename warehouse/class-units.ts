@@ -10,35 +10,13 @@ import { copyToParquet } from './parquet-write.ts';
 import { fileList, fillSql, quotedString, sqlFile } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from './breakdowns.ts';
-import { HOUR_US, type CombinePlan } from './combine-plan.ts';
+import { unitSignature, type CombinePlan } from './combine-plan.ts';
 import { hourPiecesSql, type ClassUnit } from './window-pieces.ts';
 import { classesFile, durableStateFileName } from './state-store.ts';
-import { WINDOWS } from './windows.ts';
 import { exists } from '../lib/fsx.ts';
 
 /** Bumped when the files' columns or classing change: a new version names new files. */
 const VERSION = 'class-units-1';
-
-/**
- * What fixes, at asOf, the window class of every whole hour piece lying in [fromUs, toUs) and
- * whether the snapshot reads it (window_class.sql, hour_pieces.sql): where each window's lower edge
- * and asOf sit, and the hours cut there. A piece's earliest instant lo_us is its hour's start h
- * (the hour's first instant) or h + 1 (the rest); it is in a window when lo_us > edge, read when
- * lo_us <= asOf. For an instant x in the span that is decided, for every piece, by x's hour and
- * whether x is its first instant; x before the span puts every piece on one side, after on the
- * other; a cut hour leaves out the rest of that hour.
- */
-export function unitSignature(plan: Pick<CombinePlan, 'asOfUs' | 'cutHours'>, fromUs: bigint | null, toUs: bigint): string {
-  const place = (x: bigint) => {
-    if (fromUs !== null && x < fromUs) return 'before';
-    if (x >= toUs) return 'after';
-    const h = x - (((x % HOUR_US) + HOUR_US) % HOUR_US);
-    return `${h}:${x === h ? 0 : 1}`;
-  };
-  const edges = WINDOWS.filter((w) => w.seconds !== null).map((w) => place(plan.asOfUs - BigInt(w.seconds!) * 1_000_000n));
-  const cut = plan.cutHours.filter((h) => (fromUs === null || h >= fromUs) && h < toUs).map(String).sort();
-  return [...edges, `asOf ${place(plan.asOfUs)}`, `cut ${cut.join(' ')}`].join(',');
-}
 
 /** The units' session class files by customer, how many of them this run computed, and their union's SQL. */
 export interface UnitClasses {

@@ -348,12 +348,13 @@ function layersToMerge(prior: readonly LayerMeta[], newReports: number): { kept:
 
 /** The new layer's meta, from its tables. */
 async function newLayer(s: DbSession): Promise<LayerMeta> {
-  const r = await s.one<{ n: number; max_ts: string | null; hours: number }>(
+  const r = await s.one<{ n: number; min_ts: string | null; max_ts: string | null; hours: number }>(
     `SELECT (SELECT count(*) FROM layer_rows) AS n,
+            (SELECT strftime(min(ts), '%Y-%m-%dT%H:%M:%S.%fZ') FROM layer_rows) AS min_ts,
             (SELECT strftime(max(ts), '%Y-%m-%dT%H:%M:%S.%fZ') FROM layer_rows) AS max_ts,
             (SELECT count(*) FROM layer_hours) AS hours`,
   );
-  return { layerId: newStateId(), builtAt: new Date().toISOString(), reports: Number(r.n), maxTs: r.max_ts, hourRows: Number(r.hours) };
+  return { layerId: newStateId(), builtAt: new Date().toISOString(), reports: Number(r.n), minTs: r.min_ts, maxTs: r.max_ts, hourRows: Number(r.hours) };
 }
 
 /** What reading the new files gave: `layer_rows`, the files' checks, and the rows read. */

@@ -76,6 +76,8 @@ export const LayerMetaSchema = z.object({
   builtAt: z.string(),
   /** Deduplicated reports it holds. */
   reports: z.number(),
+  /** Its earliest report's ts (absent in layers made before it was recorded): with maxTs, the hours its pieces lie in (window-pieces.ts class units). */
+  minTs: z.string().nullable().optional(),
   maxTs: z.string().nullable(),
   hourRows: z.number(),
 });

@@ -6,7 +6,7 @@ import { copyToParquet, STATE_COMPRESSION } from './parquet-write.ts';
 import { fileList, fillSql, sqlFile } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { compactedFile, statesKey } from './compacted-files.ts';
-import { dateOfDay, dateOfUs, epochDay, HOUR_US, type CombinePlan } from './combine-plan.ts';
+import { dateOfDay, dateOfUs, epochDay, HOUR_US, unitSignature, type CombinePlan } from './combine-plan.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';
 import { loadStateReports } from './state-reports.ts';
 import { compactedHoursFile, stateFiles, stateHourFiles, stateReportFiles, type StateMeta } from './state-store.ts';
@@ -67,39 +67,83 @@ export function hourPiecesSql(plan: CombinePlan, files: readonly string[]): stri
 }
 
 /**
- * The class units of the plan's states. A customer's days before asOf's date make one unit: the
- * days from RECENT_DAYS before asOf's date their states' own files, the older ones one compacted
- * file of their hour pieces (compacted-files.ts) when there are several, so that a run opens a few
- * files per customer instead of one per day of history (a late file into an old day rebuilds its
- * customer's compacted file). Each hour file of asOf's date is a unit of its own: a layered state
- * adds a layer at each run, and only the new layer's classes are new.
+ * The class units of the plan's states, so that a unit's session classes change as seldom as
+ * they can (class-units.ts keeps them per unit and signature; a unit is made again when its
+ * signature changes, once an hour at most). Each hour file of asOf's date is a unit of its own
+ * (a layered state adds a layer at each run, and only the new layer's classes are new), over
+ * the hours its reports lie in: a layer whose hours all lie before the 1h window's edge keeps its
+ * classes when the edge moves on. A customer's days before asOf's date are grouped by their
+ * signature: the days that an edge or asOf falls in are units of their own, and each run of days
+ * between two of them one unit, whose classes then stay the same until the edges move to another
+ * day (once a day); before that, the customer's 30 days were one unit, made again at every hour.
+ * A group's days from RECENT_DAYS before asOf's date are read from their states' own files, the
+ * older ones from one compacted file of their hour pieces (compacted-files.ts) when there are
+ * several, so that a run opens a few files per customer instead of one per day of history (a late
+ * file into an old day rebuilds its group's compacted file).
  */
 async function classUnits(s: DbSession, plan: CombinePlan): Promise<ClassUnit[]> {
   const cutoff = dateOfDay(epochDay(plan.asOfDate) - RECENT_DAYS);
-  const todayUs = BigInt(epochDay(plan.asOfDate)) * DAY_US;
-  const before = new Map<string, { recent: string[]; older: StateMeta[] }>();
   const units: ClassUnit[] = [];
+  const before = new Map<string, StateMeta[]>();
   for (const m of plan.states) {
-    if (m.date === plan.asOfDate) {
-      for (const f of stateHourFiles(plan.layout, m)) units.push({ customerId: m.customerId, files: [f], fromUs: todayUs, toUs: todayUs + DAY_US });
-      continue;
-    }
-    const b = before.get(m.customerId) ?? { recent: [], older: [] };
-    if (m.date >= cutoff) b.recent.push(...stateHourFiles(plan.layout, m));
-    else b.older.push(m);
-    before.set(m.customerId, b);
+    if (m.date === plan.asOfDate) units.push(...todayUnits(plan, m));
+    else before.set(m.customerId, [...(before.get(m.customerId) ?? []), m]);
   }
-  for (const [customerId, b] of before) {
-    const files = [...b.recent];
-    if (b.older.length === 1) files.push(...stateHourFiles(plan.layout, b.older[0]!));
-    else if (b.older.length > 1) {
-      const file = compactedHoursFile(plan.layout, customerId, statesKey(b.older));
-      const query = fillSql(sqlFile('compacted_hours'), { files: fileList(b.older.flatMap((m) => stateHourFiles(plan.layout, m))) });
-      files.push(await compactedFile(s, file, query, { compression: STATE_COMPRESSION }));
+  for (const [customerId, states] of before) {
+    for (const group of daysBySignature(plan, states)) {
+      const recent = group.filter((m) => m.date >= cutoff);
+      const older = group.filter((m) => m.date < cutoff);
+      const files = recent.flatMap((m) => stateHourFiles(plan.layout, m));
+      if (older.length === 1) files.push(...stateHourFiles(plan.layout, older[0]!));
+      else if (older.length > 1) {
+        const file = compactedHoursFile(plan.layout, customerId, statesKey(older));
+        const query = fillSql(sqlFile('compacted_hours'), { files: fileList(older.flatMap((m) => stateHourFiles(plan.layout, m))) });
+        files.push(await compactedFile(s, file, query, { compression: STATE_COMPRESSION }));
+      }
+      const first = BigInt(epochDay(group[0]!.date)) * DAY_US;
+      const last = BigInt(epochDay(group[group.length - 1]!.date)) * DAY_US + DAY_US;
+      units.push({ customerId, files, fromUs: first, toUs: last });
     }
-    units.push({ customerId, files, fromUs: null, toUs: todayUs });
   }
   return units;
+}
+
+/**
+ * A customer's states of days before asOf's date, in runs of consecutive days of one signature
+ * (combine-plan.ts unitSignature over each day): an edge lies in one day only, so a day that holds
+ * one is a run of its own, and the days between two edges share theirs.
+ */
+function daysBySignature(plan: CombinePlan, states: readonly StateMeta[]): StateMeta[][] {
+  const groups: { signature: string; states: StateMeta[] }[] = [];
+  for (const m of [...states].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0))) {
+    const from = BigInt(epochDay(m.date)) * DAY_US;
+    const signature = unitSignature(plan, from, from + DAY_US);
+    const last = groups[groups.length - 1];
+    if (last && last.signature === signature) last.states.push(m);
+    else groups.push({ signature, states: [m] });
+  }
+  return groups.map((g) => g.states);
+}
+
+/**
+ * The units of a state of asOf's date: each layer's hour file over the hours from its earliest
+ * report's to its latest's (a layer made before layers recorded their earliest report: from the
+ * day's start); a state built whole, its hour file over the day.
+ */
+function todayUnits(plan: CombinePlan, m: StateMeta): ClassUnit[] {
+  const dayUs = BigInt(epochDay(m.date)) * DAY_US;
+  const files = stateFiles(plan.layout, m);
+  if (!m.layers) return [{ customerId: m.customerId, files: [files.hours], fromUs: dayUs, toUs: dayUs + DAY_US }];
+  const hourOf = (ts: string) => {
+    const us = BigInt(Date.parse(ts)) * 1000n;
+    return us - (us % HOUR_US);
+  };
+  return m.layers.map((l) => ({
+    customerId: m.customerId,
+    files: [files.layer(l.layerId).hours],
+    fromUs: l.minTs ? hourOf(l.minTs) : dayUs,
+    toUs: l.maxTs ? hourOf(l.maxTs) + HOUR_US : dayUs + DAY_US,
+  }));
 }
 
 /** An hour that an edge cuts, in a state of its day, and the file beside the state that keeps its pieces. */

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { expectSameRows, Independent, type IndependentFilters, type Row } from '../helpers/independent.ts';
 import { breakdownData, landBreakdownFiles } from '../helpers/breakdown-data.ts';
+import { landingPath, writeReportsParquet } from '../helpers/reports.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
 import { sessionClassFiles, snapshotFiles } from '../../warehouse/snapshots.ts';
@@ -49,17 +50,18 @@ async function ours(asOf: Date, window: WindowName, by: SessionDimension | null,
   );
 }
 
-async function expectBreakdownsMatch(asOf: Date, what: string): Promise<void> {
+async function expectBreakdownsMatch(asOf: Date, what: string, only?: { bys: (SessionDimension | null)[]; filters: IndependentFilters[] }): Promise<void> {
   const ind = await Independent.create(wh.db, wh.layout.rawReports, asOf);
   for (const window of WINDOW_NAMES) {
-    for (const by of [null, ...BREAKDOWN_DIMENSIONS]) {
-      for (const [i, filters] of FILTER_CASES.entries()) {
+    for (const by of only?.bys ?? [null, ...BREAKDOWN_DIMENSIONS]) {
+      for (const [i, filters] of (only?.filters ?? FILTER_CASES).entries()) {
         const theirs = await ind.breakdown(window, { by, filters });
         const mine = await ours(asOf, window, by, filters, {});
         expectSameRows(mine, theirs, `${what} ${window} by ${by} filters #${i}`);
         expect(mine.map((r) => r['value'])).toEqual(theirs.map((r) => r['value']));
       }
     }
+    if (only) continue;
     for (const scope of [{ customer: 'ac' }, { customer: 'acme' }, { streamId: 'acme:live-1' }, { streamId: 'ac:live-0' }]) {
       for (const filters of FILTER_CASES.slice(0, 2)) {
         const streams = scope.customer ? [`${scope.customer}:`] : [scope.streamId!];
@@ -110,4 +112,51 @@ describe('breakdowns from the snapshot equal independent SQL over the raw report
       expectSameRows([q], [{ rebufferEvents: theirs!['rebufferEvents'], rebufferRatio: theirs!['rebufferRatio'], startupTimeP95Ms: theirs!['startupTimeP95Ms'], p2pConnectionSuccess: theirs!['p2pConnectionSuccess'] }], `quality ${window} ${sum.streamId}`);
     }
   }, 120_000);
+
+  it('as asOf moves over hours and days, class units whose classes stay the same are kept, and the figures stay exact', async () => {
+    // A warehouse of its own: today's partitions get several layers, then asOf moves on by an
+    // hour (every edge crosses into another hour), into the next day (today's layers become
+    // yesterday's) and by days (edges cross into other days). The session classes of a class unit
+    // are kept while its signature (combine-plan.ts unitSignature over the hours it holds) stays:
+    // a wrong span or signature serves classes of another asOf, which the independent SQL finds.
+    const own = await openTestWarehouse();
+    const main = wh;
+    wh = own;
+    try {
+      const data = breakdownData(11, CUSTOMERS, AS_OF);
+      await landBreakdownFiles(wh, data.files);
+      await runPipeline(wh, { asOf: AS_OF });
+      await landBreakdownFiles(wh, data.late, '-late');
+      await runPipeline(wh, { asOf: LATER });
+      // A customer whose only layer holds reports of 12:00–13:00: the 1h edge lies before its
+      // hours an hour on, then in them (its classes must be made again, and that hour cut).
+      const solo = ['12:05', '12:20', '12:30'].map((t, seq) => ({
+        reportId: `solo-r${seq}`, sessionId: 'solo-s1', streamId: 'solo:live-0', ts: `2026-11-20T${t}:00.000Z`, seq, device: 'tv', bytesOffloaded: 1000 * (seq + 1), bytesFallback: 10, watchMs: 30_000,
+      }));
+      await writeReportsParquet(wh.db, landingPath(wh.root, 'solo', '2026-11-20', 'a.parquet'), solo);
+      const bys: (SessionDimension | null)[] = [null, 'device'];
+      const steps: [string, number][] = [
+        ['an hour on', 63],
+        ['an hour and 40 minutes on', 100],
+        ['into the next day', 13 * 60],
+        ['two days and 3 hours on', (2 * 24 + 3) * 60],
+        ['six days and 5 hours on', (6 * 24 + 5) * 60],
+      ];
+      const kept: number[] = [];
+      for (const [what, minutes] of steps) {
+        const asOf = new Date(AS_OF.getTime() + minutes * 60_000);
+        await runPipeline(wh, { asOf });
+        await expectBreakdownsMatch(asOf, what, { bys, filters: FILTER_CASES.slice(0, 2) });
+        const combine = (await currentSnapshot(wh.layout))!.manifest.combine!;
+        kept.push(combine.classUnitsLinked! - combine.classUnitsComputed!);
+      }
+      // An hour on, the units of days no edge reaches, and today's layers whose hours the 1h
+      // edge has passed, keep their classes (before 2026-11-27 every unit was made again).
+      expect(kept[0]).toBeGreaterThan(0);
+      expect(kept[1]).toBeGreaterThan(0);
+    } finally {
+      wh = main;
+      await own.close();
+    }
+  }, 300_000);
 });

@@ -2,7 +2,7 @@
 // unit's whole hour pieces the same window class and the same reading, another for any asOf (or
 // cut hours) that does not.
 import { describe, expect, it } from 'vitest';
-import { unitSignature } from '../../warehouse/class-units.ts';
+import { unitSignature } from '../../warehouse/combine-plan.ts';
 
 const us = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
 const TODAY = us('2026-11-20T00:00:00Z');

@@ -66,13 +66,16 @@ describe('state retention', () => {
   }, 120_000);
 
   it('removes the session classes of class units that the run did not use once past the superseded grace', async () => {
-    const first = await runPipeline(wh, { asOf: at(200) });
+    // The next day, the 24h window's edge in the hours of the day's reports (08:00–10:00); with
+    // no grace, the run removes the classes of the earlier runs' units, which it does not use.
+    const noGrace = { ...wh, config: { ...wh.config, snapshots: { ...wh.config.snapshots, stateSupersededGraceMs: 0 } } };
+    const first = await runPipeline(noGrace, { asOf: at(24 * 60 + 20) });
     const before = await classFiles();
     expect(before.length).toBe(first.manifest.combine!.classUnitsLinked);
-    // An hour later nothing is rebuilt, but every unit's classes are new (their windows moved):
-    // the run computes them and, past the superseded grace, removes the ones it replaced while the
-    // snapshots keep their links.
-    const later = await runPipeline({ ...wh, config: { ...wh.config, snapshots: { ...wh.config.snapshots, stateSupersededGraceMs: 0 } } }, { asOf: at(260) });
+    // An hour later nothing is rebuilt, but the edge lies in another hour of the day: its unit's
+    // classes are new. The run computes them and, past the superseded grace, removes the ones it
+    // replaced while the snapshots keep their links.
+    const later = await runPipeline(noGrace, { asOf: at(24 * 60 + 80) });
     expect(later.manifest.partitionStates!.rebuilt).toBe(0);
     expect(later.manifest.combine!.classUnitsComputed).toBeGreaterThan(0);
     const after = await classFiles();
