@@ -1,7 +1,7 @@
 // Rolling up inline on a short cadence, for the embedded default (`start`): a run as soon as new
 // reports land (a collector in the same process says so), at most one at a time (a landing during
 // a run asks for one more right after it), and one at least every `idleMs` anyway, so that windows
-// and activity move with the clock. Stopping waits for the run in flight: nothing is left half done.
+// and activity move with the clock; compaction runs beside them (live-compaction.ts). Stopping waits for the run in flight: nothing is left half done.
 import type { JobDeps } from './deps.ts';
 import { runPipeline, type PipelineResult } from './pipeline.ts';
 
@@ -67,7 +67,8 @@ export class LiveRollups {
   private async run(reason: LiveRun['reason']): Promise<void> {
     const started = performance.now();
     try {
-      const result = await runPipeline(this.deps, { asOf: new Date() });
+      // Compaction runs beside the runs (live-compaction.ts), not before each of them.
+      const result = await runPipeline(this.deps, { asOf: new Date(), compact: false });
       this.onRun({ reason, ms: performance.now() - started, result, error: null });
     } catch (error) {
       this.onRun({ reason, ms: performance.now() - started, result: null, error });

@@ -30,7 +30,7 @@ export interface UnitClasses {
  * on every use so that retention keeps it), by customer, and the SQL that adds them to the
  * classes of the cut hours in the view `session_classes`.
  */
-export async function unitSessionClasses(s: DbSession, plan: CombinePlan, units: readonly ClassUnit[]): Promise<UnitClasses> {
+export async function unitSessionClasses(s: DbSession, plan: Pick<CombinePlan, 'layout' | 'asOf' | 'asOfUs' | 'cutHours'>, units: readonly ClassUnit[]): Promise<UnitClasses> {
   const { params, types } = windowClassParams(plan.asOf);
   const files = new Map<string, string[]>();
   let computed = 0;

@@ -36,6 +36,13 @@ const MERGE_RATIO = 2;
 /** Layers larger than this are never merged again (a merge costs what it rewrites). */
 export const MAX_MERGED_LAYER_REPORTS = 1_000_000;
 
+/**
+ * A build merges trailing layers into its new one only while they hold this many reports
+ * together: larger merges are the background merge's (layer-merge.ts, with compaction), so that a
+ * run's cost never jumps by a rewrite of a large layer.
+ */
+export const INLINE_MERGE_MAX_REPORTS = 65_536;
+
 /** Whether a partition's state is layered: its date is asOf's or the day before (late reports of yesterday keep landing after midnight). */
 export function isLayeredDate(date: string, asOf: Date): boolean {
   return date >= new Date(asOf.getTime() - 86_400_000).toISOString().slice(0, 10);
@@ -154,8 +161,7 @@ async function buildOn(
   if (merged.length > 0 && prevFiles) {
     await s.run(`INSERT INTO layer_rows SELECT * FROM read_parquet(${fileList(merged.map((l) => prevFiles.layer(l.layerId).reports))}, hive_partitioning = false)`);
   }
-  await s.run(pieceSql('layer_pieces'));
-  await s.run(pieceSql('layer_sessions', { coarse_sizes: COARSE_SIZES.join(', ') }));
+  await layerPieces(s);
   const { streams, coarse } = await daySeries(s, base.prev && prevFiles ? { files: prevFiles, kept, merged } : null);
   // Nothing new and nothing merged (only compacted files the state had read): no layer to add.
   const layer = newReports === 0 && merged.length === 0 && base.prev ? null : await newLayer(s);
@@ -202,13 +208,7 @@ async function buildOn(
         const copy = (query: string, file: string, rowGroup = '') =>
           s.run(`COPY (${query}) TO ${quotedString(file)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION}${rowGroup})`);
         if (heldBack > 0) await copy('SELECT * FROM pending_rows ORDER BY ts', out.pending);
-        if (layer) {
-          const to = out.layer(layer.layerId);
-          await copy('SELECT * FROM layer_rows ORDER BY ts', to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
-          await copy('SELECT * FROM layer_hours', to.hours);
-          await copy('SELECT * FROM layer_minutes ORDER BY start_us', to.minutes);
-          await copy('SELECT * FROM layer_sessions ORDER BY bucketSeconds, start_us', to.sessions);
-        }
+        if (layer) await writeLayerFiles(s, out.layer(layer.layerId));
         if (coarse) await copy('SELECT * FROM coarse_sums ORDER BY bucketSeconds, streamId, start_us', out.coarse);
         meta.seriesRows = await copy('SELECT * FROM state_series_all ORDER BY streamId, bucketSeconds, bucketStart', out.series, `, ROW_GROUP_SIZE ${SERIES_ROW_GROUP_SIZE}`);
         meta.buildMs = Date.now() - started;
@@ -328,17 +328,18 @@ async function streamCount(s: DbSession, query: string): Promise<number> {
 }
 
 /**
- * The layers kept as they are, and the trailing ones merged into the new layer: a layer is merged
- * while it holds at most MERGE_RATIO times what the new layer holds so far (so sizes at least
- * double going back, and a day holds a few layers), never past MAX_MERGED_LAYER_REPORTS.
+ * The layers kept as they are, and the trailing ones merged into a layer of `newReports`: a layer
+ * is merged while it holds at most MERGE_RATIO times what the new layer holds so far (so sizes at
+ * least double going back, and a day holds a few layers), never past `maxReports` in all (a
+ * build's own merge: INLINE_MERGE_MAX_REPORTS; the background merge: MAX_MERGED_LAYER_REPORTS).
  */
-function layersToMerge(prior: readonly LayerMeta[], newReports: number): { kept: LayerMeta[]; merged: LayerMeta[] } {
+export function layersToMerge(prior: readonly LayerMeta[], newReports: number, maxReports = INLINE_MERGE_MAX_REPORTS): { kept: LayerMeta[]; merged: LayerMeta[] } {
   const kept = [...prior];
   const merged: LayerMeta[] = [];
   let size = newReports;
   for (;;) {
     const last = kept[kept.length - 1];
-    if (!last || last.reports > MERGE_RATIO * Math.max(size, 1) || last.reports + size > MAX_MERGED_LAYER_REPORTS) break;
+    if (!last || last.reports > MERGE_RATIO * Math.max(size, 1) || last.reports + size > Math.min(maxReports, MAX_MERGED_LAYER_REPORTS)) break;
     kept.pop();
     merged.unshift(last);
     size += last.reports;
@@ -346,8 +347,24 @@ function layersToMerge(prior: readonly LayerMeta[], newReports: number): { kept:
   return { kept, merged };
 }
 
+/** `layer_hours`, `layer_minutes` and `layer_sessions`: a layer's pieces from its reports, `layer_rows`. */
+export async function layerPieces(s: DbSession): Promise<void> {
+  await s.run(pieceSql('layer_pieces'));
+  await s.run(pieceSql('layer_sessions', { coarse_sizes: COARSE_SIZES.join(', ') }));
+}
+
+/** A layer's four files from `layer_rows` and its pieces (layerPieces). */
+export async function writeLayerFiles(s: DbSession, to: ReturnType<ReturnType<typeof stateFiles>['layer']>): Promise<void> {
+  const copy = (query: string, file: string, rowGroup = '') =>
+    s.run(`COPY (${query}) TO ${quotedString(file)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION}${rowGroup})`);
+  await copy('SELECT * FROM layer_rows ORDER BY ts', to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
+  await copy('SELECT * FROM layer_hours', to.hours);
+  await copy('SELECT * FROM layer_minutes ORDER BY start_us', to.minutes);
+  await copy('SELECT * FROM layer_sessions ORDER BY bucketSeconds, start_us', to.sessions);
+}
+
 /** The new layer's meta, from its tables. */
-async function newLayer(s: DbSession): Promise<LayerMeta> {
+export async function newLayer(s: DbSession): Promise<LayerMeta> {
   const r = await s.one<{ n: number; min_ts: string | null; max_ts: string | null; hours: number }>(
     `SELECT (SELECT count(*) FROM layer_rows) AS n,
             (SELECT strftime(min(ts), '%Y-%m-%dT%H:%M:%S.%fZ') FROM layer_rows) AS min_ts,

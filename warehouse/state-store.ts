@@ -119,8 +119,8 @@ export const StateMetaSchema = z.object({
    * (layered-state.ts) until a run's asOf reaches them: how many, and the earliest ts.
    */
   pending: z.object({ reports: z.number(), minTs: z.string() }).optional(),
-  /** How the state was made from the partition's previous one: `appended` a layer, or built whole. */
-  made: z.enum(['built', 'appended']).optional(),
+  /** How the state was made from the partition's previous one: `appended` a layer, built whole, or `merged`: its layers, some merged into one (layer-merge.ts). */
+  made: z.enum(['built', 'appended', 'merged']).optional(),
 });
 export type StateMeta = z.infer<typeof StateMetaSchema>;
 

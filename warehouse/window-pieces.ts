@@ -9,7 +9,7 @@ import { compactedFile, statesKey } from './compacted-files.ts';
 import { dateOfDay, dateOfUs, epochDay, HOUR_US, unitSignature, type CombinePlan } from './combine-plan.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';
 import { loadStateReports } from './state-reports.ts';
-import { compactedHoursFile, stateFiles, stateHourFiles, stateReportFiles, type StateMeta } from './state-store.ts';
+import { compactedHoursFile, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
 import { dropRelations } from './temp-relations.ts';
 import type { WarehouseLayout } from './layout.ts';
 import { exists } from '../lib/fsx.ts';
@@ -61,7 +61,7 @@ export async function createWindowPieces(s: DbSession, plan: CombinePlan): Promi
  * Hour pieces of `files` wholly inside every window they touch (hour_pieces.sql). Hours after
  * asOf's are left out by lo_us; asOf's own hour is whole unless cut.
  */
-export function hourPiecesSql(plan: CombinePlan, files: readonly string[]): string {
+export function hourPiecesSql(plan: Pick<CombinePlan, 'asOfUs' | 'cutHours'>, files: readonly string[]): string {
   const notCut = plan.cutHours.length > 0 ? `NOT (NOT at_start AND start_us IN (${lit(plan.cutHours)}))` : 'true';
   return pieceSql('hour_pieces', { files: fileList(files), not_cut: notCut, as_of_us: lit([plan.asOfUs]) });
 }
@@ -132,18 +132,23 @@ function daysBySignature(plan: CombinePlan, states: readonly StateMeta[]): State
  */
 function todayUnits(plan: CombinePlan, m: StateMeta): ClassUnit[] {
   const dayUs = BigInt(epochDay(m.date)) * DAY_US;
-  const files = stateFiles(plan.layout, m);
-  if (!m.layers) return [{ customerId: m.customerId, files: [files.hours], fromUs: dayUs, toUs: dayUs + DAY_US }];
+  if (!m.layers) return [{ customerId: m.customerId, files: [stateFiles(plan.layout, m).hours], fromUs: dayUs, toUs: dayUs + DAY_US }];
+  return m.layers.map((l) => layerClassUnit(plan.layout, m, l));
+}
+
+/** The class unit of one layer of a state of asOf's date (todayUnits). */
+export function layerClassUnit(layout: WarehouseLayout, m: StateMeta, l: LayerMeta): ClassUnit {
+  const dayUs = BigInt(epochDay(m.date)) * DAY_US;
   const hourOf = (ts: string) => {
     const us = BigInt(Date.parse(ts)) * 1000n;
     return us - (us % HOUR_US);
   };
-  return m.layers.map((l) => ({
+  return {
     customerId: m.customerId,
-    files: [files.layer(l.layerId).hours],
+    files: [stateFiles(layout, m).layer(l.layerId).hours],
     fromUs: l.minTs ? hourOf(l.minTs) : dayUs,
     toUs: l.maxTs ? hourOf(l.maxTs) + HOUR_US : dayUs + DAY_US,
-  }));
+  };
 }
 
 /** An hour that an edge cuts, in a state of its day, and the file beside the state that keeps its pieces. */

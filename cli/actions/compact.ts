@@ -24,7 +24,7 @@ export async function run(flags: z.output<typeof Flags>, settings: SettingOverri
   if (result.failed > 0) throw new ExitError(`the compaction of ${int(result.failed)} partition(s) failed (see the log); their files stay as they are`, EXIT.failed);
 }
 
-/** What a compaction did, a line each: partitions compacted, files merged, covered files removed. */
+/** What a compaction did, a line each: partitions compacted, files merged, layers merged, covered files removed. */
 export function describeCompaction(r: CompactionResult): string[] {
   const files = r.compacted.reduce((a, c) => a + c.files, 0);
   const bytesIn = r.compacted.reduce((a, c) => a + c.bytesIn, 0);
@@ -32,6 +32,8 @@ export function describeCompaction(r: CompactionResult): string[] {
   return [
     `compacted ${int(r.compacted.length)} partitions: ${int(files)} files (${bytes(bytesIn)}) merged into ${int(r.compacted.length)} (${bytes(bytesOut)})`,
     ...r.compacted.map((c) => `  ${c.customerId} ${c.date}: ${int(c.files)} files, ${int(c.rows)} rows`),
+    `layers merged: ${int(r.merged.length)} states (the large merges a run leaves to compaction, docs/warehouse-state.md "Merging layers")`,
+    ...r.merged.map((m) => `  ${m.partition}: ${int(m.layers)} layers, ${int(m.reports)} reports, ${duration(m.ms)}`),
     `covered files removed: ${int(r.retired.files)} (the others are still read by a snapshot, or were covered less than SNAPSHOT_DEBRIS_GRACE_SECONDS ago)`,
     `time taken ${duration(r.durationMs)}`,
   ];

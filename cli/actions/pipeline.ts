@@ -85,8 +85,9 @@ export function describeRun(r: PipelineResult): string {
 
 /** "compaction  3 partitions, 120 files merged into 3; 40 covered files removed", when it did something. */
 function describeCompactionLine(c: PipelineResult['compaction']): string[] {
-  if (c === null || (c.compacted.length === 0 && c.retired.files === 0 && c.failed === 0)) return [];
+  if (c === null || (c.compacted.length === 0 && c.merged.length === 0 && c.retired.files === 0 && c.failed === 0)) return [];
   const files = c.compacted.reduce((a, p) => a + p.files, 0);
   const failed = c.failed > 0 ? ` (${int(c.failed)} failed, see the log)` : '';
-  return [`  compaction          ${int(c.compacted.length)} partitions, ${int(files)} files merged into ${int(c.compacted.length)}${failed}; ${int(c.retired.files)} covered files removed`];
+  const layers = c.merged.length > 0 ? `; ${int(c.merged.reduce((a, m) => a + m.layers, 0))} layers of ${int(c.merged.length)} states merged` : '';
+  return [`  compaction          ${int(c.compacted.length)} partitions, ${int(files)} files merged into ${int(c.compacted.length)}${failed}; ${int(c.retired.files)} covered files removed${layers}`];
 }

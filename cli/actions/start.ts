@@ -26,6 +26,7 @@ import type { SettingOverrides } from '../../lib/config.ts';
 import type { RunningApi } from '../../api/server.ts';
 import type { RunningCollector } from '../../collector/server.ts';
 import { LiveRollups, type LiveRun } from '../../jobs/live-rollups.ts';
+import { LiveCompaction } from '../../jobs/live-compaction.ts';
 
 /** Its flags are all settings' (PORT, HOST, COLLECTOR_PORT). */
 export const Flags = noFlags;
@@ -40,6 +41,8 @@ const START_KEY_LABEL = 'sample (npm start)';
  */
 const START_DEFAULTS = { COLLECTOR_FLUSH_SECONDS: '2' };
 const LIVE_POLICY = { minGapMs: 250, idleMs: 30_000 };
+/** Between the end of one background compaction pass (small files, layer merges) and the next. */
+const LIVE_COMPACTION_GAP_MS = 5_000;
 
 export async function run(_flags: unknown, settings: SettingOverrides): Promise<void> {
   const rt = runtime(settings, 'command', START_DEFAULTS);
@@ -168,9 +171,11 @@ async function serveLive(rt: Runtime, api: RunningApi, collector: RunningCollect
     });
     collector.deps.flusher.onLanded(() => live.landed());
     live.start();
+    const compaction = new LiveCompaction(deps, LIVE_COMPACTION_GAP_MS);
+    compaction.start();
     const stopping = {
       async close() {
-        await live.stop();
+        await Promise.all([live.stop(), compaction.stop()]);
         await Promise.all([collector.close(), api.close()]);
       },
     };

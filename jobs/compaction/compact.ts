@@ -1,6 +1,7 @@
 // The compaction job (docs/warehouse-state.md, "Compaction of small landed files"): merge the small
-// files of every partition that holds enough of them, then remove the files that compacted files
-// cover once no snapshot reads them. One compaction at a time in a warehouse: a second one returns
+// files of every partition that holds enough of them, merge the layers of layered states that are
+// due (warehouse/layer-merge.ts: the large merges a run's own build leaves), then remove the files
+// that compacted files cover once no snapshot reads them. One compaction at a time in a warehouse: a second one returns
 // at once (busy). Idempotent: a retry, or the next run after a crash, does what is left. Called by
 // `compact`, inline by `pipeline` before it plans, and by the `compaction` job of the worker tier
 // (jobs/queue/processors.ts), which finishes as skipped when it finds the lock held.
@@ -10,7 +11,9 @@ import { discoverLanding } from '../../warehouse/landing.ts';
 import { compactPartition, type CompactedPartition, type OnCompactionStep } from '../../warehouse/compaction/merge.ts';
 import { retireCovered, type Retired } from '../../warehouse/compaction/retire.ts';
 import { partitionsDue, readByLayeredStates, type CompactionScope } from '../../warehouse/compaction/select.ts';
-import { readStates } from '../../warehouse/state-store.ts';
+import { readStates, type StateMeta } from '../../warehouse/state-store.ts';
+import { mergePartitionLayers, type MergedLayers } from '../../warehouse/layer-merge.ts';
+import type { PartitionRef } from '../../warehouse/partition-lock.ts';
 import { LockBusyError, takeLock, type HeldLock } from '../../lib/file-lock.ts';
 import type { LandedFile } from '../../warehouse/landing.ts';
 import type { JobDeps } from '../deps.ts';
@@ -19,6 +22,8 @@ export interface CompactionResult {
   /** Another compaction held the lock: nothing was done. */
   busy: boolean;
   compacted: CompactedPartition[];
+  /** Layered states whose layers it merged (warehouse/layer-merge.ts). */
+  merged: MergedLayers[];
   /** Partitions whose compaction failed (logged); the others went on. */
   failed: number;
   retired: Retired;
@@ -31,15 +36,24 @@ export async function runCompaction(
   onStep?: OnCompactionStep,
 ): Promise<CompactionResult> {
   const started = Date.now();
-  const result: CompactionResult = { busy: false, compacted: [], failed: 0, retired: { files: 0, records: 0 }, durationMs: 0 };
+  const result: CompactionResult = { busy: false, compacted: [], merged: [], failed: 0, retired: { files: 0, records: 0 }, durationMs: 0 };
   const lock = await lockCompaction(deps);
   if (lock === null) return { ...result, busy: true };
   try {
-    const landed = readByLayeredStates((await discoverLanding(deps.layout)).files, await readStates(deps.layout));
+    const states = await readStates(deps.layout);
+    const landed = readByLayeredStates((await discoverLanding(deps.layout)).files, states);
     for (const files of partitionsDue(landed, deps.config.compaction, scope)) {
       const done = await compactOne(deps, lock, files, onStep);
       if (done === 'failed') result.failed++;
       else if (done) result.compacted.push(done);
+    }
+    for (const p of layeredPartitions(states, scope)) {
+      const done = await mergeOne(deps, p);
+      if (done === 'failed') result.failed++;
+      else if (done) {
+        result.merged.push(done);
+        await onStep?.('layers merged');
+      }
     }
     result.retired = await retireCovered(deps.layout, deps.config.snapshots.debrisGraceMs, lock);
     await onStep?.('retired');
@@ -47,7 +61,7 @@ export async function runCompaction(
     await lock.release();
   }
   result.durationMs = Date.now() - started;
-  deps.log.info({ compacted: result.compacted.length, failed: result.failed, retired: result.retired, ms: result.durationMs }, 'compaction done');
+  deps.log.info({ compacted: result.compacted.length, merged: result.merged.length, failed: result.failed, retired: result.retired, ms: result.durationMs }, 'compaction done');
   return result;
 }
 
@@ -73,6 +87,27 @@ async function compactOne(
     return await deps.db.withSession((s) => compactPartition({ s, layout: deps.layout, lock, onStep }, files));
   } catch (err) {
     deps.log.error({ err, partition: path.dirname(files[0]!.relPath) }, 'compaction of a partition failed; its files stay as they are');
+    return 'failed';
+  }
+}
+
+/** The partitions whose newest state is layered (recent days), in scope. */
+function layeredPartitions(states: ReadonlyMap<string, readonly StateMeta[]>, scope: CompactionScope): PartitionRef[] {
+  return [...states.values()]
+    .map((list) => list[0])
+    .filter((m): m is StateMeta => m?.layers !== undefined && m.layers.length > 1)
+    .filter((m) => (scope.customerId === undefined || m.customerId === scope.customerId) && (scope.date === undefined || m.date === scope.date))
+    .map((m) => ({ customerId: m.customerId, date: m.date }));
+}
+
+/** One partition's layer merge: a failure is its own (logged), never the other partitions'. */
+async function mergeOne(deps: JobDeps, p: PartitionRef): Promise<MergedLayers | null | 'failed'> {
+  try {
+    return await deps.db.withSession((s) =>
+      mergePartitionLayers({ s, layout: deps.layout, log: deps.log, runId: `merge-${Date.now()}`, lockStaleMs: deps.config.snapshots.lockStaleMs }, p),
+    );
+  } catch (err) {
+    deps.log.error({ err, partition: `${p.customerId}/${p.date}` }, 'layer merge of a partition failed; its state stays as it is');
     return 'failed';
   }
 }

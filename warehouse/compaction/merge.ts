@@ -21,7 +21,7 @@ import { compactIso } from '../../lib/time.ts';
 import type { HeldLock } from '../../lib/file-lock.ts';
 
 /** The steps of a compaction, each reported once done (progress, and the crash tests' kill points). */
-export type CompactionStep = 'merged' | 'recorded' | 'placed' | 'retired';
+export type CompactionStep = 'merged' | 'recorded' | 'placed' | 'layers merged' | 'retired';
 export type OnCompactionStep = (step: CompactionStep) => void | Promise<void>;
 
 export interface CompactContext {

@@ -1,0 +1,144 @@
+// The background merge of layers (warehouse/layer-merge.ts): a run's own build merges only small
+// trailing layers (INLINE_MERGE_MAX_REPORTS together); compaction merges the larger ones. Which
+// layers are due (hand-worked), and on real layered states: the figures after a merge equal those
+// before it, a from-scratch run and the independent SQL over the raw files; a run that adds a layer
+// while a merge is under way keeps its layer on top; a state built whole meanwhile drops the merge.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
+import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
+import { generateReports } from '../../warehouse/sample/generate.ts';
+import { runPipeline } from '../../jobs/pipeline.ts';
+import { runCompaction } from '../../jobs/compaction/compact.ts';
+import { listFiles } from '../../lib/fsx.ts';
+import { readStates, type LayerMeta, type StateMeta } from '../../warehouse/state-store.ts';
+import { layersDueForMerge, mergePartitionLayers } from '../../warehouse/layer-merge.ts';
+import { INLINE_MERGE_MAX_REPORTS } from '../../warehouse/layered-state.ts';
+
+const layer = (reports: number): LayerMeta => ({ layerId: `l${reports}`, builtAt: '', reports, maxTs: null, hourRows: 0 });
+const sizes = (ls: LayerMeta[]) => ls.map((l) => l.reports);
+
+describe('layersDueForMerge', () => {
+  it('takes the trailing run whose sizes do not double going back, leaving the newest layers a build may still merge', () => {
+    const K = INLINE_MERGE_MAX_REPORTS;
+    // 4K, 3K, 2K | K/2 (a build's own merge may take it): 2K then 3K (≤ 2 × 2K), then 4K (≤ 2 × 5K).
+    expect(sizes(layersDueForMerge([layer(4 * K), layer(3 * K), layer(2 * K), layer(K / 2)]))).toEqual([4 * K, 3 * K, 2 * K]);
+    // Sizes that double going back: nothing due.
+    expect(sizes(layersDueForMerge([layer(8 * K), layer(3 * K), layer(K), layer(K / 2)]))).toEqual([]);
+    // The merged layer stays within MAX_MERGED_LAYER_REPORTS (1,000,000): 600,000 is left out.
+    expect(sizes(layersDueForMerge([layer(600_000), layer(300_000), layer(200_000), layer(200_000)]))).toEqual([300_000, 200_000, 200_000]);
+    // Small layers only: a build's own merge takes them.
+    expect(layersDueForMerge([layer(1000), layer(1000), layer(1000)])).toEqual([]);
+    expect(layersDueForMerge([layer(5 * K)])).toEqual([]);
+  });
+});
+
+const DAY = '2026-11-24';
+const BASE = new Date(`${DAY}T00:00:00Z`);
+const HOUR = 3_600_000;
+const at = (hours: number) => new Date(BASE.getTime() + hours * HOUR);
+
+let pool: TestWarehouse;
+let wh: TestWarehouse;
+/** The pool's files of batch g, by g. */
+const batches = new Map<number, string[]>();
+
+beforeAll(async () => {
+  pool = await openTestWarehouse();
+  // No compaction of small files here: only layer merges.
+  wh = await openTestWarehouse({ COMPACTION_MIN_FILES: '1000' });
+  // Batches larger than a build's own merge may take: each run adds a layer of its own.
+  for (let g = 0; g < 7; g++) {
+    const before = new Set(await listFiles(pool.layout.rawReports, '.parquet'));
+    await generateReports(pool.db, pool.layout, { customers: ['acme'], streams: 3, sessions: 1500, start: at(g * 0.5), hours: 0.5, seed: 900 + g });
+    batches.set(g, (await listFiles(pool.layout.rawReports, '.parquet')).filter((f) => !before.has(f)));
+  }
+}, 180_000);
+
+afterAll(async () => {
+  await pool?.close();
+  await wh?.close();
+});
+
+async function land(g: number): Promise<void> {
+  for (const from of batches.get(g)!) {
+    const to = path.join(wh.layout.rawReports, path.relative(pool.layout.rawReports, from));
+    await fs.mkdir(path.dirname(to), { recursive: true });
+    await fs.copyFile(from, to);
+  }
+}
+
+const newest = async (): Promise<StateMeta> => (await readStates(wh.layout)).get(`acme/${DAY}`)![0]!;
+
+/** The published snapshot equals a from-scratch run over the same files and the independent SQL. */
+async function expectExact(snapshot: string, asOf: Date, what: string): Promise<void> {
+  const ours = await snapshotRows(wh.db, wh.layout, snapshot);
+  const scratch = await runPipeline(wh, { asOf, rebuild: true, replaceCurrent: true, compact: false });
+  expectSameSnapshotRows(ours, await snapshotRows(wh.db, wh.layout, scratch.manifest.snapshot), what);
+  await expectSnapshotMatchesIndependent(wh.db, wh.layout, snapshot, what);
+}
+
+describe('layer merges by compaction', () => {
+  it('merge the layers a build leaves, with the figures exact, a layer added meanwhile kept on top, and a whole rebuild dropping the merge', async () => {
+    const merge = (runId: string, beforeCommit: () => Promise<void>) =>
+      wh.db.withSession((s) => mergePartitionLayers({ s, layout: wh.layout, log: wh.log, runId, lockStaleMs: 60_000, beforeCommit }, { customerId: 'acme', date: DAY }));
+    for (const g of [0, 1]) {
+      await land(g);
+      await runPipeline(wh, { asOf: at(g * 0.5 + 0.5), compact: false });
+    }
+    // Each batch over the inline limit: a layer each, none merged by the runs.
+    const two = await newest();
+    expect(sizes(two.layers!).every((n) => n > INLINE_MERGE_MAX_REPORTS)).toBe(true);
+    expect(two.layers!.length).toBe(2);
+    expect(layersDueForMerge(two.layers!).length).toBe(2);
+
+    // A state built whole while a merge is under way: the merge is dropped.
+    const dropped = await merge('test-merge-dropped', async () => void (await runPipeline(wh, { asOf: at(1), rebuild: true, replaceCurrent: true, compact: false })));
+    expect(dropped).toBeNull();
+    expect((await newest()).made).toBe('built');
+    expect((await newest()).layers!.length).toBe(1);
+
+    // Compaction merges what is due: the whole layer and two more, into one.
+    for (const g of [2, 3]) {
+      await land(g);
+      await runPipeline(wh, { asOf: at(g * 0.5 + 0.5), compact: false });
+    }
+    const three = await newest();
+    expect(three.layers!.length).toBe(3);
+    const c = await runCompaction(wh);
+    expect(c.failed).toBe(0);
+    expect(c.merged.map((m) => [m.partition, m.layers])).toEqual([[`acme/${DAY}`, 3]]);
+    const one = await newest();
+    expect(one.made).toBe('merged');
+    expect(one.layers!.length).toBe(1);
+    expect(one.layers![0]!.reports).toBe(three.layers!.reduce((a, l) => a + l.reports, 0));
+    expect(one.files).toEqual(three.files);
+    // The next run reuses the merged state (the same files), and its figures are exact.
+    const run = await runPipeline(wh, { asOf: at(2), compact: false, replaceCurrent: true });
+    expect(run.manifest.partitionStates!.rebuilt).toBe(0);
+    await expectExact(run.manifest.snapshot, at(2), 'after compaction merged layers');
+
+    // A run while a merge is under way (after its files are written, before it commits): the run's
+    // new layer stays on top of the merged one.
+    for (const g of [4, 5]) {
+      await land(g);
+      await runPipeline(wh, { asOf: at(g * 0.5 + 0.5), compact: false });
+    }
+    const before = await newest();
+    const due = layersDueForMerge(before.layers!);
+    expect(due.length).toBeGreaterThanOrEqual(2);
+    await land(6);
+    const merged = await merge('test-merge-meanwhile', async () => void (await runPipeline(wh, { asOf: at(3.5), compact: false })));
+    expect(merged!.layers).toBe(due.length);
+    const after = await newest();
+    expect(after.made).toBe('merged');
+    expect(after.layers!.length).toBe(before.layers!.length - due.length + 2);
+    expect(after.layers![after.layers!.length - 1]!.reports).toBeGreaterThan(INLINE_MERGE_MAX_REPORTS);
+    expect(after.layers!.slice(0, -1).some((l) => due.some((d) => d.layerId === l.layerId))).toBe(false);
+    const last = await runPipeline(wh, { asOf: at(3.5), compact: false, replaceCurrent: true });
+    expect(last.manifest.partitionStates!.rebuilt).toBe(0);
+    await expectExact(last.manifest.snapshot, at(3.5), 'after a merge with a run meanwhile');
+  }, 300_000);
+});
