@@ -4,8 +4,9 @@
 // A layer holds the reports of the files that landed since the previous build, deduplicated among
 // themselves and against the earlier layers by the one rule, as report pieces sorted by ts (what
 // window edges and asOf cuts are read from), hour pieces and minute pieces. The state's series
-// is made from every layer's minute pieces. Small trailing layers are merged into the new one
-// (sizes at least double going back), so a day holds a few layers, not one per tick.
+// is made from every layer's minute pieces. Small trailing layers are merged into the new one,
+// larger ones by compaction in the background (layer-merge.ts): sizes at least double going back,
+// so a day holds a few layers, not one per tick.
 // The state is rebuilt from its files (one layer) when it cannot be appended to: no layered
 // state yet, other state code, a file changed or removed (other than by compaction of files the
 // state has read), or a new copy of a report that the rule would keep instead of an earlier one.

@@ -90,7 +90,7 @@ const JOBS = {
   COMPACT_EVERY: setting({
     schema: duration.default(60_000),
     shown: '`60s`',
-    doc: 'interval of the compaction job (merges small landed files; docs/warehouse-state.md), installed by `schedule`',
+    doc: 'interval of the compaction job (merges small landed files and the layers of recent states that are due; docs/warehouse-state.md), installed by `schedule`',
     at: 'schedules.compactEveryMs',
     flags: { schedule: { flag: '--compact-every <duration>', help: 'run the compaction job at this interval, e.g. 60s ({env}, default {default})' } },
   }),
