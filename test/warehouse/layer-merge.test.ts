@@ -4,6 +4,7 @@
 // before it, a from-scratch run and the independent SQL over the raw files; a run that adds a layer
 // while a merge is under way keeps its layer on top; a state built whole meanwhile drops the merge.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
@@ -16,6 +17,8 @@ import { listFiles } from '../../lib/fsx.ts';
 import { readStates, type LayerMeta, type StateMeta } from '../../warehouse/state-store.ts';
 import { layersDueForMerge, mergePartitionLayers } from '../../warehouse/layer-merge.ts';
 import { INLINE_MERGE_MAX_REPORTS } from '../../warehouse/layered-state.ts';
+import { fixtureArgv } from '../helpers/fixtures.ts';
+import { seededRandom } from '../helpers/random.ts';
 
 const layer = (reports: number): LayerMeta => ({ layerId: `l${reports}`, builtAt: '', reports, maxTs: null, hourRows: 0 });
 const sizes = (ls: LayerMeta[]) => ls.map((l) => l.reports);
@@ -140,5 +143,57 @@ describe('layer merges by compaction', () => {
     const last = await runPipeline(wh, { asOf: at(3.5), compact: false, replaceCurrent: true });
     expect(last.manifest.partitionStates!.rebuilt).toBe(0);
     await expectExact(last.manifest.snapshot, at(3.5), 'after a merge with a run meanwhile');
+  }, 300_000);
+});
+
+describe('a layer merge killed at any moment', () => {
+  it('leaves the newest state as it was or merged whole, the figures those of the unmerged layers', async () => {
+    // A warehouse of its own: four layers due for a merge.
+    const own = await openTestWarehouse({ COMPACTION_MIN_FILES: '1000' });
+    try {
+      for (const g of [0, 1, 2, 3]) {
+        for (const from of batches.get(g)!) {
+          const to = path.join(own.layout.rawReports, path.relative(pool.layout.rawReports, from));
+          await fs.mkdir(path.dirname(to), { recursive: true });
+          await fs.copyFile(from, to);
+        }
+        await runPipeline(own, { asOf: at(g * 0.5 + 0.5), compact: false });
+      }
+      const asOf = at(2);
+      const state = async () => (await readStates(own.layout)).get(`acme/${DAY}`)![0]!;
+      const before = await state();
+      expect(layersDueForMerge(before.layers!).length).toBe(4);
+      const reference = await snapshotRows(own.db, own.layout, (await runPipeline(own, { asOf, compact: false, replaceCurrent: true })).manifest.snapshot);
+      const random = seededRandom(31);
+      let killed = 0;
+      for (let k = 0; k < 8; k++) {
+        // The child takes about a second here, its start included (half of it the merge): killed
+        // anywhere in 0.25–1.05 s, before the merge, during it or while it commits.
+        const child = spawn(process.execPath, fixtureArgv('merge-run.ts', own.root, 'acme', DAY, String(Math.floor(250 + random() * 800))), { stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+        const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
+        if (signal === 'SIGKILL') killed++;
+        else expect(out, 'a merge that was not killed finished').toMatch(/DONE|NOTHING/);
+        const now = await state();
+        const reports = (m: StateMeta) => m.layers!.reduce((a, l) => a + l.reports, 0);
+        // As it was, or merged whole: never half a merge, never a report lost or doubled.
+        expect(now.stateId === before.stateId || (now.made === 'merged' && now.layers!.length === 1), `attempt ${k}`).toBe(true);
+        expect(reports(now)).toBe(reports(before));
+        const run = await runPipeline(own, { asOf, compact: false, replaceCurrent: true });
+        expectSameSnapshotRows(await snapshotRows(own.db, own.layout, run.manifest.snapshot), reference, `attempt ${k}`);
+        if (now.made === 'merged') break;
+      }
+      expect(killed).toBeGreaterThan(0);
+      // Whatever the kills left, a compaction finishes the merge (its scratch folders are debris).
+      await runCompaction(own);
+      expect((await state()).layers!.length).toBe(1);
+      const last = await runPipeline(own, { asOf, compact: false, replaceCurrent: true });
+      expectSameSnapshotRows(await snapshotRows(own.db, own.layout, last.manifest.snapshot), reference, 'after the compaction');
+      await expectSnapshotMatchesIndependent(own.db, own.layout, last.manifest.snapshot, 'after the kills');
+    } finally {
+      await own.close();
+    }
   }, 300_000);
 });
