@@ -37,13 +37,12 @@ export async function combineStates(s: DbSession, input: CombineInput): Promise<
   await writeBreakdownFiles(s, plan, units.files);
   const series = await writeSeriesDays(s, plan, customers);
   await dropRelations(s, COMBINE_RELATIONS);
-  const unitFiles = [...units.files.values()].flat();
   return {
     customers,
     platformRows,
     edgeReportsRead: pieces.edgeReportsRead + series.edgeReportsRead,
     layeredStatesCut: new Set([...pieces.layeredStatesCut, ...series.layeredStatesCut]).size,
-    usedFiles: [...pieces.usedFiles, ...unitFiles, ...series.usedFiles],
-    classUnits: { computed: units.computed, linked: unitFiles.length },
+    usedFiles: [...pieces.usedFiles, ...units.used, ...series.usedFiles],
+    classUnits: { computed: units.computed, linked: units.units },
   };
 }
