@@ -21,6 +21,11 @@ const DAY_MS = 86_400_000;
 export const epochDay = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
 export const dateOfDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
 
+export const DAY_US = 86_400_000_000n;
+
+/** The first instant of a UTC date, in microseconds since the epoch. */
+export const dayStartUs = (date: string) => BigInt(epochDay(date)) * DAY_US;
+
 /** The start of the `grain`-long interval whose open part (start, start + grain) strictly holds `edge`. */
 function cutInterval(edge: bigint, grain: bigint): bigint | null {
   const start = edge - (((edge % grain) + grain) % grain);

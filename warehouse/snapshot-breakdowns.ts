@@ -8,7 +8,7 @@ import { copyToParquet } from './parquet-write.ts';
 import { sqlFile } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from './breakdowns.ts';
-import { epochDay, type CombinePlan } from './combine-plan.ts';
+import { dayStartUs, type CombinePlan } from './combine-plan.ts';
 import { createSessionClassesView, unitSessionClasses, type UnitClasses } from './class-units.ts';
 import type { WindowPieces } from './window-pieces.ts';
 import { fsyncDir, linkOrCopy } from '../lib/fsx.ts';
@@ -22,7 +22,7 @@ export async function createSessionClasses(s: DbSession, plan: CombinePlan, piec
   const { params, types } = windowClassParams(plan.asOf);
   await s.run(breakdownFileSql('snapshot_session_classes', { pieces: 'window_pieces' }), params, types);
   // The units of the days before asOf's date are read through one file per customer.
-  const units = await unitSessionClasses(s, plan, pieces.units, BigInt(epochDay(plan.asOfDate)) * 86_400_000_000n);
+  const units = await unitSessionClasses(s, plan, pieces.units, dayStartUs(plan.asOfDate));
   await createSessionClassesView(s, units.unionSql);
   return units;
 }

@@ -6,7 +6,7 @@ import { copyToParquet, STATE_COMPRESSION } from './parquet-write.ts';
 import { fileList, fillSql, sqlFile } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { compactedFile, statesKey } from './compacted-files.ts';
-import { dateOfDay, dateOfUs, epochDay, HOUR_US, unitSignature, type CombinePlan } from './combine-plan.ts';
+import { dateOfDay, dateOfUs, DAY_US, dayStartUs, epochDay, HOUR_US, unitSignature, type CombinePlan } from './combine-plan.ts';
 import { noPiecesSql, pieceSql } from './piece-columns.ts';
 import { loadStateReports } from './state-reports.ts';
 import { compactedHoursFile, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
@@ -43,7 +43,6 @@ export interface ClassUnit {
   toUs: bigint;
 }
 
-const DAY_US = 86_400_000_000n;
 
 /**
  * The view `window_pieces` of the plan's states at asOf: the pieces of the hours an edge cuts;
@@ -100,8 +99,8 @@ async function classUnits(s: DbSession, plan: CombinePlan): Promise<ClassUnit[]>
         const query = fillSql(sqlFile('compacted_hours'), { files: fileList(older.flatMap((m) => stateHourFiles(plan.layout, m))) });
         files.push(await compactedFile(s, file, query, { compression: STATE_COMPRESSION }));
       }
-      const first = BigInt(epochDay(group[0]!.date)) * DAY_US;
-      const last = BigInt(epochDay(group[group.length - 1]!.date)) * DAY_US + DAY_US;
+      const first = dayStartUs(group[0]!.date);
+      const last = dayStartUs(group[group.length - 1]!.date) + DAY_US;
       units.push({ customerId, files, fromUs: first, toUs: last });
     }
   }
@@ -116,7 +115,7 @@ async function classUnits(s: DbSession, plan: CombinePlan): Promise<ClassUnit[]>
 function daysBySignature(plan: CombinePlan, states: readonly StateMeta[]): StateMeta[][] {
   const groups: { signature: string; states: StateMeta[] }[] = [];
   for (const m of [...states].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0))) {
-    const from = BigInt(epochDay(m.date)) * DAY_US;
+    const from = dayStartUs(m.date);
     const signature = unitSignature(plan, from, from + DAY_US);
     const last = groups[groups.length - 1];
     if (last && last.signature === signature) last.states.push(m);
@@ -131,14 +130,14 @@ function daysBySignature(plan: CombinePlan, states: readonly StateMeta[]): State
  * day's start); a state built whole, its hour file over the day.
  */
 function todayUnits(plan: CombinePlan, m: StateMeta): ClassUnit[] {
-  const dayUs = BigInt(epochDay(m.date)) * DAY_US;
+  const dayUs = dayStartUs(m.date);
   if (!m.layers) return [{ customerId: m.customerId, files: [stateFiles(plan.layout, m).hours], fromUs: dayUs, toUs: dayUs + DAY_US }];
   return m.layers.map((l) => layerClassUnit(plan.layout, m, l));
 }
 
 /** The class unit of one layer of a state of asOf's date (todayUnits). */
 export function layerClassUnit(layout: WarehouseLayout, m: StateMeta, l: LayerMeta): ClassUnit {
-  const dayUs = BigInt(epochDay(m.date)) * DAY_US;
+  const dayUs = dayStartUs(m.date);
   const hourOf = (ts: string) => {
     const us = BigInt(Date.parse(ts)) * 1000n;
     return us - (us % HOUR_US);
