@@ -138,15 +138,21 @@ function todayUnits(plan: CombinePlan, m: StateMeta): ClassUnit[] {
 /** The class unit of one layer of a state of asOf's date (todayUnits). */
 export function layerClassUnit(layout: WarehouseLayout, m: StateMeta, l: LayerMeta): ClassUnit {
   const dayUs = dayStartUs(m.date);
-  const hourOf = (ts: string) => {
-    const us = BigInt(Date.parse(ts)) * 1000n;
-    return us - (us % HOUR_US);
+  // The hour of a ts of the layer's day; null for one that is not (then the day's edge serves:
+  // a span too wide only makes the classes change more often, one too narrow would be wrong).
+  const hourOf = (ts: string | null | undefined): bigint | null => {
+    const ms = ts ? Date.parse(ts) : NaN;
+    if (!Number.isFinite(ms)) return null;
+    const us = BigInt(ms) * 1000n;
+    return us >= dayUs && us < dayUs + DAY_US ? us - (us % HOUR_US) : null;
   };
+  const first = hourOf(l.minTs);
+  const last = hourOf(l.maxTs);
   return {
     customerId: m.customerId,
     files: [stateFiles(layout, m).layer(l.layerId).hours],
-    fromUs: l.minTs ? hourOf(l.minTs) : dayUs,
-    toUs: l.maxTs ? hourOf(l.maxTs) + HOUR_US : dayUs + DAY_US,
+    fromUs: first ?? dayUs,
+    toUs: last === null ? dayUs + DAY_US : last + HOUR_US,
   };
 }
 

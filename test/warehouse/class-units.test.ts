@@ -1,8 +1,11 @@
 // The signature of a class unit (class-units.ts): the same for every asOf that gives each of the
 // unit's whole hour pieces the same window class and the same reading, another for any asOf (or
-// cut hours) that does not.
+// cut hours) that does not. And a layer's unit: the hours its reports lie in (hand-worked).
 import { describe, expect, it } from 'vitest';
 import { unitSignature } from '../../warehouse/combine-plan.ts';
+import { layerClassUnit } from '../../warehouse/window-pieces.ts';
+import { warehouseLayout } from '../../warehouse/layout.ts';
+import type { LayerMeta, StateMeta } from '../../warehouse/state-store.ts';
 
 const us = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
 const TODAY = us('2026-11-20T00:00:00Z');
@@ -38,5 +41,30 @@ describe('unitSignature', () => {
     const base = unitSignature(at(asOf), TODAY, TODAY + DAY);
     expect(unitSignature(at(asOf, [us('2026-11-20T11:00:00Z')]), TODAY, TODAY + DAY)).not.toBe(base);
     expect(unitSignature(at(asOf, [us('2026-11-13T11:00:00Z')]), TODAY, TODAY + DAY)).toBe(base);
+  });
+});
+
+describe('layerClassUnit', () => {
+  const layout = warehouseLayout('/tmp/p2ptel-layer-class-unit');
+  const state = (layers: LayerMeta[]): StateMeta => ({
+    formatVersion: 1, stateId: 's1', stateVersion: 'v', codeVersion: 'c', customerId: 'acme', date: '2026-11-20', runId: 'r', builtAt: '',
+    files: [], presentColumns: [], quarantined: [], rowsRead: 0, reports: 0, duplicatesDropped: 0, streams: 0, maxTs: null, hourRows: 0, seriesRows: 0, buildMs: 0, layers,
+  });
+  const layer = (minTs: string | null | undefined, maxTs: string | null): LayerMeta => ({ layerId: 'l1', builtAt: '', reports: 1, ...(minTs === undefined ? {} : { minTs }), maxTs, hourRows: 1 });
+  const span = (l: LayerMeta) => {
+    const u = layerClassUnit(layout, state([l]), l);
+    return [u.fromUs, u.toUs];
+  };
+
+  it("spans the hours from the layer's earliest report to its latest", () => {
+    expect(span(layer('2026-11-20T12:05:00.123456Z', '2026-11-20T13:30:00.000000Z'))).toEqual([us('2026-11-20T12:00:00Z'), us('2026-11-20T14:00:00Z')]);
+    // A report on the hour's first instant: that hour.
+    expect(span(layer('2026-11-20T12:00:00.000000Z', '2026-11-20T12:00:00.000000Z'))).toEqual([us('2026-11-20T12:00:00Z'), us('2026-11-20T13:00:00Z')]);
+  });
+
+  it("falls back to the day's edges where a ts is missing, unreadable or of another day", () => {
+    expect(span(layer(undefined, '2026-11-20T13:30:00Z'))).toEqual([TODAY, us('2026-11-20T14:00:00Z')]);
+    expect(span(layer('not a time', null))).toEqual([TODAY, TODAY + DAY]);
+    expect(span(layer('2026-11-19T23:59:59Z', '2026-11-21T00:00:00Z'))).toEqual([TODAY, TODAY + DAY]);
   });
 });
