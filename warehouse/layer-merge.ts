@@ -14,7 +14,7 @@
 import fs from 'node:fs/promises';
 import { fileList } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
-import { INLINE_MERGE_MAX_REPORTS, layersToMerge, layerPieces, MAX_MERGED_LAYER_REPORTS, newLayer, writeLayerFiles } from './layered-state.ts';
+import { INLINE_MERGE_MAX_REPORTS, layersToMerge, layerPieces, linkLayerFiles, MAX_MERGED_LAYER_REPORTS, newLayer, writeLayerFiles } from './layered-state.ts';
 import { withPartitionLocks, type PartitionRef } from './partition-lock.ts';
 import { newStateId, partitionKey, readStates, stateFiles, stateVersion, TMP_PREFIX, writeStates, type LayerMeta, type StateMeta } from './state-store.ts';
 import { dropRelations } from './temp-relations.ts';
@@ -129,14 +129,9 @@ async function replaceLayers(
     {
       meta,
       write: async (out) => {
-        const link = async (a: string, b: string) => fs.link(a, b);
-        for (const l of layers) {
-          const src = l === merged ? scratch.layer(l.layerId) : from.layer(l.layerId);
-          const dst = out.layer(l.layerId);
-          for (const k of ['reports', 'hours', 'minutes', 'sessions'] as const) await link(src[k], dst[k]);
-        }
-        await link(from.series, out.series);
-        for (const k of ['coarse', 'pending'] as const) if (await exists(from[k])) await link(from[k], out[k]);
+        for (const l of layers) await linkLayerFiles((l === merged ? scratch : from).layer(l.layerId), out.layer(l.layerId));
+        await fs.link(from.series, out.series);
+        for (const k of ['coarse', 'pending'] as const) if (await exists(from[k])) await fs.link(from[k], out[k]);
         meta.buildMs = Date.now() - Date.parse(meta.builtAt);
       },
     },

@@ -201,17 +201,11 @@ async function buildOn(
     {
       meta,
       write: async (out) => {
-        for (const l of kept) {
-          const from = prevFiles!.layer(l.layerId);
-          const to = out.layer(l.layerId);
-          for (const k of ['reports', 'hours', 'minutes', 'sessions'] as const) await fs.link(from[k], to[k]);
-        }
-        const copy = (query: string, file: string, rowGroup = '') =>
-          s.run(`COPY (${query}) TO ${quotedString(file)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION}${rowGroup})`);
-        if (heldBack > 0) await copy('SELECT * FROM pending_rows ORDER BY ts', out.pending);
+        for (const l of kept) await linkLayerFiles(prevFiles!.layer(l.layerId), out.layer(l.layerId));
+        if (heldBack > 0) await copyTo(s, 'SELECT * FROM pending_rows ORDER BY ts', out.pending);
         if (layer) await writeLayerFiles(s, out.layer(layer.layerId));
-        if (coarse) await copy('SELECT * FROM coarse_sums ORDER BY bucketSeconds, streamId, start_us', out.coarse);
-        meta.seriesRows = await copy('SELECT * FROM state_series_all ORDER BY streamId, bucketSeconds, bucketStart', out.series, `, ROW_GROUP_SIZE ${SERIES_ROW_GROUP_SIZE}`);
+        if (coarse) await copyTo(s, 'SELECT * FROM coarse_sums ORDER BY bucketSeconds, streamId, start_us', out.coarse);
+        meta.seriesRows = await copyTo(s, 'SELECT * FROM state_series_all ORDER BY streamId, bucketSeconds, bucketStart', out.series, `, ROW_GROUP_SIZE ${SERIES_ROW_GROUP_SIZE}`);
         meta.buildMs = Date.now() - started;
       },
     },
@@ -354,14 +348,26 @@ export async function layerPieces(s: DbSession): Promise<void> {
   await s.run(pieceSql('layer_sessions', { coarse_sizes: COARSE_SIZES.join(', ') }));
 }
 
+/** Where a layer's four files sit (state-store.ts stateFiles). */
+type LayerFiles = ReturnType<ReturnType<typeof stateFiles>['layer']>;
+const LAYER_FILE_KINDS = ['reports', 'hours', 'minutes', 'sessions'] as const;
+
+/** `query` into a state file; the rows written. */
+function copyTo(s: DbSession, query: string, file: string, rowGroup = ''): Promise<number> {
+  return s.run(`COPY (${query}) TO ${quotedString(file)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION}${rowGroup})`);
+}
+
 /** A layer's four files from `layer_rows` and its pieces (layerPieces). */
-export async function writeLayerFiles(s: DbSession, to: ReturnType<ReturnType<typeof stateFiles>['layer']>): Promise<void> {
-  const copy = (query: string, file: string, rowGroup = '') =>
-    s.run(`COPY (${query}) TO ${quotedString(file)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION}${rowGroup})`);
-  await copy('SELECT * FROM layer_rows ORDER BY ts', to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
-  await copy('SELECT * FROM layer_hours', to.hours);
-  await copy('SELECT * FROM layer_minutes ORDER BY start_us', to.minutes);
-  await copy('SELECT * FROM layer_sessions ORDER BY bucketSeconds, start_us', to.sessions);
+export async function writeLayerFiles(s: DbSession, to: LayerFiles): Promise<void> {
+  await copyTo(s, 'SELECT * FROM layer_rows ORDER BY ts', to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
+  await copyTo(s, 'SELECT * FROM layer_hours', to.hours);
+  await copyTo(s, 'SELECT * FROM layer_minutes ORDER BY start_us', to.minutes);
+  await copyTo(s, 'SELECT * FROM layer_sessions ORDER BY bucketSeconds, start_us', to.sessions);
+}
+
+/** A layer kept by a new state: its four files hard-linked into the new state's folder. */
+export async function linkLayerFiles(from: LayerFiles, to: LayerFiles): Promise<void> {
+  for (const k of LAYER_FILE_KINDS) await fs.link(from[k], to[k]);
 }
 
 /** The new layer's meta, from its tables. */
