@@ -12,6 +12,7 @@ import { Replays } from './replayed-answers.ts';
 import { healthRoutes } from './routes/health.ts';
 import { telemetryRoutes } from './routes/telemetry.ts';
 import { breakdownRoutes } from './routes/breakdown.ts';
+import { summaryRoutes } from './routes/summary.ts';
 import { tenantsRoutes } from './routes/tenants.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { originsRoutes } from './routes/origins.ts';
@@ -39,6 +40,7 @@ export function apiRouters(deps: ApiDeps): ApiRouters {
   healthRoutes(main, deps);
   telemetryRoutes(main, deps, { auth, remember: replays.remember }, operators);
   breakdownRoutes(main, deps, { auth, remember: replays.remember });
+  summaryRoutes(main, deps, { auth, remember: replays.remember });
   originsRoutes(main, deps, auth);
   manifestRoutes(main, deps, auth);
   reportsRoutes(main, deps, auth);

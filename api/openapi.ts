@@ -9,7 +9,7 @@ import { registryToJsonSchemas, toJsonSchema } from '../lib/json-schema.ts';
 import { EXPORT_FORMATS, EXPORT_MEDIA } from './export/export.ts';
 import { MAX_BUCKETS } from './timeseries.ts';
 import { PilotReportSchema } from '../pilot/report-schema.ts';
-import { BreakdownQuery, BreakdownSchema, FilterParam, ExportQuery, PlatformMetricsQuery, PlatformMetricsSchema, StreamListSchema, StreamMetricsQuery, StreamMetricsSchema, StreamsQuery, TimeseriesQuery, TimeseriesSchema } from './schemas/telemetry.ts';
+import { BreakdownQuery, BreakdownSchema, FilterParam, ExportQuery, PlatformMetricsQuery, PlatformMetricsSchema, StreamListSchema, StreamMetricsQuery, StreamMetricsSchema, StreamsQuery, SummaryQuery, SummarySchema, TimeseriesQuery, TimeseriesSchema } from './schemas/telemetry.ts';
 import { PilotReportQuery } from './schemas/reports.ts';
 import { BillingSummarySchema, BillingUsageSchema, CustomerBillingSchema, InvoiceListSchema, InvoiceSchema, InvoicesQuery, PeriodQuery } from './schemas/billing.ts';
 import { OriginsPutSchema, OriginsSchema, PublicKeySchema, SignRequestSchema, SignResponseSchema, TenantDetailSchema, TenantListSchema } from './schemas/control.ts';
@@ -165,6 +165,27 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         '401': UNAUTHORIZED,
         '403': problem('A streamId not attributed to the caller (forbidden_stream), or a missing capability'),
         '404': problem('A stream of the caller that has never reported (stream_not_found)'),
+        '429': problemRetry('The caller already has as many breakdowns in progress as allowed (too_many_requests)'),
+        '503': problemRetry(
+          'No snapshot yet (snapshot_unavailable, snapshot_unreadable); not computed within the query timeout (timeout); too much on-demand work (busy); a snapshot from before breakdowns (breakdowns_unavailable)',
+        ),
+      },
+    },
+  },
+  '/telemetry/summary': {
+    get: {
+      tags: ['telemetry'],
+      summary:
+        "Headline figures of every stream of a customer together (a tenant: its own; an operator: the customer named, or the platform), with filters: distinct sessions and percentiles over all of them, not added up per stream",
+      parameters: [FILTER_PARAM],
+      query: SummaryQuery,
+      responses: {
+        '200': json(SummarySchema),
+        '304': NOT_MODIFIED,
+        '400': problem(`Bad window (invalid_window), customerId (invalid_customer_id) or filter (${BAD_FILTER})`),
+        '401': UNAUTHORIZED,
+        '403': problem('A tenant naming another customer (forbidden_tenant), or a missing capability'),
+        '404': problem('An operator naming a customer without data in the snapshot (customer_not_found)'),
         '429': problemRetry('The caller already has as many breakdowns in progress as allowed (too_many_requests)'),
         '503': problemRetry(
           'No snapshot yet (snapshot_unavailable, snapshot_unreadable); not computed within the query timeout (timeout); too much on-demand work (busy); a snapshot from before breakdowns (breakdowns_unavailable)',

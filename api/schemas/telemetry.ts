@@ -94,6 +94,26 @@ export const StreamMetricsSchema = z
   })
   .meta({ id: 'StreamMetrics' });
 
+export const SummaryQuery = z.object({
+  window: windowParam,
+  customerId: optionalText()
+    .pipe(z.string().regex(/^[a-z0-9_-]{1,64}$/).optional())
+    .describe("Operators: one customer's streams (without it: the platform). A tenant may name only its own customer (403 otherwise)"),
+});
+
+export const SummarySchema = z
+  .object({
+    asOf: isoInstant(),
+    window: windowName,
+    customerId: z.string().nullable().describe("the customer whose streams are counted together; null: the platform (operators)"),
+    filters: filtersField,
+    streams: count().describe('streams with a report in the window (filters do not apply)'),
+    activePeers: count().describe("Σ of the streams' activePeers (filters do not apply)"),
+    ...figures,
+    ...quality,
+  })
+  .meta({ id: 'Summary' });
+
 export const BreakdownRowSchema = z
   .object({ value: z.string().nullable().describe("the dimension's value; null: the sessions without one"), ...figures, ...quality })
   .meta({ id: 'BreakdownRow' });

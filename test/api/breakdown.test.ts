@@ -157,6 +157,48 @@ describe('GET /telemetry/metrics/:streamId with filters and quality figures', ()
   });
 });
 
+describe('GET /telemetry/summary', () => {
+  const fields = (r: Answer) => {
+    const { asOf: _a, window: _w, customerId: _c, filters: _f, streams: _s, activePeers: _p, ...figures } = r.json;
+    return figures;
+  };
+  it("equals independent SQL over a customer's streams together, and the platform's, with and without filters", async () => {
+    for (const window of WINDOW_NAMES) {
+      for (const filters of FILTERS) {
+        const cases: [string, string, string[] | undefined, string | null][] = [
+          ['', tokens['ac']!, ['ac:'], 'ac'],
+          ['customerId=acme&', tokens['operator']!, ['acme:'], 'acme'],
+          ['', tokens['operator']!, undefined, null],
+        ];
+        for (const [scope, token, streams, customerId] of cases) {
+          const r = await get(`/telemetry/summary?${scope}window=${window}${qs(filters)}`, token);
+          expect(r.status, JSON.stringify(r.json)).toBe(200);
+          expect(r.json).toMatchObject({ asOf: AS_OF.toISOString(), window, customerId });
+          const [theirs] = await ind.breakdown(window, { by: null, filters, ...(streams ? { streams } : {}) });
+          const expected = theirs ?? { totalSessions: 0, totalBytesOffloaded: 0, totalBytesFallback: 0, avgOffloadRatio: 0, avgPeerCount: 0, avgBufferHealth: 0, rebufferEvents: 0, rebufferRatio: 0, startupTimeP95Ms: null, p2pConnectionSuccess: null };
+          const { value: _v, ...figures } = expected as Row;
+          expectSameRows([fields(r)], [figures], `summary ${window} ${scope || token.slice(-6)} ${JSON.stringify(filters)}`);
+        }
+      }
+      // streams and activePeers: the stream summaries of the customer, added up.
+      const list = (await get(`/telemetry/streams?detail=1&window=${window}`, tokens['acme']!)).json['streams'] as Row[];
+      const mine = await get(`/telemetry/summary?window=${window}`, tokens['acme']!);
+      expect(mine.json['streams']).toBe(list.length);
+      expect(mine.json['activePeers']).toBe(list.reduce((a, x) => a + Number(x['activePeers']), 0));
+    }
+  }, 120_000);
+
+  it("refuses a tenant naming another customer (403), an operator's unknown customer (404), a bad customerId (400)", async () => {
+    expect((await get('/telemetry/summary?customerId=acme', tokens['ac']!)).status).toBe(403);
+    expect((await get('/telemetry/summary?customerId=ac', tokens['ac']!)).status).toBe(200);
+    expect((await get('/telemetry/summary?customerId=nobody', tokens['operator']!)).status).toBe(404);
+    const bad = await get('/telemetry/summary?customerId=__proto__%20x', tokens['operator']!);
+    expect(bad.status).toBe(400);
+    expect(bad.json['code']).toBe('invalid_customer_id');
+    expect((await get('/telemetry/summary?filter=colour:red', tokens['ac']!)).json['code']).toBe('invalid_filter');
+  });
+});
+
 describe('the pilot report', () => {
   it('lists devices, regions and versions by the breakdowns of the whole history (one definition)', async () => {
     const r = await get('/control/reports/pilot/acme:live-0', tokens['acme']!);
