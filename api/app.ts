@@ -21,6 +21,7 @@ import { reportsRoutes } from './routes/reports.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { assertSectioned, operatorRouter } from './routes/operator.ts';
 import type { ApiDeps } from './deps.ts';
+import type { Portal } from '../portal/portal.ts';
 
 export interface ApiRouters {
   main: Router;
@@ -66,7 +67,7 @@ export interface ApiApp {
   listener: RequestListener;
 }
 
-export function createApp(deps: ApiDeps): ApiApp {
+export function createApp(deps: ApiDeps, portal: Portal | null = null): ApiApp {
   const app = new Koa({ proxy: false });
   // Errors of handlers are logged by the request frame; what still reaches Koa (a failing stream
   // body, an error in the frame itself) is logged here, with the request id, rather than dropped.
@@ -77,8 +78,12 @@ export function createApp(deps: ApiDeps): ApiApp {
 
   const { main, operators, replays } = apiRouters(deps);
   app.use(apiRequestFrame(deps.log, deps.store));
+  if (portal) app.use(portal.frame);
   app.use(main.routes());
   app.use(operators.routes());
+  // The portal's pages under /portal/ (portal/router.ts): sessions of their own; the JSON routes
+  // above keep bearer tokens only.
+  if (portal) app.use(portal.router.routes());
   // After both routers: ctx.matched gathers what either matched, for 405 and Allow.
   app.use(main.allowedMethods());
   return { koa: app, listener: replays.listener(app.callback(), deps.store, deps.log) };

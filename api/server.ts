@@ -26,6 +26,7 @@ import { Admission } from './admission.ts';
 import { prepareExportScratch } from './export/scratch.ts';
 import { Revocation } from '../warehouse/control/revocation.ts';
 import { secureControlArea } from '../warehouse/control/documents.ts';
+import { createPortal, type Portal } from '../portal/portal.ts';
 
 export interface RunningApi {
   url: string;
@@ -33,6 +34,8 @@ export interface RunningApi {
   metricsUrl: string | null;
   server: http.Server;
   deps: ApiDeps;
+  /** The portal under /portal/ (docs/portal.md). */
+  portal: Portal;
   close(): Promise<void>;
 }
 
@@ -78,7 +81,8 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   };
   collectProcessMetrics();
   bindApiMetrics(store, db);
-  const app = createApp(deps);
+  const portal = await createPortal(deps);
+  const app = createApp(deps, portal);
   // Slow or stalled clients do not hold the server: receiving a request has a deadline, checked
   // twice a second (Node checks every 30 s by default, so a deadline acted up to 30 s late), and
   // an idle keep-alive connection is closed.
@@ -95,6 +99,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${host}:${addr.port}`;
+  portal.listening(url);
   const metrics: MetricsListener | null = config.api.metrics ? await listenMetrics(config.api.metrics.port, config.api.metrics.host) : null;
   log.info({ url, metrics: metrics?.url ?? null, snapshot: store.current()?.id ?? null }, 'API listening');
   return {
@@ -102,6 +107,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     metricsUrl: metrics?.url ?? null,
     server,
     deps,
+    portal,
     async close() {
       store.stop();
       await metrics?.close();

@@ -206,6 +206,8 @@ export class SnapshotStore {
   private failed: { id: string; at: number } | null = null;
   /** Why nothing is served although something is published (CURRENT or its manifest is damaged). */
   private unreadable: { file: string; why: string } | null = null;
+  /** Told of each snapshot swapped in (the portal's live pages). */
+  private readonly swapListeners = new Set<(snap: ServedSnapshot) => void>();
 
   constructor(
     private readonly db: Db,
@@ -218,6 +220,12 @@ export class SnapshotStore {
 
   current(): ServedSnapshot | null {
     return this.snapshot;
+  }
+
+  /** Calls `listener` with every snapshot swapped in from now on; the function returned stops it. */
+  onSwap(listener: (snap: ServedSnapshot) => void): () => void {
+    this.swapListeners.add(listener);
+    return () => this.swapListeners.delete(listener);
   }
 
   /**
@@ -291,6 +299,7 @@ export class SnapshotStore {
       this.unreadable = null;
       this.log.info({ snapshot: next.id, asOf: next.manifest.asOf, ms: Date.now() - started }, 'serving snapshot');
       snapshotSwapSeconds.observe((Date.now() - started) / 1000);
+      for (const listener of this.swapListeners) listener(next);
     } catch (err) {
       this.failed = { id: pointer.snapshot, at: Date.now() };
       const file = snapshotFiles(publishedDir(this.layout, pointer.snapshot)).manifest;

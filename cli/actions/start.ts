@@ -132,10 +132,13 @@ export async function run(_flags: unknown, settings: SettingOverrides): Promise<
   }
   const { key } = await addIngestKey(layout, { customer: tenant.customerId, label: START_KEY_LABEL });
   const auth = `-H "Authorization: Bearer ${token}"`;
+  const signIn = await api.portal.signInLink(token);
   process.stdout.write(
     [
       '',
       `API listening on ${api.url} (Ctrl-C to stop)`,
+      `portal: open ${signIn}`,
+      `  (a one-time sign-in link, valid ${Math.round(config.portal.signInLinkMs / 60_000)} min; later, sign in at ${api.url}/portal/login with the token below)`,
       `tenant ${tenant.id} (customer ${tenant.customerId}); its token, valid 30 days:`,
       token,
       '',

@@ -1,5 +1,6 @@
 // Settings of the API: where it listens, its deadlines and limits against abuse, token lifetimes,
 // and its own DuckDB and caches (entries of the settings table, lib/settings/table.ts).
+import { z } from 'zod';
 import { setting } from './define.ts';
 import { lifetime, memorySize, metricsListener, mibToBytes, nonNegativeInt, nonNegativeNumber, port, positiveInt, positiveNumber, secondsToMs, text, timerSeconds } from './values.ts';
 
@@ -152,4 +153,40 @@ const RESOURCES = {
   }),
 };
 
-export const API = { ...LISTENER, ...LIMITS, ...TOKENS, ...RESOURCES };
+// The portal's sessions and live pages (docs/portal.md).
+const PORTAL = {
+  PORTAL_TRUST_PROXY: setting({
+    schema: z.enum(['0', '1']).default('0'),
+    doc: 'behind a TLS-terminating proxy: `1` trusts its `X-Forwarded-Proto: https` and marks portal cookies `Secure` (they are whenever the API itself serves TLS)',
+    at: 'portal.trustProxy',
+    as: (v: '0' | '1') => v === '1',
+  }),
+  PORTAL_SESSIONS_MAX: setting({
+    schema: positiveInt.default(10_000),
+    doc: 'portal sessions kept by an API process; beyond it the oldest one ends',
+    at: 'portal.sessionsMax',
+  }),
+  PORTAL_SIGN_IN_LINK_SECONDS: setting({
+    schema: positiveInt.max(3600).default(300),
+    doc: 'how long the one-time sign-in link that `start` prints stays valid',
+    at: 'portal.signInLinkMs',
+    as: secondsToMs,
+  }),
+  PORTAL_SIGN_IN_FAILURES: setting({
+    schema: positiveInt.default(10),
+    doc: 'refused sign-ins from one address within a minute before the form answers 429 for the rest of that minute',
+    at: 'portal.signInFailuresPerMinute',
+  }),
+  PORTAL_LIVE_PAGES_PER_TENANT: setting({
+    schema: positiveInt.default(50),
+    doc: "open live pages (event streams) per tenant; beyond it a page falls back to its figures' age warning (429 to the event stream)",
+    at: 'portal.livePagesPerTenant',
+  }),
+  PORTAL_LIVE_PAGES_MAX: setting({
+    schema: positiveInt.default(500),
+    doc: 'open live pages (event streams) of the process',
+    at: 'portal.livePagesMax',
+  }),
+};
+
+export const API = { ...LISTENER, ...LIMITS, ...TOKENS, ...RESOURCES, ...PORTAL };

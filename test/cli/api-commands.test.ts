@@ -1,10 +1,11 @@
 // The CLI around the API: tenants, tokens (printed alone on stdout, verifiable), `serve` with a
 // clean SIGTERM, and `start` serving what it printed (the API's curls and the collector's).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { cli, cliAll } from '../helpers/cli.ts';
+import { startLong } from '../helpers/long-command.ts';
 import { eventually } from '../helpers/child-api.ts';
 import { tempDir } from '../helpers/warehouse.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
@@ -18,31 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await fs.rm(dir, { recursive: true, force: true });
 });
-
-/** Start a long-running command, wait for `ready` on its stdout or stderr; returns the child and output. */
-async function startLong(args: string[], ready: RegExp, env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin/p2ptel.js'), ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const onData = (d: Buffer) => (out += d.toString());
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  await new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (ready.test(out)) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 50);
-    child.on('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error(`exited ${code}: ${out}`));
-    });
-  });
-  return { child, output: () => out };
-}
 
 describe('tenants and tokens', () => {
   it('adds a tenant (printing only its id), refuses a second one for the same customer, lists them', async () => {

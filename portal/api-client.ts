@@ -1,0 +1,77 @@
+// The portal reads every figure from the JSON API itself, with the session's token, over loopback:
+// the same routes, scoping, limits, caches and ETags as a tenant's own code, so that a page can
+// never show a figure the API would not (design.md principle 11). Nothing here queries the
+// warehouse.
+import type { Readable } from 'node:stream';
+import { Readable as NodeReadable } from 'node:stream';
+
+export interface ApiAnswer<T> {
+  status: number;
+  /** The parsed JSON body (a problem+json body on errors). */
+  body: T;
+  headers: Headers;
+}
+
+/** An answer that is not 2xx, carried to the portal's error page with the API's own problem. */
+export class ApiRefusal extends Error {
+  override name = 'ApiRefusal';
+  constructor(
+    readonly status: number,
+    readonly problem: { code?: string; title?: string; detail?: string; errors?: unknown },
+    readonly retryAfter: string | null,
+  ) {
+    super(problem.detail ?? problem.title ?? `status ${status}`);
+  }
+}
+
+export class PortalApi {
+  private base: string | null = null;
+
+  /** Where the API listens, once it does (startApi sets it). */
+  listening(url: string): void {
+    this.base = loopbackUrl(url);
+  }
+
+  /** GET a JSON route; a non-2xx answer throws ApiRefusal. */
+  async get<T>(path: string, token: string, signal?: AbortSignal): Promise<T> {
+    const a = await this.request<T>('GET', path, token, undefined, signal);
+    if (a.status < 200 || a.status > 299) throw refusalOf(a);
+    return a.body;
+  }
+
+  /** Any JSON request, its answer whatever the status (the origins form shows a 400's reasons). */
+  async request<T>(method: string, path: string, token: string, body?: unknown, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<ApiAnswer<T>> {
+    const res = await fetch(this.url(path), {
+      method,
+      headers: { ...headers, Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(signal ? { signal } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : null) as T };
+  }
+
+  /** A download passed through as it streams (exports, report files): its status, headers and body. */
+  async stream(path: string, token: string, signal?: AbortSignal): Promise<{ status: number; headers: Headers; body: Readable | null }> {
+    const res = await fetch(this.url(path), { headers: { Authorization: `Bearer ${token}` }, ...(signal ? { signal } : {}) });
+    return { status: res.status, headers: res.headers, body: res.body ? NodeReadable.fromWeb(res.body as import('node:stream/web').ReadableStream) : null };
+  }
+
+  private url(path: string): string {
+    if (this.base === null) throw new Error('the portal reads the API before it listens');
+    return `${this.base}${path}`;
+  }
+}
+
+function refusalOf(a: ApiAnswer<unknown>): ApiRefusal {
+  const problem = (a.body && typeof a.body === 'object' ? a.body : {}) as ApiRefusal['problem'];
+  return new ApiRefusal(a.status, problem, a.headers.get('retry-after'));
+}
+
+/** The API's own URL as a loopback client reaches it: an unspecified address becomes loopback. */
+export function loopbackUrl(url: string): string {
+  const u = new URL(url);
+  if (u.hostname === '0.0.0.0') u.hostname = '127.0.0.1';
+  if (u.hostname === '[::]') u.hostname = '[::1]';
+  return u.origin;
+}

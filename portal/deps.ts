@@ -1,0 +1,23 @@
+// What the portal's routes share: its sessions, the loopback client of the API, the assets, and
+// the parts of the API process it leans on (token verification, revocation, the served snapshot).
+import type { Logger } from '../lib/log.ts';
+import type { Revocation } from '../warehouse/control/revocation.ts';
+import type { SnapshotStore } from '../api/snapshot-store.ts';
+import type { AppConfig } from '../lib/config.ts';
+import type { PortalApi } from './api-client.ts';
+import type { PortalSessions } from './sessions.ts';
+import type { SignInThrottle } from './sign-in-throttle.ts';
+import type { Admission } from '../api/admission.ts';
+
+export interface PortalDeps {
+  api: PortalApi;
+  sessions: PortalSessions;
+  throttle: SignInThrottle;
+  /** Open live pages (event streams), per tenant and in all. */
+  livePages: Admission;
+  secret: Uint8Array;
+  revocation: Pick<Revocation, 'refusal'>;
+  store: Pick<SnapshotStore, 'current' | 'onSwap'>;
+  config: AppConfig['portal'];
+  log: Logger;
+}
