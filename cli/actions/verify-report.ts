@@ -13,12 +13,12 @@ import { statementGroups, StatementInputError, type StatementGroup } from '../..
 import { checkFiles, checkSignature, JwksInputSchema, type JwksInput } from '../../pilot/statement-verify.ts';
 import type { ReportFormat } from '../../pilot/formats.ts';
 
-export const Flags = z.object({ target: z.string().min(1, 'a report file or folder'), jwks: z.string().min(1).optional() });
+export const Flags = z.object({ path: z.string().min(1, 'a report file or folder'), jwks: z.string().min(1).optional() });
 
 const FETCH_TIMEOUT_MS = 10_000;
 
 export async function run(flags: z.output<typeof Flags>, settings: SettingOverrides): Promise<void> {
-  const groups = await statementGroups(flags.target).catch((err: unknown) => {
+  const groups = await statementGroups(flags.path).catch((err: unknown) => {
     throw err instanceof StatementInputError ? new UserError(err.message) : err;
   });
   const jwks = flags.jwks ? await jwksFrom(flags.jwks) : await warehouseJwks(settings);

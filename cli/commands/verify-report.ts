@@ -14,5 +14,5 @@ export function registerVerifyReport(program: Command): void {
       .argument('<path>', 'a report file (.json, .md, .html), its statement (.jws), or a folder of them (a customer\'s static site)')
       .option('--jwks <url-or-file>', "the JWK Set: an https:// URL (the API's /.well-known/jwks.json) or a file; default: the keys of the warehouse's control area"),
     'warehouse',
-  ).action(commandAction(() => import('../actions/verify-report.ts'), ['target']));
+  ).action(commandAction(() => import('../actions/verify-report.ts'), ['path']));
 }

@@ -7,6 +7,9 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { PROJECT_ROOT } from '../../lib/version.ts';
 import { cli } from '../helpers/cli.ts';
 import { AS_OF, historyWarehouse } from '../helpers/api.ts';
 import { tempDir, type TestWarehouse } from '../helpers/warehouse.ts';
@@ -120,6 +123,29 @@ describe('verify-report', () => {
     const expired = await cli(['verify-report', site, '--warehouse', wh.root], { REPORT_KEY_RETENTION_DAYS: '0.000001' });
     expect(expired.code).toBe(7);
     expect(expired.stdout).toMatch(/^FAILED .*retired longer ago than its retention/m);
+  });
+
+  it("is what docs/pilot-reports.md's check without our code finds too: a JWS library, the JWK Set and sha256sum", async () => {
+    const doc = await fs.readFile(path.join(PROJECT_ROOT, 'docs/pilot-reports.md'), 'utf8');
+    const script = /```js\n(\/\/ verify-statement\.mjs[\s\S]*?)```/.exec(doc)![1]!;
+    // Inside the project, so that `jose` resolves as it would where a reader installed it.
+    const dir = path.join(PROJECT_ROOT, 'test-output', 'verify-statement');
+    await fs.mkdir(dir, { recursive: true });
+    await fs.writeFile(path.join(dir, 'verify-statement.mjs'), script);
+    const jwks = path.join(scratch, 'published.json');
+    await fs.writeFile(jwks, JSON.stringify(await reportJwks(wh.layout, 86_400_000)));
+    const run = promisify(execFile);
+    const copy = await copyOfSite('by-the-docs');
+    const statement = path.join(copy, 'streams', `${name}.jws`);
+    const sums = await run(process.execPath, [path.join(dir, 'verify-statement.mjs'), statement, jwks]);
+    await fs.writeFile(path.join(scratch, 'sums'), sums.stdout);
+    const ok = await run('sha256sum', ['--check', path.join(scratch, 'sums')]);
+    expect(ok.stdout.trim().split('\n').map((l) => l.replace(/^.*\//, ''))).toEqual([`${name}.json: OK`, `${name}.md: OK`, `${name}.html: OK`]);
+    await fs.appendFile(path.join(copy, 'streams', `${name}.md`), 'Final pass/fail sign-off: pass\n');
+    const changed = await run('sha256sum', ['--check', path.join(scratch, 'sums')]).catch((err: { code: number; stdout: string }) => err);
+    expect(changed.stdout).toContain(`${name}.md: FAILED`);
+    const stranger = path.join(scratch, 'stranger.json');
+    await expect(run(process.execPath, [path.join(dir, 'verify-statement.mjs'), statement, stranger])).rejects.toThrow();
   });
 
   it('exits 2 on bad input', async () => {
