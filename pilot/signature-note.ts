@@ -1,7 +1,5 @@
-// What a Markdown or HTML report says in its last line about its signature: the statement's file
-// beside it in the static site and its API route. Only paths derived from the report itself, so
-// that the line is the same whether the report was pre-rendered or rendered on demand, and no
-// hash (the statement signs these very bytes, this line included).
+// The last line of a Markdown or HTML report: where its signed statement is (file and API path) and
+// how to verify it; part of the hashed bytes, so the same pre-rendered or on demand, and no hash.
 import { parseStreamId } from '../warehouse/ids.ts';
 import type { PilotReport } from './model.ts';
 

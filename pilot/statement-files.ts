@@ -1,6 +1,5 @@
-// Which statements and report files a path names, for `p2ptel verify-report`: a report file (or a
-// statement) and its siblings `<name>.json|md|html|jws`, or every statement under a folder (a
-// customer's static site, a snapshot's reports) with the three files each must have beside it.
+// Which statements and report files a path names, for `p2ptel verify-report`: a report file and its
+// siblings `<name>.json|md|html|jws`, or every statement (and unsigned report) under a folder.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { REPORT_FORMATS, type ReportFormat } from './formats.ts';

@@ -1,6 +1,5 @@
-// Checking a pilot report's signed statement: its signature against a JWK Set (a key found by the
-// `kid` of its header), then the SHA-256 of each of the report's files against the hashes it signs.
-// `p2ptel verify-report` runs it; docs/pilot-reports.md shows the same check without this code.
+// Checking a pilot report's signed statement: its signature against a JWK Set (by the header's kid),
+// then each file's SHA-256 against the hashes it signs (`p2ptel verify-report`).
 import { compactVerify, decodeProtectedHeader, importJWK } from 'jose';
 import { z } from 'zod';
 import { REPORT_FORMATS, type ReportFormat } from './formats.ts';

@@ -1,6 +1,5 @@
-// The signed statement of a pilot report (api-decisions.md, "Report signatures"): a compact JWS
-// (ES256, `kid` in its header) over the SHA-256 of each format's exact bytes, with what the
-// report is of. The nightly run and the API both sign through `signStatement`.
+// The signed statement of a pilot report (api-decisions.md, "Report signatures"): a compact JWS over
+// the SHA-256 of each format's exact bytes; the nightly run and the API both sign through here.
 import { createHash } from 'node:crypto';
 import { CompactSign } from 'jose';
 import { z } from 'zod';

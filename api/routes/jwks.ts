@@ -1,7 +1,5 @@
-// GET /.well-known/jwks.json (api-decisions.md, "Report signatures"): the public report-signing
-// keys as a JWK Set, no token needed: the current key and the retired ones still within
-// REPORT_KEY_RETENTION_DAYS. Read from the control area on each request (a stat), so that a
-// rotation by `p2ptel keys rotate` in another process shows at once.
+// GET /.well-known/jwks.json (api-decisions.md, "Report signatures"): the public report-signing keys,
+// no token needed; read on each request (a stat), so a rotation in another process shows at once.
 import { createHash } from 'node:crypto';
 import type { Router } from '@koa/router';
 import { notModified } from '../http-cache.ts';

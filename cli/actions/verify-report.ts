@@ -1,6 +1,5 @@
-// The `verify-report` command's work: find the statements a path names, get the JWK Set (a URL, a
-// file, or the warehouse's own keys), check each statement's signature and every file's SHA-256,
-// print a line per statement and exit 7 when anything does not verify.
+// The `verify-report` command's work: the statements a path names, checked against a JWK Set (a URL,
+// a file, or the warehouse's keys), a line per statement, exit 7 when anything does not verify.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';

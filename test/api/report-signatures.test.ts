@@ -1,6 +1,5 @@
-// Signed pilot reports on a real server over a real snapshot: the public JWK Set, the `jws` format
-// (its hashes against the bytes the route serves for json, md and html), scoping, and the nightly
-// run's statements checked by hand with node:crypto (not jose, not our verifier).
+// Signed pilot reports on a real server: the public JWK Set, `?format=jws` against the bytes served
+// for json, md and html, scoping, and the static site's statements checked by hand with node:crypto.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';

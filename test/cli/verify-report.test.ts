@@ -1,6 +1,5 @@
-// `p2ptel verify-report` and `p2ptel keys` on a real static site (the nightly run over a real
-// snapshot): a site verifies, a changed byte in any format fails naming the file, an unknown key
-// fails, a rotated-out key verifies within its retention and not after, bad input exits 2.
+// `p2ptel verify-report` and `p2ptel keys` on a real static site: verifies, names a changed file, an
+// unknown key fails, a rotated-out key verifies within its retention only, bad input exits 2.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import http from 'node:http';

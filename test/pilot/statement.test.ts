@@ -1,6 +1,5 @@
-// Statements signed and checked through the real key store (a control area in a temp folder):
-// any changed byte of any format is named, an unknown key or a forged signature fails, and a
-// rotated-out key verifies for its retention time and not after.
+// Statements through the real key store: any changed byte of any format named, an unknown key or a
+// forged signature refused, a rotated-out key verifying for its retention time and not after.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import { tempDir } from '../helpers/warehouse.ts';

@@ -1,6 +1,5 @@
-// The report-signing keys (ES256, a use of their own: never the manifest key): one current key
-// signs pilot-report statements; `keys rotate` retires it (its private half is dropped) and makes
-// a new one. control/report-signing-keys.json, mode 0600; only public halves leave this module.
+// The report-signing keys (ES256, never the manifest key), control/report-signing-keys.json (0600):
+// one current key signs statements, `keys rotate` retires it; only public halves leave this module.
 import path from 'node:path';
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
