@@ -18,6 +18,7 @@ import { billingRoutes } from './routes/billing.ts';
 import { originsRoutes } from './routes/origins.ts';
 import { manifestRoutes } from './routes/manifest.ts';
 import { reportsRoutes } from './routes/reports.ts';
+import { jwksRoutes } from './routes/jwks.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { assertSectioned, operatorRouter } from './routes/operator.ts';
 import type { ApiDeps } from './deps.ts';
@@ -45,6 +46,7 @@ export function apiRouters(deps: ApiDeps): ApiRouters {
   originsRoutes(main, deps, auth);
   manifestRoutes(main, deps, auth);
   reportsRoutes(main, deps, auth);
+  jwksRoutes(main, deps);
   tenantsRoutes(operators, deps);
   billingRoutes(operators, deps);
   metricsRoutes(operators);

@@ -12,7 +12,7 @@ import { PilotReportSchema } from '../pilot/report-schema.ts';
 import { BreakdownQuery, BreakdownSchema, FilterParam, ExportQuery, PlatformMetricsQuery, PlatformMetricsSchema, StreamListSchema, StreamMetricsQuery, StreamMetricsSchema, StreamsQuery, SummaryQuery, SummarySchema, TimeseriesQuery, TimeseriesSchema } from './schemas/telemetry.ts';
 import { PilotReportQuery } from './schemas/reports.ts';
 import { BillingSummarySchema, BillingUsageSchema, CustomerBillingSchema, InvoiceListSchema, InvoiceSchema, InvoicesQuery, PeriodQuery } from './schemas/billing.ts';
-import { OriginsPutSchema, OriginsSchema, PublicKeySchema, SignRequestSchema, SignResponseSchema, TenantDetailSchema, TenantListSchema } from './schemas/control.ts';
+import { JwksSchema, OriginsPutSchema, OriginsSchema, PublicKeySchema, SignRequestSchema, SignResponseSchema, TenantDetailSchema, TenantListSchema } from './schemas/control.ts';
 import { HealthSchema, InvalidOriginsProblemSchema, ProblemSchema, ReadySchema } from './schemas/service.ts';
 
 type Json = Record<string, unknown>;
@@ -240,23 +240,24 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       tags: ['reports'],
       summary:
-        "The pilot report of one of the caller's streams at the snapshot: JSON, a Markdown download or a self-contained HTML page (the nightly run's pre-rendered file when it matches, rendered on demand otherwise: the same bytes)",
+        "The pilot report of one of the caller's streams at the snapshot: JSON, a Markdown download or a self-contained HTML page (the nightly run's pre-rendered file when it matches, rendered on demand otherwise: the same bytes); or, with format=jws, its signed statement: a compact JWS (ES256, `kid` in its header, keys at /.well-known/jwks.json) whose payload holds the SHA-256 of the JSON, Markdown and HTML bytes this route serves for the same snapshot and bucketSeconds",
       parameters: [STREAM_ID_PATH],
       query: PilotReportQuery,
       responses: {
         '200': {
           description:
-            'The report. md: `Content-Disposition: attachment; filename="pilot-report-<customer>-<name>.md"`, operator-judgement lines blank. html: one page with inline CSS and SVG charts, served with a Content-Security-Policy that lets it load nothing.',
+            'The report. md: `Content-Disposition: attachment; filename="pilot-report-<customer>-<name>.md"`, operator-judgement lines blank. html: one page with inline CSS and SVG charts, served with a Content-Security-Policy that lets it load nothing. jws: the statement `{ statement, customerId, streamId, snapshotId, asOf, bucketSeconds, reportVersion, verdict, madeAt, sha256: { json, md, html } }` as a compact JWS, an attachment `pilot-report-<customer>-<name>.jws`.',
           headers: {
             ETag: snapshotHeaders.ETag,
             'Last-Modified': snapshotHeaders['Last-Modified'],
             'X-Report-Source': { description: "`prerendered` (the nightly run's file) or `rendered` (on demand)", schema: { type: 'string', enum: ['prerendered', 'rendered'] } },
-            'Content-Disposition': { description: 'md only', schema: { type: 'string' } },
+            'Content-Disposition': { description: 'md and jws only', schema: { type: 'string' } },
           },
           content: {
             'application/json': { schema: ref(PilotReportSchema) },
             'text/markdown': { schema: { type: 'string' } },
             'text/html': { schema: { type: 'string' } },
+            'application/jose': { schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$' } },
           },
         },
         '304': NOT_MODIFIED,
@@ -311,6 +312,18 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       public: true,
       responses: {
         '200': json(PublicKeySchema, 'Exactly { kty, crv, x, y, use, alg }', { 'Cache-Control': { schema: { type: 'string' } }, ETag: { schema: { type: 'string' } } }),
+        '304': NOT_MODIFIED,
+      },
+    },
+  },
+  '/.well-known/jwks.json': {
+    get: {
+      tags: ['reports'],
+      summary:
+        'The public keys that verify signed pilot-report statements (JWK Set): the current one and those retired less than REPORT_KEY_RETENTION_DAYS ago, newest first',
+      public: true,
+      responses: {
+        '200': json(JwksSchema, 'A JWK Set; no private member', { 'Cache-Control': { schema: { type: 'string' } }, ETag: { schema: { type: 'string' } } }),
         '304': NOT_MODIFIED,
       },
     },
@@ -402,7 +415,7 @@ export function buildOpenApi(): Json {
     security: [{ bearerAuth: [] }],
     tags: [
       { name: 'telemetry', description: "Stream figures, series, breakdowns and exports of the served snapshot, scoped to the caller's customer" },
-      { name: 'reports', description: 'Pilot reports (JSON, Markdown, HTML): whether a pilot passed and what it saved' },
+      { name: 'reports', description: 'Pilot reports (JSON, Markdown, HTML): whether a pilot passed and what it saved; their signed statements and the keys that verify them' },
       { name: 'origins', description: "A tenant's allowlist of content origins" },
       { name: 'manifest', description: 'Signed manifest URLs and the public key that verifies them' },
       { name: 'operators', description: 'Routes for operator tokens: tenants, billing, metrics' },

@@ -3,6 +3,8 @@
 // through the same renderer, so the bytes are the same either way; the first answer is kept in
 // memory for the snapshot, and concurrent requests for the same report share one computation,
 // which is cancelled (its DuckDB work interrupted) when the last request waiting for it has gone.
+// The signed statement (jws) is the nightly run's file too when it matches, and otherwise is signed
+// here over the very bytes this process serves for the three formats of the same request.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
@@ -14,7 +16,9 @@ import { parseStreamId } from '../warehouse/ids.ts';
 import type { PlatformConfig } from '../config/platform.ts';
 import type { PilotReport } from '../pilot/model.ts';
 import { composeCustomerReports, inputsFingerprint } from '../pilot/service.ts';
-import { renderReport, type ReportFormat } from '../pilot/formats.ts';
+import { REPORT_FORMATS, renderReport, type ReportFormat, type ServedFormat } from '../pilot/formats.ts';
+import { claimsOfJson, signStatement } from '../pilot/statement.ts';
+import { currentReportKey } from '../warehouse/control/report-keys.ts';
 import { customerReportsDir, readPublishedReports, reportPath } from '../pilot/publish.ts';
 import { problems } from './errors.ts';
 import { snapshotEtag } from './http-cache.ts';
@@ -36,7 +40,7 @@ interface ReportRequest {
   customerId: string;
   streamId: string;
   bucketSeconds: number;
-  format: ReportFormat;
+  format: ServedFormat;
   /** The platform configuration the request is served under (read once per request). */
   platform: PlatformConfig;
   fingerprint: string;
@@ -77,22 +81,27 @@ export class PilotReports {
   }
 
   /** The report; `signal` aborts when the request's client has gone (its wait ends, and the work if no one else waits). */
-  async get(snap: ServedSnapshot, streamId: string, bucketSeconds: number, format: ReportFormat, signal: AbortSignal): Promise<ServedReport> {
+  async get(snap: ServedSnapshot, streamId: string, bucketSeconds: number, format: ServedFormat, signal: AbortSignal): Promise<ServedReport> {
     const customerId = parseStreamId(streamId)?.customerId;
     if (!customerId) throw problems.streamNotFound();
     // The tenant's name and rates are inputs of the report: read them on every request, so that a
     // change of rates is seen at once (the fingerprint changes, and so do the key and the ETag).
     const platform = this.platform();
     const fingerprint = inputsFingerprint(await findTenant(this.layout, customerId), platform);
-    const req: ReportRequest = { snap, customerId, streamId, bucketSeconds, format, platform, fingerprint };
-    const key = `${snap.id}|${streamId}|${bucketSeconds}|${format}|${fingerprint}`;
+    return this.served({ snap, customerId, streamId, bucketSeconds, format, platform, fingerprint }, signal);
+  }
+
+  private async served(req: ReportRequest, signal: AbortSignal): Promise<ServedReport> {
+    // A statement is also keyed by the key that signs now: after a rotation, new ones (and a new ETag).
+    const signer = req.format === 'jws' ? `|${(await currentReportKey(this.layout)).kid}` : '';
+    const key = `${req.snap.id}|${req.streamId}|${req.bucketSeconds}|${req.format}|${req.fingerprint}${signer}`;
     const hit = this.bodies.get(key);
     if (hit) return hit;
     // A failure (a timeout, a cancellation) is not remembered: the next request tries again.
     return this.pending.join(
       key,
       async (workSignal) => {
-        const { served, current } = await this.produce(req, snapshotEtag(snap, key), workSignal);
+        const { served, current } = await this.produce(req, snapshotEtag(req.snap, key), workSignal);
         if (current) this.bodies.set(key, served);
         return served;
       },
@@ -103,11 +112,20 @@ export class PilotReports {
   private async produce(req: ReportRequest, etag: string, signal: AbortSignal): Promise<{ served: ServedReport; current: boolean }> {
     const file = await this.prerendered(req);
     if (file) return { served: { body: file, etag, source: 'prerendered' }, current: true };
+    if (req.format === 'jws') return { served: { body: await this.statement(req, signal), etag, source: 'rendered' }, current: true };
     const composed = await this.compose(req, signal);
     // The tenant changed between reading it here and composing: serve, but keep nothing.
     const current = composed.fingerprint === req.fingerprint;
     if (!current) this.composed.delete(composedKey(req));
     return { served: { body: Buffer.from(renderReport(composed.report, req.format)), etag, source: 'rendered' }, current };
+  }
+
+  /** A statement signed now over the bytes this process serves for the request's three formats. */
+  private async statement(req: ReportRequest, signal: AbortSignal): Promise<Buffer> {
+    const [json, md, html] = await Promise.all(REPORT_FORMATS.map((format: ReportFormat) => this.served({ ...req, format }, signal)));
+    const bodies = { json: json!.body, md: md!.body, html: html!.body };
+    const jws = await signStatement(claimsOfJson(bodies.json), bodies, await currentReportKey(this.layout));
+    return Buffer.from(jws);
   }
 
   /** The nightly run's file for this request, when its folder was rendered from the same inputs. */

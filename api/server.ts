@@ -27,6 +27,7 @@ import { prepareExportScratch } from './export/scratch.ts';
 import { Revocation } from '../warehouse/control/revocation.ts';
 import { secureControlArea } from '../warehouse/control/documents.ts';
 import { createPortal, type Portal } from '../portal/portal.ts';
+import { currentReportKey } from '../warehouse/control/report-keys.ts';
 
 export interface RunningApi {
   url: string;
@@ -48,6 +49,8 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   // DuckDB's parquet_metadata_cache stays off: it would keep a descriptor open for every Parquet
   // file the process ever read, a count that grows with history (docs/api.md).
   await secureControlArea(layout.control);
+  // A report-signing key from the start: the JWK Set a verifier fetches is never empty.
+  await currentReportKey(layout);
   const removed = await prepareExportScratch(layout);
   if (removed.length > 0) log.info({ files: removed.length }, 'removed export scratch files of processes that no longer run');
   const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs, new ResponseCache(config.api.caches.responsesBytes, config.api.memoryTargetBytes));

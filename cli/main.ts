@@ -15,6 +15,8 @@ import { registerReports } from './commands/reports.ts';
 import { registerSnapshots } from './commands/snapshots.ts';
 import { registerCollect } from './commands/collect.ts';
 import { registerIngestKeys } from './commands/ingest-keys.ts';
+import { registerKeys } from './commands/keys.ts';
+import { registerVerifyReport } from './commands/verify-report.ts';
 
 const program = new Command('p2ptel')
   .description('Telemetry and pilot reports of peer-assisted video delivery')
@@ -26,9 +28,11 @@ registerGenerate(program);
 registerPipeline(program);
 registerCompact(program);
 registerReports(program);
+registerVerifyReport(program);
 registerServe(program);
 registerCollect(program);
 registerIngestKeys(program);
+registerKeys(program);
 registerTenants(program);
 registerToken(program);
 registerWorker(program);

@@ -30,6 +30,8 @@ export const EXIT = {
   partlyFailed: 5,
   /** Nothing is published yet (no CURRENT), or what is published cannot be read. */
   nothingPublished: 6,
+  /** `verify-report`: a statement does not verify, or a report's bytes differ from what it signs. */
+  verificationFailed: 7,
 } as const;
 
 /** A failure that ends a command with a given exit code, shown as one line. */

@@ -3,6 +3,7 @@
 //   reports/<snapshot>/<customerId>/
 //     index.html                      the customer's reports, linked
 //     streams/<name>.json|md|html     every stream's report in the three formats
+//     streams/<name>.jws              its signed statement (the SHA-256 of the three; pilot/statement.ts)
 //     reports.json                    what was rendered from what (snapshot, bucket, inputs fingerprint)
 //
 // with only relative links, so the folder can be copied to any static host. A folder is built in
@@ -24,7 +25,9 @@ import type { PilotReport } from './model.ts';
 import type { Tenant } from '../warehouse/control/tenants.ts';
 import { quotedString } from '../warehouse/sql-files.ts';
 import { publishedDir, snapshotFiles } from '../warehouse/snapshots.ts';
-import { REPORT_FORMATS, renderReport, reportFileName, type ReportFormat } from './formats.ts';
+import { REPORT_FORMATS, renderReport, reportFileName, type ReportFormat, type ServedFormat } from './formats.ts';
+import { claimsOfReport, signStatement } from './statement.ts';
+import { currentReportKey, type ReportSigningKey } from '../warehouse/control/report-keys.ts';
 import { renderCustomerIndexHtml, type CustomerReportIndex } from './render.ts';
 
 export const STREAMS_FOLDER = 'streams';
@@ -45,6 +48,8 @@ const PublishedReportsSchema = z.object({
       streamId: z.string(),
       assessment: z.enum(['pass', 'review']),
       files: z.object({ json: z.string(), md: z.string(), html: z.string() }),
+      /** The signed statement's path (folders of versions before signatures have none). */
+      statement: z.string().optional(),
     }),
   ),
 });
@@ -61,7 +66,7 @@ export function customerReportsDir(layout: WarehouseLayout, snapshotId: string, 
 }
 
 /** A report's path inside its customer's folder, '/'-separated (it is also the index page's link). */
-export function reportPath(streamId: string, format: ReportFormat): string {
+export function reportPath(streamId: string, format: ServedFormat): string {
   return `${STREAMS_FOLDER}/${reportFileName(streamId, format)}`;
 }
 
@@ -96,8 +101,8 @@ export interface CustomerPublication {
   failed: ReportFailure[];
   /** The folder already held these reports for the same inputs: nothing was rendered. */
   skipped: boolean;
-  /** Time spent: figures (SQL and model) for all streams, and rendering each format. */
-  ms: { figures: number; render: Record<ReportFormat | 'index', number>; write: number };
+  /** Time spent: figures (SQL and model) for all streams, and rendering each format (jws: signing). */
+  ms: { figures: number; render: Record<ServedFormat | 'index', number>; write: number };
 }
 
 /**
@@ -113,7 +118,7 @@ export async function publishCustomerReports(
 ): Promise<CustomerPublication> {
   const bucketSeconds = deps.platform.pilot.defaultBucketSeconds;
   const dir = customerReportsDir(deps.layout, snap.id, customerId);
-  const ms = { figures: 0, render: { json: 0, md: 0, html: 0, index: 0 }, write: 0 };
+  const ms = { figures: 0, render: { json: 0, md: 0, html: 0, jws: 0, index: 0 }, write: 0 };
 
   if (!opts.force) {
     const existing = await readPublishedReports(dir);
@@ -146,15 +151,10 @@ export async function publishCustomerReports(
 
   const files = new Map<string, string>();
   const index: CustomerReportIndex = { customerId, tenantName: tenant?.name ?? null, snapshot: { id: snap.id, asOf: snap.manifest.asOf }, reports: [] };
+  const key = await currentReportKey(deps.layout);
   for (const report of reports) {
     try {
-      const rendered = new Map<string, string>();
-      for (const format of REPORT_FORMATS) {
-        t = performance.now();
-        rendered.set(reportPath(report.streamId, format), renderReport(report, format));
-        ms.render[format] += performance.now() - t;
-      }
-      for (const [k, v] of rendered) files.set(k, v);
+      for (const [k, v] of await renderStreamFiles(report, key, ms.render)) files.set(k, v);
     } catch (err) {
       failed.push({ customerId, streamId: report.streamId, reason: errorLine(err) });
       continue;
@@ -181,7 +181,7 @@ export async function publishCustomerReports(
     fingerprint: failed.length === 0 ? inputsFingerprint(tenant, deps.platform) : `incomplete-${randomBytes(4).toString('hex')}`,
     codeVersion: codeVersion(),
     renderedAt: new Date().toISOString(),
-    streams: index.reports.map((r) => ({ streamId: r.streamId, assessment: r.assessment, files: r.files })),
+    streams: index.reports.map((r) => ({ streamId: r.streamId, assessment: r.assessment, files: r.files, statement: reportPath(r.streamId, 'jws') })),
   };
   files.set(PUBLISHED_FILE, `${JSON.stringify(published, null, 2)}\n`);
 
@@ -189,6 +189,25 @@ export async function publishCustomerReports(
   await installFolder(deps.layout, dir, files);
   ms.write = performance.now() - t;
   return { customerId, dir, streams: index.reports.length, failed, skipped: false, ms };
+}
+
+/**
+ * A stream's report in the three formats and its statement signed over those exact bytes, by path
+ * in the customer's folder; `ms` adds the time of each (jws: signing).
+ */
+async function renderStreamFiles(report: PilotReport, key: ReportSigningKey, ms: Record<ServedFormat, number>): Promise<Map<string, string>> {
+  const bodies = {} as Record<ReportFormat, string>;
+  const files = new Map<string, string>();
+  for (const format of REPORT_FORMATS) {
+    const t = performance.now();
+    bodies[format] = renderReport(report, format);
+    files.set(reportPath(report.streamId, format), bodies[format]);
+    ms[format] += performance.now() - t;
+  }
+  const t = performance.now();
+  files.set(reportPath(report.streamId, 'jws'), await signStatement(claimsOfReport(report), bodies, key));
+  ms.jws += performance.now() - t;
+  return files;
 }
 
 /** The customer's streams in the snapshot (from its stream summaries). */

@@ -5,6 +5,7 @@ import path from 'node:path';
 import nunjucks from 'nunjucks';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import type { Criterion, PilotReport } from './model.ts';
+import { signatureNote } from './signature-note.ts';
 import { bytesChart, offloadRatioChart } from './charts.ts';
 import {
   formatBytes,
@@ -118,6 +119,8 @@ function reportView(report: PilotReport) {
     failedCriteria: report.conclusion.criteria.filter((c) => !c.passed).length,
     // The ratio of a bucket without bytes is not a measurement: the page says so instead of "0 %".
     steadyStateMeasured: r.bytesDelivered > 0,
+    // The report's last line: where its signed statement is and how to check it (in the hashed bytes).
+    signature: signatureNote(report),
   };
 }
 

@@ -1,5 +1,6 @@
 // GET /control/reports/pilot/:streamId (telemetry-api.md, "Pilot reports"): the pilot report of a
-// stream of the caller, as JSON, a Markdown download or a self-contained HTML page.
+// stream of the caller, as JSON, a Markdown download, a self-contained HTML page, or the signed
+// statement of those three (jws, api-decisions.md "Report signatures").
 import type { Router, RouterMiddleware } from '@koa/router';
 import { problems } from '../errors.ts';
 import { notModified, setSnapshotHeaders } from '../http-cache.ts';
@@ -29,7 +30,7 @@ export function reportsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
     const report = await deps.pilotReports.get(snap, streamId, bucketSeconds, format, clientGoneSignal(ctx));
     setSnapshotHeaders(ctx, snap, report.etag);
     ctx.set('X-Report-Source', report.source);
-    if (format === 'md') ctx.set('Content-Disposition', `attachment; filename="${reportDownloadName(streamId, format)}"`);
+    if (format === 'md' || format === 'jws') ctx.set('Content-Disposition', `attachment; filename="${reportDownloadName(streamId, format)}"`);
     if (format === 'html') ctx.set('Content-Security-Policy', HTML_CSP);
     if (notModified(ctx, report.etag)) {
       ctx.status = 304;

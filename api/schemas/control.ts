@@ -53,6 +53,23 @@ export const PublicKeySchema = z
   .object({ kty: z.literal('EC'), crv: z.literal('P-256'), x: base64url43, y: base64url43, use: z.literal('sig'), alg: z.literal('ES256') })
   .meta({ id: 'PublicKey' });
 
+/** GET /.well-known/jwks.json: the public report-signing keys, never a private member (strict: `d` is refused). */
+export const JwksSchema = z
+  .object({
+    keys: z.array(
+      z.strictObject({
+        kty: z.literal('EC'),
+        crv: z.literal('P-256'),
+        x: base64url43,
+        y: base64url43,
+        kid: z.string().describe('RFC 7638 thumbprint of the key; the `kid` in a statement\'s header'),
+        use: z.literal('sig'),
+        alg: z.literal('ES256'),
+      }),
+    ),
+  })
+  .meta({ id: 'JsonWebKeySet' });
+
 /** The body of POST /manifest/sign; the URL itself is checked by checkManifestUrl (origin-rules.ts). */
 export const SignRequestSchema = z
   .object({ url: z.unknown().meta({ type: 'string', format: 'uri' }), streamId: z.string().optional().describe("optional: one of the caller's streams, carried in the payload") })

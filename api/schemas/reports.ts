@@ -1,13 +1,15 @@
 // Request of GET /control/reports/pilot/:streamId (its response is pilot/report-schema.ts).
 import { z } from 'zod';
-import { REPORT_FORMAT_ALIASES, REPORT_FORMATS } from '../../pilot/formats.ts';
+import { REPORT_FORMAT_ALIASES, SERVED_FORMATS } from '../../pilot/formats.ts';
 import { enumParam, optionalBucketSecondsParam } from './params.ts';
 
 /** The largest bucket a pilot report takes (telemetry-api.md: 60–21600). */
 export const MAX_REPORT_BUCKET_SECONDS = 21_600;
 
 export const PilotReportQuery = z.object({
-  format: enumParam(REPORT_FORMATS, 'json', REPORT_FORMAT_ALIASES).describe('`markdown` is another name for `md`'),
+  format: enumParam(SERVED_FORMATS, 'json', REPORT_FORMAT_ALIASES).describe(
+    '`markdown` is another name for `md`; `jws` is the signed statement of the other three (docs/pilot-reports.md, "Signatures")',
+  ),
   bucketSeconds: optionalBucketSecondsParam(MAX_REPORT_BUCKET_SECONDS).describe(
     "bucket size of the series and charts; default the platform's pilot.defaultBucketSeconds (600)",
   ),

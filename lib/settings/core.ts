@@ -5,7 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { setting } from './define.ts';
 import { PROJECT_ROOT } from '../version.ts';
-import { memorySize, mibToBytes, nonNegativeInt, positiveInt, positiveNumber, secondsToMs, text } from './values.ts';
+import { daysToMs, memorySize, mibToBytes, nonNegativeInt, positiveInt, positiveNumber, secondsToMs, text } from './values.ts';
 
 /** The platform configuration shipped with the code (config/platform.json; PLATFORM_CONFIG overrides). */
 export const DEFAULT_PLATFORM_CONFIG_FILE = path.join(PROJECT_ROOT, 'config', 'platform.json');
@@ -114,5 +114,11 @@ export const CORE = {
     doc: 'the ES256 manifest signing key, PEM or JWK',
     at: 'manifestSigningKey',
     as: orNull,
+  }),
+  REPORT_KEY_RETENTION_DAYS: setting({
+    schema: positiveNumber.default(400),
+    doc: 'a report-signing key retired by `keys rotate` stays in `/.well-known/jwks.json` this long, so that reports it signed still verify (docs/pilot-reports.md, "Signatures")',
+    at: 'reportKeys.retentionMs',
+    as: daysToMs,
   }),
 };

@@ -66,6 +66,9 @@ export const duration = z
 /** Seconds (as the environment says them) to the milliseconds the code uses. */
 export const secondsToMs = (s: number): number => Math.round(s * 1000);
 
+/** Days (as the environment says them) to milliseconds. */
+export const daysToMs = (d: number): number => Math.round(d * 86_400_000);
+
 /** Mebibytes to bytes. */
 export const mibToBytes = (mb: number): number => Math.round(mb * 2 ** 20);
 

@@ -44,6 +44,7 @@ const STREAM_ROUTES: Route[] = [
   { name: 'export', url: (id) => `/telemetry/export?streamId=${enc(id)}` },
   { name: 'pilot report', url: (id) => `/control/reports/pilot/${enc(id)}` },
   { name: 'pilot report (html)', url: (id) => `/control/reports/pilot/${enc(id)}?format=html` },
+  { name: 'pilot report (jws)', url: (id) => `/control/reports/pilot/${enc(id)}?format=jws` },
 ];
 
 /** Nothing of globex's may show up in what acme gets. */
@@ -66,7 +67,7 @@ describe('every registered route × every caller', () => {
     for (const path of ['/telemetry/metrics', '/billing/summary', '/billing/invoices', '/billing/invoices/:id', '/billing/customers/:customerId', '/billing/usage/:customerId', '/control/tenants', '/control/tenants/:id']) {
       expect(operator).toContain(path);
     }
-    expect(ROUTES.filter((r) => r.access === 'public').map((r) => r.path).sort()).toEqual(['/healthz', '/manifest/public-key', '/openapi.json', '/readyz']);
+    expect(ROUTES.filter((r) => r.access === 'public').map((r) => r.path).sort()).toEqual(['/.well-known/jwks.json', '/healthz', '/manifest/public-key', '/openapi.json', '/readyz']);
   });
 
   for (const route of ROUTES) {
@@ -235,7 +236,7 @@ describe('missing and invalid query values', () => {
     const r = await t.get('/telemetry/timeseries?streamId=acme:live-main&bucketSeconds=59', t.tokens.acme);
     expect(r.json).toMatchObject({ code: 'invalid_bucket_seconds', parameter: 'bucketSeconds', minimum: 60, maximum: 86_400 });
     const f = await t.get('/control/reports/pilot/acme:live-main?format=pdf', t.tokens.acme);
-    expect(f.json).toMatchObject({ parameter: 'format', allowed: ['json', 'md', 'html', 'markdown'] });
+    expect(f.json).toMatchObject({ parameter: 'format', allowed: ['json', 'md', 'html', 'jws', 'markdown'] });
     const twice = await t.get('/telemetry/streams?window=1h&window=1h', t.tokens.acme);
     expect(twice.json).toMatchObject({ code: 'invalid_window', detail: expect.stringMatching(/more than once/) });
   });

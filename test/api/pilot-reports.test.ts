@@ -214,12 +214,13 @@ describe('pre-rendered reports', () => {
     // Another bucket size has no file: rendered.
     expect((await fetchFrom(second.url, '?bucketSeconds=900')).source).toBe('rendered');
 
-    // The folder: the three files of every stream of the customer, an index linking them with
+    // The folder: the three files of every stream of the customer (and its statement), an index linking them with
     // relative links only, and what it was rendered from.
     const dir = customerReportsDir(t.wh.layout, snapshot, 'acme');
     const streams = ((await t.get('/telemetry/streams', t.tokens.acme)).json as { streams: string[] }).streams;
     const files = (await fs.readdir(path.join(dir, 'streams'))).sort();
-    expect(files).toEqual(streams.flatMap((s) => FORMATS.map((f) => `${s.split(':')[1]}.${f}`)).sort());
+    // ... and each stream's signed statement beside them (docs/pilot-reports.md, "Signatures").
+    expect(files).toEqual(streams.flatMap((s) => [...FORMATS, 'jws'].map((f) => `${s.split(':')[1]}.${f}`)).sort());
     expect(await fs.readFile(path.join(dir, 'streams', `${stream.split(':')[1]}.html`), 'utf8')).toBe(onDemand.get('html')!.body);
     const index = await fs.readFile(path.join(dir, 'index.html'), 'utf8');
     const hrefs = [...new Set([...index.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!))];

@@ -34,7 +34,8 @@ describe('cli reports', () => {
     expect(r.stdout).toMatch(new RegExp(`acme\\s+2\\s+rendered\\s+\\d+(?:\\.\\d+)? m?s\\s+reports/${snapshot}/acme/index.html`));
     const root = path.join(dir, 'reports', snapshot);
     expect(await fs.readdir(root)).toEqual(['acme']);
-    expect((await fs.readdir(path.join(root, 'acme', 'streams'))).length).toBe(6);
+    // Two streams: each in three formats and its signed statement.
+    expect((await fs.readdir(path.join(root, 'acme', 'streams'))).length).toBe(8);
   });
 
   it('renders the others, leaves unchanged ones alone, and renders everything again with --force', async () => {

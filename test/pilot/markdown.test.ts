@@ -32,7 +32,7 @@ describe('Markdown', () => {
     }
   });
 
-  it('leaves the operator-judgement lines blank, with lines to write on, at the end of the conclusion', () => {
+  it('leaves the operator-judgement lines blank, with lines to write on, at the end of the conclusion, before the signature line', () => {
     for (const [name, report] of everyReport(f)) {
       const all = lines(renderPilotMarkdown(report));
       const claims = all.indexOf('Approved public claims:');
@@ -42,7 +42,11 @@ describe('Markdown', () => {
       const afterClaims = all.slice(claims + 1, signOff);
       expect(afterClaims.length, name).toBeGreaterThanOrEqual(3);
       expect(afterClaims.every((l) => l === ''), name).toBe(true);
-      const afterSignOff = all.slice(signOff + 1);
+      // Then, as the document's last line, where its signed statement is (pilot/signature-note.ts).
+      const signature = all.length - 2;
+      expect(all[signature], name).toMatch(/^Signed statement: `[^`]+\.jws` beside this file/);
+      expect(all.at(-1), name).toBe('');
+      const afterSignOff = all.slice(signOff + 1, signature);
       expect(afterSignOff.length, name).toBeGreaterThanOrEqual(3);
       expect(afterSignOff.every((l) => l === ''), name).toBe(true);
     }
