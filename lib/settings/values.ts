@@ -65,7 +65,7 @@ export const duration = z
 
 /** A switch: a flag without a value (commander's `true`), or `1`/`0`, `true`/`false` in the environment. */
 export const flagSwitch = z
-  .union([z.boolean(), z.enum(['1', '0', 'true', 'false'], 'a switch: 1 or 0')])
+  .union([z.boolean(), z.enum(['1', '0', 'true', 'false'])], 'a switch: 1 or 0')
   .transform((v) => v === true || v === '1' || v === 'true');
 
 /** Seconds (as the environment says them) to the milliseconds the code uses. */
