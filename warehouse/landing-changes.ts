@@ -11,7 +11,10 @@ import type { WarehouseLayout } from './layout.ts';
  * Synchronous, as discoverLanding lists (a few µs a stat).
  */
 export function landedSince(layout: WarehouseLayout, sinceMs: number): boolean {
-  const changed = (dir: string) => (statSync(dir, { throwIfNoEntry: false })?.mtimeMs ?? 0) >= sinceMs;
+  const changed = (dir: string) => {
+    const st = statSync(dir, { throwIfNoEntry: false });
+    return st !== undefined && st.mtimeMs >= sinceMs;
+  };
   if (changed(layout.rawReports)) return true;
   for (const customer of subfolders(layout.rawReports)) {
     if (changed(customer)) return true;
