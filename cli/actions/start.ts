@@ -216,7 +216,7 @@ async function serveLive(rt: Runtime, served: Served, counted: number): Promise<
   const { api, collector } = served;
   await withJobDeps(rt, async (deps) => {
     let reports = counted;
-    const live = new LiveRollups(deps, { minGapMs: MIN_GAP_MS, idleMs: rt.config.schedules.idleRefreshMs }, (run) => {
+    const live = new LiveRollups(deps, { minGapMs: MIN_GAP_MS, idleMs: Math.max(MIN_GAP_MS, rt.config.schedules.idleRefreshMs) }, (run) => {
       const line = describeLiveRun(run, reports);
       if (run.result?.published) reports = run.result.manifest.rows.reports;
       if (line) process.stdout.write(`${line}\n`);
