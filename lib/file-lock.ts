@@ -60,6 +60,16 @@ export async function lockHeld(file: string, staleMs: number): Promise<boolean> 
   return seen !== null && !deadHolder(seen, staleMs);
 }
 
+/**
+ * Remove a lock whose holder is dead (what takeLock would take over), so that locks nobody will
+ * ask for again (a killed run's, named by its asOf) do not stay. True when it was dead and removed.
+ */
+export async function removeDeadLock(file: string, staleMs: number): Promise<boolean> {
+  const seen = await readLock(file);
+  if (seen === null || !deadHolder(seen, staleMs)) return false;
+  return takeOverIfDead(file, staleMs);
+}
+
 /** The lock file made whole at once: our record written aside, then linked into place. */
 async function tryCreate(file: string, staleMs: number): Promise<HeldLock | null> {
   const me: Holder = { host: os.hostname(), pid: process.pid, token: randomBytes(8).toString('hex') };

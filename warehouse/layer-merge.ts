@@ -10,12 +10,13 @@
 // one with those layers replaced by the merged layer (every other file linked): the same reports,
 // the same figures, fewer layers. A run that added layers meanwhile is no matter (they stay on
 // top); a state built whole meanwhile (the merged layers are gone) makes the merge moot, and it is
-// dropped. A crash leaves a scratch folder (`.tmp-merge-…`), removed by retention as debris.
+// dropped. A crash leaves a scratch folder (`.tmp-<pid>@<host>~merge-…`), removed by retention as debris.
 import fs from 'node:fs/promises';
 import { fileList } from './sql-files.ts';
 import type { DbSession } from './duckdb/session.ts';
 import { INLINE_MERGE_MAX_REPORTS, layersToMerge, layerPieces, linkLayerFiles, MAX_MERGED_LAYER_REPORTS, newLayer, writeLayerFiles } from './layered-state.ts';
 import { withPartitionLocks, type PartitionRef } from './partition-lock.ts';
+import { ownedScratchName } from '../lib/scratch-owner.ts';
 import { newStateId, partitionKey, readStates, stateFiles, stateVersion, TMP_PREFIX, writeStates, type LayerMeta, type StateMeta } from './state-store.ts';
 import { dropRelations } from './temp-relations.ts';
 import { dateOfUs, windowEdges } from './combine-plan.ts';
@@ -68,7 +69,7 @@ export async function mergePartitionLayers(ctx: MergeContext, p: PartitionRef): 
   const due = layersDueForMerge(newest.layers);
   if (due.length < 2) return null;
   const from = stateFiles(ctx.layout, newest);
-  const scratch = stateFiles(ctx.layout, { ...p, stateId: `${TMP_PREFIX}merge-${newStateId()}` });
+  const scratch = stateFiles(ctx.layout, { ...p, stateId: `${TMP_PREFIX}${ownedScratchName(`merge-${newStateId()}`)}` });
   await fs.mkdir(scratch.dir, { recursive: true });
   try {
     const s = ctx.s;

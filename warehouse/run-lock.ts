@@ -2,11 +2,13 @@
 // workers while an inline one runs) is refused with "already running" instead of computing the
 // same snapshot twice. A file lock in the snapshots folder (lib/file-lock.ts), renewed while the
 // holder lives and taken over once stale, or at once when its holder was a process of this host
-// that is gone (a killed run does not block the next).
+// that is gone (a killed run does not block the next). Since each run has an asOf of its own, the
+// lock of a killed run is never asked for again: every plan removes those it proves dead.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { EXIT, ExitError } from '../lib/errors.ts';
-import { LockBusyError, lockHeld, takeLock } from '../lib/file-lock.ts';
+import { LockBusyError, lockHeld, removeDeadLock, takeLock } from '../lib/file-lock.ts';
+import type { Logger } from '../lib/log.ts';
 import { compactIso } from '../lib/time.ts';
 import type { WarehouseLayout } from './layout.ts';
 
@@ -36,4 +38,18 @@ export async function lockRun(layout: WarehouseLayout, asOf: Date, staleMs: numb
 /** Whether a live run holds the lock of `asOf`. */
 export async function runLocked(layout: WarehouseLayout, asOf: Date, staleMs: number): Promise<boolean> {
   return lockHeld(lockPath(layout, asOf), staleMs);
+}
+
+const RUN_LOCK_RE = /^run-[0-9TZ]+\.lock$/;
+
+/**
+ * Remove the run locks of dead runs: their holder's pid is gone on this host, or they were not
+ * renewed for `staleMs` (lib/file-lock.ts). Returns the names removed.
+ */
+export async function clearDeadRunLocks(layout: WarehouseLayout, staleMs: number, log: Logger): Promise<string[]> {
+  const names = (await fs.readdir(layout.snapshots).catch(() => [] as string[])).filter((n) => RUN_LOCK_RE.test(n));
+  const removed: string[] = [];
+  for (const name of names) if (await removeDeadLock(path.join(layout.snapshots, name), staleMs)) removed.push(name);
+  for (const name of removed) log.info({ lock: name }, 'removed the run lock of a dead run');
+  return removed;
 }

@@ -26,6 +26,7 @@ import { z } from 'zod';
 import { readdirSyncOrEmpty } from '../lib/fsx.ts';
 import type { WarehouseLayout } from './layout.ts';
 import { runInFlight } from './snapshots.ts';
+import { deadScratch } from './dead-scratch.ts';
 import { partitionKey, readStates, stateFiles, stateVersion, TMP_PREFIX, type StateMeta } from './state-store.ts';
 
 const LeaseSchema = z.object({
@@ -157,7 +158,7 @@ export async function pruneStates(layout: WarehouseLayout, opts: PruneOptions): 
         if (opts.keep.has(id) || leased.has(id)) return false;
         const p = path.join(partDir, id);
         const i = metas.findIndex((m) => m.stateId === id);
-        if (i < 0) return remove(p, 'debris');
+        if (i < 0) return removeIf(p, 'debris', async () => deadScratch(id) || (await olderThan(p, opts.graceMs, false)));
         if (!live) return remove(p, 'gone');
         if (metas[i] === newestFresh) return false;
         // Superseded since its successor (the next newer state; metas are newest first) appeared.

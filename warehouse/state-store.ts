@@ -18,6 +18,7 @@ import { compactIso } from '../lib/time.ts';
 import { fsyncDir, fsyncFile, readdirSyncOrEmpty, writeJsonDurable } from '../lib/fsx.ts';
 import { codeVersion } from '../lib/version.ts';
 import { StampedReads } from '../lib/stamped-reads.ts';
+import { ownedScratchName } from '../lib/scratch-owner.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { LandedFile } from './landing.ts';
 
@@ -343,7 +344,7 @@ export async function writeStates(layout: WarehouseLayout, states: readonly Stat
   const all = <T>(xs: readonly T[], fn: (x: T) => Promise<unknown>) => Promise.all(xs.map((x) => limit(() => fn(x))));
   const jobs = states.map(({ meta, write }) => {
     const final = stateFiles(layout, meta);
-    const tmp = stateFiles(layout, { ...meta, stateId: `${TMP_PREFIX}${meta.stateId}` });
+    const tmp = stateFiles(layout, { ...meta, stateId: `${TMP_PREFIX}${ownedScratchName(meta.stateId)}` });
     return { meta, write, final, tmp, parent: path.dirname(final.dir) };
   });
   try {

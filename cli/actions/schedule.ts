@@ -1,12 +1,16 @@
 // The `schedule` command's work: install (or update) the job schedulers of the worker tier, or
-// list them. Safe to run again: schedulers are upserted by id, never duplicated.
+// list them. Safe to run again: schedulers are upserted by id, never duplicated. What it installs
+// is first written with the warehouse (control/schedule.json), from which workers reinstall it
+// when Redis lost it.
 import { z } from 'zod';
 import { runtime, withQueues } from '../runtime.ts';
-import type { SettingOverrides } from '../../lib/config.ts';
+import type { AppConfig, SettingOverrides } from '../../lib/config.ts';
+import { warehouseLayout } from '../../warehouse/layout.ts';
+import { writeDesiredSchedule } from '../../warehouse/control/schedule.ts';
 import type { ScheduleInfo } from '../../jobs/queue/schedules.ts';
 import { table } from '../format.ts';
 
-/** --rollup-cron, --rollup-every, --reports-cron and --compact-every are settings' flags (ROLLUP_SCHEDULE, ROLLUP_EVERY, REPORTS_SCHEDULE, COMPACT_EVERY). */
+/** --rollup-cron, --rollup-every, --batch, --reports-cron and --compact-every are settings' flags (ROLLUP_SCHEDULE, ROLLUP_EVERY, ROLLUP_BATCH, REPORTS_SCHEDULE, COMPACT_EVERY). */
 export const Flags = z.object({ list: z.boolean().optional() });
 
 const WHAT: Record<string, string> = {
@@ -18,10 +22,18 @@ const WHAT: Record<string, string> = {
 export async function run(flags: z.output<typeof Flags>, settings: SettingOverrides): Promise<void> {
   const rt = runtime(settings);
   const { installSchedules, listSchedules } = await import('../../jobs/queue/schedules.ts');
-  const installed = await withQueues(rt, (queues) =>
-    flags.list ? listSchedules(queues) : installSchedules(queues, rt.config),
-  );
+  const installed = await withQueues(rt, async (queues) => {
+    if (flags.list) return listSchedules(queues);
+    await recordDesired(rt.config);
+    return installSchedules(queues, rt.config);
+  });
   process.stdout.write(`${describeSchedules(installed, rt.config.redis.prefix)}\n`);
+}
+
+/** The schedules about to be installed, written with the warehouse (after Redis was found reachable). */
+async function recordDesired(config: AppConfig): Promise<void> {
+  const { rollup, rollupEveryMs, reports, compactEveryMs } = config.schedules;
+  await writeDesiredSchedule(warehouseLayout(config.warehouseDir), { prefix: config.redis.prefix, rollup, rollupEveryMs, reports, compactEveryMs });
 }
 
 export function describeSchedules(list: ScheduleInfo[], prefix: string): string {

@@ -1,6 +1,7 @@
-// The `start` command's work: sample data, a pipeline run, a summary, a tenant, the pilot reports,
-// a token, the API, and a collector with an ingest key and a curl that posts a gzip'd report; then
-// it keeps rolling up inline as reports land (jobs/live-rollups.ts), so that the API is live.
+// The `start` command's work: the API and a collector at once (serving the snapshot CURRENT names
+// and taking reports into the spool), then sample data, a first run, a summary, a tenant, the
+// pilot reports, a token, an ingest key kept across starts and a curl that posts a gzip'd report;
+// then it keeps rolling up inline as reports land (jobs/live-rollups.ts), so that the API is live.
 import path from 'node:path';
 import { noFlags } from '../options.ts';
 import { closeOnSignals, runtime, withJobDeps, type Runtime } from '../runtime.ts';
@@ -20,9 +21,12 @@ import { DEFAULT_CUSTOMERS, describeGeneration } from './generate.ts';
 import { describeRun } from './pipeline.ts';
 import { bytes, percent, table } from '../format.ts';
 import { startCollector } from '../../collector/server.ts';
-import { addIngestKey, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
+import { sampleIngestKey } from '../../warehouse/control/sample-key.ts';
 import { SESSION_REPORTS_PATH } from '../../collector/route.ts';
-import type { SettingOverrides } from '../../lib/config.ts';
+import type { AppConfig, SettingOverrides } from '../../lib/config.ts';
+import type { JobDeps } from '../../jobs/deps.ts';
+import type { Tenant } from '../../warehouse/control/tenants.ts';
+import type { StreamSummary } from '../../warehouse/snapshot-read.ts';
 import type { RunningApi } from '../../api/server.ts';
 import type { RunningCollector } from '../../collector/server.ts';
 import { LiveRollups, type LiveRun } from '../../jobs/live-rollups.ts';
@@ -34,103 +38,151 @@ export const Flags = noFlags;
 const START_KEY_LABEL = 'sample (npm start)';
 
 /**
- * The embedded default is live: its collector lands what it takes every 2 s (COLLECTOR_FLUSH_SECONDS,
- * 120 s elsewhere), and a run starts as soon as a landing ends (a quarter of a second after the
- * previous run at least, which leaves the API and the collector a moment), and every
- * 30 s anyway.
+ * Live like every deployment by default: its collector lands what it takes every 2 s
+ * (COLLECTOR_FLUSH_SECONDS), and a run starts as soon as a landing ends (a quarter of a second
+ * after the previous run at least, which leaves the API and the collector a moment), and every
+ * ROLLUP_IDLE_SECONDS anyway.
  */
-const START_DEFAULTS = { COLLECTOR_FLUSH_SECONDS: '2' };
-const LIVE_POLICY = { minGapMs: 250, idleMs: 30_000 };
+const MIN_GAP_MS = 250;
 /** Between the end of one background compaction pass (small files, layer merges) and the next. */
 const LIVE_COMPACTION_GAP_MS = 5_000;
 
+/** The API and the collector, open while `start` runs. */
+interface Served {
+  api: RunningApi;
+  collector: RunningCollector;
+  /** Whether the collector landed anything since the ports opened (the live loop then runs at once). */
+  landedSinceOpen(): boolean;
+  close(): Promise<void>;
+}
+
+/** What the first run found to show: the sample tenant, a stream of it, and the reports it counted. */
+interface Example {
+  tenant: Tenant;
+  streamId: string;
+  reports: number;
+}
+
+const out = (s: string) => process.stdout.write(`${s}\n`);
+
 export async function run(_flags: unknown, settings: SettingOverrides): Promise<void> {
-  const rt = runtime(settings, 'command', START_DEFAULTS);
-  const { config } = rt;
-  const example = await withJobDeps(rt, async (deps) => {
-    const out = (s: string) => process.stdout.write(`${s}\n`);
-    out(`warehouse: ${deps.layout.root}`);
-    const { files } = await discoverLanding(deps.layout);
-    if (files.length === 0) {
-      const bar = progressBar('sample data');
-      const started = Date.now();
-      const now = Math.floor(Date.now() / 1000) * 1000;
-      const gen = await generateReports(
-        deps.db,
-        deps.layout,
-        { customers: DEFAULT_CUSTOMERS, streams: 3, sessions: 400, start: new Date(now - 6 * 3_600_000), hours: 6, seed: 1 },
-        (p, step) => bar.update(p, step),
-      ).finally(() => bar.stop());
-      out(await describeGeneration(gen, Date.now() - started));
-    } else {
-      out(`landing area holds ${files.length} files: no sample data generated`);
-    }
-    const bar = progressBar('pipeline');
-    const run = await runPipeline(deps, { asOf: new Date() }, (p) => bar.update((100 * p.done) / p.total, p.step)).finally(() =>
-      bar.stop(),
-    );
-    out(describeRun(run));
-    const snap = await currentSnapshot(deps.layout);
-    if (!snap) return null;
-    const rows = await readStreamSummaries(deps.db, snap, '24h');
-    out('\nstreams, last 24 hours:');
-    out(
-      table(
-        ['stream', 'sessions', 'from peers', 'from CDN', 'offload', 'peers/session', 'active', 'live', 'last seen'],
-        rows.map((r) => [
-          r.streamId,
-          r.totalSessions,
-          bytes(r.totalBytesOffloaded),
-          bytes(r.totalBytesFallback),
-          percent(r.avgOffloadRatio),
-          r.avgPeerCount.toFixed(2),
-          r.activePeers,
-          r.live ? 'yes' : 'no',
-          r.lastSeenAt?.toISOString() ?? '-',
-        ]),
-        new Set([1, 2, 3, 4, 5, 6]),
-      ),
-    );
-    // The example stream: the first with reports in the last 24 hours, else the first of all.
-    const streamId = rows[0]?.streamId ?? (await readStreamSummaries(deps.db, snap, 'all'))[0]?.streamId;
-    if (!streamId) return null;
-    const customerId = streamId.split(':')[0]!;
-
-    // A tenant for the first customer (created once), so that its reports carry its name.
-    const platform = loadPlatformConfig(config.platformConfigFile);
-    const tenant =
-      (await findTenant(deps.layout, customerId)) ??
-      (await addTenant(deps.layout, {
-        customerId,
-        name: `${customerId} (sample)`,
-        cdnPricePerGb: null,
-        savingsSharePct: platform.billing.defaultSavingsSharePct,
-      }));
-
-    // The nightly report run, once: every stream's pilot report pre-rendered as a static site.
-    const reportsBar = progressBar('pilot reports');
-    const reports = await runReports(deps, { asOf: new Date() }, (p, step) => reportsBar.update(p, step)).finally(() => reportsBar.stop());
-    out(`\n${reports.message}`);
-    const site = reports.publications.find((p) => p.customerId === customerId);
-    if (site) out(`${customerId}'s reports as a static site: ${path.join(site.dir, 'index.html')}`);
-    return { tenant, streamId, reports: run.manifest.rows.reports };
-  });
+  const rt = runtime(settings, 'command');
+  const layout = warehouseLayout(rt.config.warehouseDir);
+  out(`warehouse: ${layout.root}`);
+  // What is durable is served at once (design.md, principle 12); the first run catches up behind.
+  const served = await openPorts(rt.config);
+  let example: Example | null;
+  try {
+    example = await withJobDeps(rt, (deps) => catchUp(deps, rt.config));
+  } catch (err) {
+    await served.close();
+    throw err;
+  }
   if (!example) {
-    process.stdout.write('\nno stream reported anything: nothing to serve yet\n');
+    out('\nno stream reported anything: nothing to serve yet');
+    await served.close();
     return;
   }
-  const { tenant, streamId, reports } = example;
+  await printTryIt(rt, served, example);
+  await serveLive(rt, served, example.reports);
+}
+
+/** The API and the collector, listening before any run: the snapshot CURRENT names, the spool. */
+async function openPorts(config: AppConfig): Promise<Served> {
+  const api = await startApi(config, createLogger(config.logLevel, 'p2ptel-api'));
+  const collector = await startCollector(config, createLogger(config.logLevel, 'p2ptel-collector')).catch(async (err: unknown) => {
+    await api.close();
+    throw err;
+  });
+  let landed = false;
+  collector.deps.flusher.onLanded(() => {
+    landed = true;
+  });
+  const snapshot = api.deps.store.current()?.id ?? null;
+  out(`API on ${api.url} and collector on ${collector.url} answer now (${snapshot ? `snapshot ${snapshot}` : 'no snapshot yet'}); a first run catches up`);
+  return { api, collector, landedSinceOpen: () => landed, close: async () => void (await Promise.all([collector.close(), api.close()])) };
+}
+
+/** Sample data when the landing area is empty, a first run, the streams' table, the sample tenant and its pilot reports. */
+async function catchUp(deps: JobDeps, config: AppConfig): Promise<Example | null> {
+  await sampleDataIfEmpty(deps);
+  const bar = progressBar('pipeline');
+  const run = await runPipeline(deps, { asOf: new Date() }, (p) => bar.update((100 * p.done) / p.total, p.step)).finally(() => bar.stop());
+  out(describeRun(run));
+  const snap = await currentSnapshot(deps.layout);
+  if (!snap) return null;
+  const rows = await readStreamSummaries(deps.db, snap, '24h');
+  out('\nstreams, last 24 hours:');
+  out(streamsTable(rows));
+  // The example stream: the first with reports in the last 24 hours, else the first of all.
+  const streamId = rows[0]?.streamId ?? (await readStreamSummaries(deps.db, snap, 'all'))[0]?.streamId;
+  if (!streamId) return null;
+  const tenant = await sampleTenant(deps, config, streamId.split(':')[0]!);
+  await renderReports(deps, tenant.customerId);
+  return { tenant, streamId, reports: run.manifest.rows.reports };
+}
+
+async function sampleDataIfEmpty(deps: JobDeps): Promise<void> {
+  const { files } = await discoverLanding(deps.layout);
+  if (files.length > 0) {
+    out(`landing area holds ${files.length} files: no sample data generated`);
+    return;
+  }
+  const bar = progressBar('sample data');
+  const started = Date.now();
+  const now = Math.floor(Date.now() / 1000) * 1000;
+  const gen = await generateReports(
+    deps.db,
+    deps.layout,
+    { customers: DEFAULT_CUSTOMERS, streams: 3, sessions: 400, start: new Date(now - 6 * 3_600_000), hours: 6, seed: 1 },
+    (p, step) => bar.update(p, step),
+  ).finally(() => bar.stop());
+  out(await describeGeneration(gen, Date.now() - started));
+}
+
+function streamsTable(rows: StreamSummary[]): string {
+  return table(
+    ['stream', 'sessions', 'from peers', 'from CDN', 'offload', 'peers/session', 'active', 'live', 'last seen'],
+    rows.map((r) => [
+      r.streamId,
+      r.totalSessions,
+      bytes(r.totalBytesOffloaded),
+      bytes(r.totalBytesFallback),
+      percent(r.avgOffloadRatio),
+      r.avgPeerCount.toFixed(2),
+      r.activePeers,
+      r.live ? 'yes' : 'no',
+      r.lastSeenAt?.toISOString() ?? '-',
+    ]),
+    new Set([1, 2, 3, 4, 5, 6]),
+  );
+}
+
+/** A tenant for the customer (created once), so that its reports carry its name. */
+async function sampleTenant(deps: JobDeps, config: AppConfig, customerId: string): Promise<Tenant> {
+  const platform = loadPlatformConfig(config.platformConfigFile);
+  return (
+    (await findTenant(deps.layout, customerId)) ??
+    (await addTenant(deps.layout, { customerId, name: `${customerId} (sample)`, cdnPricePerGb: null, savingsSharePct: platform.billing.defaultSavingsSharePct }))
+  );
+}
+
+/** The nightly report run, once: every stream's pilot report pre-rendered as a static site. */
+async function renderReports(deps: JobDeps, customerId: string): Promise<void> {
+  const reportsBar = progressBar('pilot reports');
+  const reports = await runReports(deps, { asOf: new Date() }, (p, step) => reportsBar.update(p, step)).finally(() => reportsBar.stop());
+  out(`\n${reports.message}`);
+  const site = reports.publications.find((p) => p.customerId === customerId);
+  if (site) out(`${customerId}'s reports as a static site: ${path.join(site.dir, 'index.html')}`);
+}
+
+/** The tenant's token, the sample ingest key (the same at every start) and lines to try them. */
+async function printTryIt(rt: Runtime, { api, collector }: Served, { tenant, streamId }: Example): Promise<void> {
+  const { config } = rt;
   const layout = warehouseLayout(config.warehouseDir);
   const token = await issueToken(await tokenSecret(layout, config.tokenSecret), { role: 'tenant', tenant }, 30 * 86_400);
-
-  const api = await startApi(config, createLogger(config.logLevel, 'p2ptel-api'));
-  const collectorLog = createLogger(config.logLevel, 'p2ptel-collector');
-  const collector = await startCollector(config, collectorLog);
-  // One sample ingest key at a time: the previous run's is revoked (keys are printed only once).
-  for (const k of await listIngestKeys(layout)) {
-    if (k.label === START_KEY_LABEL && k.revokedAt === null) await revokeIngestKey(layout, k.id);
-  }
-  const { key } = await addIngestKey(layout, { customer: tenant.customerId, label: START_KEY_LABEL });
+  // One sample ingest key, kept across starts: SDKs given it keep posting after a restart.
+  const { key } = await sampleIngestKey(layout, tenant.customerId, START_KEY_LABEL);
   const auth = `-H "Authorization: Bearer ${token}"`;
   const signIn = await api.portal.signInLink(token);
   process.stdout.write(
@@ -148,32 +200,34 @@ export async function run(_flags: unknown, settings: SettingOverrides): Promise<
       `  curl -s ${auth} "${api.url}/telemetry/timeseries?streamId=${streamId}&bucketSeconds=300&window=24h"`,
       `  curl -s ${auth} "${api.url}/control/reports/pilot/${streamId}?format=html" -o pilot-report.html`,
       '',
-      `collector of SDK reports listening on ${collector.url}; ingest key of ${tenant.customerId} (public, write-only):`,
+      `collector of SDK reports listening on ${collector.url}; ingest key of ${tenant.customerId} (public, write-only; the same at every start):`,
       key,
       `post a gzip'd batch of one report (it lands within ${Math.round(config.collector.flushIntervalMs / 1000)} s, and the API counts it a rollup later, within seconds):`,
       `  ${samplePostCurl(collector.url, key, streamId)}`,
       '',
-      `live: a rollup runs as soon as reports land, and every ${LIVE_POLICY.idleMs / 1000} s; each new snapshot is printed below`,
+      `live: a rollup runs as soon as reports land, and every ${config.schedules.idleRefreshMs / 1000} s; each new snapshot is printed below`,
       '',
     ].join('\n'),
   );
-  await serveLive(rt, api, collector, reports);
 }
 
 /**
  * Roll up inline while the API and the collector serve, until SIGINT or SIGTERM: then the run in
  * flight finishes, the collector lands what it holds, and both stop.
  */
-async function serveLive(rt: Runtime, api: RunningApi, collector: RunningCollector, counted: number): Promise<void> {
+async function serveLive(rt: Runtime, served: Served, counted: number): Promise<void> {
+  const { api, collector } = served;
   await withJobDeps(rt, async (deps) => {
     let reports = counted;
-    const live = new LiveRollups(deps, LIVE_POLICY, (run) => {
+    const live = new LiveRollups(deps, { minGapMs: MIN_GAP_MS, idleMs: Math.max(MIN_GAP_MS, rt.config.schedules.idleRefreshMs) }, (run) => {
       const line = describeLiveRun(run, reports);
       if (run.result?.published) reports = run.result.manifest.rows.reports;
       if (line) process.stdout.write(`${line}\n`);
     });
     collector.deps.flusher.onLanded(() => live.landed());
     live.start();
+    // Reports landed while the first run caught up: roll them up now.
+    if (served.landedSinceOpen()) live.landed();
     const compaction = new LiveCompaction(deps, LIVE_COMPACTION_GAP_MS);
     compaction.start();
     const stopping = {

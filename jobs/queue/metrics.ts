@@ -1,7 +1,8 @@
 // The worker's metrics: each job's duration and outcome by queue and job name, BullMQ's queue
 // counts (waiting, active, failed, delayed) read from Redis when scraped, for rollup runs,
 // partitions reused or rebuilt (counted by the run once the incremental warehouse reports them),
-// the schedules' fire times: started, coalesced or missed, and compaction jobs: done or skipped.
+// the schedules' fire times: started, coalesced, idle or missed, schedules reinstalled after Redis
+// lost them, and compaction jobs: done or skipped.
 import client from 'prom-client';
 import { registry } from '../../lib/metrics.ts';
 import type { Queues } from './client.ts';
@@ -29,8 +30,14 @@ export const partitionsCounter = new client.Counter({
 
 export const ticksCounter = new client.Counter({
   name: 'p2ptel_schedule_ticks_total',
-  help: 'Fire times of the schedules, by schedule and outcome: started (its run), coalesced (a run was in flight: the latest such tick starts when it ends), missed (passed with no tick: no worker took it in time)',
+  help: 'Fire times of the schedules, by schedule and outcome: started (its run), coalesced (a run was in flight: the latest such tick starts when it ends), idle (nothing landed since a snapshot younger than ROLLUP_IDLE_SECONDS: no run), missed (passed with no tick: no worker took it in time)',
   labelNames: ['schedule', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const schedulesReinstalledCounter = new client.Counter({
+  name: 'p2ptel_schedules_reinstalled_total',
+  help: 'Times this worker found job schedulers missing in Redis (it lost its data) and installed them again from the warehouse (control/schedule.json)',
   registers: [registry],
 });
 

@@ -59,8 +59,11 @@ export const TickResult = z.object({
   asOf: isoInstant,
   /** The first job of the run it started; null when it started none (coalesced). */
   jobId: z.string().nullable(),
-  /** started: the run of its fire time; coalesced: a run was in flight (absent in results of older versions: started). */
-  outcome: z.enum(['started', 'coalesced']).optional(),
+  /**
+   * started: the run of its fire time; coalesced: a run was in flight; idle: nothing landed since
+   * a snapshot younger than ROLLUP_IDLE_SECONDS (absent in results of older versions: started).
+   */
+  outcome: z.enum(['started', 'coalesced', 'idle']).optional(),
   /** The asOf of the run in flight it was coalesced behind. */
   behind: isoInstant.nullable().optional(),
   /** Fire times that passed before it with no tick (no worker took it in time). */

@@ -73,7 +73,12 @@ export function defaultProcessors(ctx: WorkerContext): Processors {
 }
 
 /** What the schedule gate needs of a worker (tick-gate.ts). */
-export const gateOf = (ctx: WorkerContext): Gate => ({ queues: ctx.queues, retry: ctx.config.jobs, workerName: ctx.workerName });
+export const gateOf = (ctx: WorkerContext): Gate => ({
+  queues: ctx.queues,
+  retry: ctx.config.jobs,
+  workerName: ctx.workerName,
+  idle: { layout: ctx.deps.layout, refreshMs: ctx.config.schedules.idleRefreshMs },
+});
 
 /** The job functions' dependencies, with the job's logger. */
 const depsFor = (ctx: WorkerContext, log: Logger): JobDeps => ({ ...ctx.deps, log });

@@ -1,6 +1,7 @@
-// The job schedulers: rollup runs on a cron pattern read in UTC (every 5 minutes by default) or at
-// a fixed interval (`every`, for live figures), the nightly report run, and the compaction job of
-// small landed files at an interval (every 60 s by default). Upserted by id, so
+// The job schedulers: rollup runs at a fixed interval (`every`: every 2 s by default, live figures)
+// or on a cron pattern read in UTC (the batch cadence: every 5 minutes by default), the nightly
+// report run, and the compaction job of small landed files at an interval (every 60 s by
+// default). Upserted by id, so
 // installing them twice (or from two machines) leaves one of each; installing with another
 // pattern or interval changes it in place.
 import type { JobsOptions, RepeatOptions } from 'bullmq';
@@ -22,7 +23,11 @@ export interface ScheduleInfo {
   next: string | null;
 }
 
-type ScheduleConfig = Pick<AppConfig, 'schedules' | 'jobs'>;
+/** What is installed: the schedules' part of the config, or the desired state kept with the warehouse. */
+export interface ScheduleConfig {
+  schedules: Pick<AppConfig['schedules'], 'rollup' | 'rollupEveryMs' | 'reports' | 'compactEveryMs'>;
+  jobs: AppConfig['jobs'];
+}
 
 export async function installSchedules(queues: Queues, config: ScheduleConfig): Promise<ScheduleInfo[]> {
   // A scheduler adds a "tick" job; the tick adds the run under an id derived from its fire time.

@@ -12,15 +12,23 @@ import { addRunJob } from './enqueue.ts';
 import { JOBS, SCHEDULERS, planJobId, rollupJobId, rollupRunId } from './names.ts';
 import { PartitionPayload, resultOf } from './payloads.ts';
 import { describeRun, FINISHED } from './runs.ts';
+import type { IdlePolicy } from './quiet-tick.ts';
 
-/** What the gate needs: the queues, the retries of the runs it adds, and this process's worker name. */
+/**
+ * What the gate needs: the queues, the retries of the runs it adds, this process's worker name,
+ * and when a tick may be skipped as idle (quiet-tick.ts; absent: never).
+ */
 export interface Gate {
   queues: Queues;
   retry: AppConfig['jobs'];
   workerName: string;
+  idle?: IdlePolicy;
 }
 
-export type TickDecision = { outcome: 'started'; jobId: string; behind: null } | { outcome: 'coalesced'; jobId: null; behind: Date };
+export type TickDecision =
+  | { outcome: 'started'; jobId: string; behind: null }
+  | { outcome: 'coalesced'; jobId: null; behind: Date }
+  | { outcome: 'idle'; jobId: null; behind: null };
 
 /**
  * started: the fire time of the last run a tick started. pending: the latest fire time coalesced

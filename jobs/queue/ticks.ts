@@ -1,5 +1,5 @@
 // A scheduler's tick: the run of its fire time, added once (a rollup tick through the gate, which
-// coalesces ticks while a run is in flight: tick-gate.ts), and the fire times that passed before
+// coalesces ticks while a run is in flight: tick-gate.ts; none when idle: quiet-tick.ts), and the fire times that passed before
 // it with no tick at all (no worker took the tick in time; BullMQ then skips to the next fire
 // time), counted and said, so that they do not vanish without a trace.
 import type { Job } from 'bullmq';
@@ -13,6 +13,7 @@ import { QUEUES, SCHEDULERS, type RunKind } from './names.ts';
 import { payloadOf, resultOf, TickPayload, type TickResult } from './payloads.ts';
 import { scheduledAsOf, TickRepeat } from './fire-time.ts';
 import { admitTick, gateKey, type Gate, type TickDecision } from './tick-gate.ts';
+import { quietTick } from './quiet-tick.ts';
 
 /** Fire times counted one by one at most (a cron over a long outage): beyond, the count stops there. */
 const MAX_COUNTED = 100_000;
@@ -33,11 +34,17 @@ export async function tick(gate: Gate, job: Job, log: Logger): Promise<TickResul
     ticksCounter.labels(kind, 'missed').inc(missed.count);
     log.warn({ schedule: kind, ...missed }, 'fire times missed: no worker took their tick in time');
   }
-  const decision: TickDecision =
-    kind === 'rollup' ? await admitTick(gate, asOf) : { outcome: 'started', jobId: (await addRunJob(gate.queues, gate.retry, kind, asOf)).jobId, behind: null };
+  const decision = await decide(gate, kind, asOf);
   ticksCounter.labels(kind, decision.outcome).inc();
   if (decision.behind) log.info({ asOf: asOf.toISOString(), behind: decision.behind.toISOString() }, 'tick coalesced: a run is in flight; the latest such tick starts when it ends');
   return { kind, asOf: asOf.toISOString(), jobId: decision.jobId, outcome: decision.outcome, behind: decision.behind?.toISOString() ?? null, missed };
+}
+
+/** A rollup tick through the gate (or idle: nothing new to roll up); a report tick's run at once. */
+async function decide(gate: Gate, kind: RunKind, asOf: Date): Promise<TickDecision> {
+  if (kind === 'reports') return { outcome: 'started', jobId: (await addRunJob(gate.queues, gate.retry, kind, asOf)).jobId, behind: null };
+  if (gate.idle && (await quietTick(gate.idle, asOf))) return { outcome: 'idle', jobId: null, behind: null };
+  return admitTick(gate, asOf);
 }
 
 /**

@@ -1,5 +1,5 @@
 // A worker process from start to exit (what `cli worker` runs): check Redis, open DuckDB and the
-// queues, work until SIGTERM or SIGINT, then stop within the grace time and close everything. A
+// queues, work (keeping the schedules installed: schedule-keeper.ts) until SIGTERM or SIGINT, then stop within the grace time and close everything. A
 // signal at any moment of the start-up stops it as cleanly: what is open is closed, exit 0.
 import type { AppConfig } from '../../lib/config.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -12,6 +12,7 @@ import { defaultProcessors, gateOf, type Processors, type WorkerContext } from '
 import { startWorkers, workerName, type OnSettled, type StopOutcome, type WorkerTier } from './worker.ts';
 import { startCoalesced } from './tick-gate.ts';
 import { bindQueueMetrics } from './metrics.ts';
+import { keepSchedules } from './schedule-keeper.ts';
 import { collectProcessMetrics, listenMetrics, type MetricsListener } from '../../lib/metrics.ts';
 
 export interface RunWorkerOptions {
@@ -29,6 +30,7 @@ interface OpenWorker {
   ctx: WorkerContext;
   tier: WorkerTier;
   metrics: MetricsListener | null;
+  keeper: { stop(): void } | null;
   closeDeps(): Promise<void>;
 }
 
@@ -80,13 +82,16 @@ async function openWorker(opts: RunWorkerOptions, stop: Promise<string>): Promis
   const metrics = await listenWorkerMetrics(ctx);
   const defaults = defaultProcessors(ctx);
   const tier = startWorkers(ctx, opts.processors ? opts.processors(defaults, ctx) : defaults, startCoalescedAfter(ctx));
-  const open: OpenWorker = { ctx, tier, metrics, closeDeps: () => deps.close() };
+  const open: OpenWorker = { ctx, tier, metrics, keeper: null, closeDeps: () => deps.close() };
   // Half started (failed, or stopped): close what is open, or its reconnecting clients would keep the process alive.
   const ready = await unlessStopped(open.tier.ready, stop).catch(async (err: unknown) => {
     await closeWorker(open, 1000);
     throw err;
   });
-  if (ready !== STOPPED) return open;
+  if (ready !== STOPPED) {
+    open.keeper = keepSchedules({ queues, layout: deps.layout, jobs: config.jobs, log });
+    return open;
+  }
   await closeWorker(open, 1000);
   return null;
 }
@@ -116,7 +121,8 @@ async function stopWorker(open: OpenWorker, signal: string): Promise<StopOutcome
   return outcome;
 }
 
-async function closeWorker({ ctx, tier, metrics, closeDeps }: OpenWorker, graceMs: number): Promise<StopOutcome> {
+async function closeWorker({ ctx, tier, metrics, keeper, closeDeps }: OpenWorker, graceMs: number): Promise<StopOutcome> {
+  keeper?.stop();
   const outcome = await tier.stop(graceMs);
   await metrics?.close();
   bindQueueMetrics(null);

@@ -3,6 +3,8 @@
 // reused or rebuilt (and why); the partitions to rebuild are grouped into batches, the jobs of
 // the run.
 import { beginBuild, cleanDebris } from '../../warehouse/snapshots.ts';
+import { clearDeadRunLocks } from '../../warehouse/run-lock.ts';
+import { removeDeadScratchOnce } from '../../warehouse/dead-scratch.ts';
 import { discoverLanding, quarantineFile, type LandedFile, type QuarantinedFile } from '../../warehouse/landing.ts';
 import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
 import { supersededPrunable } from '../../warehouse/state-retention.ts';
@@ -39,6 +41,13 @@ export interface RollupPlan {
   pruneNeeded: boolean;
 }
 
+/** What dead runs and processes left: build folders, scratch, run locks. */
+async function clearDebris({ layout, config, log }: JobDeps): Promise<void> {
+  await cleanDebris(layout, config.snapshots.debrisGraceMs, log);
+  await clearDeadRunLocks(layout, config.snapshots.lockStaleMs, log);
+  await removeDeadScratchOnce(layout, log);
+}
+
 export async function planRollup(
   deps: JobDeps,
   input: {
@@ -55,7 +64,7 @@ export async function planRollup(
   },
 ): Promise<RollupPlan> {
   const { layout, config, log } = deps;
-  await cleanDebris(layout, config.snapshots.debrisGraceMs, log);
+  await clearDebris(deps);
   const { files, misplaced } = await discoverLanding(layout);
   const quarantined: QuarantinedFile[] = [];
   for (const m of misplaced) {

@@ -90,8 +90,8 @@ const LIMITS = {
 // the collector's memory beyond the requests in flight (docs/operations.md).
 const LANDING = {
   COLLECTOR_FLUSH_SECONDS: setting({
-    schema: timerSeconds.default(120),
-    doc: 'the spool is landed as Parquet when its open segment is this old…',
+    schema: timerSeconds.default(2),
+    doc: 'the spool is landed as Parquet when its open segment is this old… (live by default; `120` for fewer, larger files: docs/operations.md)',
     at: 'collector.flushIntervalMs',
     as: secondsToMs,
   }),

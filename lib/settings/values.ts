@@ -63,6 +63,11 @@ export const duration = z
   .transform((s) => Math.round(Number.parseFloat(s) * DURATION_UNITS_MS[/[a-z]+$/.exec(s)![0]]!))
   .refine((ms) => ms >= 1000 && ms <= 86_400_000, DURATION_MESSAGE);
 
+/** A switch: a flag without a value (commander's `true`), or `1`/`0`, `true`/`false` in the environment. */
+export const flagSwitch = z
+  .union([z.boolean(), z.enum(['1', '0', 'true', 'false'])], 'a switch: 1 or 0')
+  .transform((v) => v === true || v === '1' || v === 'true');
+
 /** Seconds (as the environment says them) to the milliseconds the code uses. */
 export const secondsToMs = (s: number): number => Math.round(s * 1000);
 

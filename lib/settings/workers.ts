@@ -2,16 +2,26 @@
 // schedules (entries of the settings table, lib/settings/table.ts).
 import { z } from 'zod';
 import { setting, type OtherSettings } from './define.ts';
-import { cron, duration, metricsListener, nonNegativeInt, port, positiveInt, queuePrefix, redisUrl, secondsToMs, timerMs, timerSeconds } from './values.ts';
+import { MAX_TIMER_MS, nonNegativeNumber, cron, duration, flagSwitch, metricsListener, nonNegativeInt, port, positiveInt, queuePrefix, redisUrl, secondsToMs, timerMs, timerSeconds } from './values.ts';
 
 const DEFAULT_ROLLUP_CRON = '*/5 * * * *';
+/** The live default of `schedule`: a rollup every 2 s (docs/operations.md, "What the defaults cost"). */
+const DEFAULT_ROLLUP_EVERY_MS = 2000;
 
-/** A rollup interval replaces the cron: both set is a mistake (which one was meant?). */
+/**
+ * The rollup interval: ROLLUP_EVERY when given, else the live default, unless the cron is asked for
+ * (ROLLUP_SCHEDULE, or ROLLUP_BATCH: the batch cadence): null then. An interval and a cron both
+ * given is a mistake (which one was meant?).
+ */
 function rollupEvery(ms: number | undefined, others: OtherSettings): number | null {
   if (ms !== undefined && others.ROLLUP_SCHEDULE !== undefined) {
     throw new Error('--rollup-every (ROLLUP_EVERY) and --rollup-cron (ROLLUP_SCHEDULE) are exclusive: give one of them');
   }
-  return ms ?? null;
+  if (ms !== undefined && others.ROLLUP_BATCH === true) {
+    throw new Error('--rollup-every (ROLLUP_EVERY) and --batch (ROLLUP_BATCH) are exclusive: --batch installs the cron');
+  }
+  if (ms !== undefined) return ms;
+  return others.ROLLUP_SCHEDULE !== undefined || others.ROLLUP_BATCH === true ? null : DEFAULT_ROLLUP_EVERY_MS;
 }
 
 const REDIS = {
@@ -81,11 +91,25 @@ const JOBS = {
   }),
   ROLLUP_EVERY: setting({
     schema: duration.optional(),
-    shown: '(none: the cron)',
-    doc: 'interval of scheduled rollup runs (`5s`, `30s`, `2m`), installed by `schedule` instead of the cron; live figures (docs/operations.md)',
+    shown: '`2s` (none with `ROLLUP_SCHEDULE` or `ROLLUP_BATCH`: the cron)',
+    doc: 'interval of scheduled rollup runs (`2s`, `30s`, `2m`), installed by `schedule`: live figures by default (docs/operations.md)',
     at: 'schedules.rollupEveryMs',
     as: rollupEvery,
-    flags: { schedule: { flag: '--rollup-every <duration>', help: 'start rollup runs at this interval instead of the cron, e.g. 5s ({env})' } },
+    flags: { schedule: { flag: '--rollup-every <duration>', help: 'start rollup runs at this interval, e.g. 5s ({env}, default 2s unless --rollup-cron or --batch)' } },
+  }),
+  ROLLUP_BATCH: setting({
+    schema: flagSwitch.optional(),
+    shown: 'off',
+    doc: '`1`: `schedule` installs the batch cadence, the rollup cron (`ROLLUP_SCHEDULE`), instead of the live interval: fewer, larger runs (docs/operations.md)',
+    at: 'schedules.batch',
+    as: (on) => on === true,
+    flags: { schedule: { flag: '--batch', help: 'install the batch cadence: rollups on the cron (--rollup-cron, default every 5 minutes) instead of every 2 s ({env})' } },
+  }),
+  ROLLUP_IDLE_SECONDS: setting({
+    schema: nonNegativeNumber.max(MAX_TIMER_MS / 1000, "at most 2147483 (about 24.8 days: a Node timer's longest wait)").default(30),
+    doc: '0: every tick runs. Else, with nothing landed since the snapshot CURRENT names, a live rollup tick (or `start`\'s loop) runs only once that snapshot is this old: windows move with the clock, and an idle deployment publishes one snapshot per this time',
+    at: 'schedules.idleRefreshMs',
+    as: secondsToMs,
   }),
   COMPACT_EVERY: setting({
     schema: duration.default(60_000),

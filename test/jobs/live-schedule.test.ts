@@ -26,9 +26,9 @@ async function metrics(w: WorkerProcess): Promise<Map<string, number>> {
   return new Map(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
 }
 
-/** Back to the 5-minute cron (no more ticks during the test), then wait until no run is in flight. */
+/** Back to the 5-minute cron (no more ticks during the test; `--batch` since `schedule` alone is live), then wait until no run is in flight. */
 async function stopTicking(): Promise<RunInfo[]> {
-  expect((await cli(['schedule'], env)).code).toBe(0);
+  expect((await cli(['schedule', '--batch'], env)).code).toBe(0);
   for (let i = 0; i < 100; i++) {
     const runs = await listRuns(queues, 200);
     if (!runs.some((r) => ['queued', 'planning', 'running', 'publishing', 'retrying'].includes(r.state))) return runs;
@@ -50,7 +50,8 @@ async function nextPublication(before: CurrentPointer | null, timeoutMs: number)
 
 beforeAll(async () => {
   wh = await openTestWarehouse();
-  env = jobEnv(wh.root, uniquePrefix('live'), { WORKER_METRICS_PORT: '0' });
+  // Every tick runs (ROLLUP_IDLE_SECONDS 0): these tests are about runs in flight, not idle ticks.
+  env = jobEnv(wh.root, uniquePrefix('live'), { WORKER_METRICS_PORT: '0', ROLLUP_IDLE_SECONDS: '0' });
   await generateReports(wh.db, wh.layout, { customers: ['acme', 'globex'], streams: 2, sessions: 20, start: new Date(Date.now() - 2 * 3_600_000), hours: 2, seed: 30 });
   queues = await testQueues(env);
 }, 60_000);
@@ -145,7 +146,7 @@ describe('rollups every second or two', () => {
     expect(next.at - killedAt).toBeLessThan(2000 + run.durationMs! + 1500);
 
     // (The dead run is retaken once its BullMQ lock lapses, and discarded for the later asOf.)
-    expect((await cli(['schedule'], env)).code).toBe(0);
+    expect((await cli(['schedule', '--batch'], env)).code).toBe(0);
     other.child.kill('SIGTERM');
     expect((await other.exited).code).toBe(0);
   });

@@ -34,9 +34,9 @@ afterAll(async () => {
 });
 
 describe('schedules', () => {
-  it('installed twice, there is one schedule of each kind, on UTC cron patterns', async () => {
+  it('installed twice, there is one schedule of each kind, on UTC cron patterns (the batch cadence: --batch)', async () => {
     for (let i = 0; i < 2; i++) {
-      const r = await cli(['schedule'], env);
+      const r = await cli(['schedule', '--batch'], env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/^rollup\s+\*\/5 \* \* \* \*\s+\d{4}-\d\d-\d\dT\d\d:\d[05]:00.000Z/m);
       expect(r.stdout).toMatch(/^reports\s+0 2 \* \* \*\s+\d{4}-\d\d-\d\dT02:00:00.000Z/m);
@@ -97,7 +97,7 @@ describe('schedules', () => {
     expect((await queues.reports.getJobSchedulers()).map((s) => s.pattern)).toEqual(['0 2 * * *']);
     expect((await cli(['schedule', '--list'], env)).stdout).toMatch(/^rollup\s+every 2s\s/m);
 
-    const back = await cli(['schedule'], env);
+    const back = await cli(['schedule', '--batch'], env);
     expect(back.code, back.stderr).toBe(0);
     expect((await queues.rollup.getJobSchedulers()).map((s) => [s.pattern, s.every ?? null])).toEqual([['*/5 * * * *', null]]);
     expect(await ticks(queues.rollup)).toHaveLength(1);

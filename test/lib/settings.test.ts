@@ -47,7 +47,13 @@ describe('config from the settings table', () => {
   });
 
   it('takes a rollup interval instead of the cron, never both', () => {
-    expect(loadConfig({ env: {} }).schedules).toMatchObject({ rollup: '*/5 * * * *', rollupEveryMs: null });
+    // Live by default: a rollup every 2 s; the cron with ROLLUP_SCHEDULE or ROLLUP_BATCH (`schedule --batch`).
+    expect(loadConfig({ env: {} }).schedules).toMatchObject({ rollup: '*/5 * * * *', rollupEveryMs: 2000, batch: false });
+    expect(loadConfig({ env: { ROLLUP_BATCH: '1' } }).schedules).toMatchObject({ rollup: '*/5 * * * *', rollupEveryMs: null, batch: true });
+    expect(loadConfig({ env: {}, overrides: { ROLLUP_BATCH: true } }).schedules.rollupEveryMs).toBeNull();
+    expect(loadConfig({ env: { ROLLUP_SCHEDULE: '*/10 * * * *' } }).schedules).toMatchObject({ rollup: '*/10 * * * *', rollupEveryMs: null });
+    expect(() => loadConfig({ env: { ROLLUP_EVERY: '5s', ROLLUP_BATCH: 'true' } })).toThrow(/--batch \(ROLLUP_BATCH\) are exclusive/);
+    expect(() => loadConfig({ env: { ROLLUP_BATCH: 'yes' } })).toThrow('invalid environment: ROLLUP_BATCH: a switch: 1 or 0');
     expect(loadConfig({ env: { ROLLUP_EVERY: '5s' } }).schedules.rollupEveryMs).toBe(5000);
     expect(loadConfig({ env: {}, overrides: { ROLLUP_EVERY: 90_000 } }).schedules.rollupEveryMs).toBe(90_000);
     expect(loadConfig({ env: { ROLLUP_EVERY: '1.5m' } }).schedules.rollupEveryMs).toBe(90_000);
