@@ -18,6 +18,8 @@ import { originsRoutes } from './routes/origins.ts';
 import { manifestRoutes } from './routes/manifest.ts';
 import { reportsRoutes } from './routes/reports.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { alertsRoutes } from './routes/alerts.ts';
+import { webhooksRoutes } from './routes/webhooks.ts';
 import { assertSectioned, operatorRouter } from './routes/operator.ts';
 import type { ApiDeps } from './deps.ts';
 
@@ -42,6 +44,8 @@ export function apiRouters(deps: ApiDeps): ApiRouters {
   originsRoutes(main, deps, auth);
   manifestRoutes(main, deps, auth);
   reportsRoutes(main, deps, auth);
+  alertsRoutes(main, deps, auth);
+  webhooksRoutes(main, deps, auth);
   tenantsRoutes(operators, deps);
   billingRoutes(operators, deps);
   metricsRoutes(operators);

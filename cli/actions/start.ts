@@ -27,6 +27,7 @@ import type { RunningApi } from '../../api/server.ts';
 import type { RunningCollector } from '../../collector/server.ts';
 import { LiveRollups, type LiveRun } from '../../jobs/live-rollups.ts';
 import { LiveCompaction } from '../../jobs/live-compaction.ts';
+import { LiveAlerts } from '../../alerts/live-alerts.ts';
 
 /** Its flags are all settings' (PORT, HOST, COLLECTOR_PORT). */
 export const Flags = noFlags;
@@ -164,9 +165,17 @@ export async function run(_flags: unknown, settings: SettingOverrides): Promise<
 async function serveLive(rt: Runtime, api: RunningApi, collector: RunningCollector, counted: number): Promise<void> {
   await withJobDeps(rt, async (deps) => {
     let reports = counted;
+    // Rules are evaluated on every snapshot the API swaps in, off the rollups' path.
+    const alerts = new LiveAlerts(api.deps, rt.log, (e) => {
+      if (e.opened + e.resolved > 0) process.stdout.write(`alerts: ${e.opened} incident(s) opened, ${e.resolved} resolved at snapshot ${e.snapshot}\n`);
+    });
+    void alerts.published();
     const live = new LiveRollups(deps, LIVE_POLICY, (run) => {
       const line = describeLiveRun(run, reports);
-      if (run.result?.published) reports = run.result.manifest.rows.reports;
+      if (run.result?.published) {
+        reports = run.result.manifest.rows.reports;
+        void alerts.published();
+      }
       if (line) process.stdout.write(`${line}\n`);
     });
     collector.deps.flusher.onLanded(() => live.landed());
@@ -176,6 +185,7 @@ async function serveLive(rt: Runtime, api: RunningApi, collector: RunningCollect
     const stopping = {
       async close() {
         await Promise.all([live.stop(), compaction.stop()]);
+        await alerts.idle();
         await Promise.all([collector.close(), api.close()]);
       },
     };
