@@ -42,6 +42,10 @@ const endpointInfo = {
 
 export const WebhookSchema = z.object(endpointInfo).meta({ id: 'Webhook' });
 export const WebhookWithSecretSchema = z
-  .object({ ...endpointInfo, secret: z.string().describe('the signing secret (whsec_…): shown only here') })
+  .object({
+    ...endpointInfo,
+    secret: z.string().describe('the signing secret (whsec_…): shown only here'),
+    previousSecretsValidUntil: isoInstant().nullable().optional().describe('after a rotation: until when the previous secrets sign too'),
+  })
   .meta({ id: 'WebhookWithSecret' });
 export const WebhookListSchema = z.object({ webhooks: z.array(WebhookSchema) }).meta({ id: 'WebhookList' });
