@@ -20,6 +20,8 @@ import { manifestRoutes } from './routes/manifest.ts';
 import { reportsRoutes } from './routes/reports.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { alertsRoutes } from './routes/alerts.ts';
+import { webhooksRoutes } from './routes/webhooks.ts';
 import { assertSectioned, operatorRouter } from './routes/operator.ts';
 import type { ApiDeps } from './deps.ts';
 import type { Portal } from '../portal/portal.ts';
@@ -47,6 +49,8 @@ export function apiRouters(deps: ApiDeps): ApiRouters {
   manifestRoutes(main, deps, auth);
   reportsRoutes(main, deps, auth);
   jwksRoutes(main, deps);
+  alertsRoutes(main, deps, auth);
+  webhooksRoutes(main, deps, auth);
   tenantsRoutes(operators, deps);
   billingRoutes(operators, deps);
   metricsRoutes(operators);

@@ -88,6 +88,23 @@ export const problems = {
     new ApiError(503, 'breakdowns_unavailable', 'Breakdowns not ready', 'The served snapshot was published before breakdowns existed; the next rollup adds them.', {}, { 'Retry-After': '60' }),
   busy: (retryAfterSeconds: number) =>
     new ApiError(503, 'busy', 'Server busy', 'Too much work is queued on the server; retry shortly.', {}, { 'Retry-After': String(retryAfterSeconds) }),
+  invalidAlertRule: (errors: { field: string; reason: string }[]) =>
+    new ApiError(400, 'invalid_alert_rule', 'Invalid alert rule', `${errors.length} problem${errors.length === 1 ? '' : 's'} in the rule; nothing was stored.`, {
+      errors: errors.slice(0, MAX_LISTED_ERRORS),
+    }),
+  alertRuleNotFound: () => new ApiError(404, 'alert_rule_not_found', 'Alert rule not found', 'Your tenant has no alert rule with this id.'),
+  tooManyAlertRules: (limit: number) => new ApiError(409, 'too_many_alert_rules', 'Too many alert rules', `A tenant may have at most ${limit} alert rules; delete one first.`, { limit }),
+  customerIdRequired: () =>
+    new ApiError(400, 'customer_id_required', 'customerId required', 'An operator token acts for a tenant: name it with customerId (query, or the body of a POST).'),
+  invalidWebhook: (errors: { field: string; reason: string }[]) =>
+    new ApiError(400, 'invalid_webhook', 'Invalid webhook endpoint', `${errors.length} problem${errors.length === 1 ? '' : 's'} in the endpoint; nothing was stored.`, {
+      errors: errors.slice(0, MAX_LISTED_ERRORS),
+    }),
+  webhookTargetForbidden: (detail: string) => new ApiError(400, 'webhook_target_forbidden', 'Webhook target forbidden', detail),
+  webhookNotFound: () => new ApiError(404, 'webhook_not_found', 'Webhook endpoint not found', 'Your tenant has no webhook endpoint with this id.'),
+  deliveryNotFound: () => new ApiError(404, 'delivery_not_found', 'Delivery not found', 'This endpoint has no delivery with this id.'),
+  tooManyWebhooks: (limit: number) => new ApiError(409, 'too_many_webhooks', 'Too many webhook endpoints', `A tenant may register at most ${limit} endpoints; delete one first.`, { limit }),
+  invalidState: () => new ApiError(400, 'invalid_state', 'Invalid request', 'state must be open or resolved.', { parameter: 'state', allowed: ['open', 'resolved'] }),
   tokenRevoked: () =>
     new ApiError(401, 'invalid_token', 'Invalid token', 'The token has been revoked.', {}, {
       'WWW-Authenticate': `${BEARER}, error="invalid_token", error_description="The token has been revoked."`,

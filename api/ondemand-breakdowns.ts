@@ -49,19 +49,25 @@ export class OnDemandBreakdowns {
   /** The breakdown's rows (sorted by totalSessions descending, then value), for the request `ctx`. */
   async rows(snap: ServedSnapshot, scope: BreakdownScope, q: BreakdownRequest, ctx: Context): Promise<BreakdownRow[]> {
     const key = [snap.id, scope.customers.join(','), scope.streamId ?? '', q.window, q.by ?? '', ...q.canonical].join('\0');
-    // One relation per customer: queryBreakdown makes each one's parts alone.
-    const relations = sessionClassFiles(snap, scope.customers).map(sessionClassesRelation);
-    return this.work.run(ctx, key, scope.admittedAs, async (signal) =>
-      relations.length === 0
-        ? []
-        : this.db.withSession((s) => queryBreakdown(s, relations, { window: q.window, streamId: scope.streamId, by: q.by, filters: q.filters }), {
-            signal,
-            bounded: true,
-            // Several customers (an operator's platform-wide breakdown): big work.
-            releaseAfter: relations.length > 1,
-          }),
-    );
+    if (!snap.hasBreakdowns) throw problems.breakdownsUnavailable();
+    return this.work.run(ctx, key, scope.admittedAs, (signal) => breakdownRows(this.db, snap, scope, q, signal));
   }
+}
+
+/**
+ * The rows of a breakdown of the snapshot's session classes: what the breakdown route and filtered
+ * metrics serve, and what alert rules watch (alerts/rule-figures.ts), computed by this one function.
+ */
+export async function breakdownRows(db: Db, snap: ServedSnapshot, scope: Pick<BreakdownScope, 'customers' | 'streamId'>, q: Omit<BreakdownRequest, 'canonical'>, signal?: AbortSignal): Promise<BreakdownRow[]> {
+  // One relation per customer: queryBreakdown makes each one's parts alone.
+  const relations = sessionClassFiles(snap, scope.customers).map(sessionClassesRelation);
+  if (relations.length === 0) return [];
+  return db.withSession((s) => queryBreakdown(s, relations, { window: q.window, streamId: scope.streamId, by: q.by, filters: q.filters }), {
+    ...(signal ? { signal } : {}),
+    bounded: true,
+    // Several customers (an operator's platform-wide breakdown): big work.
+    releaseAfter: relations.length > 1,
+  });
 }
 
 /**

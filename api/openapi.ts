@@ -14,6 +14,11 @@ import { PilotReportQuery } from './schemas/reports.ts';
 import { BillingSummarySchema, BillingUsageSchema, CustomerBillingSchema, InvoiceListSchema, InvoiceSchema, InvoicesQuery, PeriodQuery } from './schemas/billing.ts';
 import { JwksSchema, OriginsPutSchema, OriginsSchema, PublicKeySchema, SignRequestSchema, SignResponseSchema, TenantDetailSchema, TenantListSchema } from './schemas/control.ts';
 import { HealthSchema, InvalidOriginsProblemSchema, ProblemSchema, ReadySchema } from './schemas/service.ts';
+import { AlertRuleCreateSchema, AlertRuleListSchema, AlertRulePatchSchema, AlertRuleSchema } from '../alerts/rule-schema.ts';
+import { IncidentListSchema } from '../alerts/incident-schema.ts';
+import { WebhookCreateSchema, WebhookListSchema, WebhookWithSecretSchema } from '../alerts/webhooks/endpoint-schema.ts';
+import { DeliveryListSchema } from '../alerts/webhooks/delivery-record.ts';
+import { AcceptedDeliverySchema } from './schemas/alerts.ts';
 
 type Json = Record<string, unknown>;
 
@@ -385,6 +390,70 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   },
 };
 
+/** The control routes of alerts and webhooks: a tenant's own; an operator names the tenant with customerId. */
+const CUSTOMER_PARAM: Json = { name: 'customerId', in: 'query', required: false, description: 'operators only (required for them): the tenant to act for', schema: { type: 'string' } };
+const ID_PARAM = pathParam('id', 'the id');
+const CONTROL_ERRORS: Json = {
+  '401': UNAUTHORIZED,
+  '403': problem('A stream of another customer (forbidden_stream)'),
+  '404': problem('No such rule, endpoint or delivery of the tenant (alert_rule_not_found, webhook_not_found, delivery_not_found), or an unknown tenant (tenant_not_found)'),
+};
+const BODY_ERRORS: Json = {
+  '413': problem('A body over 64 KiB'),
+  '415': problem('A body that is not application/json'),
+};
+const ruleOp = (summary: string, responses: Json, more: Partial<Operation> = {}): Operation => ({
+  tags: ['alerts'], summary, parameters: [CUSTOMER_PARAM, ...(more.parameters ?? [])], ...(more.body ? { body: more.body } : {}), responses: { ...responses, ...CONTROL_ERRORS },
+});
+const plain = (schema: z.ZodType, description = 'OK'): Json => json(schema, description, {});
+const BAD_RULE = problem('Invalid JSON, a rule that breaks a rule (invalid_alert_rule: errors[] with field and reason), or an operator without customerId (customer_id_required)');
+
+const ALERT_OPERATIONS: Record<string, Record<string, Operation>> = {
+  '/control/alerts': {
+    post: ruleOp('Create an alert rule', { '201': plain(AlertRuleSchema, 'The rule'), '400': BAD_RULE, '409': problem('The tenant has as many rules as allowed (too_many_alert_rules)'), ...BODY_ERRORS }, { body: AlertRuleCreateSchema }),
+    get: ruleOp("The tenant's alert rules, each with its state", { '200': plain(AlertRuleListSchema) }),
+  },
+  '/control/alerts/{id}': {
+    get: ruleOp('One rule', { '200': plain(AlertRuleSchema) }, { parameters: [ID_PARAM] }),
+    patch: ruleOp('Change a rule (null clears an optional field)', { '200': plain(AlertRuleSchema), '400': BAD_RULE, ...BODY_ERRORS }, { parameters: [ID_PARAM], body: AlertRulePatchSchema }),
+    delete: ruleOp('Delete a rule', { '204': { description: 'Deleted' } }, { parameters: [ID_PARAM] }),
+  },
+  '/control/alerts/{id}/incidents': { get: ruleOp("A rule's incidents, newest first", { '200': plain(IncidentListSchema) }, { parameters: [ID_PARAM] }) },
+  '/control/incidents': {
+    get: ruleOp("The tenant's incidents, newest first", { '200': plain(IncidentListSchema), '400': problem('A state other than open or resolved (invalid_state)') }, {
+      parameters: [{ name: 'state', in: 'query', required: false, schema: { type: 'string', enum: ['open', 'resolved'] } }],
+    }),
+  },
+  '/control/webhooks': {
+    post: {
+      ...ruleOp('Register a webhook endpoint; its signing secret is shown only in this answer', {
+        '201': plain(WebhookWithSecretSchema, 'The endpoint and its secret'),
+        '400': problem('A bad URL or event type (invalid_webhook), or a target on a loopback, private, link-local or metadata address (webhook_target_forbidden)'),
+        '409': problem('The tenant has as many endpoints as allowed (too_many_webhooks)'),
+        ...BODY_ERRORS,
+      }, { body: WebhookCreateSchema }),
+      tags: ['webhooks'],
+    },
+    get: { ...ruleOp("The tenant's endpoints, without secrets", { '200': plain(WebhookListSchema) }), tags: ['webhooks'] },
+  },
+  '/control/webhooks/{id}': { delete: { ...ruleOp('Delete an endpoint', { '204': { description: 'Deleted' } }, { parameters: [ID_PARAM] }), tags: ['webhooks'] } },
+  '/control/webhooks/{id}/rotate': {
+    post: { ...ruleOp('A new signing secret (shown only here); the previous ones keep signing for the grace period', { '200': plain(WebhookWithSecretSchema) }, { parameters: [ID_PARAM] }), tags: ['webhooks'] },
+  },
+  '/control/webhooks/{id}/test': {
+    post: { ...ruleOp('Send a ping event to the endpoint', { '202': plain(AcceptedDeliverySchema, 'Queued for delivery') }, { parameters: [ID_PARAM] }), tags: ['webhooks'] },
+  },
+  '/control/webhooks/{id}/deliveries': {
+    get: { ...ruleOp("The endpoint's deliveries, newest first, each with every attempt", { '200': plain(DeliveryListSchema) }, { parameters: [ID_PARAM] }), tags: ['webhooks'] },
+  },
+  '/control/webhooks/{id}/deliveries/{deliveryId}/redeliver': {
+    post: {
+      ...ruleOp('Send a delivery again (same webhook-id, same body)', { '202': plain(AcceptedDeliverySchema, 'Queued for delivery') }, { parameters: [ID_PARAM, pathParam('deliveryId', 'the delivery id')] }),
+      tags: ['webhooks'],
+    },
+  },
+};
+
 function pathItem(path: string, ops: Record<string, Operation>): Json {
   return Object.fromEntries(
     Object.entries(ops).map(([method, op]) => [
@@ -420,8 +489,10 @@ export function buildOpenApi(): Json {
       { name: 'manifest', description: 'Signed manifest URLs and the public key that verifies them' },
       { name: 'operators', description: 'Routes for operator tokens: tenants, billing, metrics' },
       { name: 'service', description: 'Liveness, readiness and this document' },
+      { name: 'alerts', description: 'Alert rules evaluated on every published snapshot, and their incidents' },
+      { name: 'webhooks', description: 'Webhook endpoints that receive signed incident events (Standard Webhooks)' },
     ],
-    paths: Object.fromEntries(Object.entries(OPERATIONS).map(([p, ops]) => [p, pathItem(p, ops)])),
+    paths: Object.fromEntries(Object.entries({ ...OPERATIONS, ...ALERT_OPERATIONS }).map(([p, ops]) => [p, pathItem(p, ops)])),
     components: {
       securitySchemes: {
         bearerAuth: {

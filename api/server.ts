@@ -17,6 +17,7 @@ import { ResponseCache } from './response-cache.ts';
 import { SnapshotSeries } from './timeseries.ts';
 import { tokenSecret } from './tokens.ts';
 import type { ApiDeps } from './deps.ts';
+import { WebhookOutbox } from '../alerts/webhooks/outbox.ts';
 import { loadSigningKey } from '../warehouse/control/signing-key.ts';
 import { platformConfigReader } from '../config/platform.ts';
 import { PilotReports } from './pilot-reports.ts';
@@ -81,7 +82,9 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     }),
     exports: new Admission(config.api.exports.max, config.api.exports.perTenant),
     revocation: await Revocation.start(layout, config.api.revocationPollMs, log),
+    outbox: new WebhookOutbox(layout, { timeoutMs: config.alerts.deliveryTimeoutMs, allowPrivate: config.alerts.allowPrivateTargets, retryForMs: config.alerts.retryForMs }, log),
   };
+  deps.outbox.start();
   collectProcessMetrics();
   bindApiMetrics(store, db);
   const portal = await createPortal(deps);
@@ -115,6 +118,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
       store.stop();
       await metrics?.close();
       deps.revocation.stop();
+      await deps.outbox.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -15,7 +15,8 @@ import { NO_SESSIONS } from '../../warehouse/breakdowns.ts';
 import { ExportQuery, PlatformMetricsQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
 import { bucketRange, windowSeries } from '../timeseries.ts';
 import { EXPORT_MEDIA, exportFileName, startExport, type ExportFormat } from '../export/export.ts';
-import type { QualityJson, ServedSnapshot, SummaryJson } from '../snapshot-store.ts';
+import type { ServedSnapshot } from '../snapshot-store.ts';
+import { streamMetricsBody } from '../stream-figures.ts';
 import { snapshotOf } from '../request-context.ts';
 import { guardedStream, readsTelemetry } from '../telemetry-guard.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -25,21 +26,6 @@ import { STANDARD_BUCKET_SECONDS, type WindowName } from '../../warehouse/window
 
 /** What a refused export is told to wait: about the time a typical export takes. */
 const EXPORT_RETRY_AFTER_SECONDS = 10;
-
-const METRIC_FIELDS = ['totalSessions', 'totalBytesOffloaded', 'totalBytesFallback', 'avgOffloadRatio', 'avgPeerCount', 'avgBufferHealth'] as const;
-
-function metricsOf(streamId: string, s: SummaryJson | undefined) {
-  const out: Record<string, unknown> = { streamId };
-  for (const f of METRIC_FIELDS) out[f] = s ? s[f] : 0;
-  return out;
-}
-
-/** The quality figures of a stream's unfiltered metrics (none in a snapshot from before breakdowns). */
-function qualityOf(snap: ServedSnapshot, window: WindowName, streamId: string): QualityJson | Record<string, never> {
-  if (!snap.quality) return {};
-  const { rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess } = snap.quality.get(window)!.get(streamId) ?? NO_SESSIONS;
-  return { rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess };
-}
 
 /**
  * `operators`: the operator router (routes/operator.ts), for the platform-wide metrics. `remember`
@@ -88,12 +74,7 @@ async function streamMetrics(ctx: Context, deps: ApiDeps): Promise<void> {
   const { filters, canonical } = parseFilters(queryOf(ctx)['filter']);
   const snap = knownStreamSnapshot(ctx, streamId);
   if (canonical.length === 0) {
-    sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => ({
-      ...metricsOf(streamId, snap.summaries.get(window)!.get(streamId)),
-      window,
-      asOf: snap.manifest.asOf,
-      ...qualityOf(snap, window, streamId),
-    }));
+    sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => streamMetricsBody(snap, streamId, window));
     return;
   }
   const scope = scopeOf(ctx, snap, streamId);

@@ -31,6 +31,7 @@ import type { RunningApi } from '../../api/server.ts';
 import type { RunningCollector } from '../../collector/server.ts';
 import { LiveRollups, type LiveRun } from '../../jobs/live-rollups.ts';
 import { LiveCompaction } from '../../jobs/live-compaction.ts';
+import { LiveAlerts } from '../../alerts/live-alerts.ts';
 
 /** Its flags are all settings' (PORT, HOST, COLLECTOR_PORT). */
 export const Flags = noFlags;
@@ -219,9 +220,17 @@ async function serveLive(rt: Runtime, served: Served, counted: number): Promise<
   const { api, collector } = served;
   await withJobDeps(rt, async (deps) => {
     let reports = counted;
+    // Rules are evaluated on every snapshot the API swaps in, off the rollups' path.
+    const alerts = new LiveAlerts(api.deps, rt.log, (e) => {
+      if (e.opened + e.resolved > 0) process.stdout.write(`alerts: ${e.opened} incident(s) opened, ${e.resolved} resolved at snapshot ${e.snapshot}\n`);
+    });
+    void alerts.published();
     const live = new LiveRollups(deps, { minGapMs: MIN_GAP_MS, idleMs: Math.max(MIN_GAP_MS, rt.config.schedules.idleRefreshMs) }, (run) => {
       const line = describeLiveRun(run, reports);
-      if (run.result?.published) reports = run.result.manifest.rows.reports;
+      if (run.result?.published) {
+        reports = run.result.manifest.rows.reports;
+        void alerts.published();
+      }
       if (line) process.stdout.write(`${line}\n`);
     });
     collector.deps.flusher.onLanded(() => live.landed());
@@ -233,6 +242,7 @@ async function serveLive(rt: Runtime, served: Served, counted: number): Promise<
     const stopping = {
       async close() {
         await Promise.all([live.stop(), compaction.stop()]);
+        await alerts.idle();
         await Promise.all([collector.close(), api.close()]);
       },
     };

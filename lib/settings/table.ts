@@ -7,6 +7,7 @@ import { CORE } from './core.ts';
 import { API } from './api.ts';
 import { WORKERS } from './workers.ts';
 import { COLLECTOR } from './collector.ts';
+import { ALERTS } from './alerts.ts';
 
 /** The settings by area, in the order the docs list them (and commands their flags). */
 export const AREAS = [
@@ -14,9 +15,10 @@ export const AREAS = [
   { id: 'api', title: 'The API', settings: API },
   { id: 'workers', title: 'The worker tier', settings: WORKERS },
   { id: 'collector', title: 'The collector', settings: COLLECTOR },
+  { id: 'alerts', title: 'Alert rules and webhooks', settings: ALERTS },
 ] as const;
 
-export const SETTINGS = { ...CORE, ...API, ...WORKERS, ...COLLECTOR };
+export const SETTINGS = { ...CORE, ...API, ...WORKERS, ...COLLECTOR, ...ALERTS };
 
 export type Settings = typeof SETTINGS;
 export type SettingName = keyof Settings;

@@ -193,6 +193,40 @@ describe('OpenAPI document', () => {
       const res = await t.request(method, path, init);
       checker.check(method, path, res);
     }
+    await exerciseAlertRoutes(a, op);
     expect(checker.missing()).toEqual([]);
   });
 });
+
+/** Every alert and webhook route, with ids made as it goes (private targets are refused by default). */
+async function exerciseAlertRoutes(a: string, op: string): Promise<void> {
+  const json = { 'Content-Type': 'application/json' };
+  const call = async (method: string, path: string, token: string | null, body?: unknown) => {
+    const res = await t.request(method, path, { token, headers: json, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    checker.check(method, path, res);
+    return res;
+  };
+  const rule = { name: 'r', metric: 'rebufferRatio', window: '5m', condition: 'above', threshold: 0.1 };
+  const created = await call('POST', '/control/alerts', a, rule);
+  const id = (created.json as { id: string }).id;
+  await call('POST', '/control/alerts', a, { ...rule, window: '2h' });
+  await call('POST', '/control/alerts', op, rule);
+  await call('GET', '/control/alerts', a);
+  await call('GET', `/control/alerts/${id}`, a);
+  await call('GET', '/control/alerts/alr_nope1234567', a);
+  await call('PATCH', `/control/alerts/${id}`, a, { threshold: 0.2 });
+  await call('GET', `/control/alerts/${id}/incidents`, a);
+  await call('GET', '/control/incidents?state=open', a);
+  await call('GET', '/control/incidents?state=x', a);
+  await call('DELETE', `/control/alerts/${id}`, a);
+  await call('POST', '/control/webhooks', a, { url: 'http://127.0.0.1:9/hook' });
+  const hook = await call('POST', '/control/webhooks', a, { url: 'https://203.0.113.10/hook', events: ['incident.opened'] });
+  const hid = (hook.json as { id: string }).id;
+  await call('GET', '/control/webhooks', a);
+  await call('POST', `/control/webhooks/${hid}/rotate`, a);
+  const ping = await call('POST', `/control/webhooks/${hid}/test`, a);
+  await call('GET', `/control/webhooks/${hid}/deliveries`, a);
+  await call('POST', `/control/webhooks/${hid}/deliveries/${(ping.json as { deliveryId: string }).deliveryId}/redeliver`, a);
+  await call('POST', `/control/webhooks/${hid}/deliveries/dlv_none/redeliver`, a);
+  await call('DELETE', `/control/webhooks/${hid}`, a);
+}

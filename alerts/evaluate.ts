@@ -1,0 +1,137 @@
+// Every rule of every tenant evaluated on one published snapshot (docs/alerts.md): the figures of
+// each distinct question computed once (rule-figures.ts), each rule's step (transitions.ts), and
+// the tenant's state document changed once under its lock. Idempotent per (rule, snapshot): a
+// rule already evaluated at this asOf or a later one is left as it is, so a snapshot evaluated
+// twice opens no second incident and makes no second event.
+import { createHash } from 'node:crypto';
+import type { Db } from '../warehouse/duckdb/db.ts';
+import type { WarehouseLayout } from '../warehouse/layout.ts';
+import type { Logger } from '../lib/log.ts';
+import { listTenants, type Tenant } from '../warehouse/control/tenants.ts';
+import type { ServedSnapshot } from '../api/snapshot-store.ts';
+import { listRules } from './rules-store.ts';
+import { updateState } from './state-store.ts';
+import { questionFigures, questionKey, type Figures, type Question } from './rule-figures.ts';
+import { nextStep, worse, type Observation, type Step } from './transitions.ts';
+import type { AlertRule } from './rule-schema.ts';
+import type { EventType, StateDoc, StoredIncident } from './incident-schema.ts';
+import { alertMetrics } from './metrics.ts';
+
+export interface EvaluationDeps {
+  db: Db;
+  layout: WarehouseLayout;
+  log: Logger;
+}
+
+export interface Evaluation {
+  snapshot: string;
+  rules: number;
+  /** Distinct questions computed (rules sharing one count once). */
+  questions: number;
+  opened: number;
+  resolved: number;
+  firing: number;
+  ms: number;
+}
+
+/** A stable id of `parts` with a prefix (an incident of a rule and snapshot, an event of an incident). */
+export const stableId = (prefix: string, ...parts: string[]) => `${prefix}_${createHash('sha256').update(parts.join('\0')).digest('base64url').slice(0, 24)}`;
+
+export async function evaluateSnapshot(deps: EvaluationDeps, snap: ServedSnapshot): Promise<Evaluation> {
+  const started = performance.now();
+  const tenants: { tenant: Tenant; rules: readonly AlertRule[] }[] = [];
+  for (const tenant of await listTenants(deps.layout)) {
+    const rules = await listRules(deps.layout, tenant.id);
+    if (rules.length > 0) tenants.push({ tenant, rules });
+  }
+  const figures = await answerQuestions(deps, snap, tenants);
+  const out: Evaluation = { snapshot: snap.id, rules: 0, questions: figures.size, opened: 0, resolved: 0, firing: 0, ms: 0 };
+  for (const { tenant, rules } of tenants) {
+    const observe = (rule: AlertRule) => observation(snap, figures.get(questionKey(tenant.customerId, rule).key), rule);
+    const counts = await updateState(deps.layout, tenant.id, (doc) => applyRules(doc, tenant, rules, snap, observe));
+    out.rules += rules.length;
+    out.opened += counts.opened;
+    out.resolved += counts.resolved;
+    out.firing += counts.firing;
+  }
+  out.ms = performance.now() - started;
+  record(out);
+  return out;
+}
+
+/** The figures of every distinct question of the rules; a question that fails is left out (its rules: insufficient_data). */
+async function answerQuestions(deps: EvaluationDeps, snap: ServedSnapshot, tenants: { tenant: Tenant; rules: readonly AlertRule[] }[]): Promise<Map<string, Figures>> {
+  const questions = new Map<string, Question>();
+  for (const { tenant, rules } of tenants) {
+    for (const rule of rules) {
+      const { key, question } = questionKey(tenant.customerId, rule);
+      questions.set(key, question);
+    }
+  }
+  const figures = new Map<string, Figures>();
+  for (const [key, q] of questions) {
+    try {
+      figures.set(key, await questionFigures(deps.db, snap, q));
+    } catch (err) {
+      deps.log.warn({ err: (err as Error).message, customerId: q.customerId, streamId: q.streamId, snapshot: snap.id }, 'alert figures failed; its rules are insufficient_data');
+    }
+  }
+  return figures;
+}
+
+function observation(snap: ServedSnapshot, f: Figures | undefined, rule: AlertRule): Observation {
+  const value = f?.[rule.metric];
+  return { snapshot: snap.id, asOf: snap.manifest.asOf, value: typeof value === 'number' ? value : null, sessions: f?.totalSessions ?? 0 };
+}
+
+/** The state document after this snapshot's steps of the tenant's rules (rules gone are forgotten). */
+function applyRules(doc: StateDoc, tenant: Tenant, rules: readonly AlertRule[], snap: ServedSnapshot, observe: (r: AlertRule) => Observation) {
+  const runs: StateDoc['runs'] = {};
+  const incidents = [...doc.incidents];
+  const counts = { opened: 0, resolved: 0, firing: 0 };
+  for (const rule of rules) {
+    const prev = Object.hasOwn(doc.runs, rule.id) ? doc.runs[rule.id] : undefined;
+    if (prev && Date.parse(prev.asOf) >= snap.asOfMs) {
+      runs[rule.id] = prev;
+    } else {
+      alertMetrics.evaluations.inc();
+      const step = nextStep(rule, prev, observe(rule));
+      runs[rule.id] = applyChange(incidents, tenant, rule, step, counts);
+    }
+    if (runs[rule.id]!.state === 'firing') counts.firing++;
+  }
+  return { next: { runs, incidents }, result: counts };
+}
+
+function applyChange(incidents: StoredIncident[], tenant: Tenant, rule: AlertRule, step: Step, counts: { opened: number; resolved: number }): StateDoc['runs'][string] {
+  const { run, change } = step;
+  const value = run.value!;
+  const event = (incidentId: string, type: EventType) => ({ id: stableId('msg', incidentId, type), type, timestamp: new Date().toISOString(), enqueued: false });
+  if (change === 'open') {
+    const id = stableId('inc', rule.id, run.snapshot);
+    incidents.push({
+      id, ruleId: rule.id, customerId: tenant.customerId, state: 'open', openedAt: run.asOf, resolvedAt: null, valueAtOpen: value, worstValue: value,
+      valueAtClose: null, openedSnapshot: run.snapshot, resolvedSnapshot: null, rule, events: [event(id, 'incident.opened')],
+    });
+    counts.opened++;
+    return { ...run, openIncident: id };
+  }
+  const at = incidents.findIndex((i) => i.id === run.openIncident || (change === 'resolve' && i.state === 'open' && i.ruleId === rule.id));
+  if (at < 0 || change === null) return run;
+  const inc = incidents[at]!;
+  const worst = worse(rule, value, inc.worstValue) ? value : inc.worstValue;
+  if (change === 'worse') incidents[at] = { ...inc, worstValue: worst };
+  else {
+    incidents[at] = { ...inc, state: 'resolved', resolvedAt: run.asOf, valueAtClose: value, worstValue: worst, resolvedSnapshot: run.snapshot, events: [...inc.events, event(inc.id, 'incident.resolved')] };
+    counts.resolved++;
+  }
+  return run;
+}
+
+function record(e: Evaluation): void {
+  alertMetrics.snapshotSeconds.observe(e.ms / 1000);
+  alertMetrics.questions.inc(e.questions);
+  alertMetrics.firing.set(e.firing);
+  if (e.opened > 0) alertMetrics.incidents.inc({ change: 'opened' }, e.opened);
+  if (e.resolved > 0) alertMetrics.incidents.inc({ change: 'resolved' }, e.resolved);
+}
