@@ -75,7 +75,7 @@ export function windowClassParams(asOf: Date): { params: SqlParams; types: SqlTy
   return { params: { as_of: timestampParam(asOf), window_seconds: listValue(bounded) }, types: { as_of: TIMESTAMP, window_seconds: LIST(BIGINT) } };
 }
 
-/** A window's class in session_classes.sql (window_class.sql: 1 for 5m … 7 for all). */
+/** A window's class in session_classes.sql (window_class.sql: 1 for 1h … 5 for all). */
 export const windowClass = (w: WindowName): number => WINDOW_NAMES.indexOf(w) + 1;
 
 const paramName = (kind: 'keep' | 'drop', d: SessionDimension) => `${kind}_${d.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;

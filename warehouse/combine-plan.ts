@@ -33,7 +33,7 @@ function cutInterval(edge: bigint, grain: bigint): bigint | null {
 }
 
 /**
- * The hours that the windows' edges at `asOf` cut: those of the bounded windows' lower edges (asOf - w), and
+ * The hours that the windows' edges at `asOf` cut: those of the four lower edges (asOf - w), and
  * asOf's own hour (`asOfHour`), which hour pieces serve whole only when no report of it lies after
  * asOf (window-pieces.ts reads its raw reports otherwise).
  */
@@ -106,10 +106,7 @@ export function unitSignature(plan: Pick<CombinePlan, 'asOfUs' | 'cutHours'>, fr
     const h = x - (((x % HOUR_US) + HOUR_US) % HOUR_US);
     return `${h}:${x === h ? 0 : 1}`;
   };
-  // The windows of an hour and more first, in the order signatures listed them before 5m and 15m.
-  const bounded = WINDOWS.filter((w) => w.seconds !== null);
-  const ordered = [...bounded.filter((w) => w.seconds! >= 3_600), ...bounded.filter((w) => w.seconds! < 3_600)];
-  const edges = ordered.map((w) => place(plan.asOfUs - BigInt(w.seconds!) * 1_000_000n));
+  const edges = WINDOWS.filter((w) => w.seconds !== null).map((w) => place(plan.asOfUs - BigInt(w.seconds!) * 1_000_000n));
   const cut = plan.cutHours.filter((h) => (fromUs === null || h >= fromUs) && h < toUs).map(String).sort();
   return [...edges, `asOf ${place(plan.asOfUs)}`, `cut ${cut.join(' ')}`].join(',');
 }

@@ -1,9 +1,6 @@
 // Time windows and standard bucket sizes of the rollups (telemetry-api.md, api-decisions.md).
 
 export const WINDOWS = [
-  // Short trailing windows (alert rules, live views): exact like the others (combine-plan.ts).
-  { name: '5m', seconds: 300 },
-  { name: '15m', seconds: 900 },
   { name: '1h', seconds: 3_600 },
   { name: '24h', seconds: 86_400 },
   { name: '7d', seconds: 604_800 },

@@ -8,7 +8,7 @@
 -- report_pieces.sql over reports up to asOf); <head_fields> first_report and the dimensions as
 -- struct fields; <head_columns> the dimensions out of `head`; <piece_sums> every piece column
 -- combined at its own type (breakdowns.ts, piece-columns.ts).
--- Parameters: $as_of (TIMESTAMP), $window_seconds (BIGINT[6]).
+-- Parameters: $as_of (TIMESTAMP), $window_seconds (BIGINT[4]).
 -- Reads: <pieces>. Writes: nothing (a query: customer, streamId, sessionId, class, the
 -- dimensions, the piece columns; in no order).
 SELECT split_part(streamId, ':', 1) AS customer, streamId, sessionId, class, {{head_columns}}, * EXCLUDE (streamId, sessionId, class, head)

@@ -1,7 +1,7 @@
 -- Stream summaries for every window (session-report.md, "Definitions"): a report counts in a
 -- window when asOf - window < ts <= asOf.
 -- <classed>: partial sums per stream and session with their window class (window_class.sql: 1
--- for 5m … 7 for all), none of which straddles asOf or a window's lower edge, and none after
+-- for 1h … 5 for all), none of which straddles asOf or a window's lower edge, and none after
 -- asOf: a snapshot's session classes (session_classes.sql), one row per (stream, session, class).
 -- Windows nest, so a window's figures add up the partial sums of its class and the narrower ones.
 -- The sums that need no session are added up per stream; those that do are added up per session
@@ -17,7 +17,7 @@
 -- Placeholders: <classed> (above); <stream_piece_sums> the piece columns a window adds up per
 -- stream, combined (piece-columns.ts: the others need the session, below); <startup_p95>,
 -- <peer_mean_sum>, <window_delivery_figures>, <window_quality_figures> (piece-columns.ts).
--- Parameters: $as_of (TIMESTAMP), $window_names (VARCHAR[7], narrowest first, the last unbounded),
+-- Parameters: $as_of (TIMESTAMP), $window_names (VARCHAR[5], narrowest first, the last unbounded),
 -- $horizon_seconds.
 -- Reads: <classed>. Writes: nothing (a query: one row per window and stream).
 WITH

@@ -3,7 +3,7 @@
 -- groups.
 -- Placeholders: those of session_classes.sql; <pieces> the unit's hour pieces (hour_pieces.sql
 -- over its files).
--- Parameters: $as_of (TIMESTAMP), $window_seconds (BIGINT[6]).
+-- Parameters: $as_of (TIMESTAMP), $window_seconds (BIGINT[4]).
 -- Reads: <pieces>. Writes: nothing (a query, copied to the unit's classes file in the state area).
 SELECT * EXCLUDE (customer)
 FROM (
