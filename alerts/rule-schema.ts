@@ -18,7 +18,7 @@ export const ALERT_METRICS = [
 ] as const;
 export type AlertMetric = (typeof ALERT_METRICS)[number];
 
-export const ALERT_WINDOWS = ['5m', '15m', '1h', '24h'] as const satisfies readonly WindowName[];
+export const ALERT_WINDOWS = ['1h', '24h'] as const satisfies readonly WindowName[];
 export const ALERT_STATES = ['ok', 'pending', 'firing', 'insufficient_data'] as const;
 export type AlertState = (typeof ALERT_STATES)[number];
 

@@ -38,12 +38,12 @@ describe('alert rules', () => {
     const body = bad.json as { code: string; errors: { field: string; reason: string }[] };
     expect(body.code).toBe('invalid_alert_rule');
     expect(body.errors.map((e) => e.field).sort()).toEqual(['body', 'for', 'metric', 'name', 'threshold', 'window']);
-    const hysteresis = await post('/control/alerts', { name: 'r', metric: 'rebufferRatio', window: '5m', condition: 'above', threshold: 0.1, recoveryThreshold: 0.2, filters: ['nope:x'] });
+    const hysteresis = await post('/control/alerts', { name: 'r', metric: 'rebufferRatio', window: '1h', condition: 'above', threshold: 0.1, recoveryThreshold: 0.2, filters: ['nope:x'] });
     expect((hysteresis.json as { errors: { field: string }[] }).errors.map((e) => e.field).sort()).toEqual(['filters.0', 'recoveryThreshold']);
-    const foreign = await post('/control/alerts', { name: 'r', metric: 'rebufferRatio', streamId: 'globex:live-main', window: '5m', condition: 'above', threshold: 0.1 });
+    const foreign = await post('/control/alerts', { name: 'r', metric: 'rebufferRatio', streamId: 'globex:live-main', window: '1h', condition: 'above', threshold: 0.1 });
     expect(foreign.status).toBe(403);
-    expect((await post('/control/alerts', { name: 'r', metric: 'activePeers', window: '5m', condition: 'below', threshold: 1, filters: ['device:tv'] })).status).toBe(400);
-    expect((await post('/control/alerts', { name: 'r', metric: 'activePeers', window: '5m', condition: 'below', threshold: 1 }, t.tokens.operator)).json).toMatchObject({ code: 'customer_id_required' });
+    expect((await post('/control/alerts', { name: 'r', metric: 'activePeers', window: '1h', condition: 'below', threshold: 1, filters: ['device:tv'] })).status).toBe(400);
+    expect((await post('/control/alerts', { name: 'r', metric: 'activePeers', window: '1h', condition: 'below', threshold: 1 }, t.tokens.operator)).json).toMatchObject({ code: 'customer_id_required' });
     expect(((await t.get('/control/alerts', t.tokens.acme)).json as { alerts: unknown[] }).alerts).toEqual([]);
   });
 
@@ -80,9 +80,9 @@ describe('evaluation, incidents and webhooks', () => {
   });
 
   it('opens an incident at the snapshot with the value independent SQL gives, once however often the snapshot is evaluated', async () => {
-    const stream = await post('/control/alerts', { name: 'offload', metric: 'avgOffloadRatio', streamId: 'acme:live-main', window: '15m', condition: 'above', threshold: -1, recoveryThreshold: -2 });
-    const filtered = await post('/control/alerts', { name: 'mobile rebuffer', metric: 'rebufferRatio', filters: ['device:mobile'], window: '5m', condition: 'below', threshold: 2 });
-    const shared = await post('/control/alerts', { name: 'same question', metric: 'avgBufferHealth', filters: ['device:mobile'], window: '5m', condition: 'above', threshold: 1e12 });
+    const stream = await post('/control/alerts', { name: 'offload', metric: 'avgOffloadRatio', streamId: 'acme:live-main', window: '24h', condition: 'above', threshold: -1, recoveryThreshold: -2 });
+    const filtered = await post('/control/alerts', { name: 'mobile rebuffer', metric: 'rebufferRatio', filters: ['device:mobile'], window: '1h', condition: 'below', threshold: 2 });
+    const shared = await post('/control/alerts', { name: 'same question', metric: 'avgBufferHealth', filters: ['device:mobile'], window: '1h', condition: 'above', threshold: 1e12 });
     for (const r of [stream, filtered, shared]) ruleIds.push((r.json as { id: string }).id);
     const first = await evaluate();
     expect(first).toMatchObject({ rules: 3, questions: 2, opened: 2, resolved: 0, firing: 2 });
@@ -90,8 +90,8 @@ describe('evaluation, incidents and webhooks', () => {
     expect(again).toMatchObject({ opened: 0, resolved: 0, firing: 2 });
 
     const ind = await t.independent();
-    const [s] = await ind.breakdown('15m', { by: null, streams: ['acme:live-main'] });
-    const [f] = await ind.breakdown('5m', { by: null, streams: ['acme:'], filters: { device: { keep: ['mobile'], drop: [] } } });
+    const [s] = await ind.breakdown('24h', { by: null, streams: ['acme:live-main'] });
+    const [f] = await ind.breakdown('1h', { by: null, streams: ['acme:'], filters: { device: { keep: ['mobile'], drop: [] } } });
     const open = ((await t.get('/control/incidents?state=open', t.tokens.acme)).json as { incidents: { ruleId: string; valueAtOpen: number; openedAt: string }[] }).incidents;
     expect(open).toHaveLength(2);
     expectSameFigure(open.find((i) => i.ruleId === ruleIds[0])!.valueAtOpen, s!['avgOffloadRatio'], 'offload at opening');
