@@ -29,7 +29,7 @@ export async function startPortal(env: Record<string, string> = {}): Promise<Sta
     collectorUrl: /collector of SDK reports listening on (\S+);/.exec(text)![1]!,
     signInLink: /portal: open (\S+)/.exec(text)![1]!,
     token: after(/its token, valid/),
-    ingestKey: after(/ingest key of \S+ \(public, write-only\)/),
+    ingestKey: after(/ingest key of \S+ \(public, write-only/),
     async stop() {
       if (cmd.child.exitCode === null) {
         const exited = new Promise((r) => cmd.child.once('exit', r));

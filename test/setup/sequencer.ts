@@ -8,6 +8,7 @@ import path from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const LONGEST = [
+  'test/portal/portal.test.ts',
   'test/jobs/live-schedule.test.ts',
   'test/warehouse/incremental.test.ts',
   'test/warehouse/compaction.test.ts',
@@ -25,6 +26,9 @@ const LONGEST = [
   'test/cli/cli.test.ts',
   'test/cli/api-commands.test.ts',
   'test/cli/reports-command.test.ts',
+  'test/cli/verify-report.test.ts',
+  'test/cli/start-restart.test.ts',
+  'test/jobs/schedule-keeper.test.ts',
 ];
 
 export class LongestFirst extends BaseSequencer {
