@@ -87,7 +87,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   deps.outbox.start();
   collectProcessMetrics();
   bindApiMetrics(store, db);
-  const portal = await createPortal(deps);
+  const portal = createPortal(deps);
   const app = createApp(deps, portal);
   // Slow or stalled clients do not hold the server: receiving a request has a deadline, checked
   // twice a second (Node checks every 30 s by default, so a deadline acted up to 30 s late), and

@@ -6,7 +6,7 @@ import { verifyToken } from '../api/tokens.ts';
 import { Admission } from '../api/admission.ts';
 import type { ApiDeps } from '../api/deps.ts';
 import { PortalApi } from './api-client.ts';
-import { portalAssets } from './assets.ts';
+import { portalAssets, type PortalAssets } from './assets.ts';
 import { portalFrame, portalRouter } from './router.ts';
 import type { Middleware } from 'koa';
 import { PortalSessions } from './sessions.ts';
@@ -24,7 +24,7 @@ export interface Portal {
   signInLink(token: string): Promise<string>;
 }
 
-export async function createPortal(api: ApiDeps): Promise<Portal> {
+export function createPortal(api: ApiDeps): Portal {
   const c = api.config.portal;
   const deps: PortalDeps = {
     api: new PortalApi(),
@@ -37,12 +37,16 @@ export async function createPortal(api: ApiDeps): Promise<Portal> {
     config: c,
     log: api.log,
   };
-  const assets = await portalAssets();
+  // Bundled in the background: the API's ports open without waiting for esbuild; a portal request
+  // waits for it (portalFrame), the JSON routes never do.
+  const assets = {} as PortalAssets;
+  const ready = portalAssets().then((a) => void Object.assign(assets, a));
+  ready.catch((err: unknown) => api.log.error({ err: (err as Error).message }, 'portal: bundling its assets failed; its pages answer 500'));
   const router = portalRouter(deps, assets);
   let base = '';
   return {
     router,
-    frame: portalFrame(deps, assets),
+    frame: portalFrame(deps, assets, ready),
     deps,
     listening(url) {
       base = url;

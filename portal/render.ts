@@ -2,6 +2,7 @@
 // (stream names, regions, devices, versions) is text, never markup. A page asked for as a fragment
 // (the live update of an open page) is its <main> alone.
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import nunjucks from 'nunjucks';
 import type { Context } from 'koa';
 import { TEMPLATES_DIR } from '../pilot/render.ts';
@@ -32,6 +33,14 @@ export function renderPage(ctx: Context, assets: PortalAssets, template: string,
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'private, no-store');
-  ctx.set('Vary', 'X-Portal-Fragment');
+  ctx.set('Vary', 'X-Portal-Fragment, Accept-Encoding');
+  // A page is a few tens of KB of repetitive markup: gzip'd it is a fifth of that (level 6: ~1 ms).
+  if (html.length >= GZIP_FROM_CHARS && /\bgzip\b/.test(ctx.get('Accept-Encoding'))) {
+    ctx.set('Content-Encoding', 'gzip');
+    ctx.body = gzipSync(html);
+    return;
+  }
   ctx.body = html;
 }
+
+const GZIP_FROM_CHARS = 1024;

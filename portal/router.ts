@@ -104,11 +104,12 @@ function serveAsset(ctx: Context, assets: PortalAssets): void {
  * What every request under /portal gets, a route of the portal or not (a 404 too): the security
  * headers, and errors as pages.
  */
-export function portalFrame(deps: PortalDeps, assets: PortalAssets) {
+export function portalFrame(deps: PortalDeps, assets: PortalAssets, ready: Promise<void>) {
   const headers = portalHeaders(deps.config.trustProxy);
   const errors = pageErrors(assets);
   return async (ctx: Context, next: Next): Promise<void> => {
     if (ctx.path !== '/portal' && !ctx.path.startsWith('/portal/')) return next();
+    await ready;
     await headers(ctx, () => errors(ctx, next));
   };
 }

@@ -334,5 +334,5 @@ describe('accessibility', () => {
     await kb.keyboard.press('Enter');
     await kb.waitForURL(/filter=device%3Atv/);
     await kb.close();
-  });
+  }, 180_000);
 });
