@@ -9,7 +9,7 @@ import { sessionOf } from './sign-in.ts';
 import type { PortalDeps } from './deps.ts';
 import { clientGone } from './client-gone.ts';
 
-const REPORT_FORMATS = ['html', 'md', 'json'] as const;
+const REPORT_FORMATS = ['html', 'md', 'json', 'jws'] as const;
 const PASSED_HEADERS = ['content-type', 'content-disposition', 'etag', 'last-modified', 'content-length'];
 
 export async function reportDownload(ctx: Context, deps: PortalDeps, streamId: string, format: string): Promise<void> {

@@ -16,6 +16,8 @@ function signInFromLink(): void {
 
 function start(): void {
   signInFromLink();
+  // A link opened from the sign-in page itself changes only the fragment: no new page load.
+  window.addEventListener('hashchange', signInFromLink);
   drawCharts(document);
   followSnapshots();
 }

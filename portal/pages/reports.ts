@@ -27,6 +27,7 @@ export async function reportsView(ctx: Context, reads: PageReads, state: PageSta
             { label: 'HTML', href: `${base}/report.html` },
             { label: 'Markdown', href: `${base}/report.md` },
             { label: 'JSON', href: `${base}/report.json` },
+            { label: 'signature (JWS)', href: `${base}/report.jws` },
           ],
         };
       }),

@@ -61,6 +61,7 @@ function reportLinks(base: string) {
     { label: 'HTML', href: `${base}/report.html` },
     { label: 'Markdown', href: `${base}/report.md` },
     { label: 'JSON', href: `${base}/report.json` },
+    { label: 'signature (JWS)', href: `${base}/report.jws` },
   ];
 }
 

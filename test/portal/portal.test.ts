@@ -161,6 +161,13 @@ describe('a stream page', () => {
     expect(await page.textContent('h1')).toContain('Not yours');
     const report = await page.goto(`${portal.url}/portal/streams/globex%3Alive-main/report.json`);
     expect(report!.status()).toBe(403);
+    // Its own report's signed statement passes through as the API serves it.
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'p2ptel_portal')!;
+    const jws = await fetch(`${portal.url}/portal/streams/acme%3Alive-main/report.jws`, { headers: { Cookie: `p2ptel_portal=${cookie.value}` } });
+    expect(jws.status).toBe(200);
+    const direct = await fetch(`${portal.url}/control/reports/pilot/acme:live-main?format=jws`, { headers: { Authorization: `Bearer ${portal.token}` } });
+    expect((await jws.text()).split('.')).toHaveLength(3);
+    expect(direct.headers.get('etag')).toBe(jws.headers.get('etag'));
     await page.close();
   });
 
