@@ -2,22 +2,15 @@
 // answers' types, and the few reads a page combines (a tenant's series is its streams' series added
 // bucket by bucket; the previous period is the same number of whole buckets before the window).
 import pLimit from 'p-limit';
+import type { BreakdownFigures } from '../warehouse/breakdowns.ts';
+import type { BucketJson } from '../warehouse/bucket-series.ts';
 import type { PortalApi } from './api-client.ts';
 import type { PageState } from './page-state.ts';
 import { windowSecondsOf } from './page-state.ts';
 
-export interface Figures {
-  totalSessions: number;
-  totalBytesOffloaded: number;
-  totalBytesFallback: number;
-  avgOffloadRatio: number;
-  avgPeerCount: number;
-  avgBufferHealth: number;
-  rebufferEvents?: number;
-  rebufferRatio?: number;
-  startupTimeP95Ms?: number | null;
-  p2pConnectionSuccess?: number | null;
-}
+/** The figures of a summary, a stream's metrics or a breakdown row (the quality ones absent from a snapshot made before breakdowns). */
+export type Figures = Omit<BreakdownFigures, 'rebufferEvents' | 'rebufferRatio' | 'startupTimeP95Ms' | 'p2pConnectionSuccess'> &
+  Partial<Pick<BreakdownFigures, 'rebufferEvents' | 'rebufferRatio' | 'startupTimeP95Ms' | 'p2pConnectionSuccess'>>;
 export interface Summary extends Figures {
   asOf: string;
   streams: number;
@@ -29,16 +22,7 @@ export interface StreamSummary extends Figures {
   live: boolean;
   lastSeenAt: string | null;
 }
-export interface Bucket {
-  start: string;
-  sessions: number;
-  bytesOffloaded: number;
-  bytesFallback: number;
-  offloadRatio: number;
-  avgPeerCount: number;
-  avgBufferHealth: number;
-  rebufferEvents: number;
-}
+export type Bucket = BucketJson;
 export interface Series {
   from: string;
   to: string;
