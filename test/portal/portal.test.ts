@@ -4,7 +4,7 @@
 // breakdown click in the URL and Back, the origins form, scoping (another tenant's stream is 403),
 // sign-out and revocation, an SDK value that is markup shown as text, the security headers and
 // CSRF checks, the operator's pages, keyboard use and axe's accessibility rules.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { launchChromium, type Browser } from '../pilot/browser.ts';
@@ -12,6 +12,11 @@ import { postReport, startPortal, tileValues, type StartedPortal } from '../help
 import { cli } from '../helpers/cli.ts';
 import { eventually } from '../helpers/child-api.ts';
 import { formatBytes, formatInteger, formatMs, formatPercent } from '../../pilot/format.ts';
+
+// A page of a loaded machine (three test files, Chromium and start's own live rollups on two cores)
+// can take tens of seconds to come: generous bounds, never a timing assertion.
+vi.setConfig({ testTimeout: 150_000 });
+const NAVIGATION = { waitUntil: 'commit', timeout: 90_000 } as const;
 
 let portal: StartedPortal;
 let browser: Browser;
@@ -45,7 +50,8 @@ async function signedIn(token: string): Promise<Page> {
   await page.goto(`${portal.url}/portal/login`);
   await page.fill('#token', token);
   await page.click('button[type=submit]');
-  await page.waitForURL(`${portal.url}/portal/`);
+  await page.waitForURL(`${portal.url}/portal/`, NAVIGATION);
+  await page.waitForLoadState('domcontentloaded', { timeout: 90_000 });
   return page;
 }
 
@@ -55,7 +61,7 @@ describe('signing in', () => {
     const seen: string[] = [];
     page.on('request', (r) => seen.push(r.url()));
     await page.goto(portal.signInLink);
-    await page.waitForURL(`${portal.url}/portal/`);
+    await page.waitForURL(`${portal.url}/portal/`, NAVIGATION);
     expect(await page.textContent('h1')).toContain('Overview of acme');
     const code = new URL(portal.signInLink).hash.slice('#code='.length);
     expect(seen.some((u) => u.includes(code))).toBe(false);
