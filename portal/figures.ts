@@ -109,7 +109,8 @@ function splitPeriods(series: Series, s: PageState): { current: Series; previous
   return { current: { ...series, from: new Date(from).toISOString(), buckets: current }, previous };
 }
 
-function totals(buckets: readonly Bucket[]): PeriodTotals {
+/** The additive figures of some buckets, added up. */
+export function totals(buckets: readonly Bucket[]): PeriodTotals {
   return buckets.reduce((a, b) => ({ bytesOffloaded: a.bytesOffloaded + b.bytesOffloaded, bytesFallback: a.bytesFallback + b.bytesFallback, rebufferEvents: a.rebufferEvents + b.rebufferEvents }), {
     bytesOffloaded: 0,
     bytesFallback: 0,

@@ -7,7 +7,7 @@ import { formatBytes, formatInteger, formatPercent } from '../../pilot/format.ts
 import { streamBelongsTo } from '../../warehouse/ids.ts';
 import { headlineTiles } from '../tiles.ts';
 import { stateQuery, type PageState, type SortColumn } from '../page-state.ts';
-import type { PageReads, PeriodTotals, Series, StreamSummary } from '../figures.ts';
+import { totals, type PageReads, type PeriodTotals, type Series, type StreamSummary } from '../figures.ts';
 import { chartData, pageFrame, type Viewer } from './common.ts';
 
 /** The chart of a customer adds up this many of its streams at most (those with most sessions). */
@@ -33,13 +33,7 @@ export async function overviewView(ctx: Context, reads: PageReads, state: PageSt
   };
 }
 
-export function totalsOf(series: Series): PeriodTotals {
-  return series.buckets.reduce((a, b) => ({ bytesOffloaded: a.bytesOffloaded + b.bytesOffloaded, bytesFallback: a.bytesFallback + b.bytesFallback, rebufferEvents: a.rebufferEvents + b.rebufferEvents }), {
-    bytesOffloaded: 0,
-    bytesFallback: 0,
-    rebufferEvents: 0,
-  });
-}
+export const totalsOf = (series: Series): PeriodTotals => totals(series.buckets);
 
 const COLUMNS: { key: SortColumn; label: string; numeric: boolean }[] = [
   { key: 'streamId', label: 'Stream', numeric: false },
