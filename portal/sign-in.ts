@@ -28,7 +28,10 @@ export function signInRoutes(router: Router, deps: PortalDeps, assets: PortalAss
 }
 
 function showForm(ctx: Context, deps: PortalDeps, assets: PortalAssets, error: string | null, status: number): void {
-  const csrf = randomSecret();
+  // One value per browser, kept across forms: two sign-in tabs of one browser (or a page sent back
+  // to the form while another tab signs in) do not expire each other's form.
+  const kept = ctx.cookies.get(LOGIN_CSRF_COOKIE);
+  const csrf = kept && /^[A-Za-z0-9_-]{43}$/.test(kept) ? kept : randomSecret();
   setCookie(ctx, LOGIN_CSRF_COOKIE, csrf, LOGIN_PATH);
   const ended = typeof ctx.query['ended'] === 'string' && Object.hasOwn(ENDED, ctx.query['ended']) ? ENDED[ctx.query['ended']] : null;
   renderPage(ctx, assets, 'login', { csrf, error, notice: error ? null : ended, title: 'Sign in' }, status);
@@ -52,7 +55,6 @@ async function signIn(ctx: Context, deps: PortalDeps, assets: PortalAssets): Pro
   }
   const id = deps.sessions.open(opened.token, opened.caller);
   setCookie(ctx, SESSION_COOKIE, id, '/portal', opened.caller.expiresAt * 1000 - Date.now());
-  clearCookie(ctx, LOGIN_CSRF_COOKIE, LOGIN_PATH);
   deps.log.info({ reqId: ctx.state['reqId'], role: opened.caller.role, tokenId: opened.caller.tokenId, link: field(form, 'code') !== '' }, 'portal sign-in');
   ctx.status = 303;
   ctx.redirect('/portal/');

@@ -1,10 +1,8 @@
-// Headless Debian Chromium for the HTML report tests (playwright-core drives it; no browser is
+// Headless Debian Chromium for the HTML report and portal tests (playwright-core drives it; no browser is
 // downloaded), a static file server on loopback to open pages from, and a recorder of what a page
 // logs, throws and fetches.
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -24,6 +22,11 @@ const ARGS = [
 
 export interface Browser {
   context: BrowserContext;
+  /**
+   * A page in a context of its own: its own cookie jar, so that signing in or out on one page never
+   * touches another's session (closing the page closes its context).
+   */
+  isolatedPage(): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -35,26 +38,26 @@ export async function launchChromium(): Promise<Browser> {
         'Install Debian\'s package with "apt-get install -y chromium" (.ci/run does it); do not run "npx playwright install".',
     );
   }
-  const userDataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'p2ptel-chromium-'));
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
   try {
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ARGS,
-      viewport: { width: 1100, height: 900 },
-    });
+    const context = await browser.newContext({ viewport: VIEWPORT });
     return {
       context,
-      async close() {
-        await context.close();
-        await fsp.rm(userDataDir, { recursive: true, force: true });
+      async isolatedPage() {
+        const own = await browser.newContext({ viewport: VIEWPORT });
+        const page = await own.newPage();
+        page.once('close', () => void own.close().catch(() => {}));
+        return page;
       },
+      close: () => browser.close(),
     };
   } catch (err) {
-    await fsp.rm(userDataDir, { recursive: true, force: true });
+    await browser.close();
     throw err;
   }
 }
+
+const VIEWPORT = { width: 1100, height: 900 };
 
 export interface StaticServer {
   url: string;

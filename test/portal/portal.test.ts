@@ -4,7 +4,7 @@
 // breakdown click in the URL and Back, the origins form, scoping (another tenant's stream is 403),
 // sign-out and revocation, an SDK value that is markup shown as text, the security headers and
 // CSRF checks, the operator's pages, keyboard use and axe's accessibility rules.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { launchChromium, type Browser } from '../pilot/browser.ts';
@@ -32,6 +32,11 @@ beforeAll(async () => {
   globexToken = (await cli(['token', '--customer', 'globex', ...w])).stdout.trim();
 }, 180_000);
 
+// A failed test shows what `start` said (its log lines name each sign-in, refusal and slow read).
+afterEach((ctx) => {
+  if (ctx.task.result?.state === 'fail') console.error(`start's output, last 4,000 characters:\n${portal.output().slice(-4000)}`);
+});
+
 afterAll(async () => {
   await browser?.close();
   await portal?.stop();
@@ -43,10 +48,9 @@ async function api<T>(path: string, token = portal.token): Promise<T> {
   return (await res.json()) as T;
 }
 
-/** A fresh browser page signed in with `token` through the form. */
+/** A fresh browser page (its own cookie jar) signed in with `token` through the form. */
 async function signedIn(token: string): Promise<Page> {
-  const page = await browser.context.newPage();
-  await page.context().clearCookies();
+  const page = await browser.isolatedPage();
   await page.goto(`${portal.url}/portal/login`);
   await page.fill('#token', token);
   await page.click('button[type=submit]');
@@ -57,7 +61,7 @@ async function signedIn(token: string): Promise<Page> {
 
 describe('signing in', () => {
   it('signs in once with the printed link, whose code never reaches the server in a URL', async () => {
-    const page = await browser.context.newPage();
+    const page = await browser.isolatedPage();
     const seen: string[] = [];
     page.on('request', (r) => seen.push(r.url()));
     await page.goto(portal.signInLink);
@@ -77,8 +81,20 @@ describe('signing in', () => {
     await page.close();
   });
 
+  it('takes a form from each of two tabs of one browser', async () => {
+    const first = await browser.isolatedPage();
+    const second = await first.context().newPage();
+    for (const p of [first, second]) await p.goto(`${portal.url}/portal/login`);
+    for (const p of [first, second]) {
+      await p.fill('#token', portal.token);
+      await p.click('button[type=submit]');
+      await p.waitForURL(`${portal.url}/portal/`, NAVIGATION);
+    }
+    await first.close();
+  });
+
   it('refuses a wrong token on the form, and throttles refused sign-ins', async () => {
-    const page = await browser.context.newPage();
+    const page = await browser.isolatedPage();
     await page.goto(`${portal.url}/portal/login`);
     await page.fill('#token', 'not-a-token');
     await page.click('button[type=submit]');
@@ -323,8 +339,7 @@ describe('accessibility', () => {
       const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
       expect(serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), path).toEqual([]);
     }
-    const login = await browser.context.newPage();
-    await login.context().clearCookies();
+    const login = await browser.isolatedPage();
     await login.goto(`${portal.url}/portal/login`);
     expect((await new AxeBuilder({ page: login }).analyze()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
     await Promise.all([page.close(), op.close(), login.close()]);
