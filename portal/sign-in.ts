@@ -34,7 +34,8 @@ function showForm(ctx: Context, deps: PortalDeps, assets: PortalAssets, error: s
   const csrf = kept && /^[A-Za-z0-9_-]{43}$/.test(kept) ? kept : randomSecret();
   setCookie(ctx, LOGIN_CSRF_COOKIE, csrf, LOGIN_PATH);
   const ended = typeof ctx.query['ended'] === 'string' && Object.hasOwn(ENDED, ctx.query['ended']) ? ENDED[ctx.query['ended']] : null;
-  renderPage(ctx, assets, 'login', { csrf, error, notice: error ? null : ended, title: 'Sign in' }, status);
+  // Not a live page: the sign-in form opens no event stream (noWindow).
+  renderPage(ctx, assets, 'login', { csrf, error, notice: error ? null : ended, title: 'Sign in', noWindow: true }, status);
 }
 
 async function signIn(ctx: Context, deps: PortalDeps, assets: PortalAssets): Promise<void> {
@@ -97,11 +98,11 @@ export function requireSession(deps: PortalDeps) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const id = ctx.cookies.get(SESSION_COOKIE);
     const found = deps.sessions.lookup(id);
-    if (!('session' in found)) return notSignedIn(ctx, found.none === 'expired' ? 'expired' : null);
+    if (!('session' in found)) return notSignedIn(ctx, found.none === 'expired' ? 'expired' : null, found.none !== 'no_cookie');
     const { session } = found;
     if (deps.revocation.refusal(credentialOf(session.caller))) {
       deps.sessions.end(id);
-      return notSignedIn(ctx, 'revoked');
+      return notSignedIn(ctx, 'revoked', true);
     }
     if (ctx.method === 'POST') {
       const form = await readForm(ctx);
@@ -118,8 +119,13 @@ export function requireSession(deps: PortalDeps) {
   };
 }
 
-function notSignedIn(ctx: Context, ended: 'revoked' | 'expired' | null): void {
-  clearCookie(ctx, SESSION_COOKIE, '/portal');
+/**
+ * Sends a request without a live session to the form (a script's request: 401). The cookie is
+ * cleared only when the request carried one: a request sent before a sign-in and answered after it
+ * must not clear the session that sign-in just set.
+ */
+function notSignedIn(ctx: Context, ended: 'revoked' | 'expired' | null, hadCookie: boolean): void {
+  if (hadCookie) clearCookie(ctx, SESSION_COOKIE, '/portal');
   if (ctx.get('X-Portal-Fragment') || ctx.path === '/portal/events') {
     ctx.status = 401;
     ctx.type = 'text/plain; charset=utf-8';

@@ -64,6 +64,8 @@ describe('signing in', () => {
     const page = await browser.isolatedPage();
     const seen: string[] = [];
     page.on('request', (r) => seen.push(r.url()));
+    const answers: string[] = [];
+    page.on('response', (r) => void r.allHeaders().then((h) => answers.push(`${r.request().method()} ${r.url()} ${r.status()} ${h['set-cookie'] ?? ''}`)));
     await page.goto(portal.signInLink);
     await page.waitForURL(`${portal.url}/portal/`, NAVIGATION);
     expect(await page.textContent('h1')).toContain('Overview of acme');
@@ -72,7 +74,7 @@ describe('signing in', () => {
     expect(portal.output()).not.toContain(`code=${code}"`);
     // The cookie: HttpOnly, SameSite=Strict, Path=/portal.
     const [cookie] = (await page.context().cookies()).filter((c) => c.name === 'p2ptel_portal');
-    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/portal' });
+    expect(cookie, answers.join('\n')).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/portal' });
     // A second use of the link is refused on the form.
     await page.context().clearCookies();
     await page.goto(portal.signInLink);
@@ -95,12 +97,17 @@ describe('signing in', () => {
 
   it('refuses a wrong token on the form, and throttles refused sign-ins', async () => {
     const page = await browser.isolatedPage();
+    const asked: string[] = [];
+    page.on('request', (r) => asked.push(new URL(r.url()).pathname));
     await page.goto(`${portal.url}/portal/login`);
     await page.fill('#token', 'not-a-token');
     await page.click('button[type=submit]');
     await page.waitForSelector('.error');
     expect(await page.textContent('.error')).toContain('not a valid API token');
     expect(await page.context().cookies()).not.toContainEqual(expect.objectContaining({ name: 'p2ptel_portal' }));
+    // The form is no live page: it opens no event stream (whose refusal, answered after a sign-in,
+    // would clear the session just set).
+    expect(asked).not.toContain('/portal/events');
     await page.close();
   });
 });

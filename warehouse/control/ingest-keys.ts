@@ -147,7 +147,8 @@ const UNKNOWN_KEY_LOOK_MS = 100;
  * most once per `maxAgeMs`, by the first request after that time, which the others arriving
  * meanwhile wait for; the tenants are the process's Revocation, refreshed on the same period. In
  * between, a check is a lookup in memory. A revocation or a removed tenant is seen within
- * `maxAgeMs` (REVOCATION_POLL_SECONDS), a new key (and its new tenant) within UNKNOWN_KEY_LOOK_MS:
+ * `maxAgeMs` (REVOCATION_POLL_SECONDS), a new key (and its new tenant) at once (its first request
+ * waits at most UNKNOWN_KEY_LOOK_MS for the next look):
  * two stats per request were 14 % of the event loop's time at saturation.
  */
 export class IngestKeyChecker {
@@ -170,10 +171,15 @@ export class IngestKeyChecker {
     if (bad) return bad;
     if (this.now() - this.lookedAt >= this.maxAgeMs) await this.refresh();
     const verdict = decideKey(key!, this.keys, this.tenants);
-    // A key made since the last look works at once rather than after the poll time; unknown keys
-    // sent in a stream make at most one look per UNKNOWN_KEY_LOOK_MS.
-    if (verdict.ok || verdict.reason !== 'unknown' || this.now() - this.lookedAt < Math.min(this.maxAgeMs, UNKNOWN_KEY_LOOK_MS)) return verdict;
-    await Promise.all([this.refresh(), this.tenants.refresh()]);
+    if (verdict.ok || verdict.reason !== 'unknown') return verdict;
+    // A key made since the last look works at once rather than after the poll time: an unknown key
+    // waits for the next look, which unknown keys sent in a stream share (at most one look per
+    // UNKNOWN_KEY_LOOK_MS). Refusing it until then would refuse a key printed a moment ago.
+    const seen = this.lookedAt;
+    const wait = seen + Math.min(this.maxAgeMs, UNKNOWN_KEY_LOOK_MS) - this.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (this.lookedAt === seen) await Promise.all([this.refresh(), this.tenants.refresh()]);
+    else if (this.refreshing) await this.refreshing;
     return decideKey(key!, this.keys, this.tenants);
   }
 
