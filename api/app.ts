@@ -24,7 +24,6 @@ import { alertsRoutes } from './routes/alerts.ts';
 import { webhooksRoutes } from './routes/webhooks.ts';
 import { assertSectioned, operatorRouter } from './routes/operator.ts';
 import type { ApiDeps } from './deps.ts';
-import type { Portal } from '../portal/portal.ts';
 
 export interface ApiRouters {
   main: Router;
@@ -67,13 +66,25 @@ export function routeTable(r: ApiRouters): { method: string; path: string; acces
   return [...rows(r.main, (stack) => (stack.includes(r.auth) ? 'token' : 'public')), ...rows(r.operators, () => 'operator')];
 }
 
+/**
+ * Pages served beside the JSON routes by the same process (the portal): what runs before the
+ * routes for its own paths (headers, error pages), its router, and word of where the API listens.
+ * The process that starts the API composes them (cli/actions/start.ts, serve.ts): the API does not
+ * know the portal.
+ */
+export interface ApiPages {
+  frame: Koa.Middleware;
+  router: Router;
+  listening(url: string): void;
+}
+
 export interface ApiApp {
   koa: Koa;
   /** What the HTTP server calls: replays first, then Koa. */
   listener: RequestListener;
 }
 
-export function createApp(deps: ApiDeps, portal: Portal | null = null): ApiApp {
+export function createApp(deps: ApiDeps, pages: ApiPages | null = null): ApiApp {
   const app = new Koa({ proxy: false });
   // Errors of handlers are logged by the request frame; what still reaches Koa (a failing stream
   // body, an error in the frame itself) is logged here, with the request id, rather than dropped.
@@ -84,12 +95,12 @@ export function createApp(deps: ApiDeps, portal: Portal | null = null): ApiApp {
 
   const { main, operators, replays } = apiRouters(deps);
   app.use(apiRequestFrame(deps.log, deps.store));
-  if (portal) app.use(portal.frame);
+  if (pages) app.use(pages.frame);
   app.use(main.routes());
   app.use(operators.routes());
-  // The portal's pages under /portal/ (portal/router.ts): sessions of their own; the JSON routes
+  // The pages (the portal under /portal/, portal/router.ts): sessions of their own; the JSON routes
   // above keep bearer tokens only.
-  if (portal) app.use(portal.router.routes());
+  if (pages) app.use(pages.router.routes());
   // After both routers: ctx.matched gathers what either matched, for 405 and Allow.
   app.use(main.allowedMethods());
   return { koa: app, listener: replays.listener(app.callback(), deps.store, deps.log) };

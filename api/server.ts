@@ -8,7 +8,7 @@ import type { AppConfig } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import { Db } from '../warehouse/duckdb/db.ts';
 import { hostScratchDir, warehouseLayout } from '../warehouse/layout.ts';
-import { createApp } from './app.ts';
+import { createApp, type ApiPages } from './app.ts';
 import { OnDemandSeries } from './ondemand-series.ts';
 import { OnDemandBreakdowns } from './ondemand-breakdowns.ts';
 import { answerClientError } from './client-errors.ts';
@@ -27,21 +27,24 @@ import { Admission } from './admission.ts';
 import { prepareExportScratch } from './export/scratch.ts';
 import { Revocation } from '../warehouse/control/revocation.ts';
 import { secureControlArea } from '../warehouse/control/documents.ts';
-import { createPortal, type Portal } from '../portal/portal.ts';
 import { currentReportKey } from '../warehouse/control/report-keys.ts';
 
-export interface RunningApi {
+export interface RunningApi<P extends ApiPages | null = null> {
   url: string;
   /** The token-less /metrics listener, when configured (config.api.metrics). */
   metricsUrl: string | null;
   server: http.Server;
   deps: ApiDeps;
-  /** The portal under /portal/ (docs/portal.md). */
-  portal: Portal;
+  /** The pages served beside the JSON routes (the portal, docs/portal.md), when the caller gave them. */
+  pages: P;
   close(): Promise<void>;
 }
 
-export async function startApi(config: AppConfig, log: Logger): Promise<RunningApi> {
+/**
+ * The API on its port; `pages`, when given, makes the pages served beside it (the portal) from the
+ * API's own parts: the caller composes them, so that the API imports nothing of the portal.
+ */
+export async function startApi<P extends ApiPages | null = null>(config: AppConfig, log: Logger, pages?: (deps: ApiDeps) => P): Promise<RunningApi<P>> {
   const layout = warehouseLayout(config.warehouseDir);
   const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
   // The API's DuckDB is sized on its own (API_DUCKDB_*): small reads, not the jobs' partitions.
@@ -87,8 +90,8 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   deps.outbox.start();
   collectProcessMetrics();
   bindApiMetrics(store, db);
-  const portal = createPortal(deps);
-  const app = createApp(deps, portal);
+  const served = (pages?.(deps) ?? null) as P;
+  const app = createApp(deps, served);
   // Slow or stalled clients do not hold the server: receiving a request has a deadline, checked
   // twice a second (Node checks every 30 s by default, so a deadline acted up to 30 s late), and
   // an idle keep-alive connection is closed.
@@ -105,7 +108,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${host}:${addr.port}`;
-  portal.listening(url);
+  served?.listening(url);
   const metrics: MetricsListener | null = config.api.metrics ? await listenMetrics(config.api.metrics.port, config.api.metrics.host) : null;
   log.info({ url, metrics: metrics?.url ?? null, snapshot: store.current()?.id ?? null }, 'API listening');
   return {
@@ -113,7 +116,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     metricsUrl: metrics?.url ?? null,
     server,
     deps,
-    portal,
+    pages: served,
     async close() {
       store.stop();
       await metrics?.close();

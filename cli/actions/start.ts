@@ -28,6 +28,7 @@ import type { JobDeps } from '../../jobs/deps.ts';
 import type { Tenant } from '../../warehouse/control/tenants.ts';
 import type { StreamSummary } from '../../warehouse/snapshot-read.ts';
 import type { RunningApi } from '../../api/server.ts';
+import { createPortal, type Portal } from '../../portal/portal.ts';
 import type { RunningCollector } from '../../collector/server.ts';
 import { LiveRollups, type LiveRun } from '../../jobs/live-rollups.ts';
 import { LiveCompaction } from '../../jobs/live-compaction.ts';
@@ -50,7 +51,7 @@ const LIVE_COMPACTION_GAP_MS = 5_000;
 
 /** The API and the collector, open while `start` runs. */
 interface Served {
-  api: RunningApi;
+  api: RunningApi<Portal>;
   collector: RunningCollector;
   /** Whether the collector landed anything since the ports opened (the live loop then runs at once). */
   landedSinceOpen(): boolean;
@@ -90,7 +91,7 @@ export async function run(_flags: unknown, settings: SettingOverrides): Promise<
 
 /** The API and the collector, listening before any run: the snapshot CURRENT names, the spool. */
 async function openPorts(config: AppConfig): Promise<Served> {
-  const api = await startApi(config, createLogger(config.logLevel, 'p2ptel-api'));
+  const api = await startApi(config, createLogger(config.logLevel, 'p2ptel-api'), createPortal);
   const collector = await startCollector(config, createLogger(config.logLevel, 'p2ptel-collector')).catch(async (err: unknown) => {
     await api.close();
     throw err;
@@ -185,7 +186,7 @@ async function printTryIt(rt: Runtime, { api, collector }: Served, { tenant, str
   // One sample ingest key, kept across starts: SDKs given it keep posting after a restart.
   const { key } = await sampleIngestKey(layout, tenant.customerId, START_KEY_LABEL);
   const auth = `-H "Authorization: Bearer ${token}"`;
-  const signIn = await api.portal.signInLink(token);
+  const signIn = await api.pages.signInLink(token);
   process.stdout.write(
     [
       '',
