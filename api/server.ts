@@ -18,6 +18,9 @@ import { SnapshotSeries } from './timeseries.ts';
 import { tokenSecret } from './tokens.ts';
 import type { ApiDeps } from './deps.ts';
 import { WebhookOutbox } from '../alerts/webhooks/outbox.ts';
+import { WebhookQueue, type Deliveries } from '../alerts/webhooks/delivery-queue.ts';
+import { closeRedis, redisClient } from '../jobs/queue/connection.ts';
+import type { WarehouseLayout } from '../warehouse/layout.ts';
 import { loadSigningKey } from '../warehouse/control/signing-key.ts';
 import { platformConfigReader } from '../config/platform.ts';
 import { PilotReports } from './pilot-reports.ts';
@@ -41,7 +44,12 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-export async function startApi(config: AppConfig, log: Logger): Promise<RunningApi> {
+export interface StartApiOptions {
+  /** Who sends webhooks (default WEBHOOK_DELIVERIES); `start` has no Redis: its outbox. */
+  deliveries?: AppConfig['alerts']['deliveries'];
+}
+
+export async function startApi(config: AppConfig, log: Logger, opts: StartApiOptions = {}): Promise<RunningApi> {
   const layout = warehouseLayout(config.warehouseDir);
   const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
   // The API's DuckDB is sized on its own (API_DUCKDB_*): small reads, not the jobs' partitions.
@@ -62,6 +70,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     log.error({ err: err.message }, 'the platform configuration is invalid; keeping the last good one'),
   );
   platform.current(); // an invalid document at start is fatal
+  let closeQueueClient: (() => Promise<void>) | null = null;
   const deps: ApiDeps = {
     db,
     layout,
@@ -82,7 +91,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
     }),
     exports: new Admission(config.api.exports.max, config.api.exports.perTenant),
     revocation: await Revocation.start(layout, config.api.revocationPollMs, log),
-    outbox: new WebhookOutbox(layout, { timeoutMs: config.alerts.deliveryTimeoutMs, allowPrivate: config.alerts.allowPrivateTargets, retryForMs: config.alerts.retryForMs }, log),
+    outbox: deliveriesOf(config, layout, log, opts.deliveries ?? config.alerts.deliveries, (close) => (closeQueueClient = close)),
   };
   deps.outbox.start();
   collectProcessMetrics();
@@ -119,6 +128,7 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
       await metrics?.close();
       deps.revocation.stop();
       await deps.outbox.stop();
+      await closeQueueClient?.();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
@@ -128,4 +138,13 @@ export async function startApi(config: AppConfig, log: Logger): Promise<RunningA
       await fs.rm(spill, { recursive: true, force: true });
     },
   };
+}
+
+/** The outbox of this process, or the worker tier's queue (on a Redis connection of its own). */
+function deliveriesOf(config: AppConfig, layout: WarehouseLayout, log: Logger, kind: 'outbox' | 'queue', onClose: (close: () => Promise<void>) => void): Deliveries {
+  const opts = { timeoutMs: config.alerts.deliveryTimeoutMs, allowPrivate: config.alerts.allowPrivateTargets, retryForMs: config.alerts.retryForMs };
+  if (kind === 'outbox') return new WebhookOutbox(layout, opts, log);
+  const client = redisClient(config.redis, 'service', log);
+  onClose(() => closeRedis(client));
+  return WebhookQueue.open(layout, opts, client, config.redis.prefix, log);
 }
