@@ -17,6 +17,7 @@ const LONGEST = [
   'test/api/export-memory.test.ts',
   'test/warehouse/layered-state.test.ts',
   'test/jobs/crash-recovery.test.ts',
+  'test/alerts/worker-tier.test.ts',
   'test/collector/crash.test.ts',
   'test/warehouse/breakdowns.test.ts',
   'test/api/serve-memory.test.ts',
