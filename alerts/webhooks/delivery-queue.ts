@@ -104,6 +104,8 @@ export interface DeliveryWorkerOptions {
   /** Longest attempt (WEBHOOK_TIMEOUT_SECONDS): an endpoint's lock outlives it. */
   timeoutMs: number;
   workerName: string;
+  /** BullMQ's job lock and stalled-job check, as the other queues' (WORKER_LOCK_DURATION_MS…): a worker killed mid-attempt has its job retaken. */
+  lock: { lockDuration: number; stalledInterval: number; maxStalledCount: number };
 }
 
 /** The worker of the `webhooks` queue: each job one step of its delivery's endpoint. */
@@ -127,7 +129,7 @@ export function startDeliveryWorker(q: WebhookQueue, opts: DeliveryWorkerOptions
     await job.moveToDelayed(Math.max(wakeAt, Date.now() + 50), token);
     throw new DelayedError();
   };
-  const w = new Worker(WEBHOOK_QUEUE, stepJob, { connection: opts.connection, prefix: opts.prefix, name: opts.workerName, concurrency: opts.concurrency });
+  const w = new Worker(WEBHOOK_QUEUE, stepJob, { connection: opts.connection, prefix: opts.prefix, name: opts.workerName, concurrency: opts.concurrency, ...opts.lock });
   let lastLogged = 0;
   w.on('error', (err) => {
     if (Date.now() - lastLogged < 10_000) return;

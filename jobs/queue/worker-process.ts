@@ -121,7 +121,8 @@ function startDeliveries(ctx: WorkerContext): Worker | null {
   const a = ctx.config.alerts;
   const w = startDeliveryWorker(
     ctx.alerts.deliveries,
-    { connection: ctx.queues.client, prefix: ctx.config.redis.prefix, concurrency: a.deliveryConcurrency, timeoutMs: a.deliveryTimeoutMs, workerName: ctx.workerName },
+    { connection: ctx.queues.client, prefix: ctx.config.redis.prefix, concurrency: a.deliveryConcurrency, timeoutMs: a.deliveryTimeoutMs, workerName: ctx.workerName,
+      lock: { lockDuration: ctx.config.worker.lockDurationMs, stalledInterval: ctx.config.worker.stalledIntervalMs, maxStalledCount: ctx.config.worker.maxStalledCount } },
     ctx.log,
   );
   ctx.alerts.start();
