@@ -6,7 +6,8 @@ import type { WarehouseLayout } from '../warehouse/layout.ts';
 import { listTenants } from '../warehouse/control/tenants.ts';
 import { publicIncident, readState, updateState } from './state-store.ts';
 import { listEndpoints } from './webhooks/endpoints-store.ts';
-import type { OutgoingEvent, WebhookOutbox } from './webhooks/outbox.ts';
+import type { OutgoingEvent } from './webhooks/outbox.ts';
+import type { Deliveries } from './webhooks/delivery-queue.ts';
 import type { StoredIncident } from './incident-schema.ts';
 
 /** The event body's data: the incident, its rule, and where to read them. */
@@ -20,7 +21,7 @@ export function incidentData(incident: StoredIncident) {
 }
 
 /** Enqueue the tenant's events that are not yet enqueued; returns how many events were. */
-export async function enqueueEvents(layout: WarehouseLayout, tenantId: string, outbox: WebhookOutbox): Promise<number> {
+export async function enqueueEvents(layout: WarehouseLayout, tenantId: string, outbox: Pick<Deliveries, 'enqueue'>): Promise<number> {
   const waiting = (await readState(layout, tenantId)).incidents.flatMap((i) => i.events.filter((e) => !e.enqueued).map((e) => ({ incident: i, event: e })));
   if (waiting.length === 0) return 0;
   const endpoints = (await listEndpoints(layout, tenantId)).filter((e) => e.disabled === null);
@@ -37,7 +38,7 @@ export async function enqueueEvents(layout: WarehouseLayout, tenantId: string, o
 }
 
 /** enqueueEvents for every tenant. */
-export async function enqueueAllEvents(layout: WarehouseLayout, outbox: WebhookOutbox): Promise<number> {
+export async function enqueueAllEvents(layout: WarehouseLayout, outbox: Pick<Deliveries, 'enqueue'>): Promise<number> {
   let n = 0;
   for (const t of await listTenants(layout)) n += await enqueueEvents(layout, t.id, outbox);
   return n;

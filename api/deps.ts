@@ -13,7 +13,7 @@ import type { PlatformConfig } from '../config/platform.ts';
 import type { PilotReports } from './pilot-reports.ts';
 import type { Admission } from './admission.ts';
 import type { Revocation } from '../warehouse/control/revocation.ts';
-import type { WebhookOutbox } from '../alerts/webhooks/outbox.ts';
+import type { Deliveries } from '../alerts/webhooks/delivery-queue.ts';
 
 export interface ApiDeps {
   db: Db;
@@ -38,6 +38,6 @@ export interface ApiDeps {
   exports: Admission;
   /** The deny list and the tenant list, re-read every few seconds: what auth refuses. */
   revocation: Revocation;
-  /** Webhook deliveries on disk, delivered by this process (alerts/webhooks/outbox.ts). */
-  outbox: WebhookOutbox;
+  /** Webhook deliveries: on disk, sent by this process (alerts/webhooks/outbox.ts), or by the worker tier's queue (delivery-queue.ts). */
+  outbox: Deliveries;
 }

@@ -18,6 +18,8 @@ import { SnapshotSeries } from './timeseries.ts';
 import { tokenSecret } from './tokens.ts';
 import type { ApiDeps } from './deps.ts';
 import { WebhookOutbox } from '../alerts/webhooks/outbox.ts';
+import type { Deliveries } from '../alerts/webhooks/delivery-queue.ts';
+import type { WarehouseLayout } from '../warehouse/layout.ts';
 import { loadSigningKey } from '../warehouse/control/signing-key.ts';
 import { platformConfigReader } from '../config/platform.ts';
 import { PilotReports } from './pilot-reports.ts';
@@ -40,11 +42,17 @@ export interface RunningApi<P extends ApiPages | null = null> {
   close(): Promise<void>;
 }
 
-/**
- * The API on its port; `pages`, when given, makes the pages served beside it (the portal) from the
- * API's own parts: the caller composes them, so that the API imports nothing of the portal.
- */
-export async function startApi<P extends ApiPages | null = null>(config: AppConfig, log: Logger, pages?: (deps: ApiDeps) => P): Promise<RunningApi<P>> {
+export interface StartApiOptions<P extends ApiPages | null> {
+  /** Who sends webhooks (default WEBHOOK_DELIVERIES); `start` has no Redis: its outbox. */
+  deliveries?: AppConfig['alerts']['deliveries'];
+  /**
+   * Makes the pages served beside the JSON routes (the portal) from the API's own parts: the
+   * caller composes them, so that the API imports nothing of the portal.
+   */
+  pages?: (deps: ApiDeps) => P;
+}
+
+export async function startApi<P extends ApiPages | null = null>(config: AppConfig, log: Logger, opts: StartApiOptions<P> = {}): Promise<RunningApi<P>> {
   const layout = warehouseLayout(config.warehouseDir);
   const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
   // The API's DuckDB is sized on its own (API_DUCKDB_*): small reads, not the jobs' partitions.
@@ -65,6 +73,7 @@ export async function startApi<P extends ApiPages | null = null>(config: AppConf
     log.error({ err: err.message }, 'the platform configuration is invalid; keeping the last good one'),
   );
   platform.current(); // an invalid document at start is fatal
+  let closeQueueClient: (() => Promise<void>) | null = null;
   const deps: ApiDeps = {
     db,
     layout,
@@ -85,12 +94,12 @@ export async function startApi<P extends ApiPages | null = null>(config: AppConf
     }),
     exports: new Admission(config.api.exports.max, config.api.exports.perTenant),
     revocation: await Revocation.start(layout, config.api.revocationPollMs, log),
-    outbox: new WebhookOutbox(layout, { timeoutMs: config.alerts.deliveryTimeoutMs, allowPrivate: config.alerts.allowPrivateTargets, retryForMs: config.alerts.retryForMs }, log),
+    outbox: await deliveriesOf(config, layout, log, opts.deliveries ?? config.alerts.deliveries, (close) => (closeQueueClient = close)),
   };
   deps.outbox.start();
   collectProcessMetrics();
   bindApiMetrics(store, db);
-  const served = (pages?.(deps) ?? null) as P;
+  const served = (opts.pages?.(deps) ?? null) as P;
   const app = createApp(deps, served);
   // Slow or stalled clients do not hold the server: receiving a request has a deadline, checked
   // twice a second (Node checks every 30 s by default, so a deadline acted up to 30 s late), and
@@ -122,6 +131,7 @@ export async function startApi<P extends ApiPages | null = null>(config: AppConf
       await metrics?.close();
       deps.revocation.stop();
       await deps.outbox.stop();
+      await closeQueueClient?.();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
@@ -131,4 +141,17 @@ export async function startApi<P extends ApiPages | null = null>(config: AppConf
       await fs.rm(spill, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The outbox of this process, or the worker tier's queue (on a Redis connection of its own; BullMQ
+ * and ioredis are loaded only then: `start`, which has no Redis, never loads them).
+ */
+async function deliveriesOf(config: AppConfig, layout: WarehouseLayout, log: Logger, kind: 'outbox' | 'queue', onClose: (close: () => Promise<void>) => void): Promise<Deliveries> {
+  const opts = { timeoutMs: config.alerts.deliveryTimeoutMs, allowPrivate: config.alerts.allowPrivateTargets, retryForMs: config.alerts.retryForMs };
+  if (kind === 'outbox') return new WebhookOutbox(layout, opts, log);
+  const [{ WebhookQueue }, { closeRedis, redisClient }] = await Promise.all([import('../alerts/webhooks/delivery-queue.ts'), import('../jobs/queue/connection.ts')]);
+  const client = redisClient(config.redis, 'service', log);
+  onClose(() => closeRedis(client));
+  return WebhookQueue.open(layout, opts, client, config.redis.prefix, log);
 }

@@ -28,6 +28,7 @@ export const DeliverySchema = z
     attempts: z.array(AttemptSchema),
     nextAttemptAt: isoInstant().nullable(),
     failure: z.string().nullable(),
+    via: z.enum(['outbox', 'queue']).optional().describe("who sends it: the API process's outbox (the default) or the worker tier's queue"),
   })
   .meta({ id: 'WebhookDelivery' });
 export type Delivery = z.infer<typeof DeliverySchema>;

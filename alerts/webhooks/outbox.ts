@@ -2,7 +2,9 @@
 // <endpoint>/, written durably before anything is sent, so a restart delivers what was pending
 // with the same webhook-id. Each endpoint has one attempt in flight at a time, oldest first (in
 // order where possible); endpoints never wait for each other, so a slow receiver delays only its
-// own deliveries, and nothing here runs on the rollups' path.
+// own deliveries, and nothing here runs on the rollups' path. The worker tier keeps the same
+// records (`via: 'queue'`) and steps them from its BullMQ queue instead (delivery-queue.ts); each
+// sender attempts only the deliveries of its own lane.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { WarehouseLayout } from '../../warehouse/layout.ts';
@@ -25,7 +27,12 @@ export interface OutboxOptions {
   timeoutMs: number;
   allowPrivate: boolean;
   retryForMs: number;
+  /** The lane this sender owns (default `outbox`); deliveries of the other lane are left alone. */
+  via?: Lane;
 }
+
+export type Lane = NonNullable<Delivery['via']>;
+const laneOf = (d: Delivery): Lane => d.via ?? 'outbox';
 
 export interface OutgoingEvent {
   id: string;
@@ -57,7 +64,7 @@ export class WebhookOutbox {
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
     const now = new Date().toISOString();
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
-    const d: Delivery = { id, endpointId: endpoint.id, tenantId, eventId: event.id, type: event.type, body, createdAt: now, state: 'pending', attempts: [], nextAttemptAt: now, failure: null };
+    const d: Delivery = { id, endpointId: endpoint.id, tenantId, eventId: event.id, type: event.type, body, createdAt: now, state: 'pending', attempts: [], nextAttemptAt: now, failure: null, ...this.laneField() };
     await writeDelivery(dir, d);
     this.kick();
     return d;
@@ -76,10 +83,14 @@ export class WebhookOutbox {
     const dir = this.dir(tenantId, endpointId);
     const d = await readDelivery(path.join(dir, `${path.basename(deliveryId)}.json`));
     if (!d) return null;
-    const again: Delivery = { ...d, state: 'pending', nextAttemptAt: new Date().toISOString(), failure: null, createdAt: d.state === 'pending' ? d.createdAt : new Date().toISOString() };
+    const again: Delivery = { ...d, ...this.laneField(), state: 'pending', nextAttemptAt: new Date().toISOString(), failure: null, createdAt: d.state === 'pending' ? d.createdAt : new Date().toISOString() };
     await writeDelivery(dir, again);
     this.kick();
     return again;
+  }
+
+  private laneField(): Pick<Delivery, 'via'> {
+    return this.opts.via === 'queue' ? { via: 'queue' } : {};
   }
 
   start(): void {
@@ -94,8 +105,9 @@ export class WebhookOutbox {
     await Promise.allSettled([...this.busy.values()]);
   }
 
-  /** Start an attempt on every endpoint that has a due delivery and none in flight. */
+  /** Start an attempt on every endpoint that has a due delivery and none in flight (once started). */
   kick(): void {
+    if (!this.timer) return; // not started: another sender (the worker tier's queue) steps these records
     void this.scan().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'webhook outbox scan failed'));
   }
 
@@ -112,20 +124,34 @@ export class WebhookOutbox {
     }
   }
 
-  /** The endpoint's oldest pending delivery, attempted when due (a later one waits behind it). */
   private async next(tenantId: string, endpointId: string): Promise<void> {
-    const pending = (await this.list(tenantId, endpointId)).filter((d) => d.state === 'pending').reverse();
+    if ((await this.step(tenantId, endpointId)).length > 0) this.kick();
+  }
+
+  /** The endpoint's pending deliveries of this lane, oldest first. */
+  async pending(tenantId: string, endpointId: string): Promise<Delivery[]> {
+    return (await this.list(tenantId, endpointId)).filter((d) => d.state === 'pending' && laneOf(d) === (this.opts.via ?? 'outbox')).reverse();
+  }
+
+  /**
+   * The endpoint's oldest pending delivery of this lane, attempted when due (a later one waits
+   * behind it); the caller makes sure that one attempt at a time runs per endpoint. Returns what
+   * is still pending after it, oldest first.
+   */
+  async step(tenantId: string, endpointId: string): Promise<Delivery[]> {
+    const pending = await this.pending(tenantId, endpointId);
     const d = pending[0];
-    if (!d || (d.nextAttemptAt !== null && Date.parse(d.nextAttemptAt) > Date.now())) return;
+    if (!d || (d.nextAttemptAt !== null && Date.parse(d.nextAttemptAt) > Date.now())) return pending;
     const endpoint = (await listEndpoints(this.layout, tenantId)).find((e) => e.id === endpointId);
     const dir = this.dir(tenantId, endpointId);
     if (!endpoint || endpoint.disabled) {
       await writeDelivery(dir, { ...d, state: 'failed', nextAttemptAt: null, failure: endpoint ? `endpoint disabled: ${endpoint.disabled!.reason}` : 'endpoint removed' });
-      return;
+      return pending.slice(1);
     }
-    await writeDelivery(dir, await this.attempt(tenantId, endpoint, d));
+    const after = await this.attempt(tenantId, endpoint, d);
+    await writeDelivery(dir, after);
     await this.prune(tenantId, endpointId);
-    if (pending.length > 1) this.kick();
+    return after.state === 'pending' ? [after, ...pending.slice(1)] : pending.slice(1);
   }
 
   private async attempt(tenantId: string, endpoint: StoredEndpoint, d: Delivery): Promise<Delivery> {

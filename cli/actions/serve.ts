@@ -21,7 +21,7 @@ export async function run(_flags: unknown, settings: SettingOverrides): Promise<
   const log = createLogger(config.logLevel, 'p2ptel-api', 'buffered');
   const [{ startApi }, { createPortal }] = await Promise.all([import('../../api/server.ts'), import('../../portal/portal.ts')]);
   // The API with the portal's pages beside it (docs/portal.md).
-  const api = await startApi(config, log, createPortal);
+  const api = await startApi(config, log, { pages: createPortal });
   process.stderr.write(`API listening on ${api.url} (warehouse ${config.warehouseDir})${api.metricsUrl ? `; metrics on ${api.metricsUrl}` : ''}\n`);
   await stopApiOnSignals(api, log);
 }

@@ -91,7 +91,7 @@ export async function run(_flags: unknown, settings: SettingOverrides): Promise<
 
 /** The API and the collector, listening before any run: the snapshot CURRENT names, the spool. */
 async function openPorts(config: AppConfig): Promise<Served> {
-  const api = await startApi(config, createLogger(config.logLevel, 'p2ptel-api'), createPortal);
+  const api = await startApi(config, createLogger(config.logLevel, 'p2ptel-api'), { deliveries: 'outbox', pages: createPortal });
   const collector = await startCollector(config, createLogger(config.logLevel, 'p2ptel-collector')).catch(async (err: unknown) => {
     await api.close();
     throw err;

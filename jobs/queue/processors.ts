@@ -22,6 +22,7 @@ import { rollupJobId, rollupRunId } from './names.ts';
 import { scheduledAsOf } from './fire-time.ts';
 import { tick } from './ticks.ts';
 import type { Gate } from './tick-gate.ts';
+import type { WorkerAlerts } from '../../alerts/worker-alerts.ts';
 import {
   CompactPayload,
   PartitionPayload,
@@ -45,6 +46,8 @@ export interface WorkerContext {
   log: Logger;
   /** host#pid, recorded on every job this process takes (BullMQ's processedBy). */
   workerName: string;
+  /** Alert rules evaluated on each snapshot this process publishes (alerts/worker-alerts.ts). */
+  alerts?: WorkerAlerts | null;
 }
 
 /** A handler gets the job and a logger that names it; what it returns is the job's result. */
@@ -188,6 +191,7 @@ async function publish(ctx: WorkerContext, job: Job, log: Logger): Promise<Publi
   const data = { ...planned, decisions: withReused(planned.decisions, await reusedByChildren(job)) };
   await progress(job, { percent: 0, step: 'publishing' });
   const r = await publishOnce(ctx, data, log);
+  if (r.published && r.manifest) await evaluateAlerts(ctx, r.manifest.snapshot, log);
   await progress(job, { percent: 100, step: r.published ? 'published' : 'discarded (a later asOf is current)' });
   const m = r.manifest;
   // Counted once per run: a retried publish that finds its snapshot made adds nothing.
@@ -208,6 +212,20 @@ async function publish(ctx: WorkerContext, job: Job, log: Logger): Promise<Publi
     partitionsReused: m?.partitionStates?.reused ?? null,
     partitionsRebuilt: m?.partitionStates?.rebuilt ?? null,
   };
+}
+
+/**
+ * The alert rules on the snapshot just published, inside the publish job (a crash before its
+ * events are enqueued retries the job, which evaluates again without effect and enqueues them).
+ * A failure is logged, not the run's: the snapshot is published, the next one is evaluated.
+ */
+async function evaluateAlerts(ctx: WorkerContext, snapshot: string, log: Logger): Promise<void> {
+  if (!ctx.alerts) return;
+  try {
+    await ctx.alerts.afterPublish(snapshot, log);
+  } catch (err) {
+    log.error({ snapshot, err: (err as Error).message }, 'alert evaluation failed; the next snapshot is evaluated');
+  }
 }
 
 async function reusedByChildren(job: Job): Promise<NonNullable<PartitionResult['reused']>> {

@@ -13,6 +13,10 @@ import { startWorkers, workerName, type OnSettled, type StopOutcome, type Worker
 import { startCoalesced } from './tick-gate.ts';
 import { bindQueueMetrics } from './metrics.ts';
 import { keepSchedules } from './schedule-keeper.ts';
+import { WorkerAlerts } from '../../alerts/worker-alerts.ts';
+import { startDeliveryWorker, WebhookQueue } from '../../alerts/webhooks/delivery-queue.ts';
+import type { Evaluation } from '../../alerts/evaluate.ts';
+import type { Worker } from 'bullmq';
 import { collectProcessMetrics, listenMetrics, type MetricsListener } from '../../lib/metrics.ts';
 
 export interface RunWorkerOptions {
@@ -23,6 +27,8 @@ export interface RunWorkerOptions {
   onReady?: (tier: WorkerTier) => void;
   /** Resolves when the process should stop; default: the first SIGTERM or SIGINT. */
   stopSignal?: Promise<string>;
+  /** Called after each alert evaluation, before its events are enqueued (the crash tests stop there). */
+  onAlertsEvaluated?: (e: Evaluation) => Promise<void> | void;
 }
 
 /** What a started worker process holds open. */
@@ -31,8 +37,12 @@ interface OpenWorker {
   tier: WorkerTier;
   metrics: MetricsListener | null;
   keeper: { stop(): void } | null;
+  /** The `webhooks` queue's worker, started once the others are ready. */
+  deliveries: Worker | null;
   closeDeps(): Promise<void>;
 }
+
+const within = (p: Promise<unknown>, ms: number) => Promise.race([p, new Promise((r) => setTimeout(r, ms).unref())]);
 
 const STOPPED: unique symbol = Symbol('stopped');
 
@@ -78,11 +88,11 @@ async function openWorker(opts: RunWorkerOptions, stop: Promise<string>): Promis
     await queues.close();
     return null;
   }
-  const ctx: WorkerContext = { deps, queues, config, log, workerName: workerName() };
+  const ctx: WorkerContext = { deps, queues, config, log, workerName: workerName(), alerts: workerAlerts(opts, deps, queues) };
   const metrics = await listenWorkerMetrics(ctx);
   const defaults = defaultProcessors(ctx);
   const tier = startWorkers(ctx, opts.processors ? opts.processors(defaults, ctx) : defaults, startCoalescedAfter(ctx));
-  const open: OpenWorker = { ctx, tier, metrics, keeper: null, closeDeps: () => deps.close() };
+  const open: OpenWorker = { ctx, tier, metrics, keeper: null, deliveries: null, closeDeps: () => deps.close() };
   // Half started (failed, or stopped): close what is open, or its reconnecting clients would keep the process alive.
   const ready = await unlessStopped(open.tier.ready, stop).catch(async (err: unknown) => {
     await closeWorker(open, 1000);
@@ -90,10 +100,33 @@ async function openWorker(opts: RunWorkerOptions, stop: Promise<string>): Promis
   });
   if (ready !== STOPPED) {
     open.keeper = keepSchedules({ queues, layout: deps.layout, jobs: config.jobs, log });
+    open.deliveries = startDeliveries(ctx);
     return open;
   }
   await closeWorker(open, 1000);
   return null;
+}
+
+/** Alerts and their webhook queue, on the process's Redis connection. */
+function workerAlerts(opts: RunWorkerOptions, deps: WorkerContext['deps'], queues: WorkerContext['queues']): WorkerAlerts {
+  const { config, log } = opts;
+  const a = config.alerts;
+  const q = WebhookQueue.open(deps.layout, { timeoutMs: a.deliveryTimeoutMs, allowPrivate: a.allowPrivateTargets, retryForMs: a.retryForMs }, queues.client, config.redis.prefix, log);
+  return new WorkerAlerts(deps, q, log, a.sweepMs, opts.onAlertsEvaluated);
+}
+
+/** The `webhooks` queue's worker and the sweep that keeps the queue whole. */
+function startDeliveries(ctx: WorkerContext): Worker | null {
+  if (!ctx.alerts) return null;
+  const a = ctx.config.alerts;
+  const w = startDeliveryWorker(
+    ctx.alerts.deliveries,
+    { connection: ctx.queues.client, prefix: ctx.config.redis.prefix, concurrency: a.deliveryConcurrency, timeoutMs: a.deliveryTimeoutMs, workerName: ctx.workerName,
+      lock: { lockDuration: ctx.config.worker.lockDurationMs, stalledInterval: ctx.config.worker.stalledIntervalMs, maxStalledCount: ctx.config.worker.maxStalledCount } },
+    ctx.log,
+  );
+  ctx.alerts.start();
+  return w;
 }
 
 async function listenWorkerMetrics(ctx: WorkerContext): Promise<MetricsListener | null> {
@@ -121,9 +154,13 @@ async function stopWorker(open: OpenWorker, signal: string): Promise<StopOutcome
   return outcome;
 }
 
-async function closeWorker({ ctx, tier, metrics, keeper, closeDeps }: OpenWorker, graceMs: number): Promise<StopOutcome> {
+async function closeWorker({ ctx, tier, metrics, keeper, deliveries, closeDeps }: OpenWorker, graceMs: number): Promise<StopOutcome> {
   keeper?.stop();
+  // An attempt lasts at most WEBHOOK_TIMEOUT_SECONDS; one cut short is retried (same webhook-id).
+  const deliveriesClosed = Promise.allSettled([deliveries?.close(), ctx.alerts?.stop()]);
   const outcome = await tier.stop(graceMs);
+  await within(deliveriesClosed, 2000);
+  await ctx.alerts?.deliveries.stop().catch(() => {});
   await metrics?.close();
   bindQueueMetrics(null);
   await ctx.queues.close();

@@ -27,4 +27,20 @@ export const ALERTS = {
     at: 'alerts.retryForMs',
     as: (h: number) => Math.round(h * 3_600_000),
   }),
+  WEBHOOK_DELIVERIES: setting({
+    schema: z.enum(['outbox', 'queue']).default('outbox'),
+    doc: "who sends the pings and hand-made redeliveries of `serve`: `outbox` (the API process, from files on disk; one API process per warehouse) or `queue` (the worker tier's BullMQ queue, through REDIS_URL). `start` always uses its outbox; workers always the queue",
+    at: 'alerts.deliveries',
+  }),
+  WEBHOOK_CONCURRENCY: setting({
+    schema: positiveInt.default(16),
+    doc: "deliveries one worker process attempts at once (the worker tier's `webhooks` queue); each endpoint has at most one in flight, so a slow receiver holds one slot",
+    at: 'alerts.deliveryConcurrency',
+  }),
+  WEBHOOK_SWEEP_SECONDS: setting({
+    schema: timerSeconds.default(10),
+    doc: "how often a worker puts back in the queue the deliveries pending on disk that the queue lacks (Redis lost its data, a crash between a delivery's record and its job) and the incidents' events not yet enqueued",
+    at: 'alerts.sweepMs',
+    as: secondsToMs,
+  }),
 };

@@ -17,6 +17,7 @@ const LONGEST = [
   'test/api/export-memory.test.ts',
   'test/api/breakdown.test.ts',
   'test/jobs/crash-recovery.test.ts',
+  'test/alerts/worker-tier.test.ts',
   'test/warehouse/layered-state.test.ts',
   'test/jobs/schedule-keeper.test.ts',
   'test/pilot/render-browser.test.ts',
