@@ -2,7 +2,10 @@
 // the very ServedSnapshot the API serves, then its events are put in the outbox. One evaluation at
 // a time; publications meanwhile coalesce into one more (the latest snapshot is what counts).
 import type { Logger } from '../lib/log.ts';
-import type { ApiDeps } from '../api/deps.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
+import type { WarehouseLayout } from '../warehouse/layout.ts';
+import type { SnapshotStore } from '../api/snapshot-store.ts';
+import type { Deliveries } from './webhooks/delivery-queue.ts';
 import { evaluateSnapshot, type Evaluation } from './evaluate.ts';
 import { enqueueAllEvents } from './notify.ts';
 
@@ -12,7 +15,7 @@ export class LiveAlerts {
   private lastSnapshot: string | null = null;
 
   constructor(
-    private readonly api: Pick<ApiDeps, 'db' | 'layout' | 'store' | 'outbox'>,
+    private readonly api: { db: Db; layout: WarehouseLayout; store: SnapshotStore; outbox: Deliveries },
     private readonly log: Logger,
     private readonly onEvaluated: (e: Evaluation) => void = () => {},
   ) {}
