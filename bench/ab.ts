@@ -1,7 +1,9 @@
 // A/B runs of the benchmarks (`--against <commit>`): this checkout's build and another commit's,
 // built in a temporary git worktree, each run as a `p2ptel` child process on its own hard-linked
 // copy of the same landed files, alternately (A B A B ...), timed from outside with the child's
-// peak RSS (VmHWM of /proc/<pid>/status, read by the child itself as it exits: ab-peak-rss.cjs).
+// peak RSS (VmHWM of /proc/<pid>/status, read by the child itself as it exits: ab-peak-rss.cjs)
+// and CPU seconds: on a shared machine wall times swing with the load (2-4× within minutes), so
+// each round's ratio is taken pair by pair and the CPU seconds are printed beside the times.
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -25,9 +27,10 @@ export interface Build {
   dispose: () => Promise<void>;
 }
 
-/** One child run: its wall seconds, peak RSS and output. */
+/** One child run: its wall seconds, CPU seconds, peak RSS and output. */
 export interface ChildRun {
   seconds: number;
+  cpuSeconds: number;
   peakRssMb: number;
   stdout: string;
 }
@@ -97,9 +100,9 @@ export async function runChild(build: Build, args: string[], env: Record<string,
   });
   const seconds = (performance.now() - t) / 1000;
   if (code !== 0) throw new Error(`${build.label} (${build.commit}) p2ptel ${args.join(' ')} exited ${code}:\n${stderr.slice(-4000)}`);
-  const kb = Number(await fs.readFile(peakFile, 'utf8').catch(() => 'NaN'));
+  const usage = JSON.parse(await fs.readFile(peakFile, 'utf8').catch(() => '{}')) as { vmHwmKb?: number; cpuSeconds?: number };
   await fs.rm(path.dirname(peakFile), { recursive: true, force: true });
-  return { seconds, peakRssMb: kb / 1024, stdout };
+  return { seconds, cpuSeconds: usage.cpuSeconds ?? NaN, peakRssMb: (usage.vmHwmKb ?? NaN) / 1024, stdout };
 }
 
 /** A fresh copy of `source` (its files hard-linked: nothing copied) at `dest`; what was at `dest` goes. */
@@ -112,22 +115,49 @@ export async function linkCopy(source: string, dest: string): Promise<void> {
 /** Medians of a step's runs for one build. */
 export interface StepSummary {
   seconds: number[];
+  cpuSeconds: number[];
   peakRssMb: number[];
   medianSeconds: number;
+  medianCpuSeconds: number;
   medianPeakRssMb: number;
 }
 
 export function summarize(runs: readonly ChildRun[]): StepSummary {
   const seconds = runs.map((r) => r.seconds);
+  const cpuSeconds = runs.map((r) => r.cpuSeconds);
   const peakRssMb = runs.map((r) => r.peakRssMb);
-  return { seconds, peakRssMb, medianSeconds: median(seconds), medianPeakRssMb: median(peakRssMb) };
+  return { seconds, cpuSeconds, peakRssMb, medianSeconds: median(seconds), medianCpuSeconds: median(cpuSeconds), medianPeakRssMb: median(peakRssMb) };
 }
 
-/** One table row: a step's medians for both builds and their ratios (this / against). */
+/** Ratios this / against: of the medians, and the median of each round's own ratio (the runs of a round are next to each other). */
+export function abRatios(a: StepSummary, b: StepSummary) {
+  const paired = (xs: number[], ys: number[]) => median(xs.map((x, i) => x / ys[i]!));
+  return {
+    seconds: a.medianSeconds / b.medianSeconds,
+    secondsPaired: paired(a.seconds, b.seconds),
+    cpuSeconds: a.medianCpuSeconds / b.medianCpuSeconds,
+    cpuSecondsPaired: paired(a.cpuSeconds, b.cpuSeconds),
+    peakRss: a.medianPeakRssMb / b.medianPeakRssMb,
+  };
+}
+
+/** A step's lines: both builds' medians and their ratios (this / against). */
 export function abLine(step: string, a: StepSummary, b: StepSummary): string {
-  const f = (x: number) => x.toFixed(2).padStart(7);
-  const m = (x: number) => `${x.toFixed(0).padStart(5)} MiB`;
-  return `  ${step.padEnd(30)} this ${f(a.medianSeconds)} s ${m(a.medianPeakRssMb)}   against ${f(b.medianSeconds)} s ${m(b.medianPeakRssMb)}   ratio ${(a.medianSeconds / b.medianSeconds).toFixed(2)}× time, ${(a.medianPeakRssMb / b.medianPeakRssMb).toFixed(2)}× peak RSS`;
+  const side = (x: StepSummary) => `${x.medianSeconds.toFixed(2).padStart(7)} s wall ${x.medianCpuSeconds.toFixed(2).padStart(7)} s CPU ${x.medianPeakRssMb.toFixed(0).padStart(5)} MiB`;
+  const r = abRatios(a, b);
+  return [
+    `  ${step}`,
+    `    this    ${side(a)}`,
+    `    against ${side(b)}`,
+    `    this / against: wall ${r.seconds.toFixed(2)}× (per round ${r.secondsPaired.toFixed(2)}×), CPU ${r.cpuSeconds.toFixed(2)}× (per round ${r.cpuSecondsPaired.toFixed(2)}×), peak RSS ${r.peakRss.toFixed(2)}×`,
+  ].join('\n');
+}
+
+/** The builds' worktrees removed on an interrupt too (then the process exits 130). */
+export function disposeOnSignal(builds: readonly Build[]): void {
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => void Promise.all(builds.map((b) => b.dispose())).finally(() => process.exit(130)));
+  }
 }
 
 /** Rows that differ between the current snapshots of two warehouses, file by file (the Parquet files of the same path in both). */

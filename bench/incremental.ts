@@ -31,7 +31,7 @@ import { discoverLanding } from '../warehouse/landing.ts';
 import { fileList, quotedString } from '../warehouse/sql-files.ts';
 import { publishedDir, snapshotFiles } from '../warehouse/snapshots.ts';
 import { describeRatio, writeResult } from './report.ts';
-import { buildAgainst, compareSnapshots, linkCopy, runChild, summarize, takesFlag, thisBuild, abLine, type ChildRun } from './ab.ts';
+import { buildAgainst, compareSnapshots, linkCopy, runChild, summarize, takesFlag, thisBuild, abLine, abRatios, disposeOnSignal, type ChildRun } from './ab.ts';
 import { warehouseLayout } from '../warehouse/layout.ts';
 
 const opts = new Command()
@@ -92,6 +92,7 @@ async function abIncremental(ref: string, rounds: number): Promise<void> {
   const bySeed = (seed: number) => lateFiles.filter((f) => path.basename(f.path).includes(`gen-${seed}-`));
   if (bySeed(11).length === 0 || bySeed(12).length === 0) throw new Error(`late files not named gen-<seed>-*: ${lateFiles.slice(0, 3).map((f) => f.path).join(', ')}`);
   const builds = [await thisBuild(), await buildAgainst(ref)];
+  disposeOnSignal(builds);
   try {
     const flags = await Promise.all(builds.map(async (b) => ((await takesFlag(b, 'pipeline', '--no-compact')) ? ['--no-compact'] : [])));
     const sideDir = (i: number) => path.join(`${dir}-ab`, `side-${i}`);
@@ -115,13 +116,14 @@ async function abIncremental(ref: string, rounds: number): Promise<void> {
         await land(i, bySeed(12));
         rs.push(await pipeline(i, new Date(end.getTime() + 10 * 60_000)));
         if (round > 0) rs.forEach((r, k) => timed[i]![k]!.push(r));
-        process.stderr.write(`${round === 0 ? 'warm-up' : `round ${round}/${rounds}`}: ${builds[i]!.label} ${builds[i]!.commit} ${rs.map((r) => `${r.seconds.toFixed(2)} s ${r.peakRssMb.toFixed(0)} MiB`).join(' | ')}\n`);
+        process.stderr.write(`${round === 0 ? 'warm-up' : `round ${round}/${rounds}`}: ${builds[i]!.label} ${builds[i]!.commit} ${rs.map((r) => `${r.seconds.toFixed(2)} s (CPU ${r.cpuSeconds.toFixed(2)} s) ${r.peakRssMb.toFixed(0)} MiB`).join(' | ')}\n`);
       }
     }
     const cmp = await compareSnapshots(deps.db, sideDir(0), sideDir(1));
     const sums = timed.map((side) => side.map(summarize));
     const result = {
       benchmark: 'incremental-ab',
+      ratios: Object.fromEntries(steps.map((st, k) => [st, abRatios(sums[0]![k]!, sums[1]![k]!)])),
       dir,
       files: landed.files.length,
       rounds,

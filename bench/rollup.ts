@@ -21,7 +21,7 @@ import { fillSql, quotedString } from '../warehouse/sql-files.ts';
 import { discoverLanding } from '../warehouse/landing.ts';
 import { currentSnapshot, readStreamSummaries, type StreamSummary } from '../warehouse/snapshot-read.ts';
 import { describeRatio, median, writeResult } from './report.ts';
-import { abLine, buildAgainst, compareSnapshots, linkCopy, runChild, summarize, takesFlag, thisBuild, type ChildRun, type StepSummary } from './ab.ts';
+import { abLine, buildAgainst, compareSnapshots, linkCopy, runChild, summarize, takesFlag, thisBuild, abRatios, disposeOnSignal, type ChildRun, type StepSummary } from './ab.ts';
 import { warehouseLayout } from '../warehouse/layout.ts';
 
 const opts = new Command()
@@ -62,6 +62,7 @@ if (opts.against) {
 /** --against: this build's full run against `ref`'s, alternately, on copies of the same files. */
 async function abRollup(ref: string): Promise<void> {
   const builds = [await thisBuild(), await buildAgainst(ref)];
+  disposeOnSignal(builds);
   try {
     const flags = await Promise.all(builds.map(async (b) => ((await takesFlag(b, 'pipeline', '--no-compact')) ? ['--no-compact'] : [])));
     const landed = await discoverLanding(deps.layout);
@@ -78,7 +79,7 @@ async function abRollup(ref: string): Promise<void> {
       for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
         const r = await once(i);
         if (round > 0) timed[i]!.push(r);
-        process.stderr.write(`${round === 0 ? 'warm-up' : `round ${round}/${runs}`}: ${builds[i]!.label} ${builds[i]!.commit} ${r.seconds.toFixed(2)} s, peak RSS ${r.peakRssMb.toFixed(0)} MiB\n`);
+        process.stderr.write(`${round === 0 ? 'warm-up' : `round ${round}/${runs}`}: ${builds[i]!.label} ${builds[i]!.commit} ${r.seconds.toFixed(2)} s, CPU ${r.cpuSeconds.toFixed(2)} s, peak RSS ${r.peakRssMb.toFixed(0)} MiB\n`);
       }
     }
     const cmp = await compareSnapshots(deps.db, sideDir(0), sideDir(1));
@@ -91,7 +92,7 @@ async function abRollup(ref: string): Promise<void> {
       runs,
       this: { commit: builds[0]!.commit, ...a },
       against: { commit: builds[1]!.commit, ...b },
-      ratio: { seconds: a.medianSeconds / b.medianSeconds, peakRss: a.medianPeakRssMb / b.medianPeakRssMb },
+      ratio: abRatios(a, b),
       snapshots: cmp,
     };
     process.stdout.write(
