@@ -11,6 +11,12 @@
 // deduplication alone (every reportId hashed: a count of the distinct ones), and the grouping by
 // stream, session and minute that the 60 s series' session counts need.
 // Prints times, ratios against the goals of issue 10 and peak RSS (VmHWM of this process).
+// --against <commit> [--runs K]: instead, this checkout against that commit (built in a temporary
+// worktree, bench/ab.ts), each step a `p2ptel pipeline` child process on a fresh hard-linked copy of
+// the same files, alternately for K rounds after a warm-up round: (1) the from-scratch run at the
+// period's end, (2) a tick 5 minutes later after a file of late reports into the last day (the
+// first tick that adds to the day's states after a full run), (3) a tick 5 minutes after that,
+// after another such file (the live path's usual tick); medians, ratios and peak RSS of each.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -25,6 +31,8 @@ import { discoverLanding } from '../warehouse/landing.ts';
 import { fileList, quotedString } from '../warehouse/sql-files.ts';
 import { publishedDir, snapshotFiles } from '../warehouse/snapshots.ts';
 import { describeRatio, writeResult } from './report.ts';
+import { buildAgainst, compareSnapshots, linkCopy, runChild, summarize, takesFlag, thisBuild, abLine, abRatios, disposeOnSignal, type ChildRun } from './ab.ts';
+import { warehouseLayout } from '../warehouse/layout.ts';
 
 const opts = new Command()
   .option('--dir <dir>', 'warehouse folder (generated into when empty)', path.join(PROJECT_ROOT, 'bench', 'output', 'incremental'))
@@ -33,8 +41,10 @@ const opts = new Command()
   .option('--streams <n>', 'streams per customer', '10')
   .option('--sessions <n>', 'sessions per stream over the period', '1350')
   .option('--no-verify', 'skip the --rebuild run that checks the incremental snapshot to the last digit')
+  .option('--against <commit>', 'A/B: this checkout against that commit, each step a child process')
+  .option('--runs <k>', 'with --against: timed rounds', '3')
   .parse()
-  .opts<{ dir: string; days: string; customers: string; streams: string; sessions: string; verify: boolean }>();
+  .opts<{ dir: string; days: string; customers: string; streams: string; sessions: string; verify: boolean; against?: string; runs: string }>();
 
 const HOUR = 3_600_000;
 const days = Number(opts.days);
@@ -64,12 +74,89 @@ if ((await discoverLanding(deps.layout)).files.length === 0) {
     '--start', start.toISOString(), '--hours', String(days * 24), '--seed', '7',
   ]);
 }
+
+/** --against: the three steps of each build, alternately, on copies of the same files. */
+async function abIncremental(ref: string, rounds: number): Promise<void> {
+  // The late files of steps 2 and 3, generated once beside the warehouse, then linked into each copy.
+  const late = `${dir}-ab-late`;
+  const lateLayout = warehouseLayout(late);
+  if ((await discoverLanding(lateLayout)).files.length === 0) {
+    for (const seed of [11, 12]) {
+      await run(process.execPath, [
+        path.join(PROJECT_ROOT, 'bin/p2ptel.js'), 'generate', '--warehouse', late, '--customers', customers.join(','), '--streams', opts.streams,
+        '--sessions', String(Math.max(1, Math.round(Number(opts.sessions) / (days * 24)))), '--start', new Date(end.getTime() - HOUR).toISOString(), '--hours', '1', '--seed', String(seed),
+      ]);
+    }
+  }
+  const lateFiles = (await discoverLanding(lateLayout)).files;
+  const bySeed = (seed: number) => lateFiles.filter((f) => path.basename(f.path).includes(`gen-${seed}-`));
+  if (bySeed(11).length === 0 || bySeed(12).length === 0) throw new Error(`late files not named gen-<seed>-*: ${lateFiles.slice(0, 3).map((f) => f.path).join(', ')}`);
+  const builds = [await thisBuild(), await buildAgainst(ref)];
+  disposeOnSignal(builds);
+  try {
+    const flags = await Promise.all(builds.map(async (b) => ((await takesFlag(b, 'pipeline', '--no-compact')) ? ['--no-compact'] : [])));
+    const sideDir = (i: number) => path.join(`${dir}-ab`, `side-${i}`);
+    const steps = ['from scratch', 'first tick after late files', 'next tick after late files'];
+    const timed: ChildRun[][][] = [[[], [], []], [[], [], []]];
+    const pipeline = (i: number, at: Date) => runChild(builds[i]!, ['pipeline', ...flags[i]!, '--as-of', at.toISOString(), '--warehouse', sideDir(i)]);
+    const land = async (i: number, files: readonly { path: string }[]) => {
+      for (const f of files) {
+        const to = path.join(warehouseLayout(sideDir(i)).rawReports, path.relative(lateLayout.rawReports, f.path));
+        await fs.mkdir(path.dirname(to), { recursive: true });
+        await fs.link(f.path, to);
+      }
+    };
+    for (let round = 0; round <= rounds; round++) {
+      for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
+        await fs.rm(sideDir(i), { recursive: true, force: true });
+        await linkCopy(deps.layout.rawReports, warehouseLayout(sideDir(i)).rawReports);
+        const rs = [await pipeline(i, end)];
+        await land(i, bySeed(11));
+        rs.push(await pipeline(i, new Date(end.getTime() + 5 * 60_000)));
+        await land(i, bySeed(12));
+        rs.push(await pipeline(i, new Date(end.getTime() + 10 * 60_000)));
+        if (round > 0) rs.forEach((r, k) => timed[i]![k]!.push(r));
+        process.stderr.write(`${round === 0 ? 'warm-up' : `round ${round}/${rounds}`}: ${builds[i]!.label} ${builds[i]!.commit} ${rs.map((r) => `${r.seconds.toFixed(2)} s (CPU ${r.cpuSeconds.toFixed(2)} s) ${r.peakRssMb.toFixed(0)} MiB`).join(' | ')}\n`);
+      }
+    }
+    const cmp = await compareSnapshots(deps.db, sideDir(0), sideDir(1));
+    const sums = timed.map((side) => side.map(summarize));
+    const result = {
+      benchmark: 'incremental-ab',
+      ratios: Object.fromEntries(steps.map((st, k) => [st, abRatios(sums[0]![k]!, sums[1]![k]!)])),
+      dir,
+      files: landed.files.length,
+      rounds,
+      this: { commit: builds[0]!.commit, steps: Object.fromEntries(steps.map((st, k) => [st, sums[0]![k]])) },
+      against: { commit: builds[1]!.commit, steps: Object.fromEntries(steps.map((st, k) => [st, sums[1]![k]])) },
+      snapshots: cmp,
+    };
+    process.stdout.write(
+      [
+        `incremental A/B: ${landed.files.length} files in ${dir}, ${rounds} rounds; this = ${builds[0]!.commit}, against = ${builds[1]!.commit}`,
+        ...steps.map((st, k) => abLine(st, sums[0]![k]!, sums[1]![k]!)),
+        `  snapshot files compared: ${cmp.files}, rows differing: ${cmp.differing}${cmp.incomparable.length > 0 ? `, not comparable (other columns or only in one): ${cmp.incomparable.length}` : ''}`,
+      ].join('\n') + '\n',
+    );
+    await writeResult('incremental-ab', result);
+    if (cmp.differing > 0) process.exitCode = 1;
+  } finally {
+    for (const b of builds) await b.dispose();
+  }
+}
+
 // Every timed run starts from the same place: no state, no snapshot.
 for (const p of [deps.layout.state, deps.layout.snapshots, deps.layout.reports, deps.layout.catalog]) await fs.rm(p, { recursive: true, force: true });
 // The extra hour and the late file of a previous invocation go too.
 for (const f of (await discoverLanding(deps.layout)).files) if (/gen-(8|9)-/.test(path.basename(f.path))) await fs.rm(f.path);
 
 const landed = await discoverLanding(deps.layout);
+if (opts.against) {
+  await abIncremental(opts.against, Number(opts.runs));
+  await deps.close();
+  process.exit(process.exitCode ?? 0);
+}
+
 const glob = path.join(deps.layout.rawReports, '*', '*', '*.parquet');
 
 const source = `read_parquet(${quotedString(glob)})`;

@@ -8,7 +8,7 @@ import { buildPartitionStates, type PartitionToBuild } from '../../warehouse/par
 import { buildLayeredState, isLayeredDate } from '../../warehouse/layered-state.ts';
 import { partitionFolder, readRecordsSync } from '../../warehouse/compaction-records.ts';
 import { withPartitionLocks } from '../../warehouse/partition-lock.ts';
-import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
+import { decidePartition, partitionKey, readStates, stateInput, stateVersion, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
 import type { JobDeps } from '../deps.ts';
 
 export interface BatchResult {
@@ -38,8 +38,13 @@ export async function rollupPartition(
     const landed = (await discoverLanding(layout, input.partitions)).files.filter((f) => wanted.has(partitionKey(f.customerId, f.date)));
     const reused = input.rebuild === true ? [] : await builtMeanwhile(deps, input.partitions, landed, input.asOf);
     const toBuild = input.partitions.filter((p) => !reused.some((m) => m.customerId === p.customerId && m.date === p.date));
-    // Recent days are layered (a new file adds a layer), older ones built whole in one batch.
-    const layered = toBuild.filter((p) => isLayeredDate(p.date, input.asOf));
+    // Recent days are layered (a new file adds a layer) once they have a state of this code to
+    // layer on; older days, and recent ones without such a state (a full run: a new warehouse, a
+    // restore, a rebuild, new state code), are built whole in one batch: a layer of a whole day
+    // costs about twice the whole build (its reports written sorted by ts), and the next run that
+    // adds to the day makes its layered state.
+    const known = input.rebuild === true ? new Map<string, StateMeta[]>() : await readStates(layout);
+    const layered = toBuild.filter((p) => isLayeredDate(p.date, input.asOf) && hasStateToLayerOn(known.get(partitionKey(p.customerId, p.date))));
     const whole = toBuild.filter((p) => !layered.includes(p));
     const inBuild = new Set(whole.map((p) => partitionKey(p.customerId, p.date)));
     const ofPartition = (p: PartitionToBuild) => landed.filter((f) => f.customerId === p.customerId && f.date === p.date);
@@ -48,7 +53,6 @@ export async function rollupPartition(
         ? []
         : await db.withSession((s) => buildPartitionStates({ s, layout, runId: input.runId, log }, whole, landed.filter((f) => inBuild.has(partitionKey(f.customerId, f.date)))));
     if (layered.length > 0) {
-      const known = input.rebuild === true ? new Map<string, StateMeta[]>() : await readStates(layout);
       const records = readRecordsSync(layout, layered.map((p) => partitionFolder(p.customerId, p.date)));
       for (const p of layered) {
         const prev = (known.get(partitionKey(p.customerId, p.date)) ?? [])[0] ?? null;
@@ -62,6 +66,11 @@ export async function rollupPartition(
     );
     return { partitions: input.partitions, states, reused, durationMs };
   });
+}
+
+/** Whether a recent partition's states hold one of this code (its newest such): then its build is layered on it. */
+function hasStateToLayerOn(states: readonly StateMeta[] | undefined): boolean {
+  return (states ?? []).some((m) => m.stateVersion === stateVersion());
 }
 
 /** The partitions whose newest state describes their files as they are now (built since the plan, which found none). */

@@ -47,13 +47,22 @@ let pool: TestWarehouse;
 let wh: TestWarehouse;
 /** The pool's files of batch g, by g. */
 const batches = new Map<number, string[]>();
+/**
+ * A handful of reports landed and run first: a day without a state is built whole (as a full run
+ * builds it), the next run that adds to it makes its layered state; after the primer, each batch's
+ * run makes a layer (the first one holding the primer too).
+ */
+let primer: string[] = [];
 
 beforeAll(async () => {
   pool = await openTestWarehouse();
   // No compaction of small files here: only layer merges.
   wh = await openTestWarehouse({ COMPACTION_MIN_FILES: '1000' });
+  const before = new Set(await listFiles(pool.layout.rawReports, '.parquet'));
+  await generateReports(pool.db, pool.layout, { customers: ['acme'], streams: 1, sessions: 2, start: at(0), hours: 0.1, seed: 899 });
+  primer = (await listFiles(pool.layout.rawReports, '.parquet')).filter((f) => !before.has(f));
   // Batches larger than a build's own merge may take: each run adds a layer of its own.
-  for (let g = 0; g < 7; g++) {
+  for (let g = 0; g < 8; g++) {
     const before = new Set(await listFiles(pool.layout.rawReports, '.parquet'));
     await generateReports(pool.db, pool.layout, { customers: ['acme'], streams: 3, sessions: 1500, start: at(g * 0.5), hours: 0.5, seed: 900 + g });
     batches.set(g, (await listFiles(pool.layout.rawReports, '.parquet')).filter((f) => !before.has(f)));
@@ -65,9 +74,9 @@ afterAll(async () => {
   await wh?.close();
 });
 
-async function land(g: number): Promise<void> {
-  for (const from of batches.get(g)!) {
-    const to = path.join(wh.layout.rawReports, path.relative(pool.layout.rawReports, from));
+async function land(g: number | 'primer', into: TestWarehouse = wh): Promise<void> {
+  for (const from of g === 'primer' ? primer : batches.get(g)!) {
+    const to = path.join(into.layout.rawReports, path.relative(pool.layout.rawReports, from));
     await fs.mkdir(path.dirname(to), { recursive: true });
     await fs.copyFile(from, to);
   }
@@ -87,6 +96,9 @@ describe('layer merges by compaction', () => {
   it('merge the layers a build leaves, with the figures exact, a layer added meanwhile kept on top, and a whole rebuild dropping the merge', async () => {
     const merge = (runId: string, beforeCommit: () => Promise<void>) =>
       wh.db.withSession((s) => mergePartitionLayers({ s, layout: wh.layout, log: wh.log, runId, lockStaleMs: 60_000, beforeCommit }, { customerId: 'acme', date: DAY }));
+    await land('primer');
+    await runPipeline(wh, { asOf: at(0.1), compact: false });
+    expect((await newest()).layers, 'a day without a state is built whole').toBeUndefined();
     for (const g of [0, 1]) {
       await land(g);
       await runPipeline(wh, { asOf: at(g * 0.5 + 0.5), compact: false });
@@ -97,20 +109,20 @@ describe('layer merges by compaction', () => {
     expect(two.layers!.length).toBe(2);
     expect(layersDueForMerge(two.layers!).length).toBe(2);
 
-    // A state built whole while a merge is under way: the merge is dropped.
+    // A state built whole (a full run's, not layered) while a merge is under way: the merge is dropped.
     const dropped = await merge('test-merge-dropped', async () => void (await runPipeline(wh, { asOf: at(1), rebuild: true, replaceCurrent: true, compact: false })));
     expect(dropped).toBeNull();
-    expect((await newest()).made).toBe('built');
-    expect((await newest()).layers!.length).toBe(1);
+    expect((await newest()).layers).toBeUndefined();
 
-    // Compaction merges what is due: the whole layer and two more, into one.
-    for (const g of [2, 3]) {
+    // Compaction merges what is due: the layer of every file so far (the next run's, on the
+    // whole state) and two more, into one.
+    for (const g of [2, 3, 4]) {
       await land(g);
       await runPipeline(wh, { asOf: at(g * 0.5 + 0.5), compact: false });
     }
     const three = await newest();
     expect(three.layers!.length).toBe(3);
-    const unmerged = await snapshotRows(wh.db, wh.layout, (await runPipeline(wh, { asOf: at(2), compact: false, replaceCurrent: true })).manifest.snapshot);
+    const unmerged = await snapshotRows(wh.db, wh.layout, (await runPipeline(wh, { asOf: at(2.5), compact: false, replaceCurrent: true })).manifest.snapshot);
     const c = await runCompaction(wh);
     expect(c.failed).toBe(0);
     expect(c.merged.map((m) => [m.partition, m.layers])).toEqual([[`acme/${DAY}`, 3]]);
@@ -121,30 +133,30 @@ describe('layer merges by compaction', () => {
     expect(one.files).toEqual(three.files);
     // The next run reuses the merged state (the same files), and its figures are those of the
     // unmerged layers (exact: checked below, after the next merge).
-    const run = await runPipeline(wh, { asOf: at(2), compact: false, replaceCurrent: true });
+    const run = await runPipeline(wh, { asOf: at(2.5), compact: false, replaceCurrent: true });
     expect(run.manifest.partitionStates!.rebuilt).toBe(0);
     expectSameSnapshotRows(await snapshotRows(wh.db, wh.layout, run.manifest.snapshot), unmerged, 'after compaction merged layers');
 
     // A run while a merge is under way (after its files are written, before it commits): the run's
     // new layer stays on top of the merged one.
-    for (const g of [4, 5]) {
+    for (const g of [5, 6]) {
       await land(g);
       await runPipeline(wh, { asOf: at(g * 0.5 + 0.5), compact: false });
     }
     const before = await newest();
     const due = layersDueForMerge(before.layers!);
     expect(due.length).toBeGreaterThanOrEqual(2);
-    await land(6);
-    const merged = await merge('test-merge-meanwhile', async () => void (await runPipeline(wh, { asOf: at(3.5), compact: false })));
+    await land(7);
+    const merged = await merge('test-merge-meanwhile', async () => void (await runPipeline(wh, { asOf: at(4), compact: false })));
     expect(merged!.layers).toBe(due.length);
     const after = await newest();
     expect(after.made).toBe('merged');
     expect(after.layers!.length).toBe(before.layers!.length - due.length + 2);
     expect(after.layers![after.layers!.length - 1]!.reports).toBeGreaterThan(INLINE_MERGE_MAX_REPORTS);
     expect(after.layers!.slice(0, -1).some((l) => due.some((d) => d.layerId === l.layerId))).toBe(false);
-    const last = await runPipeline(wh, { asOf: at(3.5), compact: false, replaceCurrent: true });
+    const last = await runPipeline(wh, { asOf: at(4), compact: false, replaceCurrent: true });
     expect(last.manifest.partitionStates!.rebuilt).toBe(0);
-    await expectExact(last.manifest.snapshot, at(3.5), 'after a merge with a run meanwhile');
+    await expectExact(last.manifest.snapshot, at(4), 'after a merge with a run meanwhile');
   }, 300_000);
 });
 
@@ -153,12 +165,10 @@ describe('a layer merge killed at any moment', () => {
     // A warehouse of its own: four layers due for a merge.
     const own = await openTestWarehouse({ COMPACTION_MIN_FILES: '1000' });
     try {
+      await land('primer', own);
+      await runPipeline(own, { asOf: at(0.1), compact: false });
       for (const g of [0, 1, 2, 3]) {
-        for (const from of batches.get(g)!) {
-          const to = path.join(own.layout.rawReports, path.relative(pool.layout.rawReports, from));
-          await fs.mkdir(path.dirname(to), { recursive: true });
-          await fs.copyFile(from, to);
-        }
+        await land(g, own);
         await runPipeline(own, { asOf: at(g * 0.5 + 0.5), compact: false });
       }
       const asOf = at(2);

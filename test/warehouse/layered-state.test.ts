@@ -1,8 +1,9 @@
 // Layered states of recent days (warehouse/layered-state.ts): a file landing into today's
 // partition adds a layer instead of a rebuild from every file. Each step's snapshot equals a
 // from-scratch run over the same files and the independent SQL over the raw files, and the states
-// say how they were made: appended when they could be, built whole when a new copy of a report
-// outranks an earlier layer's, never rebuilt because compaction merged files they had read.
+// say how they were made: built whole (not layered) when the day had no state, as in a full run;
+// layered from the next run on, appended when they could be, built whole when a new copy of a
+// report outranks an earlier layer's, never rebuilt because compaction merged files they had read.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -93,6 +94,8 @@ async function runAndCheck(asOf: Date, what: string, replaceCurrent = false) {
     await fs.copyFile(f.path, to);
   }
   const base = await runPipeline(scratch, { asOf, rebuild: true, compact: false, replaceCurrent: true });
+  // The from-scratch run builds the day whole (no layers): the check is of layered states against whole ones.
+  expect((await readStates(scratch.layout)).get('acme/2026-11-24')![0]!.layers, what).toBeUndefined();
   expectSameSnapshotRows(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot), await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot), what);
   expect(run.manifest.rows, what).toEqual(base.manifest.rows);
   await expectSnapshotMatchesIndependent(inc.db, inc.layout, run.manifest.snapshot, what);
@@ -101,12 +104,20 @@ async function runAndCheck(asOf: Date, what: string, replaceCurrent = false) {
 
 describe('layered states of recent days', () => {
   it('append, drop later copies, rebuild on an outranking copy, survive compaction, cut at asOf', async () => {
+    // A day with no state yet is built whole (as a full run builds it), not as a layer; the next
+    // run that adds to it makes its layered state, of one layer (every file read).
     await land(0);
+    const wholeRun = await runAndCheck(at(2), 'first build, whole');
+    expect(wholeRun.manifest.partitionStates!.reasons).toEqual({ 'no state yet': 2 });
+    const whole = await acmeState();
+    expect(whole.made).toBeUndefined();
+    expect(whole.layers).toBeUndefined();
     await land(1);
-    await runAndCheck(at(2), 'first build');
+    await runAndCheck(at(2), 'first layered build');
     const first = await acmeState();
     expect(first.made).toBe('built');
     expect(first.layers).toHaveLength(1);
+    expect(first.rowsRead).toBeGreaterThan(whole.rowsRead);
 
     // A new file: one layer more (or merged into one), and only the new file was read.
     await land(2);
