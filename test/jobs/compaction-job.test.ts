@@ -35,22 +35,27 @@ async function metrics(w: WorkerProcess): Promise<Map<string, number>> {
   return new Map(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
 }
 
-/** A small file of a few reports (some of them copies of earlier ones), landed alike in both warehouses. */
+/** Report i of small file n: the SDK's report as first sent. */
+function smallReport(customerId: string, n: number, i: number): HandReport {
+  return {
+    reportId: `${customerId}-${n}-${i}`,
+    sessionId: `${customerId}:s${n % 3}-${i % 2}`,
+    streamId: `${customerId}:s${n % 3}`,
+    ts: `${DAY}T${String(n % 24).padStart(2, '0')}:${String(i * 7).padStart(2, '0')}:00Z`,
+    bytesOffloaded: 1000 * (n + 1) + i,
+    bytesFallback: 500 + i,
+    peerCount: (n + i) % 5,
+    final: i === 3,
+  };
+}
+
+/**
+ * A small file of a few reports, landed alike in both warehouses; from the second file on, its
+ * last row is a retry of the previous file's first report (a copy is the same report: same id,
+ * ts and content, as session-report.md defines a duplicate).
+ */
 async function landSmall(customerId: string, n: number): Promise<void> {
-  const rows: HandReport[] = [];
-  for (let i = 0; i < 4; i++) {
-    const id = `${customerId}-${n}-${i}`;
-    rows.push({
-      reportId: i === 3 && n > 0 ? `${customerId}-${n - 1}-0` : id,
-      sessionId: `${customerId}:s${n % 3}-${i % 2}`,
-      streamId: `${customerId}:s${n % 3}`,
-      ts: `${DAY}T${String(n % 24).padStart(2, '0')}:${String(i * 7).padStart(2, '0')}:00Z`,
-      bytesOffloaded: 1000 * (n + 1) + i,
-      bytesFallback: 500 + i,
-      peerCount: (n + i) % 5,
-      final: i === 3,
-    });
-  }
+  const rows = [0, 1, 2, 3].map((i) => (i === 3 && n > 0 ? smallReport(customerId, n - 1, 0) : smallReport(customerId, n, i)));
   const name = `ingest-${String(n).padStart(4, '0')}.parquet`;
   const file = landingPath(ref.root, customerId, DAY, name);
   await writeReportsParquet(ref.db, file, rows);
