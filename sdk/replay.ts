@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import type { Db } from '../warehouse/duckdb/db.ts';
 import { fileList, fillSql, quotedString } from '../warehouse/sql-files.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
+import { InternalError } from '../lib/errors.ts';
 
 const gzipAsync = promisify(gzip);
 const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
@@ -41,8 +42,9 @@ export interface ReplayResult {
   ms: number;
 }
 
-export class ReplayError extends Error {
+export class ReplayError extends InternalError {
   override name = 'ReplayError';
+  override readonly errorCode = 'replay_refused';
 }
 
 /** Write the reports of `files` as SDK JSON lines (time order) into `out`: DuckDB writes, memory stays flat. */

@@ -12,6 +12,7 @@ import { exists, fsyncDir, listFiles, moveFile } from '../../lib/fsx.ts';
 import { compactIso } from '../../lib/time.ts';
 import { hostScratchDir, type WarehouseLayout } from '../layout.ts';
 import { CUSTOMER_ID_PATTERN } from '../ids.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 export const GenerateOptionsSchema = z
   .object({
@@ -40,8 +41,9 @@ export interface GenerateResult {
   to: Date;
 }
 
-export class GenerateError extends Error {
+export class GenerateError extends InternalError {
   override name = 'GenerateError';
+  override readonly errorCode = 'generate_refused';
 }
 
 /**
