@@ -4,16 +4,19 @@
 // it, so that nothing keeps running or waiting for a client that left.
 import type { Context } from 'koa';
 import { arrivedAt } from '../lib/http/frame.ts';
+import { InternalError } from '../lib/errors.ts';
 
-export class ClientGone extends Error {
+export class ClientGone extends InternalError {
   override name = 'ClientGone';
+  override readonly errorCode = 'client_gone';
   constructor() {
     super('the client closed the connection');
   }
 }
 
-export class DeadlinePassed extends Error {
+export class DeadlinePassed extends InternalError {
   override name = 'DeadlinePassed';
+  override readonly errorCode = 'deadline_passed';
   constructor(readonly ms: number) {
     super(`no answer within ${ms} ms of the request's arrival`);
   }

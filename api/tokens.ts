@@ -7,6 +7,7 @@ import { CUSTOMER_ID_PATTERN } from '../warehouse/ids.ts';
 import { TENANT_ID_PATTERN, type Tenant } from '../warehouse/control/tenants.ts';
 import { loadOrCreateSecret, secretFromEnv } from '../warehouse/control/secrets.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
+import { InternalError } from '../lib/errors.ts';
 
 export const CAPABILITIES = ['telemetry:read', 'tenants:read', 'billing:read'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
@@ -43,8 +44,9 @@ export type Caller =
   | { role: 'tenant'; tenantId: string; customerId: string; capabilities: ReadonlySet<Capability>; expiresAt: number; tokenId: string }
   | { role: 'operator'; capabilities: ReadonlySet<Capability>; expiresAt: number; tokenId: string };
 
-export class TokenError extends Error {
+export class TokenError extends InternalError {
   override name = 'TokenError';
+  override readonly errorCode = 'token_refused';
 }
 
 /** No token lives longer than this, whatever the configuration says (a revoked id is kept as long). */
@@ -92,8 +94,9 @@ export async function issueToken(
 
 export type VerifyFailure = 'malformed' | 'bad_signature' | 'expired' | 'invalid_claims';
 
-export class TokenVerifyError extends Error {
+export class TokenVerifyError extends InternalError {
   override name = 'TokenVerifyError';
+  override readonly errorCode = 'token_invalid';
   constructor(readonly reason: VerifyFailure) {
     super(reason);
   }

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { ZodError, type z } from 'zod';
 import { ConfigError, loadConfig, type AppConfig, type SettingOverrides } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
-import { describeZodError, EXIT, ExitError, UserError } from '../lib/errors.ts';
+import { describeZodError, exitCodeOf, ExitError, UserError } from '../lib/errors.ts';
 import type { JobDeps } from '../jobs/deps.ts';
 import type { Queues } from '../jobs/queue/client.ts';
 import { settingsFromFlags } from './options.ts';
@@ -131,21 +131,15 @@ export function commandAction<S extends z.ZodType>(
   });
 }
 
+/** Shows `err` as one line on stderr; its exit code (lib/error-catalogue.ts). */
 export function reportError(err: unknown): number {
-  if (err instanceof ExitError) {
-    process.stderr.write(`error: ${err.message}\n`);
-    return err.exitCode;
-  }
-  if (err instanceof UserError || err instanceof ConfigError) {
-    process.stderr.write(`error: ${err.message}\n`);
-    return EXIT.usage;
-  }
-  if (err instanceof ZodError) {
-    process.stderr.write(`error: ${describeZodError(err)}\n`);
-    return EXIT.usage;
-  }
-  // One line, whatever the library put in its message.
-  const message = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ');
-  process.stderr.write(`error: ${message}\n`);
-  return EXIT.failed;
+  process.stderr.write(`error: ${errorLine(err)}\n`);
+  return exitCodeOf(err);
+}
+
+/** Errors written for a user are shown as they are; anything else in one line, whatever the library put in its message. */
+function errorLine(err: unknown): string {
+  if (err instanceof ExitError || err instanceof UserError || err instanceof ConfigError) return err.message;
+  if (err instanceof ZodError) return describeZodError(err);
+  return (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ');
 }

@@ -53,113 +53,195 @@ const REPORTS = [0x72, 0x65, 0x70, 0x6f, 0x72, 0x74, 0x73];
  * each of them, is JSON is for JSON.parse to say.
  */
 export function reportSpans(body: Uint8Array, capacity: number): ReportSpans | null {
-  const start = new Int32Array(capacity);
-  const end = new Int32Array(capacity);
-  // Keys are counted for the elements that are objects (objectEnd); -1, which no report's count
-  // equals, for any other element (JSON.parse read no report there: checkReport refuses it).
-  const keys = new Int32Array(capacity).fill(-1);
-  const multiline = new Uint8Array(capacity);
-  const n = body.length;
-  let i = 0;
-  while (i < n && isSpace(body[i]!)) i++;
-  if (i >= n) return null;
-  const wrapped = body[i] === OPEN_OBJECT;
-  if (!wrapped && body[i] !== OPEN_ARRAY) return null;
-
-  let depth = 0; // containers open
-  let arrayDepth = -1; // depth inside the reports array, once entered
-  let inArray = false;
-  let done = false; // the reports array was closed
-  let topKeys = 0;
-  let reportsKeys = 0;
-  let keyStart = -1; // the last string at depth 1 of the wrapper: a key candidate
-  let keyEnd = -1;
-  let reportsValueNext = false; // a ':' after the "reports" key was just read
-  let element = 0;
-  let elementStart = -1;
-  let lastToken = -1; // the last byte of the last token read
-  let arrayOpen = -1;
-  let arrayClose = -1;
-
-  for (; i < n; i++) {
-    const c = body[i]!;
-    if (isSpace(c)) continue;
-    if (c === QUOTE) {
-      const j = stringEnd(body, i);
-      if (j < 0) return null;
-      if (inArray && depth === arrayDepth) {
-        if (elementStart >= 0) return null; // two values without a comma: not what JSON.parse read
-        elementStart = i;
-      }
-      if (wrapped && depth === 1) {
-        keyStart = i + 1;
-        keyEnd = j;
-      }
-      reportsValueNext = false;
-      i = j;
-      lastToken = j;
-      continue;
-    }
-    if (inArray && depth === arrayDepth) {
-      if (c === COMMA || c === CLOSE_ARRAY) {
-        if (elementStart >= 0) {
-          if (element >= capacity) return null;
-          start[element] = elementStart;
-          end[element] = lastToken + 1;
-          element++;
-          elementStart = -1;
-        } else if (c === COMMA || element > 0) {
-          return null; // an empty element: not what JSON.parse read
-        }
-        if (c === CLOSE_ARRAY) {
-          arrayClose = i;
-          inArray = false;
-          done = true;
-          depth--;
-        }
-        lastToken = i;
-        continue;
-      }
-      if (elementStart < 0 && c === OPEN_OBJECT) {
-        // A report (the usual element): read to its closing brace in one tight loop.
-        const close = objectEnd(body, i, MAX_NESTING - depth);
-        if (close < 0) return null;
-        elementStart = i;
-        keys[element] = scannedKeys;
-        if (scannedLineBreak) multiline[element] = 1;
-        reportsValueNext = false;
-        i = close;
-        lastToken = close;
-        continue;
-      }
-      if (elementStart < 0) elementStart = i;
-      else if (c === OPEN_OBJECT || c === OPEN_ARRAY) return null;
-    }
-    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      if (++depth > MAX_NESTING) return null;
-      if (c === OPEN_ARRAY && !done && !inArray && ((!wrapped && depth === 1) || (wrapped && depth === 2 && reportsValueNext))) {
-        inArray = true;
-        arrayDepth = depth;
-        arrayOpen = i;
-      }
-    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-      depth--;
-    } else if (c === COLON) {
-      if (wrapped && depth === 1) {
-        topKeys++;
-        if (isReportsKey(body, keyStart, keyEnd)) {
-          reportsKeys++;
-          reportsValueNext = true;
-          lastToken = i;
-          continue;
-        }
-      }
-    }
-    reportsValueNext = false;
-    lastToken = i;
+  const first = firstToken(body);
+  if (first < 0) return null;
+  const scan = newScan(body, capacity, body[first] === OPEN_OBJECT);
+  if (!scan.wrapped && body[first] !== OPEN_ARRAY) return null;
+  for (let i = first; i < body.length; i++) {
+    i = scanToken(scan, i);
+    if (i === FAIL) return null;
   }
-  if (!done || reportsKeys > 1 || depth !== 0) return null;
-  return { count: element, start, end, keys, multiline, topKeys: wrapped ? topKeys : -1, arrayOpen, arrayClose };
+  return finishedSpans(scan);
+}
+
+/** Where reportSpans is in a body: the containers around it and the reports found so far. */
+interface Scan {
+  body: Uint8Array;
+  capacity: number;
+  wrapped: boolean;
+  start: Int32Array;
+  end: Int32Array;
+  keys: Int32Array;
+  multiline: Uint8Array;
+  /** Containers open. */
+  depth: number;
+  /** Depth inside the reports array, once entered. */
+  arrayDepth: number;
+  inArray: boolean;
+  /** The reports array was closed. */
+  done: boolean;
+  topKeys: number;
+  reportsKeys: number;
+  /** The last string at depth 1 of the wrapper: a key candidate. */
+  keyStart: number;
+  keyEnd: number;
+  /** A ':' after the "reports" key was just read. */
+  reportsValueNext: boolean;
+  element: number;
+  elementStart: number;
+  /** The last byte of the last token read. */
+  lastToken: number;
+  arrayOpen: number;
+  arrayClose: number;
+}
+
+/** What a step returns when the reports cannot be told for sure; otherwise the last byte it read. */
+const FAIL = -1;
+
+function firstToken(body: Uint8Array): number {
+  let i = 0;
+  while (i < body.length && isSpace(body[i]!)) i++;
+  return i < body.length ? i : -1;
+}
+
+function newScan(body: Uint8Array, capacity: number, wrapped: boolean): Scan {
+  return {
+    body,
+    capacity,
+    wrapped,
+    start: new Int32Array(capacity),
+    end: new Int32Array(capacity),
+    // Keys are counted for the elements that are objects (objectEnd); -1, which no report's count
+    // equals, for any other element (JSON.parse read no report there: checkReport refuses it).
+    keys: new Int32Array(capacity).fill(-1),
+    multiline: new Uint8Array(capacity),
+    depth: 0,
+    arrayDepth: -1,
+    inArray: false,
+    done: false,
+    topKeys: 0,
+    reportsKeys: 0,
+    keyStart: -1,
+    keyEnd: -1,
+    reportsValueNext: false,
+    element: 0,
+    elementStart: -1,
+    lastToken: -1,
+    arrayOpen: -1,
+    arrayClose: -1,
+  };
+}
+
+/** Reads the token at `i`: a string, a byte of the reports array or a byte of the structure. */
+function scanToken(scan: Scan, i: number): number {
+  const c = scan.body[i]!;
+  if (isSpace(c)) return i;
+  if (c === QUOTE) return scanString(scan, i);
+  if (scan.inArray && scan.depth === scan.arrayDepth) return scanInReportsArray(scan, i, c);
+  return scanStructure(scan, i, c);
+}
+
+function scanString(scan: Scan, i: number): number {
+  const j = stringEnd(scan.body, i);
+  if (j < 0) return FAIL;
+  if (scan.inArray && scan.depth === scan.arrayDepth) {
+    if (scan.elementStart >= 0) return FAIL; // two values without a comma: not what JSON.parse read
+    scan.elementStart = i;
+  }
+  if (scan.wrapped && scan.depth === 1) {
+    scan.keyStart = i + 1;
+    scan.keyEnd = j;
+  }
+  scan.reportsValueNext = false;
+  scan.lastToken = j;
+  return j;
+}
+
+/** A byte directly inside the reports array: an element's end, a report, or another element's start. */
+function scanInReportsArray(scan: Scan, i: number, c: number): number {
+  if (c === COMMA || c === CLOSE_ARRAY) return endElement(scan, i, c);
+  if (scan.elementStart < 0 && c === OPEN_OBJECT) return scanReport(scan, i);
+  if (scan.elementStart < 0) scan.elementStart = i;
+  else if (c === OPEN_OBJECT || c === OPEN_ARRAY) return FAIL;
+  return scanStructure(scan, i, c);
+}
+
+/** A comma or the array's closing bracket: records the element it ends. */
+function endElement(scan: Scan, i: number, c: number): number {
+  if (scan.elementStart >= 0) {
+    if (scan.element >= scan.capacity) return FAIL;
+    scan.start[scan.element] = scan.elementStart;
+    scan.end[scan.element] = scan.lastToken + 1;
+    scan.element++;
+    scan.elementStart = -1;
+  } else if (c === COMMA || scan.element > 0) {
+    return FAIL; // an empty element: not what JSON.parse read
+  }
+  if (c === CLOSE_ARRAY) {
+    scan.arrayClose = i;
+    scan.inArray = false;
+    scan.done = true;
+    scan.depth--;
+  }
+  scan.lastToken = i;
+  return i;
+}
+
+/** A report (the usual element): read to its closing brace in one tight loop. */
+function scanReport(scan: Scan, i: number): number {
+  const close = objectEnd(scan.body, i, MAX_NESTING - scan.depth);
+  if (close < 0) return FAIL;
+  scan.elementStart = i;
+  scan.keys[scan.element] = scannedKeys;
+  if (scannedLineBreak) scan.multiline[scan.element] = 1;
+  scan.reportsValueNext = false;
+  scan.lastToken = close;
+  return close;
+}
+
+/** A bracket, a brace or a colon outside the reports: depth, the reports array's opening, the wrapper's keys. */
+function scanStructure(scan: Scan, i: number, c: number): number {
+  if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+    if (!openContainer(scan, i, c)) return FAIL;
+  } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+    scan.depth--;
+  } else if (c === COLON && scan.wrapped && scan.depth === 1 && readTopKey(scan)) {
+    scan.lastToken = i;
+    return i;
+  }
+  scan.reportsValueNext = false;
+  scan.lastToken = i;
+  return i;
+}
+
+function openContainer(scan: Scan, i: number, c: number): boolean {
+  if (++scan.depth > MAX_NESTING) return false;
+  if (c === OPEN_ARRAY && !scan.done && !scan.inArray && opensReports(scan)) {
+    scan.inArray = true;
+    scan.arrayDepth = scan.depth;
+    scan.arrayOpen = i;
+  }
+  return true;
+}
+
+/** Whether an array opening at the current depth is the reports array. */
+function opensReports(scan: Scan): boolean {
+  return scan.wrapped ? scan.depth === 2 && scan.reportsValueNext : scan.depth === 1;
+}
+
+/** Counts a key of the wrapper; true when it is "reports" (its value comes next). */
+function readTopKey(scan: Scan): boolean {
+  scan.topKeys++;
+  if (!isReportsKey(scan.body, scan.keyStart, scan.keyEnd)) return false;
+  scan.reportsKeys++;
+  scan.reportsValueNext = true;
+  return true;
+}
+
+function finishedSpans(scan: Scan): ReportSpans | null {
+  if (!scan.done || scan.reportsKeys > 1 || scan.depth !== 0) return null;
+  const { element: count, start, end, keys, multiline, wrapped, topKeys, arrayOpen, arrayClose } = scan;
+  return { count, start, end, keys, multiline, topKeys: wrapped ? topKeys : -1, arrayOpen, arrayClose };
 }
 
 /**

@@ -39,6 +39,42 @@ export function defaultSpoolDir(layout: WarehouseLayout, port: number): string {
 }
 
 export async function startCollector(config: AppConfig, log: Logger, opts: { now?: () => number } = {}): Promise<RunningCollector> {
+  const parts = await openParts(config, log);
+  const deps = collectorDeps(config, log, parts, opts.now ?? Date.now);
+  parts.flusher.start(); // lands what an earlier run left first
+  // No request before the batch workers can check it (each loads its code in a few hundred ms).
+  await deps.batches.started();
+  const { server, url } = await listen(deps);
+  const metrics = await listenCollectorMetrics(config.collector);
+  log.info({ url, spool: parts.spoolDir, spoolId: parts.spool.id, batchWorkers: deps.batches.size, metrics: metrics?.url ?? null }, 'collector listening');
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    metricsUrl: metrics?.url ?? null,
+    server,
+    deps,
+    flush: () => parts.flusher.flushAll(),
+    close() {
+      closing ??= stopCollector(server, deps, parts, metrics);
+      return closing;
+    },
+  };
+}
+
+/** What a collector opens before it listens, and closes after. */
+interface CollectorParts {
+  layout: WarehouseLayout;
+  revocation: Revocation;
+  spoolDir: string;
+  spool: Spool;
+  unwatchSpool: () => void;
+  /** The landing DuckDB's spill folder. */
+  spill: string;
+  db: Db;
+  flusher: Flusher;
+}
+
+async function openParts(config: AppConfig, log: Logger): Promise<CollectorParts> {
   const c = config.collector;
   const layout = warehouseLayout(config.warehouseDir);
   // Which customers still have a tenant: the API's revocation state, on the same poll period (read
@@ -54,23 +90,29 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
   // whole partitions, far more than landing a segment needs.
   const db = await Db.open({ ...config.duckdb, threads: 1, maxConcurrent: 1, memoryLimit: c.duckdbMemoryLimit }, spill);
   const flusher = new Flusher(spool, db, layout, { intervalMs: c.flushIntervalMs, reports: c.flushReports }, log);
-  const deps: CollectorDeps = {
+  return { layout, revocation, spoolDir, spool, unwatchSpool, spill, db, flusher };
+}
+
+function collectorDeps(config: AppConfig, log: Logger, parts: CollectorParts, now: () => number): CollectorDeps {
+  const c = config.collector;
+  return {
     config: c,
     log,
-    layout,
-    spool,
-    flusher,
-    keys: new IngestKeyChecker(layout, c.revocationPollMs, revocation, log),
+    layout: parts.layout,
+    spool: parts.spool,
+    flusher: parts.flusher,
+    keys: new IngestKeyChecker(parts.layout, c.revocationPollMs, parts.revocation, log),
     limiter: reportLimiter(c.rateLimitPerKey, c.maxReports),
     budgets: new WorkBudgets(c),
     keyFailures: keyFailureLimiter(c.keyFailuresPerAddress),
     batches: new BatchPool(c.workers, { maxInflatedBytes: c.maxInflatedBytes, maxReports: c.maxReports, maxCheckMs: c.maxCheckMs }, log),
-    now: opts.now ?? Date.now,
+    now,
   };
-  flusher.start(); // lands what an earlier run left first
-  // No request before the batch workers can check it (each loads its code in a few hundred ms).
-  await deps.batches.started();
+}
 
+/** The ingest server, with Node's HTTP timeouts, listening; its URL. */
+async function listen(deps: CollectorDeps): Promise<{ server: http.Server; url: string }> {
+  const c = deps.config;
   // Timeouts are checked every connectionsCheckingInterval (30 s by default): check often.
   const server = http.createServer({ connectionsCheckingInterval: 2_000 }, createCollectorApp(deps).callback());
   server.requestTimeout = c.requestTimeoutMs;
@@ -82,47 +124,39 @@ export async function startCollector(config: AppConfig, log: Logger, opts: { now
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const url = `http://${host}:${addr.port}`;
-  // Metrics on a listener of their own (COLLECTOR_METRICS_PORT, `collect --metrics-port`): the
-  // ingest port is public, its metrics are not.
-  let metrics: MetricsListener | null = null;
-  if (c.metrics) {
-    collectProcessMetrics();
-    metrics = await listenMetrics(c.metrics.port, c.metrics.host);
-  }
-  log.info({ url, spool: spoolDir, spoolId: spool.id, batchWorkers: deps.batches.size, metrics: metrics?.url ?? null }, 'collector listening');
+  return { server, url: `http://${host}:${addr.port}` };
+}
 
-  let closing: Promise<void> | null = null;
-  return {
-    url,
-    metricsUrl: metrics?.url ?? null,
-    server,
-    deps,
-    flush: () => flusher.flushAll(),
-    close() {
-      closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-          setTimeout(() => server.closeAllConnections(), 5_000).unref();
-        });
-        await deps.batches.close();
-        flusher.stop();
-        revocation.stop();
-        try {
-          await flusher.flushAll();
-        } catch (err) {
-          // What could not be landed stays in the spool for the next start.
-          log.error({ err }, 'collector: could not land everything before stopping');
-        }
-        await metrics?.close();
-        await spool.close();
-        unwatchSpool();
-        db.close();
-        await fs.rm(spill, { recursive: true, force: true });
-        log.info('collector stopped');
-      })();
-      return closing;
-    },
-  };
+/**
+ * Metrics on a listener of their own (COLLECTOR_METRICS_PORT, `collect --metrics-port`): the
+ * ingest port is public, its metrics are not.
+ */
+async function listenCollectorMetrics(c: AppConfig['collector']): Promise<MetricsListener | null> {
+  if (!c.metrics) return null;
+  collectProcessMetrics();
+  return listenMetrics(c.metrics.port, c.metrics.host);
+}
+
+/** Stop taking requests, land everything the spool holds, then let go of the rest. */
+async function stopCollector(server: http.Server, deps: CollectorDeps, parts: CollectorParts, metrics: MetricsListener | null): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), 5_000).unref();
+  });
+  await deps.batches.close();
+  parts.flusher.stop();
+  parts.revocation.stop();
+  try {
+    await parts.flusher.flushAll();
+  } catch (err) {
+    // What could not be landed stays in the spool for the next start.
+    deps.log.error({ err }, 'collector: could not land everything before stopping');
+  }
+  await metrics?.close();
+  await parts.spool.close();
+  parts.unwatchSpool();
+  parts.db.close();
+  await fs.rm(parts.spill, { recursive: true, force: true });
+  deps.log.info('collector stopped');
 }

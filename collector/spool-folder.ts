@@ -7,9 +7,11 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fsyncDir } from '../lib/fsx.ts';
 import { processAlive } from '../lib/process.ts';
+import { InternalError } from '../lib/errors.ts';
 
-export class SpoolBusyError extends Error {
+export class SpoolBusyError extends InternalError {
   override name = 'SpoolBusyError';
+  override readonly errorCode = 'spool_busy';
 }
 
 /**

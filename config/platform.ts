@@ -2,7 +2,7 @@
 // names): defaults that tenants' figures fall back on. Validated by a schema when read.
 import fs from 'node:fs';
 import { z } from 'zod';
-import { describeZodError } from '../lib/errors.ts';
+import { describeZodError, InternalError } from '../lib/errors.ts';
 import { DEFAULT_PLATFORM_CONFIG_FILE } from '../lib/config.ts';
 import { validateOrigins } from '../lib/origin-rules.ts';
 import { StampedReads } from '../lib/stamped-reads.ts';
@@ -70,8 +70,9 @@ export type PlatformConfig = z.infer<typeof PlatformConfigSchema>;
 
 export { DEFAULT_PLATFORM_CONFIG_FILE };
 
-export class PlatformConfigError extends Error {
+export class PlatformConfigError extends InternalError {
   override name = 'PlatformConfigError';
+  override readonly errorCode = 'platform_config_invalid';
 }
 
 export function loadPlatformConfig(file: string = DEFAULT_PLATFORM_CONFIG_FILE): PlatformConfig {

@@ -2,6 +2,7 @@
 // (lib/settings/table.ts) and hands out the typed config. Command-line flags come over it.
 import { z } from 'zod';
 import { SETTING_ENTRIES as entries, type AppConfig, type SettingValues } from './settings/table.ts';
+import { InternalError } from './errors.ts';
 
 export { DEFAULT_PLATFORM_CONFIG_FILE } from './settings/core.ts';
 export type { AppConfig, SettingValues };
@@ -22,8 +23,9 @@ export interface ConfigSources {
   defaults?: SettingOverrides;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends InternalError {
   override name = 'ConfigError';
+  override readonly errorCode = 'config_invalid';
 }
 
 const EnvSchema = z.object(Object.fromEntries(entries.map(([name, spec]) => [name, spec.schema])));

@@ -1,8 +1,19 @@
-// Errors a user can act on (bad option, missing input): shown as one line, without a stack trace.
+// The internal errors' base and the two the CLI shows as one line: errors a user can act on (bad
+// option, missing input) and failures that end a command with a given exit code. Each error's code
+// and exit code come from the catalogue (lib/error-catalogue.ts).
 import { ZodError } from 'zod';
+import { EXIT, exitCodeOfKind, type ErrorCode } from './error-catalogue.ts';
 
-export class UserError extends Error {
+export { EXIT, EXIT_CODES, INTERNAL_ERRORS, type ErrorCode, type ExitName } from './error-catalogue.ts';
+
+/** An error of the catalogue: its `errorCode` names its entry (meaning, exit code, HTTP problem). */
+export abstract class InternalError extends Error {
+  abstract readonly errorCode: ErrorCode;
+}
+
+export class UserError extends InternalError {
   override name = 'UserError';
+  readonly errorCode: ErrorCode = 'user_error';
 }
 
 /** A one-line description of a zod validation failure, naming each bad field. */
@@ -15,32 +26,22 @@ export function describeZodError(err: ZodError, prefix = ''): string {
     .join('; ');
 }
 
-/**
- * Exit codes of the CLI (docs/operations.md lists them): 1 a failure, 2 a usage error or a refused
- * input (nothing written). The others name a state an operator or a scheduler must act on.
- */
-export const EXIT = {
-  failed: 1,
-  usage: 2,
-  /** The snapshot was written but not published: CURRENT holds an asOf ahead of the clock. */
-  blockedByFutureSnapshot: 3,
-  /** Another run of the same asOf holds the run lock. */
-  alreadyRunning: 4,
-  /** The run finished, but some of its parts (customers, streams) failed. */
-  partlyFailed: 5,
-  /** Nothing is published yet (no CURRENT), or what is published cannot be read. */
-  nothingPublished: 6,
-  /** `verify-report`: a statement does not verify, or a report's bytes differ from what it signs. */
-  verificationFailed: 7,
-} as const;
-
-/** A failure that ends a command with a given exit code, shown as one line. */
-export class ExitError extends Error {
+/** A failure that ends a command with a given exit code (EXIT, lib/error-catalogue.ts), shown as one line. */
+export class ExitError extends InternalError {
   override name = 'ExitError';
+  readonly errorCode: ErrorCode = 'exit';
   constructor(
     message: string,
     readonly exitCode: number,
   ) {
     super(message);
   }
+}
+
+/** The exit code of a command that ends on `err`: its catalogue entry's; a zod failure is a usage error; anything else failed. */
+export function exitCodeOf(err: unknown): number {
+  if (err instanceof ExitError) return err.exitCode;
+  if (err instanceof InternalError) return exitCodeOfKind(err.errorCode);
+  if (err instanceof ZodError) return EXIT.usage;
+  return EXIT.failed;
 }

@@ -8,6 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { processAlive } from './process.ts';
+import { InternalError } from './errors.ts';
 
 export interface LockOptions {
   /** A lock not renewed for this long belongs to a dead process, and is taken over. */
@@ -25,14 +26,16 @@ export interface HeldLock {
 }
 
 /** A live process holds the lock and did not release it within the wait. */
-export class LockBusyError extends Error {
+export class LockBusyError extends InternalError {
   override name = 'LockBusyError';
+  override readonly errorCode = 'lock_busy';
   readonly code = 'ELOCKED';
 }
 
 /** The lock was taken over by another process while we thought we held it. */
-export class LockLostError extends Error {
+export class LockLostError extends InternalError {
   override name = 'LockLostError';
+  override readonly errorCode = 'lock_lost';
 }
 
 interface Holder {

@@ -45,6 +45,7 @@ export const isoInstant = z.string().transform((s, ctx) => {
 /** An asOf further ahead of this machine's clock than the allowed skew. */
 export class AsOfAheadError extends UserError {
   override name = 'AsOfAheadError';
+  override readonly errorCode = 'as_of_ahead';
 }
 
 /**

@@ -47,18 +47,40 @@ export function offloadRatioChart(series: readonly BucketJson[], bucketSeconds: 
   const title = 'Offload ratio over time';
   if (series.length === 0) return emptyChart(id, title);
   const d = timeDomain(series.map((b) => b.start), bucketSeconds);
-  const yOf = (ratio: number) => MARGIN.top + (1 - Math.min(1, Math.max(0, ratio))) * PLOT_H;
-
-  const parts: string[] = [];
   const windows = series.length >= 3;
-  if (windows) {
-    for (const b of [series[0]!, series[series.length - 1]!]) {
-      const x0 = xOf(d, Date.parse(b.start));
-      parts.push(`<rect class="window" x="${px(x0)}" y="${MARGIN.top}" width="${px(xOf(d, Date.parse(b.start) + d.bucketMs) - x0)}" height="${PLOT_H}" fill="${CHART_COLORS.windows}" fill-opacity="0.07"/>`);
-    }
+  const parts: string[] = windows ? windowShades(series, d) : [];
+  parts.push(valueAxis([0, 0.25, 0.5, 0.75, 1], ratioY, (v) => formatPercent(v, 0), 'Offload ratio'));
+  const items: LegendItem[] = [{ label: 'Offload ratio per bucket', kind: 'line', color: CHART_COLORS.peers }];
+  let desc = `${series.length} bucket${series.length === 1 ? '' : 's'} of ${formatSeconds(bucketSeconds)} from ${dayHhmm(d.t0)} to ${dayHhmm(d.t1)} UTC. `;
+  const line = ratioLine(series, d);
+  if (line.drawn === 0) {
+    parts.push(plotMessage('No bytes delivered in this period'));
+    desc += 'No bytes were delivered in any bucket, so there is no offload ratio to show.';
+  } else {
+    parts.push(`<path class="series" d="${line.path}" fill="none" stroke="${CHART_COLORS.peers}" stroke-width="2" stroke-linejoin="round"/>`);
+    desc += `Offload ratio per bucket from ${formatPercent(line.min)} to ${formatPercent(line.max)}`;
+    if (steadyStateRatio !== null) desc += steadyLine(series, d, steadyStateRatio, parts, items);
+    desc += '.';
   }
-  parts.push(valueAxis([0, 0.25, 0.5, 0.75, 1], yOf, (v) => formatPercent(v, 0), 'Offload ratio'));
+  if (windows) items.push({ label: 'Cold-start and final windows', kind: 'shade', color: CHART_COLORS.windows });
+  parts.push(timeAxis(d, timeCaption(d, `buckets of ${formatSeconds(bucketSeconds)}`)));
+  parts.push(legend(items));
+  return svgFrame(id, title, desc, parts.join(''));
+}
 
+/** The y of an offload ratio (clamped to 0..1). */
+const ratioY = (ratio: number) => MARGIN.top + (1 - Math.min(1, Math.max(0, ratio))) * PLOT_H;
+
+/** The cold-start (first) and final (last) buckets, shaded. */
+function windowShades(series: readonly BucketJson[], d: TimeDomain): string[] {
+  return [series[0]!, series[series.length - 1]!].map((b) => {
+    const x0 = xOf(d, Date.parse(b.start));
+    return `<rect class="window" x="${px(x0)}" y="${MARGIN.top}" width="${px(xOf(d, Date.parse(b.start) + d.bucketMs) - x0)}" height="${PLOT_H}" fill="${CHART_COLORS.windows}" fill-opacity="0.07"/>`;
+  });
+}
+
+/** The step line of the buckets with bytes (a gap at the others), and its range of ratios. */
+function ratioLine(series: readonly BucketJson[], d: TimeDomain): { path: string; drawn: number; min: number; max: number } {
   let path = '';
   let lastEnd: number | null = null;
   let drawn = 0;
@@ -68,7 +90,7 @@ export function offloadRatioChart(series: readonly BucketJson[], bucketSeconds: 
     const start = Date.parse(b.start);
     const end = start + d.bucketMs;
     if (b.bytesOffloaded + b.bytesFallback > 0) {
-      const y = px(yOf(b.offloadRatio));
+      const y = px(ratioY(b.offloadRatio));
       path += lastEnd === start ? `V${y}H${px(xOf(d, end))}` : `M${px(xOf(d, start))} ${y}H${px(xOf(d, end))}`;
       lastEnd = end;
       drawn++;
@@ -78,30 +100,19 @@ export function offloadRatioChart(series: readonly BucketJson[], bucketSeconds: 
       lastEnd = null;
     }
   }
+  return { path, drawn, min, max };
+}
 
-  const items: LegendItem[] = [{ label: 'Offload ratio per bucket', kind: 'line', color: CHART_COLORS.peers }];
-  let desc = `${series.length} bucket${series.length === 1 ? '' : 's'} of ${formatSeconds(bucketSeconds)} from ${dayHhmm(d.t0)} to ${dayHhmm(d.t1)} UTC. `;
-  if (drawn === 0) {
-    parts.push(plotMessage('No bytes delivered in this period'));
-    desc += 'No bytes were delivered in any bucket, so there is no offload ratio to show.';
-  } else {
-    parts.push(`<path class="series" d="${path}" fill="none" stroke="${CHART_COLORS.peers}" stroke-width="2" stroke-linejoin="round"/>`);
-    desc += `Offload ratio per bucket from ${formatPercent(min)} to ${formatPercent(max)}`;
-    if (steadyStateRatio !== null) {
-      // The steady buckets: between the first and the last, or all of them when fewer than three.
-      const from = windows ? Date.parse(series[1]!.start) : d.t0;
-      const to = windows ? Date.parse(series[series.length - 1]!.start) : d.t1;
-      const y = px(yOf(steadyStateRatio));
-      parts.push(`<line class="steady" x1="${px(xOf(d, from))}" y1="${y}" x2="${px(xOf(d, to))}" y2="${y}" stroke="${CHART_COLORS.steady}" stroke-width="1.5" stroke-dasharray="6 4"/>`);
-      items.push({ label: `Steady state ${formatPercent(steadyStateRatio)}`, kind: 'dash', color: CHART_COLORS.steady });
-      desc += `; steady-state offload ratio ${formatPercent(steadyStateRatio)}`;
-    }
-    desc += '.';
-  }
-  if (windows) items.push({ label: 'Cold-start and final windows', kind: 'shade', color: CHART_COLORS.windows });
-  parts.push(timeAxis(d, timeCaption(d, `buckets of ${formatSeconds(bucketSeconds)}`)));
-  parts.push(legend(items));
-  return svgFrame(id, title, desc, parts.join(''));
+/** The steady-state ratio as a dashed line with its legend item; returns its words for the description. */
+function steadyLine(series: readonly BucketJson[], d: TimeDomain, ratio: number, parts: string[], items: LegendItem[]): string {
+  // The steady buckets: between the first and the last, or all of them when fewer than three.
+  const windows = series.length >= 3;
+  const from = windows ? Date.parse(series[1]!.start) : d.t0;
+  const to = windows ? Date.parse(series[series.length - 1]!.start) : d.t1;
+  const y = px(ratioY(ratio));
+  parts.push(`<line class="steady" x1="${px(xOf(d, from))}" y1="${y}" x2="${px(xOf(d, to))}" y2="${y}" stroke="${CHART_COLORS.steady}" stroke-width="1.5" stroke-dasharray="6 4"/>`);
+  items.push({ label: `Steady state ${formatPercent(ratio)}`, kind: 'dash', color: CHART_COLORS.steady });
+  return `; steady-state offload ratio ${formatPercent(ratio)}`;
 }
 
 interface Bar {

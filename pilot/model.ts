@@ -147,125 +147,163 @@ function conclusionOf(input: PilotInput, report: Omit<PilotReport, 'conclusion'>
 }
 
 export function composePilotReport(input: PilotInput): PilotReport {
-  const { figures: f, platform, bucketSeconds } = input;
-  const all = f.all;
-  const customerId = input.streamId.slice(0, input.streamId.indexOf(':'));
-  const rates: Rates = input.tenant
-    ? { cdnPricePerGb: input.tenant.cdnPricePerGb, savingsSharePct: input.tenant.savingsSharePct }
-    : { cdnPricePerGb: null, savingsSharePct: platform.billing.defaultSavingsSharePct };
-  const defaultPrice = platform.billing.defaultCdnPricePerGb;
-  const delivered = all.bytesOffloaded + all.bytesFallback;
-
+  const { figures: f, bucketSeconds } = input;
   const p2p = cohortResult(f.p2p, f.p2pSeries, bucketSeconds);
   const control = cohortResult(f.control, f.controlSeries, bucketSeconds);
+  const rates = ratesOf(input);
+  const cost = costOf(f.all.bytesOffloaded, rates, input.platform.billing.defaultCdnPricePerGb);
+  const report: Omit<PilotReport, 'conclusion'> = {
+    reportVersion: REPORT_VERSION,
+    streamId: input.streamId,
+    customerId: input.streamId.slice(0, input.streamId.indexOf(':')),
+    tenant: input.tenant ? { id: input.tenant.id, name: input.tenant.name } : null,
+    snapshot: input.snapshot,
+    bucketSeconds,
+    metadata: metadataOf(input),
+    configuration: configurationOf(input),
+    results: resultsOf(input, p2p, control),
+    routing: routingOf(f),
+    cost,
+    eventEconomics: eventEconomicsOf(input, p2p, rates),
+  };
+  return { ...report, conclusion: conclusionOf(input, report, cost.assumedRate) };
+}
 
-  // Event economics: the forecast method is concurrency × delivered bitrate × duration.
-  // Concurrency: the one-minute series reduced in SQL (pilot_concurrency.sql); empty minutes count as 0.
+/** The tenant's rates, or the platform's default share when the stream's tenant is unknown. */
+function ratesOf(input: PilotInput): Rates {
+  return input.tenant
+    ? { cdnPricePerGb: input.tenant.cdnPricePerGb, savingsSharePct: input.tenant.savingsSharePct }
+    : { cdnPricePerGb: null, savingsSharePct: input.platform.billing.defaultSavingsSharePct };
+}
+
+type Report = Omit<PilotReport, 'conclusion'>;
+
+function metadataOf(input: PilotInput): Report['metadata'] {
+  const all = input.figures.all;
+  const shares = (kind: Breakdown['kind']) => sessionShares(input.figures.breakdowns, kind, all.sessions);
+  return {
+    dateRange: {
+      from: all.firstReportAt.toISOString(),
+      to: all.lastReportAt.toISOString(),
+      hours: (all.lastReportAt.getTime() - all.firstReportAt.getTime()) / 3_600_000,
+    },
+    streamsTested: [input.streamId],
+    sessions: all.sessions,
+    viewers: { count: all.viewers, sessionsWithoutViewerId: all.sessionsWithoutViewer },
+    deviceMix: shares('device').map((d) => ({ device: d.key, sessions: d.sessions, share: d.share })),
+    regions: shares('region').map((d) => ({ region: d.key, sessions: d.sessions, share: d.share })),
+    signalingDeployment: input.platform.live.signalingDeployment,
+  };
+}
+
+function configurationOf(input: PilotInput): Report['configuration'] {
+  const { breakdowns, all } = input.figures;
+  const live = input.platform.live;
+  return {
+    sdkVersions: sessionShares(breakdowns, 'sdkVersion', all.sessions).map((d) => ({ version: d.key, sessions: d.sessions, share: d.share })),
+    signalingVersions: sessionShares(breakdowns, 'signalingVersion', all.sessions).map((d) => ({ version: d.key, sessions: d.sessions, share: d.share })),
+    remoteConfigPolicy: live.remoteConfigPolicy,
+    uploadCapsKbps: live.uploadCapsKbps,
+    authMode: live.authMode,
+    telemetryRetentionDays: live.telemetryRetentionDays,
+    dataRegion: live.dataRegion,
+  };
+}
+
+function resultsOf(input: PilotInput, p2p: CohortResult | null, control: CohortResult | null): Report['results'] {
+  const { figures: f, bucketSeconds } = input;
+  const all = f.all;
+  return {
+    sessions: all.sessions,
+    bytesOffloaded: all.bytesOffloaded,
+    bytesFallback: all.bytesFallback,
+    bytesDelivered: all.bytesOffloaded + all.bytesFallback,
+    offloadRatio: all.offloadRatio,
+    steadyState: steadyStateOf(f.series, bucketSeconds),
+    rebufferEvents: all.rebufferEvents,
+    rebufferRatio: all.rebufferRatio,
+    startupP95Ms: all.startupP95Ms,
+    avgPeerCount: all.avgPeerCount,
+    avgBufferHealth: all.avgBufferHealth,
+    p2pConnectionSuccess: all.p2pConnectionSuccess,
+    signalingErrors: all.signalingErrors,
+    cohorts: { p2p, control },
+    controlDeltas: controlDeltasOf(p2p, control),
+    series: filledSeries(f.series, bucketSeconds).map(toBucketJson),
+  };
+}
+
+function controlDeltasOf(p2p: CohortResult | null, control: CohortResult | null): Report['results']['controlDeltas'] {
+  if (!p2p || !control) return null;
+  return {
+    offloadRatio: p2p.offloadRatio - control.offloadRatio,
+    rebufferRatio: p2p.rebufferRatio - control.rebufferRatio,
+    startupP95Ms: p2p.startupP95Ms !== null && control.startupP95Ms !== null ? p2p.startupP95Ms - control.startupP95Ms : null,
+    avgBufferHealth: p2p.avgBufferHealth - control.avgBufferHealth,
+  };
+}
+
+function routingOf(f: StreamPilotFigures): Report['routing'] {
+  return {
+    fallbackReasons: amounts(f.breakdowns, 'fallbackReason').map((r) => ({ reason: r.key, segments: r.amount, share: r.share })),
+    deliveryModes: amounts(f.breakdowns, 'deliveryMode').map((m) => ({ mode: m.key, reports: m.reports, sessions: m.sessions, bytes: m.amount, share: m.share })),
+    paths: amounts(f.breakdowns, 'path').map((p) => ({ path: p.key, bytes: p.amount, share: p.share })),
+    validationFailures: f.all.validationFailures,
+    busyPeerEvents: f.all.busyPeerEvents,
+  };
+}
+
+/**
+ * Event economics: the forecast method is concurrency × delivered bitrate × duration, checked
+ * against the pilot itself. Concurrency: the one-minute series reduced in SQL
+ * (pilot_concurrency.sql); empty minutes count as 0.
+ */
+function eventEconomicsOf(input: PilotInput, p2p: CohortResult | null, rates: Rates): Report['eventEconomics'] {
+  const f = input.figures;
   const c = f.concurrency;
-  const bitrateBps = all.intervalMs > 0 ? (8 * delivered) / (all.intervalMs / 1000) : 0;
-  const forecastOffloadRatio = p2p ? p2p.steadyStateOffloadRatio : steadyStateOf(f.series, bucketSeconds).offloadRatio;
+  const delivered = f.all.bytesOffloaded + f.all.bytesFallback;
+  const bitrateBps = f.all.intervalMs > 0 ? (8 * delivered) / (f.all.intervalMs / 1000) : 0;
+  const forecastOffloadRatio = p2p ? p2p.steadyStateOffloadRatio : steadyStateOf(f.series, input.bucketSeconds).offloadRatio;
+  return {
+    peakConcurrency: { sessions: c?.peakSessions ?? 0, at: c ? iso(c.peakStartMs) : null, bucketSeconds: CONCURRENCY_BUCKET_SECONDS },
+    averageDeliveredBitrateKbps: bitrateBps / 1000,
+    forecast: eventForecast(input, bitrateBps, forecastOffloadRatio, rates),
+    crossCheck: forecastCrossCheck(input, bitrateBps, delivered),
+  };
+}
+
+/** The forecast of an event of the configured duration at the pilot's peak concurrency. */
+function eventForecast(input: PilotInput, bitrateBps: number, offloadRatio: number, rates: Rates): Report['eventEconomics']['forecast'] {
+  const { platform } = input;
   const eventSeconds = platform.pilot.eventDurationHours * 3600;
-  const forecastBytes = (c?.peakSessions ?? 0) * (bitrateBps / 8) * eventSeconds;
-  const forecastOffloaded = forecastBytes * forecastOffloadRatio;
+  const forecastBytes = (input.figures.concurrency?.peakSessions ?? 0) * (bitrateBps / 8) * eventSeconds;
+  const forecastOffloaded = forecastBytes * offloadRatio;
+  return {
+    durationHours: platform.pilot.eventDurationHours,
+    concurrentViewers: input.figures.concurrency?.peakSessions ?? 0,
+    deliveredGb: forecastBytes / 1e9,
+    offloadRatio,
+    offloadedGb: forecastOffloaded / 1e9,
+    cdnEgressGb: (forecastBytes - forecastOffloaded) / 1e9,
+    cost: costOf(forecastOffloaded, rates, platform.billing.defaultCdnPricePerGb),
+  };
+}
+
+/** The forecast method applied to the pilot itself, against what it really delivered. */
+function forecastCrossCheck(input: PilotInput, bitrateBps: number, delivered: number): Report['eventEconomics']['crossCheck'] {
+  const c = input.figures.concurrency;
+  const tolerance = input.platform.pilot.forecastTolerance;
   const averageConcurrency = c && c.minutes > 0 ? c.sessionMinutes / c.minutes : 0;
   const pilotSeconds = (c?.minutes ?? 0) * CONCURRENCY_BUCKET_SECONDS;
   const crossForecast = averageConcurrency * (bitrateBps / 8) * pilotSeconds;
   const crossRatio = delivered > 0 ? crossForecast / delivered : null;
-
-  const devices = sessionShares(f.breakdowns, 'device', all.sessions);
-  const regions = sessionShares(f.breakdowns, 'region', all.sessions);
-  const sdk = sessionShares(f.breakdowns, 'sdkVersion', all.sessions);
-  const signaling = sessionShares(f.breakdowns, 'signalingVersion', all.sessions);
-  const reasons = amounts(f.breakdowns, 'fallbackReason');
-  const modes = amounts(f.breakdowns, 'deliveryMode');
-  const paths = amounts(f.breakdowns, 'path');
-  const cost = costOf(all.bytesOffloaded, rates, defaultPrice);
-
-  const report: Omit<PilotReport, 'conclusion'> = {
-    reportVersion: REPORT_VERSION,
-    streamId: input.streamId,
-    customerId,
-    tenant: input.tenant ? { id: input.tenant.id, name: input.tenant.name } : null,
-    snapshot: input.snapshot,
-    bucketSeconds,
-    metadata: {
-      dateRange: {
-        from: all.firstReportAt.toISOString(),
-        to: all.lastReportAt.toISOString(),
-        hours: (all.lastReportAt.getTime() - all.firstReportAt.getTime()) / 3_600_000,
-      },
-      streamsTested: [input.streamId],
-      sessions: all.sessions,
-      viewers: { count: all.viewers, sessionsWithoutViewerId: all.sessionsWithoutViewer },
-      deviceMix: devices.map((d) => ({ device: d.key, sessions: d.sessions, share: d.share })),
-      regions: regions.map((d) => ({ region: d.key, sessions: d.sessions, share: d.share })),
-      signalingDeployment: platform.live.signalingDeployment,
-    },
-    configuration: {
-      sdkVersions: sdk.map((d) => ({ version: d.key, sessions: d.sessions, share: d.share })),
-      signalingVersions: signaling.map((d) => ({ version: d.key, sessions: d.sessions, share: d.share })),
-      remoteConfigPolicy: platform.live.remoteConfigPolicy,
-      uploadCapsKbps: platform.live.uploadCapsKbps,
-      authMode: platform.live.authMode,
-      telemetryRetentionDays: platform.live.telemetryRetentionDays,
-      dataRegion: platform.live.dataRegion,
-    },
-    results: {
-      sessions: all.sessions,
-      bytesOffloaded: all.bytesOffloaded,
-      bytesFallback: all.bytesFallback,
-      bytesDelivered: delivered,
-      offloadRatio: all.offloadRatio,
-      steadyState: steadyStateOf(f.series, bucketSeconds),
-      rebufferEvents: all.rebufferEvents,
-      rebufferRatio: all.rebufferRatio,
-      startupP95Ms: all.startupP95Ms,
-      avgPeerCount: all.avgPeerCount,
-      avgBufferHealth: all.avgBufferHealth,
-      p2pConnectionSuccess: all.p2pConnectionSuccess,
-      signalingErrors: all.signalingErrors,
-      cohorts: { p2p, control },
-      controlDeltas:
-        p2p && control
-          ? {
-              offloadRatio: p2p.offloadRatio - control.offloadRatio,
-              rebufferRatio: p2p.rebufferRatio - control.rebufferRatio,
-              startupP95Ms: p2p.startupP95Ms !== null && control.startupP95Ms !== null ? p2p.startupP95Ms - control.startupP95Ms : null,
-              avgBufferHealth: p2p.avgBufferHealth - control.avgBufferHealth,
-            }
-          : null,
-      series: filledSeries(f.series, bucketSeconds).map(toBucketJson),
-    },
-    routing: {
-      fallbackReasons: reasons.map((r) => ({ reason: r.key, segments: r.amount, share: r.share })),
-      deliveryModes: modes.map((m) => ({ mode: m.key, reports: m.reports, sessions: m.sessions, bytes: m.amount, share: m.share })),
-      paths: paths.map((p) => ({ path: p.key, bytes: p.amount, share: p.share })),
-      validationFailures: all.validationFailures,
-      busyPeerEvents: all.busyPeerEvents,
-    },
-    cost,
-    eventEconomics: {
-      peakConcurrency: { sessions: c?.peakSessions ?? 0, at: c ? iso(c.peakStartMs) : null, bucketSeconds: CONCURRENCY_BUCKET_SECONDS },
-      averageDeliveredBitrateKbps: bitrateBps / 1000,
-      forecast: {
-        durationHours: platform.pilot.eventDurationHours,
-        concurrentViewers: c?.peakSessions ?? 0,
-        deliveredGb: forecastBytes / 1e9,
-        offloadRatio: forecastOffloadRatio,
-        offloadedGb: forecastOffloaded / 1e9,
-        cdnEgressGb: (forecastBytes - forecastOffloaded) / 1e9,
-        cost: costOf(forecastOffloaded, rates, defaultPrice),
-      },
-      crossCheck: {
-        averageConcurrency,
-        durationHours: pilotSeconds / 3600,
-        forecastDeliveredGb: crossForecast / 1e9,
-        actualDeliveredGb: delivered / 1e9,
-        ratio: crossRatio,
-        tolerance: platform.pilot.forecastTolerance,
-        flagged: crossRatio === null || Math.abs(crossRatio - 1) > platform.pilot.forecastTolerance,
-      },
-    },
+  return {
+    averageConcurrency,
+    durationHours: pilotSeconds / 3600,
+    forecastDeliveredGb: crossForecast / 1e9,
+    actualDeliveredGb: delivered / 1e9,
+    ratio: crossRatio,
+    tolerance,
+    flagged: crossRatio === null || Math.abs(crossRatio - 1) > tolerance,
   };
-  return { ...report, conclusion: conclusionOf(input, report, cost.assumedRate) };
 }

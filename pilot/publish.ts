@@ -119,60 +119,114 @@ export async function publishCustomerReports(
   const bucketSeconds = deps.platform.pilot.defaultBucketSeconds;
   const dir = customerReportsDir(deps.layout, snap.id, customerId);
   const ms = { figures: 0, render: { json: 0, md: 0, html: 0, jws: 0, index: 0 }, write: 0 };
-
-  if (!opts.force) {
-    const existing = await readPublishedReports(dir);
-    const fingerprint = inputsFingerprint(await findTenant(deps.layout, customerId), deps.platform);
-    if (existing && existing.snapshot === snap.id && existing.bucketSeconds === bucketSeconds && existing.fingerprint === fingerprint) {
-      return { customerId, dir, streams: existing.streams.length, failed: [], skipped: true, ms };
-    }
-  }
+  const existing = opts.force ? null : await alreadyPublished(deps, snap, customerId, dir, bucketSeconds);
+  if (existing) return { customerId, dir, streams: existing.streams.length, failed: [], skipped: true, ms };
 
   const failed: ReportFailure[] = [];
   let t = performance.now();
-  const { reports, tenant } = await composeCustomerReports(deps, snap, customerId, bucketSeconds, null).catch(async (err: unknown) => {
-    // One bad stream must not cost the customer's others: compose them one by one.
-    const streams = await customerStreams(deps, snap, customerId);
-    const one: PilotReport[] = [];
-    let tenantOf: Tenant | null = null;
-    for (const streamId of streams) {
-      try {
-        const r = await composeCustomerReports(deps, snap, customerId, bucketSeconds, streamId);
-        one.push(...r.reports);
-        tenantOf = r.tenant;
-      } catch (streamErr) {
-        failed.push({ customerId, streamId, reason: errorLine(streamErr) });
-      }
-    }
-    if (one.length === 0 && failed.length === streams.length && streams.length > 0) throw err;
-    return { reports: one, tenant: tenantOf ?? (await findTenant(deps.layout, customerId)) };
-  });
+  const { reports, tenant } = await composeReports(deps, snap, customerId, bucketSeconds, failed);
   ms.figures = performance.now() - t;
+  const { files, index } = await renderCustomerFiles(deps, snap, customerId, tenant, reports, failed, ms.render);
+  const published = publishedRecord(deps, snap, customerId, bucketSeconds, tenant, index, failed);
+  files.set(PUBLISHED_FILE, `${JSON.stringify(published, null, 2)}\n`);
+  t = performance.now();
+  await installFolder(deps.layout, dir, files);
+  ms.write = performance.now() - t;
+  return { customerId, dir, streams: index.reports.length, failed, skipped: false, ms };
+}
 
+/** The folder's record when it already holds this snapshot's reports for the same inputs. */
+async function alreadyPublished(deps: PilotDeps, snap: SnapshotRef, customerId: string, dir: string, bucketSeconds: number): Promise<PublishedReports | null> {
+  const existing = await readPublishedReports(dir);
+  const fingerprint = inputsFingerprint(await findTenant(deps.layout, customerId), deps.platform);
+  const same = existing && existing.snapshot === snap.id && existing.bucketSeconds === bucketSeconds && existing.fingerprint === fingerprint;
+  return same ? existing : null;
+}
+
+type Composed = { reports: PilotReport[]; tenant: Tenant | null };
+
+/** Every stream's report of the customer, composed together (or one by one when that fails). */
+function composeReports(deps: PilotDeps, snap: SnapshotRef, customerId: string, bucketSeconds: number, failed: ReportFailure[]): Promise<Composed> {
+  return composeCustomerReports(deps, snap, customerId, bucketSeconds, null).catch((err: unknown) =>
+    composeStreamByStream(deps, snap, customerId, bucketSeconds, failed, err),
+  );
+}
+
+/** One bad stream must not cost the customer's others: compose them one by one, noting failures. */
+async function composeStreamByStream(
+  deps: PilotDeps,
+  snap: SnapshotRef,
+  customerId: string,
+  bucketSeconds: number,
+  failed: ReportFailure[],
+  err: unknown,
+): Promise<Composed> {
+  const streams = await customerStreams(deps, snap, customerId);
+  const one: PilotReport[] = [];
+  let tenantOf: Tenant | null = null;
+  for (const streamId of streams) {
+    try {
+      const r = await composeCustomerReports(deps, snap, customerId, bucketSeconds, streamId);
+      one.push(...r.reports);
+      tenantOf = r.tenant;
+    } catch (streamErr) {
+      failed.push({ customerId, streamId, reason: errorLine(streamErr) });
+    }
+  }
+  if (one.length === 0 && failed.length === streams.length && streams.length > 0) throw err;
+  return { reports: one, tenant: tenantOf ?? (await findTenant(deps.layout, customerId)) };
+}
+
+/** Every stream's files and the customer's index page, by path; a stream that fails to render is left out. */
+async function renderCustomerFiles(
+  deps: PilotDeps,
+  snap: SnapshotRef,
+  customerId: string,
+  tenant: Tenant | null,
+  reports: readonly PilotReport[],
+  failed: ReportFailure[],
+  ms: Record<ServedFormat | 'index', number>,
+): Promise<{ files: Map<string, string>; index: CustomerReportIndex }> {
   const files = new Map<string, string>();
   const index: CustomerReportIndex = { customerId, tenantName: tenant?.name ?? null, snapshot: { id: snap.id, asOf: snap.manifest.asOf }, reports: [] };
   const key = await currentReportKey(deps.layout);
   for (const report of reports) {
     try {
-      for (const [k, v] of await renderStreamFiles(report, key, ms.render)) files.set(k, v);
+      for (const [k, v] of await renderStreamFiles(report, key, ms)) files.set(k, v);
     } catch (err) {
       failed.push({ customerId, streamId: report.streamId, reason: errorLine(err) });
       continue;
     }
-    index.reports.push({
-      streamId: report.streamId,
-      assessment: report.conclusion.assessment,
-      sessions: report.results.sessions,
-      offloadRatio: report.results.offloadRatio,
-      netSavings: report.cost.netSavings,
-      files: { json: reportPath(report.streamId, 'json'), md: reportPath(report.streamId, 'md'), html: reportPath(report.streamId, 'html') },
-    });
+    index.reports.push(indexEntry(report));
   }
-  t = performance.now();
+  const t = performance.now();
   files.set(INDEX_FILE, renderCustomerIndexHtml(index));
-  ms.render.index = performance.now() - t;
+  ms.index = performance.now() - t;
+  return { files, index };
+}
 
-  const published: PublishedReports = {
+function indexEntry(report: PilotReport): CustomerReportIndex['reports'][number] {
+  return {
+    streamId: report.streamId,
+    assessment: report.conclusion.assessment,
+    sessions: report.results.sessions,
+    offloadRatio: report.results.offloadRatio,
+    netSavings: report.cost.netSavings,
+    files: { json: reportPath(report.streamId, 'json'), md: reportPath(report.streamId, 'md'), html: reportPath(report.streamId, 'html') },
+  };
+}
+
+/** What the folder says about itself (reports.json). */
+function publishedRecord(
+  deps: PilotDeps,
+  snap: SnapshotRef,
+  customerId: string,
+  bucketSeconds: number,
+  tenant: Tenant | null,
+  index: CustomerReportIndex,
+  failed: readonly ReportFailure[],
+): PublishedReports {
+  return {
     snapshot: snap.id,
     asOf: snap.manifest.asOf,
     customerId,
@@ -183,12 +237,6 @@ export async function publishCustomerReports(
     renderedAt: new Date().toISOString(),
     streams: index.reports.map((r) => ({ streamId: r.streamId, assessment: r.assessment, files: r.files, statement: reportPath(r.streamId, 'jws') })),
   };
-  files.set(PUBLISHED_FILE, `${JSON.stringify(published, null, 2)}\n`);
-
-  t = performance.now();
-  await installFolder(deps.layout, dir, files);
-  ms.write = performance.now() - t;
-  return { customerId, dir, streams: index.reports.length, failed, skipped: false, ms };
 }
 
 /**

@@ -24,6 +24,7 @@ import {
   formatUsdPerGb,
   formatUtc,
 } from './format.ts';
+import { InternalError } from '../lib/errors.ts';
 
 /**
  * Resolved from the project's root, not the working directory (the CLI, workers and tests run
@@ -157,8 +158,9 @@ export interface CustomerReportIndex {
   }[];
 }
 
-export class IndexLinkError extends Error {
+export class IndexLinkError extends InternalError {
   override name = 'IndexLinkError';
+  override readonly errorCode = 'report_link_invalid';
 }
 
 /** A relative file path as an href; absolute paths would break the site once copied elsewhere. */

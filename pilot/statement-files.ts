@@ -3,6 +3,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { REPORT_FORMATS, type ReportFormat } from './formats.ts';
+import { InternalError } from '../lib/errors.ts';
 
 /** A statement and the report files beside it (null: no such file). */
 export interface StatementGroup {
@@ -14,8 +15,9 @@ export interface StatementGroup {
   required: ReportFormat[];
 }
 
-export class StatementInputError extends Error {
+export class StatementInputError extends InternalError {
   override name = 'StatementInputError';
+  override readonly errorCode = 'statement_input_invalid';
 }
 
 const FORMAT_OF: ReadonlyMap<string, ReportFormat | 'jws'> = new Map([

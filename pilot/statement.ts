@@ -7,6 +7,7 @@ import { parseStreamId } from '../warehouse/ids.ts';
 import type { ReportSigningKey } from '../warehouse/control/report-keys.ts';
 import type { PilotReport } from './model.ts';
 import { REPORT_FORMATS, type ReportFormat } from './formats.ts';
+import { InternalError } from '../lib/errors.ts';
 
 /** The `typ` of a statement's header: tells it from any other JWS the platform signs. */
 export const STATEMENT_TYPE = 'pilot-report-statement+jws';
@@ -33,8 +34,9 @@ export type StatementPayload = z.infer<typeof StatementPayloadSchema>;
 /** What the statement says a report is of: everything but the hashes and the signing time. */
 export type StatementClaims = Omit<StatementPayload, 'statement' | 'sha256' | 'madeAt'>;
 
-export class StatementError extends Error {
+export class StatementError extends InternalError {
   override name = 'StatementError';
+  override readonly errorCode = 'statement_invalid';
 }
 
 export function sha256Hex(bytes: string | Uint8Array): string {

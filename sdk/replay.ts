@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import type { Db } from '../warehouse/duckdb/db.ts';
 import { fileList, fillSql, quotedString } from '../warehouse/sql-files.ts';
 import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
+import { InternalError } from '../lib/errors.ts';
 
 const gzipAsync = promisify(gzip);
 const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
@@ -41,8 +42,9 @@ export interface ReplayResult {
   ms: number;
 }
 
-export class ReplayError extends Error {
+export class ReplayError extends InternalError {
   override name = 'ReplayError';
+  override readonly errorCode = 'replay_refused';
 }
 
 /** Write the reports of `files` as SDK JSON lines (time order) into `out`: DuckDB writes, memory stays flat. */
@@ -66,82 +68,100 @@ export async function replayReports(db: Db, files: string[], scratch: string, op
   await fs.mkdir(scratch, { recursive: true });
   const ndjson = path.join(scratch, 'reports.ndjson');
   await writeReportsNdjson(db, files, ndjson);
-  const batchSize = opts.batchSize ?? 500;
-  const concurrency = opts.concurrency ?? 4;
-  const endpoint = `${opts.url.replace(/\/+$/, '')}/v1/session-reports`;
-  const inFlight = new Set<Promise<void>>();
-  let failure: Error | null = null;
+  const replay: Replay = { opts, result, endpoint: `${opts.url.replace(/\/+$/, '')}/v1/session-reports`, inFlight: new Set(), failure: null };
+  await sendLines(replay, ndjson);
+  await Promise.all(replay.inFlight);
+  if (replay.failure) throw replay.failure;
+  await fs.rm(ndjson, { force: true });
+  result.ms = Date.now() - started;
+  return result;
+}
 
-  const send = async (lines: string[]) => {
-    const body = await gzipAsync(`{"reports":[${lines.join(',')}]}`);
-    const attempts = opts.attempts ?? 8;
-    for (let attempt = 1; ; attempt++) {
-      let status: number;
-      let text = '';
-      let retryAfter = 0;
-      try {
-        result.requests++;
-        const res = await fetch(endpoint, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'X-Ingest-Key': opts.key },
-          body,
-        });
-        status = res.status;
-        text = await res.text();
-        retryAfter = Number(res.headers.get('retry-after') ?? 0);
-      } catch {
-        status = 0; // network error: retried
-      }
-      if (status === 202) {
-        const r = JSON.parse(text) as { accepted: number; rejected: unknown[] };
-        result.accepted += r.accepted;
-        result.rejected += r.rejected.length;
-        return;
-      }
-      if ((status === 0 || status === 429 || status === 503) && attempt < attempts) {
-        result.retries++;
-        // Exponential backoff with full jitter, at least what Retry-After asks.
-        const backoff = Math.random() * Math.min(30_000, 250 * 2 ** attempt);
-        await new Promise((r) => setTimeout(r, Math.max(backoff, retryAfter * 1000)));
-        continue;
-      }
-      let detail = text.slice(0, 300);
-      try {
-        const p = JSON.parse(text) as { code?: string; detail?: string };
-        detail = `${p.code ?? ''}: ${p.detail ?? ''}`;
-      } catch {
-        /* not problem+json */
-      }
-      throw new ReplayError(`the collector answered ${status === 0 ? 'nothing (network error)' : status} (${detail})`);
-    }
-  };
+/** A replay under way: its batches in flight and the first failure, which stops it. */
+interface Replay {
+  opts: ReplayOptions;
+  result: ReplayResult;
+  endpoint: string;
+  inFlight: Set<Promise<void>>;
+  failure: Error | null;
+}
 
+/** Reads the reports' lines and dispatches them in batches. */
+async function sendLines(replay: Replay, ndjson: string): Promise<void> {
+  const batchSize = replay.opts.batchSize ?? 500;
   const lines = readline.createInterface({ input: createReadStream(ndjson, 'utf8'), crlfDelay: Infinity });
   let batch: string[] = [];
-  const dispatch = async (b: string[]) => {
-    while (inFlight.size >= concurrency) await Promise.race(inFlight);
-    if (failure) throw failure;
-    const p: Promise<void> = send(b)
-      .catch((err: Error) => {
-        failure ??= err;
-      })
-      .finally(() => inFlight.delete(p));
-    inFlight.add(p);
-    result.reports += b.length;
-    opts.onProgress?.(result.reports);
-  };
   for await (const line of lines) {
     if (line === '') continue;
     batch.push(line);
     if (batch.length >= batchSize) {
-      await dispatch(batch);
+      await dispatch(replay, batch);
       batch = [];
     }
   }
-  if (batch.length > 0) await dispatch(batch);
-  await Promise.all(inFlight);
-  if (failure) throw failure;
-  await fs.rm(ndjson, { force: true });
-  result.ms = Date.now() - started;
-  return result;
+  if (batch.length > 0) await dispatch(replay, batch);
+}
+
+/** Sends a batch once fewer than `concurrency` are in flight; throws the first failure met. */
+async function dispatch(replay: Replay, batch: string[]): Promise<void> {
+  const concurrency = replay.opts.concurrency ?? 4;
+  while (replay.inFlight.size >= concurrency) await Promise.race(replay.inFlight);
+  if (replay.failure) throw replay.failure;
+  const p: Promise<void> = postBatch(replay, batch)
+    .catch((err: Error) => {
+      replay.failure ??= err;
+    })
+    .finally(() => replay.inFlight.delete(p));
+  replay.inFlight.add(p);
+  replay.result.reports += batch.length;
+  replay.opts.onProgress?.(replay.result.reports);
+}
+
+/** Posts a batch, retrying on 429/503/network errors with backoff; counts what the collector accepted. */
+async function postBatch(replay: Replay, lines: string[]): Promise<void> {
+  const { result, opts } = replay;
+  const body = await gzipAsync(`{"reports":[${lines.join(',')}]}`);
+  const attempts = opts.attempts ?? 8;
+  for (let attempt = 1; ; attempt++) {
+    result.requests++;
+    const { status, text, retryAfter } = await postOnce(replay, body);
+    if (status === 202) {
+      const r = JSON.parse(text) as { accepted: number; rejected: unknown[] };
+      result.accepted += r.accepted;
+      result.rejected += r.rejected.length;
+      return;
+    }
+    if (!((status === 0 || status === 429 || status === 503) && attempt < attempts)) {
+      throw new ReplayError(`the collector answered ${status === 0 ? 'nothing (network error)' : status} (${problemDetail(text)})`);
+    }
+    result.retries++;
+    // Exponential backoff with full jitter, at least what Retry-After asks.
+    const backoff = Math.random() * Math.min(30_000, 250 * 2 ** attempt);
+    await new Promise((r) => setTimeout(r, Math.max(backoff, retryAfter * 1000)));
+  }
+}
+
+/** One POST of a gzip'd batch; status 0 for a network error. */
+async function postOnce(replay: Replay, body: Buffer): Promise<{ status: number; text: string; retryAfter: number }> {
+  try {
+    const res = await fetch(replay.endpoint, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'X-Ingest-Key': replay.opts.key },
+      body,
+    });
+    const text = await res.text();
+    return { status: res.status, text, retryAfter: Number(res.headers.get('retry-after') ?? 0) };
+  } catch {
+    return { status: 0, text: '', retryAfter: 0 }; // network error: retried
+  }
+}
+
+/** A refusal's code and detail (problem+json), or the start of its body. */
+function problemDetail(text: string): string {
+  try {
+    const p = JSON.parse(text) as { code?: string; detail?: string };
+    return `${p.code ?? ''}: ${p.detail ?? ''}`;
+  } catch {
+    return text.slice(0, 300); // not problem+json
+  }
 }

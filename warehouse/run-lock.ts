@@ -14,6 +14,7 @@ import type { WarehouseLayout } from './layout.ts';
 
 export class RunAlreadyRunningError extends ExitError {
   override name = 'RunAlreadyRunningError';
+  override readonly errorCode = 'run_already_running';
   constructor(asOf: Date) {
     super(`a rollup run of asOf ${asOf.toISOString()} is already running: not computed twice (wait for it, or use another --as-of)`, EXIT.alreadyRunning);
   }

@@ -12,6 +12,7 @@ import { hostScratchDir, type WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 import { processAlive } from '../lib/process.ts';
 import { compactIso } from '../lib/time.ts';
+import { InternalError } from '../lib/errors.ts';
 
 const BUILD_PREFIX = '.build-';
 
@@ -133,8 +134,9 @@ export type CurrentPointer = z.infer<typeof CurrentPointerSchema>;
  * A publication file (CURRENT, PUBLISHED, a snapshot's manifest) exists but cannot be read or does
  * not hold what it must: not the same thing as "nothing published yet", and named by its path.
  */
-export class SnapshotUnreadableError extends Error {
+export class SnapshotUnreadableError extends InternalError {
   override name = 'SnapshotUnreadableError';
+  override readonly errorCode = 'snapshot_unreadable';
   constructor(
     readonly file: string,
     readonly why: string,

@@ -121,80 +121,107 @@ export interface PruneOptions {
  * files they use.
  */
 export async function pruneStates(layout: WarehouseLayout, opts: PruneOptions): Promise<PrunedStates> {
-  const pruned: PrunedStates = { gone: 0, superseded: 0, debris: 0 };
-  const now = Date.now();
-  const leased = await leasedStates(layout, opts.graceMs);
-  /** Whether `p` was modified at least `graceMs` ago (a path gone meanwhile counts as old). */
-  const olderThan = async (p: string, graceMs: number, missing: boolean) => {
-    const st = await fs.stat(p).catch(() => null);
-    return st === null ? missing : now - st.mtimeMs >= graceMs;
-  };
-  const states = await readStates(layout);
-  // Hundreds of partitions, each a few stats: a bounded number at a time. Folders are listed
-  // synchronously, as readStates lists them.
-  const limit = pLimit(32);
-  const removeIf = async (p: string, kind: keyof PrunedStates, old: () => Promise<boolean>): Promise<boolean> => {
-    if (!(await limit(old))) return false;
-    await fs.rm(p, { recursive: true, force: true });
-    pruned[kind]++;
-    return true;
-  };
-  const remove = (p: string, kind: keyof PrunedStates) => removeIf(p, kind, () => olderThan(p, opts.graceMs, false));
-  /** Remove a folder left empty: listed empty, or listed again after something in it went. */
-  const dropIfEmpty = async (dir: string, listed: readonly string[], removed: readonly boolean[]): Promise<boolean> => {
-    if (listed.length > 0 && !(removed.some(Boolean) && readdirSyncOrEmpty(dir).length === 0)) return false;
-    await fs.rm(dir, { recursive: true, force: true });
-    return true;
-  };
-  const prunePartition = async (c: string, d: string): Promise<boolean> => {
-    const key = partitionKey(c.slice('customer='.length), d.slice('date='.length));
-    const partDir = path.join(layout.state, c, d);
-    const metas = states.get(key) ?? [];
-    const newestFresh = metas.find((m) => m.stateVersion === stateVersion());
-    const live = opts.livePartitions.has(key);
-    const ids = readdirSyncOrEmpty(partDir);
-    const removed = await Promise.all(
-      ids.map((id) => {
-        if (opts.keep.has(id) || leased.has(id)) return false;
-        const p = path.join(partDir, id);
-        const i = metas.findIndex((m) => m.stateId === id);
-        if (i < 0) return removeIf(p, 'debris', async () => deadScratch(id) || (await olderThan(p, opts.graceMs, false)));
-        if (!live) return remove(p, 'gone');
-        if (metas[i] === newestFresh) return false;
-        // Superseded since its successor (the next newer state; metas are newest first) appeared.
-        const successor: StateMeta | undefined = i > 0 ? metas[i - 1] : newestFresh;
-        if (!successor) return remove(p, 'superseded');
-        return removeIf(p, 'superseded', () => olderThan(stateFiles(layout, successor).meta, opts.supersededGraceMs, true));
-      }),
-    );
-    return dropIfEmpty(partDir, ids, removed);
-  };
-  const pruneCustomer = async (c: string): Promise<void> => {
-    const entries = readdirSyncOrEmpty(path.join(layout.state, c));
-    const removed = await Promise.all(
-      entries.map((d) => {
-        if (d.startsWith('date=')) return prunePartition(c, d);
-        // Compacted hour pieces, class units' session classes and series blocks that the run did
-        // not use, and the temporary files of a killed write of one. A unit's classes are made at
-        // every run that adds a layer, and replaced at every hour: like a superseded state, they go
-        // once unused for the superseded grace time, so that their number does not grow with the
-        // cadence (a run links those it uses into its snapshot seconds after touching them).
-        const file = path.join(layout.state, c, d);
-        if (!(d.startsWith('hours-') || d.startsWith('classes-') || d.startsWith('series-')) || opts.keepFiles?.has(file)) return false;
-        if (d.startsWith('classes-') && !d.includes(TMP_PREFIX)) return removeIf(file, 'superseded', () => olderThan(file, opts.supersededGraceMs, false));
-        return remove(file, d.includes(TMP_PREFIX) ? 'debris' : 'superseded');
-      }),
-    );
-    await dropIfEmpty(path.join(layout.state, c), entries, removed);
+  const prune: Pruning = {
+    layout,
+    opts,
+    now: Date.now(),
+    leased: await leasedStates(layout, opts.graceMs),
+    states: await readStates(layout),
+    // Hundreds of partitions, each a few stats: a bounded number at a time. Folders are listed
+    // synchronously, as readStates lists them.
+    limit: pLimit(32),
+    pruned: { gone: 0, superseded: 0, debris: 0 },
   };
   const customers: Promise<void>[] = [];
   for (const c of readdirSyncOrEmpty(layout.state)) {
-    if (c.startsWith('customer=')) customers.push(pruneCustomer(c));
+    if (c.startsWith('customer=')) customers.push(pruneCustomer(prune, c));
     // Scratch of a batch build that was killed.
-    else if (c.startsWith(TMP_PREFIX)) await remove(path.join(layout.state, c), 'debris');
+    else if (c.startsWith(TMP_PREFIX)) await removeOld(prune, path.join(layout.state, c), 'debris');
   }
   await Promise.all(customers);
-  return pruned;
+  return prune.pruned;
+}
+
+/** One pass of pruneStates: what it protects, what it has removed so far. */
+interface Pruning {
+  layout: WarehouseLayout;
+  opts: PruneOptions;
+  now: number;
+  leased: ReadonlySet<string>;
+  states: ReadonlyMap<string, readonly StateMeta[]>;
+  limit: ReturnType<typeof pLimit>;
+  pruned: PrunedStates;
+}
+
+/** Whether `p` was modified at least `graceMs` ago (a path gone meanwhile counts as `missing` says). */
+async function olderThan(prune: Pruning, p: string, graceMs: number, missing: boolean): Promise<boolean> {
+  const st = await fs.stat(p).catch(() => null);
+  return st === null ? missing : prune.now - st.mtimeMs >= graceMs;
+}
+
+/** Removes `p` when `old` says so, counting it as `kind`. */
+async function removeIf(prune: Pruning, p: string, kind: keyof PrunedStates, old: () => Promise<boolean>): Promise<boolean> {
+  if (!(await prune.limit(old))) return false;
+  await fs.rm(p, { recursive: true, force: true });
+  prune.pruned[kind]++;
+  return true;
+}
+
+/** Removes `p` once older than the debris grace. */
+function removeOld(prune: Pruning, p: string, kind: keyof PrunedStates): Promise<boolean> {
+  return removeIf(prune, p, kind, () => olderThan(prune, p, prune.opts.graceMs, false));
+}
+
+/** Remove a folder left empty: listed empty, or listed again after something in it went. */
+async function dropIfEmpty(dir: string, listed: readonly string[], removed: readonly boolean[]): Promise<boolean> {
+  if (listed.length > 0 && !(removed.some(Boolean) && readdirSyncOrEmpty(dir).length === 0)) return false;
+  await fs.rm(dir, { recursive: true, force: true });
+  return true;
+}
+
+async function pruneCustomer(prune: Pruning, c: string): Promise<void> {
+  const entries = readdirSyncOrEmpty(path.join(prune.layout.state, c));
+  const removed = await Promise.all(entries.map((d) => (d.startsWith('date=') ? prunePartition(prune, c, d) : pruneCustomerFile(prune, c, d))));
+  await dropIfEmpty(path.join(prune.layout.state, c), entries, removed);
+}
+
+/**
+ * Compacted hour pieces, class units' session classes and series blocks that the run did not use,
+ * and the temporary files of a killed write of one. A unit's classes are made at every run that
+ * adds a layer, and replaced at every hour: like a superseded state, they go once unused for the
+ * superseded grace time, so that their number does not grow with the cadence (a run links those it
+ * uses into its snapshot seconds after touching them).
+ */
+function pruneCustomerFile(prune: Pruning, c: string, d: string): Promise<boolean> | false {
+  const file = path.join(prune.layout.state, c, d);
+  if (!(d.startsWith('hours-') || d.startsWith('classes-') || d.startsWith('series-')) || prune.opts.keepFiles?.has(file)) return false;
+  if (d.startsWith('classes-') && !d.includes(TMP_PREFIX)) return removeIf(prune, file, 'superseded', () => olderThan(prune, file, prune.opts.supersededGraceMs, false));
+  return removeOld(prune, file, d.includes(TMP_PREFIX) ? 'debris' : 'superseded');
+}
+
+async function prunePartition(prune: Pruning, c: string, d: string): Promise<boolean> {
+  const key = partitionKey(c.slice('customer='.length), d.slice('date='.length));
+  const partDir = path.join(prune.layout.state, c, d);
+  const metas = prune.states.get(key) ?? [];
+  const live = prune.opts.livePartitions.has(key);
+  const ids = readdirSyncOrEmpty(partDir);
+  const removed = await Promise.all(ids.map((id) => pruneState(prune, partDir, metas, live, id)));
+  return dropIfEmpty(partDir, ids, removed);
+}
+
+/** One folder of a partition: debris, a state of a partition gone, or a superseded state. */
+function pruneState(prune: Pruning, partDir: string, metas: readonly StateMeta[], live: boolean, id: string): Promise<boolean> | false {
+  if (prune.opts.keep.has(id) || prune.leased.has(id)) return false;
+  const p = path.join(partDir, id);
+  const i = metas.findIndex((m) => m.stateId === id);
+  if (i < 0) return removeIf(prune, p, 'debris', async () => deadScratch(id) || (await olderThan(prune, p, prune.opts.graceMs, false)));
+  if (!live) return removeOld(prune, p, 'gone');
+  const newestFresh = metas.find((m) => m.stateVersion === stateVersion());
+  if (metas[i] === newestFresh) return false;
+  // Superseded since its successor (the next newer state; metas are newest first) appeared.
+  const successor: StateMeta | undefined = i > 0 ? metas[i - 1] : newestFresh;
+  if (!successor) return removeOld(prune, p, 'superseded');
+  return removeIf(prune, p, 'superseded', () => olderThan(prune, stateFiles(prune.layout, successor).meta, prune.opts.supersededGraceMs, true));
 }
 
 /**

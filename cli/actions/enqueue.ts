@@ -67,7 +67,7 @@ export async function run(flags: z.output<typeof Flags>, settings: SettingOverri
   if (!finished) return;
   if (finished.state === 'failed') {
     process.stderr.write(`error: ${flags.kind} run ${finished.asOf} failed: ${finished.error ?? 'unknown reason'}\n`);
-    process.exitCode = 1;
+    process.exitCode = EXIT.failed;
     return;
   }
   out(describeOutcome(finished));

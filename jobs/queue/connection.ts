@@ -3,10 +3,12 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { RedisConfig } from '../../lib/config.ts';
 import type { Logger } from '../../lib/log.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 /** Redis is missing, unreachable or refuses us: the message is one line a user can act on. */
-export class RedisUnavailableError extends Error {
+export class RedisUnavailableError extends InternalError {
   override name = 'RedisUnavailableError';
+  override readonly errorCode = 'redis_unavailable';
 }
 
 /** The URL without its password, for messages and logs. */

@@ -7,6 +7,7 @@ import { runJobOptions } from './job-options.ts';
 import { JOBS, planJobId, reportsJobId, rollupJobId, type RunKind } from './names.ts';
 import type { PlanPayload, ReportsPayload } from './payloads.ts';
 import { describeRun, FINISHED, type RunInfo } from './runs.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 export interface EnqueueOutcome {
   kind: RunKind;
@@ -19,8 +20,9 @@ export interface EnqueueOutcome {
 }
 
 /** Removing a failed run failed because some of its jobs are still running. */
-export class RunBusyError extends Error {
+export class RunBusyError extends InternalError {
   override name = 'RunBusyError';
+  override readonly errorCode = 'run_busy';
 }
 
 /** Add the first job of a run; false when a job with its id already exists. */
@@ -108,10 +110,12 @@ export async function waitForRun(
   }
 }
 
-export class WaitTimeoutError extends Error {
+export class WaitTimeoutError extends InternalError {
   override name = 'WaitTimeoutError';
+  override readonly errorCode = 'wait_timeout';
 }
 
-export class RunVanishedError extends Error {
+export class RunVanishedError extends InternalError {
   override name = 'RunVanishedError';
+  override readonly errorCode = 'run_vanished';
 }

@@ -95,74 +95,79 @@ export async function describeRun(queues: Queues, kind: RunKind, asOf: Date): Pr
 async function describeRollup(queues: Queues, asOf: Date): Promise<RunInfo | null> {
   const [planned, flow] = await Promise.all([jobAndState(queues.rollup, planJobId(asOf)), jobAndState(queues.rollup, rollupJobId(asOf))]);
   if (!planned && !flow) return null;
-  const plan = planned?.job;
   const info = blank('rollup', asOf.toISOString());
-  info.jobIds = [plan?.id, flow?.job.id].filter((x): x is string => typeof x === 'string');
-
-  if (!flow) {
-    const state = planned!.state;
-    timing(info, plan!.processedOn, plan!.finishedOn);
-    if (state === 'active') Object.assign(info, { state: 'planning', percent: 2, progress: resultOf(Progress, plan!.progress)?.step ?? 'planning' });
-    else if (state === 'failed') Object.assign(info, { state: 'failed', progress: 'planning failed', error: plan!.failedReason || 'failed' });
-    else if (state === 'completed') Object.assign(info, { state: 'unknown', note: 'the run finished and its records were removed' });
-    else Object.assign(info, { state: waitingState(plan!, state), progress: 'waiting for a worker' });
-    return info;
-  }
-
+  info.jobIds = [planned?.job.id, flow?.job.id].filter((x): x is string => typeof x === 'string');
+  if (!flow) return describePlanning(info, planned!);
   const { job: run, state } = flow;
-  const startedAt = plan?.processedOn ?? run.timestamp;
+  info.partitions = await partitionCounts(run);
+  const result = state === 'completed' ? resultOf(PublishResult, run.returnvalue) : null;
+  countPartitions(info, run, result);
+  timing(info, planned?.job.processedOn ?? run.timestamp, run.finishedOn);
+  return describeFlow(queues, info, flow, result);
+}
+
+/** A rollup run whose flow does not exist yet (or any more): what its plan job says. */
+function describePlanning(info: RunInfo, planned: { job: Job; state: JobState | 'unknown' }): RunInfo {
+  const { job: plan, state } = planned;
+  timing(info, plan.processedOn, plan.finishedOn);
+  if (state === 'active') Object.assign(info, { state: 'planning', percent: 2, progress: resultOf(Progress, plan.progress)?.step ?? 'planning' });
+  else if (state === 'failed') Object.assign(info, { state: 'failed', progress: 'planning failed', error: plan.failedReason || 'failed' });
+  else if (state === 'completed') Object.assign(info, { state: 'unknown', note: 'the run finished and its records were removed' });
+  else Object.assign(info, { state: waitingState(plan, state), progress: 'waiting for a worker' });
+  return info;
+}
+
+/** The flow's partition jobs: done, failed and in all. */
+async function partitionCounts(run: Job): Promise<NonNullable<RunInfo['partitions']>> {
   const counts = await run.getDependenciesCount();
   const done = counts.processed ?? 0;
   const failed = counts.failed ?? 0;
-  const total = done + failed + (counts.unprocessed ?? 0) + (counts.ignored ?? 0);
-  info.partitions = { done, failed, total };
+  return { done, failed, total: done + failed + (counts.unprocessed ?? 0) + (counts.ignored ?? 0) };
+}
+
+/** Partitions rebuilt and reused: as planned, then as done once the run completed. */
+function countPartitions(info: RunInfo, run: Job, result: PublishResult | null): void {
   const decisions = resultOf(PublishPayload, run.data)?.decisions;
   if (decisions) {
     const rebuilt = decisions.filter((d) => d.action === 'rebuild').length;
     info.partitionsRebuilt = rebuilt;
     info.partitionsReused = decisions.length - rebuilt;
   }
-  const result = state === 'completed' ? resultOf(PublishResult, run.returnvalue) : null;
   // What the run did, once known: a job may have reused a state another run built meanwhile.
   if (typeof result?.partitionsRebuilt === 'number' && typeof result.partitionsReused === 'number') {
     info.partitionsRebuilt = result.partitionsRebuilt;
     info.partitionsReused = result.partitionsReused;
   }
-  const partitionsLine =
-    `${done}/${total} jobs` +
-    (info.partitionsRebuilt === null ? '' : `, ${info.partitionsRebuilt} partitions rebuilt, ${info.partitionsReused} reused`);
-  timing(info, startedAt, run.finishedOn);
+}
 
+/** A rollup run by the state of its flow's parent (the publish job). */
+async function describeFlow(queues: Queues, info: RunInfo, flow: { job: Job; state: JobState | 'unknown' }, result: PublishResult | null): Promise<RunInfo> {
+  const { job: run, state } = flow;
+  const { done, total } = info.partitions!;
+  const partitionsLine =
+    `${done}/${total} jobs` + (info.partitionsRebuilt === null ? '' : `, ${info.partitionsRebuilt} partitions rebuilt, ${info.partitionsReused} reused`);
   switch (state) {
     case 'waiting-children':
-      Object.assign(info, { state: 'running', percent: 5 + (total > 0 ? (90 * done) / total : 0), progress: partitionsLine });
-      break;
-    case 'active': {
-      const p = resultOf(Progress, run.progress);
-      Object.assign(info, { state: 'publishing', percent: 95, progress: p?.step ?? 'publishing' });
-      break;
-    }
-    case 'completed': {
-      const r = result;
-      Object.assign(info, {
-        state: 'completed',
-        percent: 100,
-        progress: partitionsLine,
-        reports: r?.reports ?? null,
-        streams: r?.streams ?? null,
-        snapshot: r?.snapshot ?? null,
-        published: r?.published ?? null,
-        note: r && !r.published ? 'not published: a snapshot with a later asOf is current' : null,
-      });
-      break;
-    }
+      return Object.assign(info, { state: 'running', percent: 5 + (total > 0 ? (90 * done) / total : 0), progress: partitionsLine });
+    case 'active':
+      return Object.assign(info, { state: 'publishing', percent: 95, progress: resultOf(Progress, run.progress)?.step ?? 'publishing' });
+    case 'completed':
+      return Object.assign(info, { state: 'completed', percent: 100, progress: partitionsLine, ...completedFigures(result) });
     case 'failed':
-      Object.assign(info, { state: 'failed', progress: partitionsLine, error: await failureOf(queues, run) });
-      break;
+      return Object.assign(info, { state: 'failed', progress: partitionsLine, error: await failureOf(queues, run) });
     default:
-      Object.assign(info, { state: waitingState(run, state) === 'retrying' ? 'retrying' : 'publishing', percent: 95, progress: partitionsLine });
+      return Object.assign(info, { state: waitingState(run, state) === 'retrying' ? 'retrying' : 'publishing', percent: 95, progress: partitionsLine });
   }
-  return info;
+}
+
+function completedFigures(r: PublishResult | null): Partial<RunInfo> {
+  return {
+    reports: r?.reports ?? null,
+    streams: r?.streams ?? null,
+    snapshot: r?.snapshot ?? null,
+    published: r?.published ?? null,
+    note: r && !r.published ? 'not published: a snapshot with a later asOf is current' : null,
+  };
 }
 
 /** Why a run's parent failed: its own reason, or that of the partition that failed it. */

@@ -7,6 +7,7 @@ import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
 import { cleanReportLeftovers, customersWithData, publishSnapshotReports, type CustomerPublication, type ReportFailure } from '../../pilot/publish.ts';
 import { cleanDebris } from '../../warehouse/snapshots.ts';
 import { reconcilePublication } from '../../warehouse/publication.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 export interface ReportRunResult {
   asOf: string;
@@ -24,8 +25,9 @@ export interface ReportRunResult {
   failed: ReportFailure[];
 }
 
-export class UnknownCustomerError extends Error {
+export class UnknownCustomerError extends InternalError {
   override name = 'UnknownCustomerError';
+  override readonly errorCode = 'unknown_customer';
 }
 
 export async function runReports(

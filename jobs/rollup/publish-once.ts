@@ -7,6 +7,7 @@ import { buildDir, publishedDir, readCurrent, readHistory, snapshotFiles } from 
 import type { WarehouseLayout } from '../../warehouse/layout.ts';
 import { publishRollup, type PublishInput } from './publish.ts';
 import type { JobDeps } from '../deps.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 export interface PublishOnceResult {
   /** Null only when an earlier attempt's snapshot was discarded for a later asOf and pruned. */
@@ -17,8 +18,9 @@ export interface PublishOnceResult {
 }
 
 /** The build folder of the run is gone and no trace of its publication was found. */
-export class BuildGoneError extends Error {
+export class BuildGoneError extends InternalError {
   override name = 'BuildGoneError';
+  override readonly errorCode = 'build_gone';
 }
 
 /** Clocks of the machine that planned and of the one that published may differ a little. */

@@ -16,6 +16,7 @@ import { writeJsonDurable } from '../../lib/fsx.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { JobDeps } from '../deps.ts';
 import { runManifest } from './run-manifest.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 export interface PublishInput {
   runId: string;
@@ -45,8 +46,9 @@ export interface PublishResult {
 }
 
 /** A state the run needs is missing: its job did not finish, or it was removed meanwhile. */
-export class StateMissingError extends Error {
+export class StateMissingError extends InternalError {
   override name = 'StateMissingError';
+  override readonly errorCode = 'state_missing';
 }
 
 /**

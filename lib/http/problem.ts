@@ -2,7 +2,8 @@
 // how one is written as an application/problem+json body with a stable `code` (api-decisions.md,
 // "Errors"). No route writes its own error body; nothing internal (stack, SQL, path) ever reaches
 // one. Each server keeps its own catalogue (api/errors.ts, collector/problems.ts); here are those
-// the request frame itself answers with (lib/http/frame.ts).
+// the request frame itself answers with (lib/http/frame.ts). Internal errors and the CLI's exit codes
+// have their own catalogue: lib/error-catalogue.ts.
 import type { Context } from 'koa';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

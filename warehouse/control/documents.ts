@@ -6,11 +6,12 @@ import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { z } from 'zod';
 import { writeJsonDurable } from '../../lib/fsx.ts';
-import { describeZodError } from '../../lib/errors.ts';
+import { describeZodError, InternalError } from '../../lib/errors.ts';
 import { StampedReads } from '../../lib/stamped-reads.ts';
 
-export class ControlDocumentError extends Error {
+export class ControlDocumentError extends InternalError {
   override name = 'ControlDocumentError';
+  override readonly errorCode = 'control_document_invalid';
 }
 
 /** Read a document; `empty` when it does not exist yet. */

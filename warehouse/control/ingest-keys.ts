@@ -14,6 +14,7 @@ import { findTenant, TENANT_ID_PATTERN, type Tenant } from './tenants.ts';
 import type { Revocation } from './revocation.ts';
 import type { Logger } from '../../lib/log.ts';
 import { createOnce } from './secrets.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 /** `ingest_` and 32 characters of base64url (24 random bytes). */
 export const INGEST_KEY_PATTERN = /^ingest_[A-Za-z0-9_-]{32}$/;
@@ -40,8 +41,9 @@ const IngestKeysDocSchema = z
 type IngestKeysDoc = z.infer<typeof IngestKeysDocSchema>;
 const EMPTY: IngestKeysDoc = { version: 1, keys: [] };
 
-export class IngestKeyError extends Error {
+export class IngestKeyError extends InternalError {
   override name = 'IngestKeyError';
+  override readonly errorCode = 'ingest_key_refused';
 }
 
 export function ingestKeysFile(layout: WarehouseLayout): string {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { WarehouseLayout } from '../layout.ts';
 import { readDocument, updateDocument } from './documents.ts';
 import { MAX_ORIGINS, normaliseOrigin } from '../../lib/origin-rules.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 const OriginsDocSchema = z.object({
   version: z.number().int().nonnegative(),
@@ -20,8 +21,9 @@ export type StoredOrigins = z.infer<typeof OriginsDocSchema>;
 
 const EMPTY: StoredOrigins = { version: 0, origins: [], updatedAt: null };
 
-export class VersionMismatch extends Error {
+export class VersionMismatch extends InternalError {
   override name = 'VersionMismatch';
+  override readonly errorCode = 'origins_version_mismatch';
   constructor(readonly current: StoredOrigins) {
     super('the stored list changed since it was read');
   }

@@ -4,6 +4,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { WarehouseLayout } from '../layout.ts';
 import { createOnce } from './secrets.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 /** The public verification key exactly as GET /manifest/public-key returns it. */
 export interface PublicJwk {
@@ -20,8 +21,9 @@ export interface SigningKey {
   publicJwk: PublicJwk;
 }
 
-export class SigningKeyError extends Error {
+export class SigningKeyError extends InternalError {
   override name = 'SigningKeyError';
+  override readonly errorCode = 'signing_key_invalid';
 }
 
 const KEY_FILE = 'manifest-signing-key.pem';

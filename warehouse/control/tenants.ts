@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { CUSTOMER_ID_PATTERN } from '../ids.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { readDocumentCached, updateDocument } from './documents.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 export const TENANT_ID_PATTERN = /^t_[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -29,8 +30,9 @@ const TenantsDocSchema = z
 type TenantsDoc = z.infer<typeof TenantsDocSchema>;
 const EMPTY: TenantsDoc = { version: 1, tenants: [] };
 
-export class TenantError extends Error {
+export class TenantError extends InternalError {
   override name = 'TenantError';
+  override readonly errorCode = 'tenant_refused';
 }
 
 export function tenantsFile(layout: WarehouseLayout): string {

@@ -5,6 +5,7 @@ import type { DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
 import type { SqlParams, SqlTypes } from './param-values.ts';
 import { rowValues } from './row-values.ts';
 import type { Slots } from './slots.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 export type Row = object;
 
@@ -30,8 +31,9 @@ export function isOutOfMemory(err: unknown): boolean {
   return err instanceof Error && /^Out of Memory Error\b/.test(err.message);
 }
 
-export class QueryTimeout extends Error {
+export class QueryTimeout extends InternalError {
   override name = 'QueryTimeout';
+  override readonly errorCode = 'query_timeout';
   constructor(readonly ms: number) {
     super(`query interrupted after ${ms} ms`);
   }

@@ -1,10 +1,12 @@
 // Slots capping the DuckDB calls in flight (they run on libuv's small thread pool), taken in
 // arrival order; a waiter leaves the queue when its signal aborts, and a bounded queue refuses
 // work past its bound rather than growing.
+import { InternalError } from '../../lib/errors.ts';
 
 /** Raised instead of queueing when a bounded queue of DuckDB work is full. */
-export class SlotsBusy extends Error {
+export class SlotsBusy extends InternalError {
   override name = 'SlotsBusy';
+  override readonly errorCode = 'slots_busy';
   constructor() {
     super('too much DuckDB work is queued');
   }

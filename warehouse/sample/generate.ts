@@ -6,11 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { LIST, VARCHAR, listValue } from '@duckdb/node-api';
 import { z } from 'zod';
 import type { Db } from '../duckdb/db.ts';
+import type { DbSession } from '../duckdb/session.ts';
 import { fillSql, quotedString, sqlFile } from '../sql-files.ts';
 import { exists, fsyncDir, listFiles, moveFile } from '../../lib/fsx.ts';
 import { compactIso } from '../../lib/time.ts';
 import { hostScratchDir, type WarehouseLayout } from '../layout.ts';
 import { CUSTOMER_ID_PATTERN } from '../ids.ts';
+import { InternalError } from '../../lib/errors.ts';
 
 export const GenerateOptionsSchema = z
   .object({
@@ -39,8 +41,9 @@ export interface GenerateResult {
   to: Date;
 }
 
-export class GenerateError extends Error {
+export class GenerateError extends InternalError {
   override name = 'GenerateError';
+  override readonly errorCode = 'generate_refused';
 }
 
 /**
@@ -57,68 +60,21 @@ export async function generateReports(
   const opts = GenerateOptionsSchema.parse(options);
   const startMs = opts.start.getTime();
   const endMs = startMs + Math.round(opts.hours * 3_600_000);
-  const stem = `gen-${opts.seed}-${compactIso(opts.start, 's')}`;
-  const scratch = path.join(hostScratchDir(layout), `generate-${process.pid}-${randomBytes(4).toString('hex')}`);
-  await fs.mkdir(scratch, { recursive: true });
+  const run: Generation = {
+    opts,
+    startMs,
+    endMs,
+    stem: `gen-${opts.seed}-${compactIso(opts.start, 's')}`,
+    scratch: path.join(hostScratchDir(layout), `generate-${process.pid}-${randomBytes(4).toString('hex')}`),
+  };
+  await fs.mkdir(run.scratch, { recursive: true });
   try {
-    const { reports, duplicates } = await db.withSession(async (s) => {
-      await s.run(sqlFile('random_macros'));
-      const query = sqlFile('generate_reports');
-      const mainDir = path.join(scratch, 'main');
-      const reports = await s.runWithProgress(
-        fillSql(
-          `COPY ({{query}}) TO {{dir}} (FORMAT parquet, PARTITION_BY (customer, date), FILENAME_PATTERN {{pattern}})`,
-          { query, dir: quotedString(mainDir), pattern: quotedString(`${stem}-{i}`) },
-        ),
-        {
-          seed: BigInt(opts.seed),
-          start_ms: BigInt(startMs),
-          end_ms: BigInt(endMs),
-          customers: listValue(opts.customers),
-          streams: opts.streams,
-          sessions: opts.sessions,
-        },
-        { customers: LIST(VARCHAR) },
-        (p) => onProgress(p * 0.9, 'generating'),
-      );
-      // About 1 % of reports are delivered twice: the SDK retried, and the copy landed in
-      // another file of the same partition.
-      const duplicates = reports === 0 ? 0 : await s.run(
-        fillSql(
-          `COPY (SELECT * FROM read_parquet({{glob}}, hive_partitioning = true) WHERE hash(reportId) % 100 = 0)
-           TO {{dir}} (FORMAT parquet, PARTITION_BY (customer, date), FILENAME_PATTERN {{pattern}})`,
-          {
-            glob: quotedString(path.join(mainDir, '*', '*', '*.parquet')),
-            dir: quotedString(path.join(scratch, 'retries')),
-            pattern: quotedString(`${stem}-retry-{i}`),
-          },
-        ),
-      );
-      return { reports, duplicates };
-    });
+    const { reports, duplicates } = await db.withSession((s) => writeGenerated(s, run, onProgress));
     onProgress(95, 'landing');
-    const written = await listFiles(scratch, '.parquet');
-    const moves = written.map((file) => {
-      const rel = path.relative(scratch, file).split(path.sep).slice(1); // drop main/ or retries/
-      return { from: file, to: path.join(layout.rawReports, ...rel) };
-    });
-    for (const m of moves) {
-      if (await exists(m.to)) {
-        throw new GenerateError(
-          `${path.relative(layout.root, m.to)} already exists: this seed and start were generated before (nothing written)`,
-        );
-      }
-    }
-    // Land every file by rename; each is complete before it appears (session-report.md).
-    const dirs = new Set<string>();
-    for (const m of moves) {
-      await moveFile(m.from, m.to);
-      dirs.add(path.dirname(m.to));
-    }
-    for (const d of dirs) await fsyncDir(d);
+    const files = await landGenerated(layout, run.scratch);
     onProgress(100, 'done');
     return {
-      files: moves.map((m) => m.to),
+      files,
       reports: reports + duplicates,
       duplicates,
       streams: opts.customers.length * opts.streams,
@@ -127,6 +83,80 @@ export async function generateReports(
       to: new Date(endMs),
     };
   } finally {
-    await fs.rm(scratch, { recursive: true, force: true });
+    await fs.rm(run.scratch, { recursive: true, force: true });
   }
+}
+
+/** One generation: its options, period, file name stem and scratch folder. */
+interface Generation {
+  opts: GenerateOptions;
+  startMs: number;
+  endMs: number;
+  stem: string;
+  scratch: string;
+}
+
+/** The reports and their retried copies, written as Parquet into the scratch folder. */
+async function writeGenerated(s: DbSession, run: Generation, onProgress: (percent: number, phase: string) => void): Promise<{ reports: number; duplicates: number }> {
+  await s.run(sqlFile('random_macros'));
+  const mainDir = path.join(run.scratch, 'main');
+  const reports = await s.runWithProgress(
+    fillSql(`COPY ({{query}}) TO {{dir}} (FORMAT parquet, PARTITION_BY (customer, date), FILENAME_PATTERN {{pattern}})`, {
+      query: sqlFile('generate_reports'),
+      dir: quotedString(mainDir),
+      pattern: quotedString(`${run.stem}-{i}`),
+    }),
+    {
+      seed: BigInt(run.opts.seed),
+      start_ms: BigInt(run.startMs),
+      end_ms: BigInt(run.endMs),
+      customers: listValue(run.opts.customers),
+      streams: run.opts.streams,
+      sessions: run.opts.sessions,
+    },
+    { customers: LIST(VARCHAR) },
+    (p) => onProgress(p * 0.9, 'generating'),
+  );
+  const duplicates = reports === 0 ? 0 : await writeRetries(s, run, mainDir);
+  return { reports, duplicates };
+}
+
+/**
+ * About 1 % of reports are delivered twice: the SDK retried, and the copy landed in another file of
+ * the same partition.
+ */
+function writeRetries(s: DbSession, run: Generation, mainDir: string): Promise<number> {
+  return s.run(
+    fillSql(
+      `COPY (SELECT * FROM read_parquet({{glob}}, hive_partitioning = true) WHERE hash(reportId) % 100 = 0)
+           TO {{dir}} (FORMAT parquet, PARTITION_BY (customer, date), FILENAME_PATTERN {{pattern}})`,
+      {
+        glob: quotedString(path.join(mainDir, '*', '*', '*.parquet')),
+        dir: quotedString(path.join(run.scratch, 'retries')),
+        pattern: quotedString(`${run.stem}-retry-{i}`),
+      },
+    ),
+  );
+}
+
+/** Moves the written files into the landing area (refused whole when one is there already); their paths. */
+async function landGenerated(layout: WarehouseLayout, scratch: string): Promise<string[]> {
+  const written = await listFiles(scratch, '.parquet');
+  const moves = written.map((file) => {
+    const rel = path.relative(scratch, file).split(path.sep).slice(1); // drop main/ or retries/
+    return { from: file, to: path.join(layout.rawReports, ...rel) };
+  });
+  for (const m of moves) {
+    if (await exists(m.to)) {
+      throw new GenerateError(`${path.relative(layout.root, m.to)} already exists: this seed and start were generated before (nothing written)`);
+    }
+  }
+  // Land every file by rename; each is complete before it appears (session-report.md).
+  const dirs = new Set<string>();
+  for (const m of moves) {
+    await moveFile(m.from, m.to);
+    dirs.add(path.dirname(m.to));
+  }
+  for (const d of dirs) await fsyncDir(d);
+  return moves.map((m) => m.to);
 }
