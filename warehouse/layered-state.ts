@@ -18,8 +18,8 @@ import { exists } from '../lib/fsx.ts';
 import { timestampLiteral } from './window-pieces.ts';
 import { STATE_COMPRESSION } from './parquet-write.ts';
 import type { DbSession } from './duckdb/session.ts';
-import { checkSchemas, isFileError, type LandedFile, type SchemaVerdict } from './landing.ts';
-import { fileSchema, loadSql, quarantineUnreadable, screenFiles, type LoadContext, type LoadOutcome } from './partition-load.ts';
+import { checkSchemas, type LandedFile, type SchemaVerdict } from './landing.ts';
+import { fileSchema, loadSql, readScreened, type LoadContext, type LoadOutcome } from './partition-load.ts';
 import { pieceSql } from './piece-columns.ts';
 import { STATE_COLUMNS } from './report-columns.ts';
 import { buildSeries, SERIES_ROW_GROUP_SIZE, type PartitionToBuild } from './partition-state.ts';
@@ -388,30 +388,16 @@ interface NewReports extends Pick<LoadOutcome, 'quarantined' | 'presentColumns'>
 }
 
 /**
- * `layer_rows` from `files` (checked first, bad ones quarantined; a file whose pages are broken is
- * found by reading each alone, as partition-state.ts does), deduplicated among themselves.
+ * `layer_rows` from `files` (checked first, bad ones quarantined: readScreened, as partition-state.ts
+ * reads), deduplicated among themselves.
  */
 async function readNewReports(ctx: LoadContext, files: readonly LandedFile[]): Promise<NewReports> {
-  let load: LoadOutcome | null = files.length > 0 ? await screenFiles(ctx, files) : null;
-  for (;;) {
-    const good = load?.files ?? [];
-    try {
-      await ctx.s.run(loadSql(good, new Set(load?.presentColumns ?? []), STATE_COLUMNS, 'VIEW'));
-      await ctx.s.run(sqlFile('dedup_batch'));
-      await ctx.s.run(pieceSql('layer_new_reports'));
-      const perFile = good.length === 0 ? [] : await ctx.s.all<{ n: number }>(fillSql(sqlFile('files_read'), { files: fileList(good.map((f) => f.path)) }));
-      const rowsRead = perFile.reduce((a, r) => a + Number(r.n), 0);
-      return {
-        quarantined: load?.quarantined ?? [],
-        presentColumns: load?.presentColumns ?? [],
-        rowsRead,
-        schemaOf: (f) => (load && load.files.includes(f) ? load.schemaOf(f) : undefined),
-      };
-    } catch (err) {
-      if (!isFileError(err) || !load) throw err;
-      const checked = await quarantineUnreadable(ctx, load.files, (f) => new Set(load!.presentColumnsOf([f])), STATE_COLUMNS);
-      if (checked.files.length === load.files.length) throw err;
-      load = { ...load, files: checked.files, quarantined: [...load.quarantined, ...checked.quarantined], presentColumns: load.presentColumnsOf(checked.files) };
-    }
-  }
+  const { load, result: rowsRead } = await readScreened(ctx, files, async (l) => {
+    await ctx.s.run(loadSql(l.files, new Set(l.presentColumns), STATE_COLUMNS, 'VIEW'));
+    await ctx.s.run(sqlFile('dedup_batch'));
+    await ctx.s.run(pieceSql('layer_new_reports'));
+    const perFile = l.files.length === 0 ? [] : await ctx.s.all<{ n: number }>(fillSql(sqlFile('files_read'), { files: fileList(l.files.map((f) => f.path)) }));
+    return perFile.reduce((a, r) => a + Number(r.n), 0);
+  });
+  return { quarantined: load.quarantined, presentColumns: load.presentColumns, rowsRead, schemaOf: (f) => (load.files.includes(f) ? load.schemaOf(f) : undefined) };
 }

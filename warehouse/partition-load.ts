@@ -8,6 +8,7 @@ import { emptyRawReportsSql } from './empty-relations.ts';
 import { validateRows } from './validate-rows.ts';
 import { checkSchemas, cleanDuckDbMessage, isFileError, quarantineFile, type LandedFile, type QuarantinedFile } from './landing.ts';
 import { projectionSql, provenanceSql } from './report-projection.ts';
+import { STATE_COLUMNS } from './report-columns.ts';
 import type { WarehouseLayout } from './layout.ts';
 import type { Logger } from '../lib/log.ts';
 
@@ -73,6 +74,36 @@ export async function screenFiles(
 
   const presentColumns = [...presentIn(files)].sort();
   return { files, quarantined, presentColumns, presentColumnsOf: (list) => [...presentIn(list)].sort(), schemaOf: (f) => fileSchema(columnsOf.get(f.path)!) };
+}
+
+/**
+ * The state builders' one loop (partition-state.ts, layered-state.ts): `files` screened
+ * (screenFiles), then `read` over those that passed. A file whose data pages are broken shows only
+ * when read: then each file is read alone, the culprits quarantined, and `read` runs again over the
+ * rest. A failure that is no file's fault is thrown (the run fails and is retried). Returns the
+ * files `read` succeeded over, with what it returned.
+ */
+export async function readScreened<T>(ctx: LoadContext, files: readonly LandedFile[], read: (load: LoadOutcome) => Promise<T>): Promise<{ load: LoadOutcome; result: T }> {
+  let load = files.length > 0 ? await screenFiles(ctx, files) : NO_FILES;
+  for (;;) {
+    try {
+      return { load, result: await read(load) };
+    } catch (err) {
+      if (!isFileError(err) || load.files.length === 0) throw err;
+      ctx.log.warn({ err: (err as Error).message.split('\n')[0] }, 'bulk read failed; reading files one by one');
+      load = await withoutUnreadable(ctx, load, err);
+    }
+  }
+}
+
+/** The outcome of screening no file. */
+const NO_FILES: LoadOutcome = { files: [], quarantined: [], presentColumns: [], presentColumnsOf: () => [], schemaOf: () => '' };
+
+/** `load` without the files that cannot be read alone (quarantined); `err` again when every file can. */
+async function withoutUnreadable(ctx: LoadContext, load: LoadOutcome, err: unknown): Promise<LoadOutcome> {
+  const checked = await quarantineUnreadable(ctx, load.files, (f) => new Set(load.presentColumnsOf([f])), STATE_COLUMNS);
+  if (checked.files.length === load.files.length) throw err; // not a file's fault: let the run fail and be retried
+  return { ...load, files: checked.files, quarantined: [...load.quarantined, ...checked.quarantined], presentColumns: load.presentColumnsOf(checked.files) };
 }
 
 /**

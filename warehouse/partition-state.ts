@@ -9,8 +9,8 @@
 import { fileList, fillSql, quotedString, sqlFile, withBucketSeconds } from './sql-files.ts';
 import { STATE_COMPRESSION } from './parquet-write.ts';
 import type { DbSession } from './duckdb/session.ts';
-import { isFileError, type LandedFile } from './landing.ts';
-import { loadSql, quarantineUnreadable, screenFiles, type LoadContext, type LoadOutcome } from './partition-load.ts';
+import type { LandedFile } from './landing.ts';
+import { loadSql, readScreened, type LoadContext, type LoadOutcome } from './partition-load.ts';
 import { pieceSql } from './piece-columns.ts';
 import { STATE_COLUMNS } from './report-columns.ts';
 import { newStateId, partitionKey, stateInput, stateVersion, writeStates, type stateFiles, type StateMeta, type StateToWrite } from './state-store.ts';
@@ -56,22 +56,11 @@ export async function buildPartitionStates(
 /**
  * The batch's files checked (schemas, then every row rule, validate-rows.ts), each against the
  * partition folder it lies in (rows of another customer or date are a fault of the file), then
- * deduplicated and reduced to minute and hour pieces, read where they lie. A file whose data pages
- * are broken shows only when read: then each file is read alone, the culprits quarantined, and
- * the batch read again. Returns the files the pieces hold.
+ * deduplicated and reduced to minute and hour pieces, read where they lie (readScreened: a file
+ * whose pages are broken is quarantined and the batch read again). Returns the files the pieces hold.
  */
 async function readPieces(ctx: LoadContext, landed: readonly LandedFile[]): Promise<LoadOutcome> {
-  let load = await screenFiles(ctx, landed);
-  for (;;) {
-    try {
-      await piecesFrom(ctx.s, load.files, new Set(load.presentColumns));
-      return load;
-    } catch (err) {
-      if (!isFileError(err)) throw err;
-      ctx.log.warn({ err: (err as Error).message.split('\n')[0] }, 'bulk read failed; reading files one by one');
-      load = await withoutUnreadable(ctx, load, err);
-    }
-  }
+  return (await readScreened(ctx, landed, (load) => piecesFrom(ctx.s, load.files, new Set(load.presentColumns)))).load;
 }
 
 /**
@@ -82,19 +71,6 @@ async function piecesFrom(s: DbSession, files: readonly LandedFile[], present: R
   await s.run(loadSql(files, present, STATE_COLUMNS, 'VIEW'));
   await s.run(sqlFile('dedup_batch'));
   await s.run(pieceSql('state_pieces'));
-}
-
-/** `load` without the files that cannot be read alone (quarantined); `err` again when every file can. */
-async function withoutUnreadable(ctx: LoadContext, load: LoadOutcome, err: unknown): Promise<LoadOutcome> {
-  const checked = await quarantineUnreadable(ctx, load.files, (f) => new Set(load.presentColumnsOf([f])), STATE_COLUMNS);
-  if (checked.files.length === load.files.length) throw err; // not a file's fault: let the run fail and be retried
-  return {
-    files: checked.files,
-    quarantined: [...load.quarantined, ...checked.quarantined],
-    presentColumns: load.presentColumnsOf(checked.files),
-    presentColumnsOf: load.presentColumnsOf,
-    schemaOf: load.schemaOf,
-  };
 }
 
 /**
