@@ -22,10 +22,11 @@ let wh: TestWarehouse;
 
 /** Run the pipeline in a child and SIGKILL it as soon as `seen()` holds. */
 async function killWhen(asOf: Date, seen: () => Promise<boolean>): Promise<void> {
+  // A half-built state waits 2 s before its rename: a fast run would otherwise leave no time to see it.
   const child = spawn(
     process.execPath,
     fixtureArgv('pipeline-run.ts', wh.root, asOf.toISOString()),
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOLD_TMP_MS: '2000' } },
   );
   let stdout = '';
   let stderr = '';
