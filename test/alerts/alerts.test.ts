@@ -124,7 +124,7 @@ describe('evaluation, incidents and webhooks', () => {
     await rx.waitFor(3);
     rx.answer.status = 200;
     rx.answer.headers = {};
-    const got = await rx.waitFor(4, 30_000);
+    const got = await rx.waitFor(4, 60_000);
     expect(got[3]!.headers['webhook-id']).toBe(got[2]!.headers['webhook-id']);
     expect(got[3]!.at - got[2]!.at).toBeGreaterThanOrEqual(950);
     expect((rx.verify(got[3]!, secret) as { type: string }).type).toBe('ping');

@@ -41,7 +41,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     received,
     answer,
     verify: (r, secret) => new Webhook(secret).verify(r.body, r.headers),
-    async waitFor(n, timeoutMs = 20_000) {
+    async waitFor(n, timeoutMs = 60_000) {
       const until = Date.now() + timeoutMs;
       while (received.length < n) {
         if (Date.now() > until) throw new Error(`the receiver got ${received.length} requests, not ${n}, within ${timeoutMs} ms`);
