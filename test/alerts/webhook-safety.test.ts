@@ -100,10 +100,10 @@ describe('the outbox', () => {
     await second.redeliver('t_X', e.id, d.id);
     await second.enqueue('t_Y', slowEndpoint, { id: 'msg_slow', type: 'ping', timestamp: new Date().toISOString(), data: {} });
     second.start();
-    const [got] = await up.waitFor(1, 5_000);
+    const [got] = await up.waitFor(1, 20_000);
     expect(got!.headers['webhook-id']).toBe('msg_restart');
     expect(slow.received.length === 0 || Date.now() - slow.received[0]!.at < 1_500).toBe(true);
-    await slow.waitFor(1, 5_000);
+    await slow.waitFor(1, 20_000);
     await new Promise((r) => setTimeout(r, 2_000));
     await second.stop();
     expect(up.received).toHaveLength(1);
