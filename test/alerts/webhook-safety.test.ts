@@ -108,5 +108,5 @@ describe('the outbox', () => {
     await second.stop();
     expect(up.received).toHaveLength(1);
     expect((await second.list('t_X', e.id))[0]).toMatchObject({ state: 'delivered' });
-  }, 30_000);
+  }, 60_000);
 });
