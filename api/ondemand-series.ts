@@ -7,15 +7,15 @@
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../warehouse/duckdb/db.ts';
-import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
+import { queryQualitySeries, querySeries, type BucketRow, type QualityBucketRow } from '../warehouse/bucket-series.ts';
 import { loadStreamReports } from '../warehouse/stream-reports.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
 import { AdmittedWork } from './shared-work.ts';
 import type { ServedSnapshot } from './snapshot-store.ts';
 
-/** Rough heap bytes of a cached row (an object of eight numbers). */
-const ROW_BYTES = 120;
+/** Rough heap bytes of a cached row (an object of eight numbers, thirteen with the quality figures). */
+const ROW_BYTES = 180;
 
 export class OnDemandSeries {
   /** Computed series, bounded in bytes (API_SERIES_CACHE_MB); concurrent requests share the work under way. */
@@ -39,27 +39,37 @@ export class OnDemandSeries {
   }
 
   /** Every non-empty bucket of the stream up to asOf, in time order, for the request `ctx`. */
-  async series(snap: ServedSnapshot, streamId: string, bucketSeconds: number, ctx: Context): Promise<BucketRow[]> {
-    const key = `${snap.id}|${streamId}|${bucketSeconds}`;
+  series(snap: ServedSnapshot, streamId: string, bucketSeconds: number, ctx: Context): Promise<BucketRow[]> {
+    return this.cached(snap, streamId, bucketSeconds, false, ctx);
+  }
+
+  /** The same with each bucket's quality figures (series_quality.sql). */
+  qualitySeries(snap: ServedSnapshot, streamId: string, bucketSeconds: number, ctx: Context): Promise<QualityBucketRow[]> {
+    return this.cached(snap, streamId, bucketSeconds, true, ctx) as Promise<QualityBucketRow[]>;
+  }
+
+  private async cached(snap: ServedSnapshot, streamId: string, bucketSeconds: number, quality: boolean, ctx: Context): Promise<BucketRow[]> {
+    const key = `${snap.id}|${streamId}|${bucketSeconds}|${quality ? 'quality' : 'plain'}`;
     const cached = this.done.get(key);
     if (cached) return cached;
     const customerId = parseStreamId(streamId)?.customerId ?? '';
     return this.work.run(ctx, key, customerId, async (signal) => {
-      const rows = await this.compute(snap, customerId, streamId, bucketSeconds, signal);
+      const rows = await this.compute(snap, customerId, streamId, bucketSeconds, quality, signal);
       // A failure (a timeout, a cancellation) is not remembered: the next request tries again.
       this.done.set(key, rows);
       return rows;
     });
   }
 
-  private async compute(snap: ServedSnapshot, customerId: string, streamId: string, bucketSeconds: number, signal: AbortSignal): Promise<BucketRow[]> {
+  private async compute(snap: ServedSnapshot, customerId: string, streamId: string, bucketSeconds: number, quality: boolean, signal: AbortSignal): Promise<BucketRow[]> {
     const inputs = customerId ? snap.customerInputs(this.layout, customerId) : null;
     if (!inputs) return [];
     // Temp tables live and die with the session's connection: nothing to drop by hand.
     return this.db.withSession(
       async (s) => {
         await loadStreamReports(s, inputs, streamId, new Date(snap.asOfMs));
-        return (await querySeries(s, bucketSeconds)).get(streamId) ?? [];
+        const rows = quality ? await queryQualitySeries(s, bucketSeconds) : await querySeries(s, bucketSeconds);
+        return rows.get(streamId) ?? [];
       },
       { signal, bounded: true, releaseAfter: true },
     );

@@ -3,7 +3,7 @@
 // bucket by bucket; the previous period is the same number of whole buckets before the window).
 import pLimit from 'p-limit';
 import type { BreakdownFigures } from '../warehouse/breakdowns.ts';
-import type { BucketJson } from '../warehouse/bucket-series.ts';
+import type { BucketJson, BucketQuality } from '../warehouse/bucket-series.ts';
 import type { PortalApi } from './api-client.ts';
 import type { PageState } from './page-state.ts';
 import { windowSecondsOf } from './page-state.ts';
@@ -22,7 +22,8 @@ export interface StreamSummary extends Figures {
   live: boolean;
   lastSeenAt: string | null;
 }
-export type Bucket = BucketJson;
+/** A bucket of the API's series; with its quality figures when the page asked for them. */
+export type Bucket = BucketJson & Partial<BucketQuality>;
 export interface Series {
   from: string;
   to: string;
@@ -73,11 +74,13 @@ export class PageReads {
 
   /**
    * A stream's series over the page's window and the one before it: the API's series of the next
-   * longer window (one request), split into the page window's whole buckets and as many before.
+   * longer window (one request), split into the page window's whole buckets and as many before;
+   * `quality`: with each bucket's quality figures (the route's `quality=true`).
    */
-  async seriesWithPrevious(streamId: string, s: PageState): Promise<{ current: Series; previous: PeriodTotals | null }> {
+  async seriesWithPrevious(streamId: string, s: PageState, quality = false): Promise<{ current: Series; previous: PeriodTotals | null }> {
     const longer = LONGER_WINDOW[s.window];
-    const series = await this.get<Series>(`/telemetry/timeseries?streamId=${enc(streamId)}&window=${longer ?? 'all'}&bucketSeconds=${s.bucket}`);
+    const q = quality ? '&quality=true' : '';
+    const series = await this.get<Series>(`/telemetry/timeseries?streamId=${enc(streamId)}&window=${longer ?? 'all'}&bucketSeconds=${s.bucket}${q}`);
     return splitPeriods(series, s);
   }
 

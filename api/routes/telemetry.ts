@@ -13,7 +13,7 @@ import { parseFilters } from '../breakdown-filters.ts';
 import { scopeOf } from './breakdown.ts';
 import { NO_SESSIONS } from '../../warehouse/breakdowns.ts';
 import { ExportQuery, PlatformMetricsQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
-import { bucketRange, windowSeries } from '../timeseries.ts';
+import { bucketRange, windowQualitySeries, windowSeries } from '../timeseries.ts';
 import { EXPORT_MEDIA, exportFileName, startExport, type ExportFormat } from '../export/export.ts';
 import type { ServedSnapshot } from '../snapshot-store.ts';
 import { streamMetricsBody } from '../stream-figures.ts';
@@ -88,14 +88,15 @@ async function streamMetrics(ctx: Context, deps: ApiDeps): Promise<void> {
 
 async function timeseries(ctx: Context, deps: ApiDeps): Promise<void> {
   const streamId = guardedStream(ctx);
-  const { bucketSeconds, window } = parseQuery(ctx, TimeseriesQuery);
+  const { bucketSeconds, window, quality } = parseQuery(ctx, TimeseriesQuery);
   const snap = knownStreamSnapshot(ctx, streamId);
-  const key = `series|${streamId}|${window}|${bucketSeconds}`;
+  const key = `series|${streamId}|${window}|${bucketSeconds}${quality ? '|quality' : ''}`;
   const standard = (STANDARD_BUCKET_SECONDS as readonly number[]).includes(bucketSeconds);
   await sendSnapshotJsonText(ctx, snap, key, async () => {
-    if (standard) return deps.series.windowJson(snap, streamId, window, bucketSeconds);
+    if (standard && !quality) return deps.series.windowJson(snap, streamId, window, bucketSeconds);
     // Refuse an oversized range before computing anything (the first minute locates `all`).
     bucketRange(window === 'all' ? await deps.series.firstMinute(snap, streamId) : null, snap.asOfMs, window, bucketSeconds);
+    if (quality) return JSON.stringify(windowQualitySeries(streamId, await deps.onDemand.qualitySeries(snap, streamId, bucketSeconds, ctx), snap.asOfMs, window, bucketSeconds));
     return JSON.stringify(windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds, ctx), snap.asOfMs, window, bucketSeconds));
   });
 }

@@ -1,7 +1,7 @@
 // Requests and responses of the telemetry routes (telemetry-api.md, api-decisions.md "Telemetry").
 import { z } from 'zod';
 import { count, fraction, isoInstant, nonNegative } from '../../lib/json-schema.ts';
-import { BucketSchema } from '../../warehouse/bucket-series.ts';
+import { BucketSchema, QualityBucketSchema } from '../../warehouse/bucket-series.ts';
 import { MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES, type WindowName } from '../../warehouse/windows.ts';
 import { EXPORT_FORMATS } from '../export/export.ts';
 import { BREAKDOWN_DIMENSIONS, type SessionDimension } from '../../warehouse/breakdowns.ts';
@@ -20,6 +20,13 @@ export const TimeseriesQuery = z.object({
     `Seconds per bucket; ${MIN_BUCKET_SECONDS}–${MAX_BUCKET_SECONDS}. 60, 300, 600, 3600, 21600 and 86400 are precomputed; others are computed on demand.`,
   ),
   window: windowParam,
+  quality: z
+    .enum(['1', 'true', '0', 'false'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true')
+    .describe(
+      "1 or true: each bucket also has its quality figures (watchMs, stallMs, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess), computed on demand from the stream's reports (any bucketSeconds) and cached for the snapshot",
+    ),
 });
 export const ExportQuery = z.object({ streamId: streamIdQuery, window: windowParam, format: enumParam(EXPORT_FORMATS, 'csv') });
 /** Checked before the rest of the query, so that a foreign or missing stream is a 403 whatever else is wrong. */
@@ -150,7 +157,9 @@ export const TimeseriesSchema = z
     bucketSeconds: z.int().min(MIN_BUCKET_SECONDS).max(MAX_BUCKET_SECONDS),
     from: isoInstant().describe('start of the bucket holding asOf − window (for all: of the first report)'),
     to: isoInstant().describe('start of the bucket holding asOf'),
-    buckets: z.array(BucketSchema).max(MAX_BUCKETS),
+    buckets: z
+      .union([z.array(BucketSchema).max(MAX_BUCKETS), z.array(QualityBucketSchema).max(MAX_BUCKETS)])
+      .describe('QualityBucket with quality=true, Bucket otherwise'),
   })
   .meta({ id: 'Timeseries' });
 

@@ -16,7 +16,7 @@ export async function streamView(ctx: Context, reads: PageReads, state: PageStat
   const [metrics, all, series, rows] = await Promise.all([
     reads.metrics(streamId, state),
     reads.streams('all'),
-    reads.seriesWithPrevious(streamId, state),
+    reads.seriesWithPrevious(streamId, state, true),
     reads.breakdown(streamId, state.by, state),
   ]);
   const summary: StreamSummary | undefined = all.find((s) => s.streamId === streamId);

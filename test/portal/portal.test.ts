@@ -176,6 +176,32 @@ describe('a stream page', () => {
     await page.close();
   });
 
+  it("charts the rebuffer ratio over its bands and the startup p95 from the API's series with quality figures", async () => {
+    const page = await signedIn(portal.token);
+    await page.goto(`${portal.url}/portal/streams/acme%3Alive-main?window=24h`);
+    const asOf = await page.getAttribute('main', 'data-as-of');
+    const data = JSON.parse((await page.textContent('#rebuffer-ratio-data'))!) as { x: number[]; rebufferRatio: (number | null)[]; startupP95: (number | null)[] };
+    const series = await api<{ buckets: { start: string; watchMs: number; stallMs: number; rebufferRatio: number; startupTimeP95Ms: number | null }[] }>(
+      '/telemetry/timeseries?streamId=acme:live-main&window=7d&bucketSeconds=600&quality=true',
+    );
+    const m = await api<{ asOf: string }>('/telemetry/metrics/acme:live-main?window=24h');
+    if (m.asOf === asOf) {
+      const byStart = new Map(series.buckets.map((b) => [Date.parse(b.start) / 1000, b]));
+      expect(data.x.length).toBeGreaterThan(100);
+      data.x.forEach((x, i) => {
+        const b = byStart.get(x)!;
+        expect(data.rebufferRatio[i]).toBe(b.watchMs + b.stallMs > 0 ? b.rebufferRatio : null);
+        expect(data.startupP95[i]).toBe(b.startupTimeP95Ms);
+      });
+      expect(data.startupP95.some((v) => v !== null)).toBe(true);
+    }
+    // Both charts are drawn (a canvas each) and named for screen readers.
+    expect(await page.locator('[data-chart="rebuffer-ratio"] canvas').count()).toBe(1);
+    expect(await page.locator('[data-chart="startup"] canvas').count()).toBe(1);
+    expect(await page.getAttribute('[data-chart="rebuffer-ratio"]', 'aria-label')).toContain('poor above 3 %');
+    await page.close();
+  });
+
   it("refuses another customer's stream with 403", async () => {
     const page = await signedIn(portal.token);
     const res = await page.goto(`${portal.url}/portal/streams/globex%3Alive-main`);
