@@ -9,10 +9,22 @@ import { LRUCache } from 'lru-cache';
 import type { Db } from '../warehouse/duckdb/db.ts';
 import { queryQualitySeries, querySeries, type BucketRow, type QualityBucketRow } from '../warehouse/bucket-series.ts';
 import { loadStreamReports } from '../warehouse/stream-reports.ts';
+import { keepFilteredReports, type BreakdownFilters } from '../warehouse/breakdowns.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
 import { AdmittedWork } from './shared-work.ts';
 import type { ServedSnapshot } from './snapshot-store.ts';
+
+/**
+ * The sessions a filtered series counts: those the filters keep by their earliest report from
+ * `fromMs` (the series' first bucket) on, the breakdown's rule (filtered_reports.sql).
+ */
+export interface KeptSessions {
+  fromMs: number;
+  filters: BreakdownFilters;
+  /** The filters' canonical form: what makes two requests the same work. */
+  canonical: readonly string[];
+}
 
 /** Rough heap bytes of a cached row (an object of eight numbers, thirteen with the quality figures). */
 const ROW_BYTES = 180;
@@ -39,36 +51,48 @@ export class OnDemandSeries {
   }
 
   /** Every non-empty bucket of the stream up to asOf, in time order, for the request `ctx`. */
-  series(snap: ServedSnapshot, streamId: string, bucketSeconds: number, ctx: Context): Promise<BucketRow[]> {
-    return this.cached(snap, streamId, bucketSeconds, false, ctx);
+  series(snap: ServedSnapshot, streamId: string, bucketSeconds: number, ctx: Context, kept?: KeptSessions): Promise<BucketRow[]> {
+    return this.cached(snap, streamId, bucketSeconds, false, ctx, kept);
   }
 
   /** The same with each bucket's quality figures (series_quality.sql). */
-  qualitySeries(snap: ServedSnapshot, streamId: string, bucketSeconds: number, ctx: Context): Promise<QualityBucketRow[]> {
-    return this.cached(snap, streamId, bucketSeconds, true, ctx) as Promise<QualityBucketRow[]>;
+  qualitySeries(snap: ServedSnapshot, streamId: string, bucketSeconds: number, ctx: Context, kept?: KeptSessions): Promise<QualityBucketRow[]> {
+    return this.cached(snap, streamId, bucketSeconds, true, ctx, kept) as Promise<QualityBucketRow[]>;
   }
 
-  private async cached(snap: ServedSnapshot, streamId: string, bucketSeconds: number, quality: boolean, ctx: Context): Promise<BucketRow[]> {
-    const key = `${snap.id}|${streamId}|${bucketSeconds}|${quality ? 'quality' : 'plain'}`;
+  private async cached(snap: ServedSnapshot, streamId: string, bucketSeconds: number, quality: boolean, ctx: Context, kept?: KeptSessions): Promise<BucketRow[]> {
+    const filtered = kept && kept.canonical.length > 0 ? kept : undefined;
+    const key = [snap.id, streamId, bucketSeconds, quality ? 'quality' : 'plain', ...(filtered ? [filtered.fromMs, ...filtered.canonical] : [])].join('\0');
     const cached = this.done.get(key);
     if (cached) return cached;
     const customerId = parseStreamId(streamId)?.customerId ?? '';
     return this.work.run(ctx, key, customerId, async (signal) => {
-      const rows = await this.compute(snap, customerId, streamId, bucketSeconds, quality, signal);
+      const rows = await this.compute(snap, customerId, streamId, { bucketSeconds, quality, kept: filtered }, signal);
       // A failure (a timeout, a cancellation) is not remembered: the next request tries again.
       this.done.set(key, rows);
       return rows;
     });
   }
 
-  private async compute(snap: ServedSnapshot, customerId: string, streamId: string, bucketSeconds: number, quality: boolean, signal: AbortSignal): Promise<BucketRow[]> {
+  private async compute(
+    snap: ServedSnapshot,
+    customerId: string,
+    streamId: string,
+    q: { bucketSeconds: number; quality: boolean; kept: KeptSessions | undefined },
+    signal: AbortSignal,
+  ): Promise<BucketRow[]> {
     const inputs = customerId ? snap.customerInputs(this.layout, customerId) : null;
     if (!inputs) return [];
     // Temp tables live and die with the session's connection: nothing to drop by hand.
     return this.db.withSession(
       async (s) => {
         await loadStreamReports(s, inputs, streamId, new Date(snap.asOfMs));
-        const rows = quality ? await queryQualitySeries(s, bucketSeconds) : await querySeries(s, bucketSeconds);
+        let source = 'reports';
+        if (q.kept) {
+          await keepFilteredReports(s, 'reports', new Date(q.kept.fromMs), q.kept.filters);
+          source = 'kept_reports';
+        }
+        const rows = q.quality ? await queryQualitySeries(s, q.bucketSeconds, source) : await querySeries(s, q.bucketSeconds, source);
         return rows.get(streamId) ?? [];
       },
       { signal, bounded: true, releaseAfter: true },

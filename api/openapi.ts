@@ -114,15 +114,20 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/telemetry/streams': {
     get: {
       tags: ['telemetry'],
-      summary: "The caller's streams with at least one report in the window, sorted by id",
+      summary:
+        "The caller's streams with at least one report in the window, sorted by id; with filters, those with a session the filters keep, each with those sessions' figures (activePeers, live and lastSeenAt stay the stream's; computed on demand like a breakdown)",
+      parameters: [FILTER_PARAM],
       query: StreamsQuery,
       responses: {
         '200': json(StreamListSchema),
         '304': NOT_MODIFIED,
-        '400': problem('Bad window or detail (invalid_window, invalid_detail)'),
+        '400': problem(`Bad window, detail or filter (invalid_window, invalid_detail, ${BAD_FILTER})`),
         '401': UNAUTHORIZED,
         '403': problem('Missing capability'),
-        '503': UNAVAILABLE,
+        '429': problemRetry('With filters: the caller already has as many breakdowns in progress as allowed (too_many_requests)'),
+        '503': problemRetry(
+          'No snapshot yet (snapshot_unavailable, snapshot_unreadable); with filters: not computed within the query timeout (timeout), too much on-demand work (busy), or a snapshot from before breakdowns (breakdowns_unavailable)',
+        ),
       },
     },
   },
@@ -201,16 +206,18 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/telemetry/timeseries': {
     get: {
       tags: ['telemetry'],
-      summary: 'Bucketed series of one stream: whole aligned buckets, empty ones with zeros',
+      summary:
+        "Bucketed series of one stream: whole aligned buckets, empty ones with zeros; with quality=true, each bucket's quality figures too; with filters, only the reports of the sessions the filters keep (each session's value at its earliest report from the first bucket on; computed on demand)",
+      parameters: [FILTER_PARAM],
       query: TimeseriesQuery,
       responses: {
         '200': json(TimeseriesSchema),
         '304': NOT_MODIFIED,
-        '400': problem(`Bad bucketSeconds or window, or more than ${MAX_BUCKETS} buckets (too_many_buckets)`),
+        '400': problem(`Bad bucketSeconds, window or filter (${BAD_FILTER}), or more than ${MAX_BUCKETS} buckets (too_many_buckets)`),
         '401': UNAUTHORIZED,
         '403': problem('No streamId (stream_id_required), or a stream not attributed to the caller (forbidden_stream)'),
         '404': problem('A stream of the caller that has never reported'),
-        '429': problemRetry('The caller already has as many on-demand series (non-standard bucketSeconds) in progress as allowed (too_many_requests)'),
+        '429': problemRetry('The caller already has as many on-demand series (non-standard bucketSeconds, quality=true or filters) in progress as allowed (too_many_requests)'),
         '503': problemRetry(
           "No snapshot yet (snapshot_unavailable, snapshot_unreadable); an on-demand series not computed within the query timeout counted from the request's arrival (timeout); too much on-demand work queued on the server (busy)",
         ),

@@ -46,6 +46,8 @@ const filterQs = (filters: readonly string[]) => filters.map((f) => `&filter=${e
 
 /** Series reads of a tenant's streams run this many at once. */
 const SERIES_AT_ONCE = 4;
+/** Filtered series reads (on demand) run this many at once: under API_ONDEMAND_PER_TENANT's default, 2. */
+const ON_DEMAND_AT_ONCE = 1;
 
 export class PageReads {
   constructor(
@@ -59,8 +61,9 @@ export class PageReads {
     return this.get(`/telemetry/summary?window=${s.apiWindow}${who}${filterQs(s.filters)}`);
   }
 
-  async streams(window: string): Promise<StreamSummary[]> {
-    return (await this.get<{ streams: StreamSummary[] }>(`/telemetry/streams?detail=1&window=${window}`)).streams;
+  /** The streams with a report in the window; with filters, those with a kept session, with those sessions' figures. */
+  async streams(window: string, filters: readonly string[] = []): Promise<StreamSummary[]> {
+    return (await this.get<{ streams: StreamSummary[] }>(`/telemetry/streams?detail=1&window=${window}${filterQs(filters)}`)).streams;
   }
 
   metrics(streamId: string, s: PageState): Promise<Figures & { asOf: string }> {
@@ -78,15 +81,23 @@ export class PageReads {
    * `quality`: with each bucket's quality figures (the route's `quality=true`).
    */
   async seriesWithPrevious(streamId: string, s: PageState, quality = false): Promise<{ current: Series; previous: PeriodTotals | null }> {
-    const longer = LONGER_WINDOW[s.window];
     const q = quality ? '&quality=true' : '';
+    if (s.filters.length > 0) {
+      // A filtered series keeps sessions by their earliest report in its own range: the page's
+      // window is asked for as it is (no longer window to split; its whole buckets shown, as
+      // without filters), and no previous period.
+      const series = await this.get<Series>(`/telemetry/timeseries?streamId=${enc(streamId)}&window=${s.apiWindow}&bucketSeconds=${s.bucket}${q}${filterQs(s.filters)}`);
+      return { current: splitPeriods(series, s).current, previous: null };
+    }
+    const longer = LONGER_WINDOW[s.window];
     const series = await this.get<Series>(`/telemetry/timeseries?streamId=${enc(streamId)}&window=${longer ?? 'all'}&bucketSeconds=${s.bucket}${q}`);
     return splitPeriods(series, s);
   }
 
   /** The tenant's streams' series added up bucket by bucket (bytes, sessions and events add up across streams). */
   async tenantSeries(streamIds: readonly string[], s: PageState): Promise<{ current: Series; previous: PeriodTotals | null }> {
-    const limit = pLimit(SERIES_AT_ONCE);
+    // Filtered series are computed on demand: no more at once than the API admits for a tenant.
+    const limit = pLimit(s.filters.length > 0 ? ON_DEMAND_AT_ONCE : SERIES_AT_ONCE);
     const parts = await Promise.all(streamIds.map((id) => limit(() => this.seriesWithPrevious(id, s))));
     return addSeries(parts, s);
   }

@@ -34,21 +34,40 @@ const EXPORT_RETRY_AFTER_SECONDS = 10;
  */
 export function telemetryRoutes(router: Router, deps: ApiDeps, mw: { auth: RouterMiddleware; remember: RouterMiddleware }, operators: Router): void {
   const { auth, remember } = mw;
-  router.get('/telemetry/streams', auth, remember, readsTelemetry(), streams);
+  router.get('/telemetry/streams', auth, remember, readsTelemetry(), (ctx) => streams(ctx, deps));
   operators.get('/telemetry/metrics', remember, platformMetrics);
   router.get('/telemetry/metrics/:streamId', auth, remember, readsTelemetry({ in: 'path' }), (ctx) => streamMetrics(ctx, deps));
   router.get('/telemetry/timeseries', auth, remember, readsTelemetry({ in: 'query', what: 'a series' }), (ctx) => timeseries(ctx, deps));
   router.get('/telemetry/export', auth, readsTelemetry({ in: 'query', what: 'an export' }), (ctx) => exportStream(ctx, deps));
 }
 
-function streams(ctx: Context): void {
+async function streams(ctx: Context, deps: ApiDeps): Promise<void> {
   const caller = callerOf(ctx);
   const { window, detail } = parseQuery(ctx, StreamsQuery);
+  const { filters, canonical } = parseFilters(queryOf(ctx)['filter']);
   const snap = snapshotOf(ctx);
   const scope = caller.role === 'tenant' ? caller.customerId : '*';
-  sendSnapshotJson(ctx, snap, `streams|${scope}|${window}|${detail ? 1 : 0}`, () => {
-    const list = [...snap.summaries.get(window)!.values()].filter((s) => canSee(caller, s.streamId));
-    return { window, asOf: snap.manifest.asOf, streams: detail ? list : list.map((s) => s.streamId) };
+  const listed = () => [...snap.summaries.get(window)!.values()].filter((s) => canSee(caller, s.streamId));
+  if (canonical.length === 0) {
+    sendSnapshotJson(ctx, snap, `streams|${scope}|${window}|${detail ? 1 : 0}`, () => {
+      const list = listed();
+      return { window, asOf: snap.manifest.asOf, streams: detail ? list : list.map((s) => s.streamId) };
+    });
+    return;
+  }
+  // With filters: the streams with a session the filters keep, each with those sessions' figures
+  // (one per-stream breakdown of the caller's sessions, the breakdown's SQL); liveness stays the stream's.
+  await sendSnapshotJsonText(ctx, snap, `streams|${scope}|${window}|${detail ? 1 : 0}|${canonical.join('\0')}`, async () => {
+    const rows = await deps.breakdowns.rows(snap, scopeOf(ctx, snap, null), { window, by: null, filters, canonical, perStream: true }, ctx);
+    const kept = new Map(rows.filter((r) => r.totalSessions > 0).map((r) => [r.streamId, r]));
+    const list = listed()
+      .filter((s) => kept.has(s.streamId))
+      .map((s) => {
+        const r = kept.get(s.streamId)!;
+        const { totalSessions, totalBytesOffloaded, totalBytesFallback, avgOffloadRatio, avgPeerCount, avgBufferHealth } = r;
+        return { ...s, totalSessions, totalBytesOffloaded, totalBytesFallback, avgOffloadRatio, avgPeerCount, avgBufferHealth };
+      });
+    return JSON.stringify({ window, asOf: snap.manifest.asOf, streams: detail ? list : list.map((s) => s.streamId), filters: canonical });
   });
 }
 
@@ -89,15 +108,21 @@ async function streamMetrics(ctx: Context, deps: ApiDeps): Promise<void> {
 async function timeseries(ctx: Context, deps: ApiDeps): Promise<void> {
   const streamId = guardedStream(ctx);
   const { bucketSeconds, window, quality } = parseQuery(ctx, TimeseriesQuery);
+  const { filters, canonical } = parseFilters(queryOf(ctx)['filter']);
   const snap = knownStreamSnapshot(ctx, streamId);
-  const key = `series|${streamId}|${window}|${bucketSeconds}${quality ? '|quality' : ''}`;
+  const key = `series|${streamId}|${window}|${bucketSeconds}${quality ? '|quality' : ''}${canonical.map((f) => `\0${f}`).join('')}`;
   const standard = (STANDARD_BUCKET_SECONDS as readonly number[]).includes(bucketSeconds);
   await sendSnapshotJsonText(ctx, snap, key, async () => {
-    if (standard && !quality) return deps.series.windowJson(snap, streamId, window, bucketSeconds);
+    if (standard && !quality && canonical.length === 0) return deps.series.windowJson(snap, streamId, window, bucketSeconds);
     // Refuse an oversized range before computing anything (the first minute locates `all`).
-    bucketRange(window === 'all' ? await deps.series.firstMinute(snap, streamId) : null, snap.asOfMs, window, bucketSeconds);
-    if (quality) return JSON.stringify(windowQualitySeries(streamId, await deps.onDemand.qualitySeries(snap, streamId, bucketSeconds, ctx), snap.asOfMs, window, bucketSeconds));
-    return JSON.stringify(windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds, ctx), snap.asOfMs, window, bucketSeconds));
+    const first = window === 'all' ? await deps.series.firstMinute(snap, streamId) : null;
+    const { from } = bucketRange(first, snap.asOfMs, window, bucketSeconds);
+    const kept = { fromMs: from, filters, canonical };
+    const range = { asOfMs: snap.asOfMs, window, bucketSeconds, firstMs: first };
+    const body = quality
+      ? windowQualitySeries(streamId, await deps.onDemand.qualitySeries(snap, streamId, bucketSeconds, ctx, kept), range)
+      : windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds, ctx, kept), snap.asOfMs, window, bucketSeconds, first);
+    return JSON.stringify(canonical.length > 0 ? { ...body, filters: canonical } : body);
   });
 }
 

@@ -47,6 +47,7 @@ const liveness = {
   live: z.boolean().describe('activePeers > 0'),
   lastSeenAt: isoInstant().nullable().describe('time of the latest report'),
 };
+const filtersField = z.array(z.string()).describe('The filters applied, in canonical form (dimensions in order, keeps before drops, values sorted, repeats removed)');
 const streamIdField = z.string().describe('`<customerId>:<name>`');
 
 export const StreamSummarySchema = z.object({ streamId: streamIdField, ...figures, ...liveness }).meta({ id: 'StreamSummary' });
@@ -56,6 +57,7 @@ export const StreamListSchema = z
     window: windowName,
     asOf: isoInstant(),
     streams: z.union([z.array(z.string()).describe('without detail: stream ids'), z.array(StreamSummarySchema).describe('with detail: stream summaries')]),
+    filters: filtersField.optional().describe('With filters only: the filters applied (canonical form)'),
   })
   .meta({ id: 'StreamList' });
 
@@ -85,7 +87,6 @@ const quality = {
   startupTimeP95Ms: nonNegative().nullable().describe('95th percentile (continuous) of startupMs over the sessions that have one in the window; null when none'),
   p2pConnectionSuccess: fraction().nullable().describe('Σ p2pConnSuccesses / Σ p2pConnAttempts; null when nothing was attempted'),
 };
-const filtersField = z.array(z.string()).describe('The filters applied, in canonical form (dimensions in order, keeps before drops, values sorted, repeats removed)');
 
 export const StreamMetricsSchema = z
   .object({
@@ -160,6 +161,7 @@ export const TimeseriesSchema = z
     buckets: z
       .union([z.array(BucketSchema).max(MAX_BUCKETS), z.array(QualityBucketSchema).max(MAX_BUCKETS)])
       .describe('QualityBucket with quality=true, Bucket otherwise'),
+    filters: filtersField.optional().describe('With filters only: the filters applied (canonical form)'),
   })
   .meta({ id: 'Timeseries' });
 

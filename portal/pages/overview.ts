@@ -15,7 +15,7 @@ export const CHART_STREAMS_MAX = 100;
 
 export async function overviewView(ctx: Context, reads: PageReads, state: PageState, viewer: Viewer) {
   const customerId = viewer.role === 'operator' ? (viewer.customerId ?? undefined) : undefined;
-  const [summary, listed] = await Promise.all([reads.summary(state, customerId), reads.streams(state.apiWindow)]);
+  const [summary, listed] = await Promise.all([reads.summary(state, customerId), reads.streams(state.apiWindow, state.filters)]);
   const streams = viewer.customerId === null ? listed : listed.filter((s) => streamBelongsTo(s.streamId, viewer.customerId!));
   const charted = [...streams].sort((a, b) => b.totalSessions - a.totalSessions || a.streamId.localeCompare(b.streamId)).slice(0, CHART_STREAMS_MAX);
   const series = await reads.tenantSeries(charted.map((s) => s.streamId), state);

@@ -132,6 +132,19 @@ describe('the overview', () => {
     await page.close();
   });
 
+  it("filters the streams table and the chart with the page's filters", async () => {
+    const page = await signedIn(portal.token);
+    await page.goto(`${portal.url}/portal/?window=24h&filter=device%3Amobile`);
+    const asOf = await page.getAttribute('main', 'data-as-of');
+    const listed = await api<{ asOf: string; streams: { streamId: string; totalSessions: number }[] }>('/telemetry/streams?window=24h&detail=1&filter=device:mobile');
+    if (listed.asOf === asOf) {
+      const rows = await page.$$eval('table.streams tbody tr', (trs) => trs.map((tr) => [tr.querySelector('th a')?.textContent, tr.querySelector('td')?.textContent]));
+      expect(rows).toEqual(listed.streams.map((s) => [s.streamId, formatInteger(s.totalSessions)]));
+    }
+    expect(await page.textContent('main')).toContain('The filters apply to every figure, the chart and the streams table');
+    await page.close();
+  });
+
   it('sorts the streams table by a column through its link, and Back restores the order', async () => {
     const page = await signedIn(portal.token);
     const order = () => page.$$eval('table.streams tbody th a', (as) => as.map((a) => a.textContent));
@@ -168,7 +181,18 @@ describe('a stream page', () => {
     const filtered = await tileValues(page);
     const asOf = await page.getAttribute('main', 'data-as-of');
     const m = await api<{ totalSessions: number; asOf: string }>('/telemetry/metrics/acme:live-main?window=24h&filter=device:mobile');
-    if (m.asOf === asOf) expect(filtered['sessions']).toBe(formatInteger(m.totalSessions));
+    // The charts follow the filters: each bucket is the filtered series' (same snapshot).
+    const chart = JSON.parse((await page.textContent('#sessions-data'))!) as { x: number[]; sessions: number[]; rebufferRatio: (number | null)[] };
+    const series = await api<{ buckets: { start: string; sessions: number }[]; filters: string[] }>(
+      '/telemetry/timeseries?streamId=acme:live-main&window=24h&bucketSeconds=600&quality=true&filter=device:mobile',
+    );
+    expect(series.filters).toEqual(['device:mobile']);
+    if (m.asOf === asOf) {
+      expect(filtered['sessions']).toBe(formatInteger(m.totalSessions));
+      const byStart = new Map(series.buckets.map((b) => [Date.parse(b.start) / 1000, b.sessions]));
+      expect(chart.x.map((x) => byStart.get(x))).toEqual(chart.sessions);
+    }
+    expect(chart.rebufferRatio).toBeDefined();
     expect(filtered['sessions']).not.toBe(all['sessions']);
     await page.goBack();
     await page.waitForURL((u) => !u.search.includes('filter='));
