@@ -144,19 +144,19 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       tags: ['telemetry'],
       summary:
-        'Metrics of one stream over a window (zeros when it has reports, but none in the window), with the quality figures; with filters, those of the sessions the filters keep (computed on demand)',
+        "Metrics of one stream over a window (zeros when it has reports, but none in the window), with the quality figures; with filters, those of the sessions the filters keep (computed on demand); with period=previous, those of the period of the window's length that ends where the window starts, and the sessions active at its end (computed on demand from the raw files)",
       parameters: [STREAM_ID_PATH, FILTER_PARAM],
       query: StreamMetricsQuery,
       responses: {
         '200': json(StreamMetricsSchema),
         '304': NOT_MODIFIED,
-        '400': problem(`Bad window (invalid_window) or filter (${BAD_FILTER})`),
+        '400': problem(`Bad window (invalid_window), period (invalid_period) or filter (${BAD_FILTER}); period=previous with window=all (no_previous_period)`),
         '401': UNAUTHORIZED,
         '403': problem('The stream is not attributed to the caller (forbidden_stream)'),
         '404': problem('A stream of the caller that has never reported (stream_not_found)'),
-        '429': problemRetry('With filters: the caller already has as many breakdowns in progress as allowed (too_many_requests)'),
+        '429': problemRetry('With filters or period=previous: the caller already has as many breakdowns (or previous periods) in progress as allowed (too_many_requests)'),
         '503': problemRetry(
-          'No snapshot yet (snapshot_unavailable, snapshot_unreadable); with filters: not computed within the query timeout (timeout), too much on-demand work (busy), or a snapshot from before breakdowns (breakdowns_unavailable)',
+          'No snapshot yet (snapshot_unavailable, snapshot_unreadable); with filters or period=previous: not computed within the query timeout (timeout), too much on-demand work (busy), or a snapshot from before breakdowns (breakdowns_unavailable)',
         ),
       },
     },
@@ -175,7 +175,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         '401': UNAUTHORIZED,
         '403': problem('A streamId not attributed to the caller (forbidden_stream), or a missing capability'),
         '404': problem('A stream of the caller that has never reported (stream_not_found)'),
-        '429': problemRetry('The caller already has as many breakdowns in progress as allowed (too_many_requests)'),
+        '429': problemRetry('The caller already has as many breakdowns (or previous periods) in progress as allowed (too_many_requests)'),
         '503': problemRetry(
           'No snapshot yet (snapshot_unavailable, snapshot_unreadable); not computed within the query timeout (timeout); too much on-demand work (busy); a snapshot from before breakdowns (breakdowns_unavailable)',
         ),
@@ -186,17 +186,17 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       tags: ['telemetry'],
       summary:
-        "Headline figures of every stream of a customer together (a tenant: its own; an operator: the customer named, or the platform), with filters: distinct sessions and percentiles over all of them, not added up per stream",
+        "Headline figures of every stream of a customer together (a tenant: its own; an operator: the customer named, or the platform), with filters: distinct sessions and percentiles over all of them, not added up per stream; with period=previous, those of the period of the window's length that ends where the window starts (computed on demand from the raw files)",
       parameters: [FILTER_PARAM],
       query: SummaryQuery,
       responses: {
         '200': json(SummarySchema),
         '304': NOT_MODIFIED,
-        '400': problem(`Bad window (invalid_window), customerId (invalid_customer_id) or filter (${BAD_FILTER})`),
+        '400': problem(`Bad window (invalid_window), customerId (invalid_customer_id), period (invalid_period) or filter (${BAD_FILTER}); period=previous with window=all (no_previous_period)`),
         '401': UNAUTHORIZED,
         '403': problem('A tenant naming another customer (forbidden_tenant), or a missing capability'),
         '404': problem('An operator naming a customer without data in the snapshot (customer_not_found)'),
-        '429': problemRetry('The caller already has as many breakdowns in progress as allowed (too_many_requests)'),
+        '429': problemRetry('The caller already has as many breakdowns (or previous periods) in progress as allowed (too_many_requests)'),
         '503': problemRetry(
           'No snapshot yet (snapshot_unavailable, snapshot_unreadable); not computed within the query timeout (timeout); too much on-demand work (busy); a snapshot from before breakdowns (breakdowns_unavailable)',
         ),

@@ -14,6 +14,7 @@ import { scopeOf } from './breakdown.ts';
 import { NO_SESSIONS } from '../../warehouse/breakdowns.ts';
 import { ExportQuery, PlatformMetricsQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
 import { bucketRange, windowQualitySeries, windowSeries } from '../timeseries.ts';
+import { previousBounds } from '../previous-period.ts';
 import { EXPORT_MEDIA, exportFileName, startExport, type ExportFormat } from '../export/export.ts';
 import type { ServedSnapshot } from '../snapshot-store.ts';
 import { streamMetricsBody } from '../stream-figures.ts';
@@ -89,9 +90,20 @@ function platformMetrics(ctx: Context): void {
  */
 async function streamMetrics(ctx: Context, deps: ApiDeps): Promise<void> {
   const streamId = guardedStream(ctx);
-  const { window } = parseQuery(ctx, StreamMetricsQuery);
+  const { window, period } = parseQuery(ctx, StreamMetricsQuery);
   const { filters, canonical } = parseFilters(queryOf(ctx)['filter']);
   const snap = knownStreamSnapshot(ctx, streamId);
+  if (period === 'previous') {
+    previousBounds(snap.asOfMs, window); // 400 for `all`, before any work
+    const scope = scopeOf(ctx, snap, streamId);
+    await sendSnapshotJsonText(ctx, snap, `metrics-previous|${streamId}|${window}|${canonical.join('\0')}`, async () => {
+      const p = await deps.previous.figures(snap, scope, { window, filters, canonical }, ctx);
+      const { rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess, ...summary } = p.figures;
+      const filtered = canonical.length > 0 ? { filters: canonical } : {};
+      return JSON.stringify({ streamId, ...summary, window, asOf: snap.manifest.asOf, rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess, ...filtered, period, from: p.from, to: p.to, activePeers: p.activePeers });
+    });
+    return;
+  }
   if (canonical.length === 0) {
     sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => streamMetricsBody(snap, streamId, window));
     return;
@@ -117,11 +129,12 @@ async function timeseries(ctx: Context, deps: ApiDeps): Promise<void> {
     // Refuse an oversized range before computing anything (the first minute locates `all`).
     const first = window === 'all' ? await deps.series.firstMinute(snap, streamId) : null;
     const { from } = bucketRange(first, snap.asOfMs, window, bucketSeconds);
-    const kept = { fromMs: from, filters, canonical };
-    const range = { asOfMs: snap.asOfMs, window, bucketSeconds, firstMs: first };
+    // With quality figures or filters, only the window's dates are read; a plain size is computed
+    // over all history once and serves every window.
+    const range = quality || canonical.length > 0 ? { fromMs: from, filters, canonical } : undefined;
     const body = quality
-      ? windowQualitySeries(streamId, await deps.onDemand.qualitySeries(snap, streamId, bucketSeconds, ctx, kept), range)
-      : windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds, ctx, kept), snap.asOfMs, window, bucketSeconds, first);
+      ? windowQualitySeries(streamId, await deps.onDemand.qualitySeries(snap, streamId, bucketSeconds, ctx, range), { asOfMs: snap.asOfMs, window, bucketSeconds, firstMs: first })
+      : windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds, ctx, range), snap.asOfMs, window, bucketSeconds, first);
     return JSON.stringify(canonical.length > 0 ? { ...body, filters: canonical } : body);
   });
 }

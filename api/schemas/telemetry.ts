@@ -13,7 +13,14 @@ const streamIdQuery = optionalText().describe("One of the caller's streams (requ
 
 export const StreamsQuery = z.object({ window: windowParam, detail: detailParam });
 export const PlatformMetricsQuery = z.object({ window: windowParam, groupBy: z.enum(['customer']).optional() });
-export const StreamMetricsQuery = z.object({ window: windowParam });
+/** `period=previous`: the figures of the period of the window's length that ends where the window starts. */
+export const periodParam = z
+  .enum(['current', 'previous'])
+  .default('current')
+  .describe(
+    'previous: the figures of the period of the same length that ends where the window starts, (asOf − 2·window, asOf − window], computed on demand with the same definitions (filters apply the same way); not for window=all (400 no_previous_period)',
+  );
+export const StreamMetricsQuery = z.object({ window: windowParam, period: periodParam });
 export const TimeseriesQuery = z.object({
   streamId: streamIdQuery,
   bucketSeconds: bucketSecondsParam().describe(
@@ -88,6 +95,13 @@ const quality = {
   p2pConnectionSuccess: fraction().nullable().describe('Σ p2pConnSuccesses / Σ p2pConnAttempts; null when nothing was attempted'),
 };
 
+/** The fields an answer for `period=previous` adds. */
+const periodFields = {
+  period: z.literal('previous').optional().describe('With period=previous only'),
+  from: isoInstant().optional().describe('With period=previous only: the period counts the reports with from < ts ≤ to'),
+  to: isoInstant().optional().describe('With period=previous only: the end of the period (asOf − window)'),
+};
+
 export const StreamMetricsSchema = z
   .object({
     streamId: streamIdField,
@@ -99,6 +113,8 @@ export const StreamMetricsSchema = z
     startupTimeP95Ms: quality.startupTimeP95Ms.optional(),
     p2pConnectionSuccess: quality.p2pConnectionSuccess.optional(),
     filters: filtersField.optional().describe('With filters only: the filters applied (canonical form)'),
+    ...periodFields,
+    activePeers: count().optional().describe("With period=previous only: the stream's sessions active at the period's end (filters do not apply)"),
   })
   .meta({ id: 'StreamMetrics' });
 
@@ -107,6 +123,7 @@ export const SummaryQuery = z.object({
   customerId: optionalText()
     .pipe(z.string().regex(/^[a-z0-9_-]{1,64}$/).optional())
     .describe("Operators: one customer's streams (without it: the platform). A tenant may name only its own customer (403 otherwise)"),
+  period: periodParam,
 });
 
 export const SummarySchema = z
@@ -119,6 +136,7 @@ export const SummarySchema = z
     activePeers: count().describe("Σ of the streams' activePeers (filters do not apply)"),
     ...figures,
     ...quality,
+    ...periodFields,
   })
   .meta({ id: 'Summary' });
 

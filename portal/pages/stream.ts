@@ -9,14 +9,14 @@ import { headlineTiles } from '../tiles.ts';
 import { stateQuery, type PageState } from '../page-state.ts';
 import type { BreakdownRow, PageReads, StreamSummary } from '../figures.ts';
 import { addFilterHref, chartData, pageFrame, type Viewer } from './common.ts';
-import { totalsOf } from './overview.ts';
 import { ApiRefusal } from '../api-client.ts';
 
 export async function streamView(ctx: Context, reads: PageReads, state: PageState, viewer: Viewer, streamId: string) {
-  const [metrics, all, series, rows] = await Promise.all([
+  const [metrics, previous, all, series, rows] = await Promise.all([
     reads.metrics(streamId, state),
+    reads.previousMetrics(streamId, state),
     reads.streams('all'),
-    reads.seriesWithPrevious(streamId, state, true),
+    reads.series(streamId, state, true),
     reads.breakdown(streamId, state.by, state),
   ]);
   const summary: StreamSummary | undefined = all.find((s) => s.streamId === streamId);
@@ -28,9 +28,9 @@ export async function streamView(ctx: Context, reads: PageReads, state: PageStat
     asOf: metrics.asOf,
     live: summary?.live ?? false,
     lastSeenAt: summary?.lastSeenAt ?? null,
-    tiles: headlineTiles(metrics, summary?.activePeers ?? 0, state.filters.length > 0 ? null : totalsOf(series.current), series.previous),
+    tiles: headlineTiles(metrics, summary?.activePeers ?? 0, previous),
     filtered: state.filters.length > 0,
-    chart: chartData(series.current),
+    chart: chartData(series),
     dimensions: BREAKDOWN_DIMENSIONS.map((d) => ({ name: d, current: d === state.by, href: `${base}${stateQuery(state, { by: d })}` })),
     by: state.by,
     breakdown: breakdownRows(rows, base, state),

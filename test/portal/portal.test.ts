@@ -132,6 +132,28 @@ describe('the overview', () => {
     await page.close();
   });
 
+  it("shows each tile's change against the API's previous period", async () => {
+    const page = await signedIn(portal.token);
+    await page.goto(`${portal.url}/portal/?window=24h`);
+    const asOf = await page.getAttribute('main', 'data-as-of');
+    const [now, before] = await Promise.all([
+      api<Record<string, number> & { asOf: string }>('/telemetry/summary?window=24h'),
+      api<Record<string, number> & { asOf: string; period: string }>('/telemetry/summary?window=24h&period=previous'),
+    ]);
+    expect(before.period).toBe('previous');
+    const changes = await page.$$eval('.tile', (tiles) => Object.fromEntries(tiles.map((t) => [t.id.replace('tile-', ''), t.querySelector('.tile-change')?.textContent?.trim()])));
+    if (now.asOf === asOf && before.asOf === asOf && before['totalSessions']! > 0) {
+      const pct = (a: number, b: number) => { const r = (a - b) / b; return `${r > 0 ? '+' : ''}${(r * 100).toFixed(1)} % vs previous period`; };
+      expect(changes['sessions']).toBe(pct(now['totalSessions']!, before['totalSessions']!));
+      expect(changes['bytes-p2p']).toBe(pct(now['totalBytesOffloaded']!, before['totalBytesOffloaded']!));
+      for (const id of ['offload', 'rebuffer', 'startup', 'p2p-success']) expect(changes[id], id).toMatch(/vs previous period$/);
+    }
+    // The window `all` has no previous period.
+    await page.goto(`${portal.url}/portal/?window=all`);
+    expect(await page.textContent('#tile-sessions .tile-change')).toBe('no previous-period figure');
+    await page.close();
+  });
+
   it("filters the streams table and the chart with the page's filters", async () => {
     const page = await signedIn(portal.token);
     await page.goto(`${portal.url}/portal/?window=24h&filter=device%3Amobile`);
