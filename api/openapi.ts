@@ -262,7 +262,12 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
           headers: {
             ETag: snapshotHeaders.ETag,
             'Last-Modified': snapshotHeaders['Last-Modified'],
-            'X-Report-Source': { description: "`prerendered` (the nightly run's file) or `rendered` (on demand)", schema: { type: 'string', enum: ['prerendered', 'rendered'] } },
+            'X-Report-Source': {
+              description: "`prerendered` (the nightly run's file), `rendered` (on demand), or `published` (source=published: the latest nightly file)",
+              schema: { type: 'string', enum: ['prerendered', 'rendered', 'published'] },
+            },
+            'X-Report-Snapshot': { description: 'source=published only: the snapshot the report was rendered at', schema: { type: 'string' } },
+            'X-Report-As-Of': { description: "source=published only: that snapshot's asOf", schema: { type: 'string' } },
             'Content-Disposition': { description: 'md and jws only', schema: { type: 'string' } },
           },
           content: {
@@ -273,10 +278,10 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
           },
         },
         '304': NOT_MODIFIED,
-        '400': problem('Bad format or bucketSeconds (invalid_format, invalid_bucket_seconds)'),
+        '400': problem('Bad format, bucketSeconds or source (invalid_format, invalid_bucket_seconds, invalid_source); with source=published, a bucketSeconds other than the default (invalid_bucket_seconds)'),
         '401': UNAUTHORIZED,
         '403': problem('The stream is not attributed to the caller (forbidden_stream), or the token lacks telemetry:read'),
-        '404': problem('A stream of the caller that has never reported (stream_not_found)'),
+        '404': problem('A stream of the caller that has never reported (stream_not_found); with source=published, no nightly run published its report (report_not_published)'),
         '503': UNAVAILABLE,
       },
     },

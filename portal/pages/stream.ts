@@ -1,6 +1,7 @@
 // A stream's page (`/portal/streams/:streamId`): its headline figures (with filters, those of the
 // sessions they keep), charts over the window, the breakdown by the chosen dimension (each row a
-// link that adds it as a filter), its exports, and its pilot report with the verdict.
+// link that adds it as a filter), its exports, and its pilot report with the verdict (the latest
+// published one, or one made now when no nightly run published any).
 import type { Context } from 'koa';
 import { BREAKDOWN_DIMENSIONS } from '../../warehouse/breakdowns.ts';
 import { EXPORT_FORMATS } from '../../api/export/export.ts';
@@ -35,7 +36,6 @@ export async function streamView(ctx: Context, reads: PageReads, state: PageStat
     by: state.by,
     breakdown: breakdownRows(rows, base, state),
     exports: EXPORT_FORMATS.map((f) => ({ format: f, href: `${base}/export?format=${f}&window=${state.apiWindow}` })),
-    report: reportLinks(base),
   };
 }
 
@@ -56,35 +56,50 @@ function breakdownRows(rows: readonly BreakdownRow[], base: string, state: PageS
   }));
 }
 
-function reportLinks(base: string) {
+/** The report's links: the published one's files (`?source=published`) when the verdict is from it. */
+export function reportLinks(base: string, published: boolean) {
+  const q = published ? '?source=published' : '';
   return [
-    { label: 'HTML', href: `${base}/report.html` },
-    { label: 'Markdown', href: `${base}/report.md` },
-    { label: 'JSON', href: `${base}/report.json` },
-    { label: 'signature (JWS)', href: `${base}/report.jws` },
+    { label: 'HTML', href: `${base}/report.html${q}` },
+    { label: 'Markdown', href: `${base}/report.md${q}` },
+    { label: 'JSON', href: `${base}/report.json${q}` },
+    { label: 'signature (JWS)', href: `${base}/report.jws${q}` },
   ];
 }
 
 interface ReportJson {
+  snapshot: { id: string; asOf: string };
   conclusion: { assessment: 'pass' | 'review'; requiredFixes: string[] };
   cost: { netSavings: number; avoidedCdnCost: number; offloadedGb: number; assumedRate: boolean };
   metadata?: { dateRange?: { from?: string; to?: string } };
 }
 
-/** A stream's latest pilot report's verdict and savings (the API's JSON report), or why there is none. */
+/**
+ * A stream's pilot report's verdict and savings: the latest one a nightly run published (the API's
+ * `source=published`, a file read), or, when none was, the report at the served snapshot (composed
+ * on demand by the API); or why there is none.
+ */
 export async function reportVerdict(reads: PageReads, streamId: string) {
+  const path = `/control/reports/pilot/${encodeURIComponent(streamId)}?format=json`;
   try {
-    const r = await reads.get<ReportJson>(`/control/reports/pilot/${encodeURIComponent(streamId)}?format=json`);
+    let published = true;
+    const r = await reads.get<ReportJson>(`${path}&source=published`).catch((err: unknown) => {
+      if (!(err instanceof ApiRefusal && err.problem.code === 'report_not_published')) throw err;
+      published = false;
+      return reads.get<ReportJson>(path);
+    });
     return {
       assessment: r.conclusion.assessment,
       requiredFixes: r.conclusion.requiredFixes,
       netSavings: formatUsd(r.cost.netSavings),
       avoidedCdnCost: formatUsd(r.cost.avoidedCdnCost),
       assumedRate: r.cost.assumedRate,
+      published,
+      asOf: r.snapshot.asOf,
       error: null,
     };
   } catch (err) {
-    if (err instanceof ApiRefusal && err.status !== 403) return { assessment: null, error: err.problem.detail ?? err.message };
+    if (err instanceof ApiRefusal && err.status !== 403) return { assessment: null, published: false, error: err.problem.detail ?? err.message };
     throw err;
   }
 }

@@ -4,6 +4,8 @@
 // breakdown click in the URL and Back, the origins form, scoping (another tenant's stream is 403),
 // sign-out and revocation, an SDK value that is markup shown as text, the security headers and
 // CSRF checks, the operator's pages, keyboard use and axe's accessibility rules.
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
@@ -245,6 +247,29 @@ describe('a stream page', () => {
     expect(await page.locator('[data-chart="rebuffer-ratio"] canvas').count()).toBe(1);
     expect(await page.locator('[data-chart="startup"] canvas').count()).toBe(1);
     expect(await page.getAttribute('[data-chart="rebuffer-ratio"]', 'aria-label')).toContain('poor above 3 %');
+    await page.close();
+  });
+
+  it("shows the latest published report's verdict once a nightly run published one, and one made now before", async () => {
+    const page = await signedIn(portal.token);
+    // `start` published the sample's reports: without them, each verdict is of a report made now.
+    await fs.rm(path.join(portal.warehouse, 'reports'), { recursive: true, force: true });
+    await page.goto(`${portal.url}/portal/reports`);
+    expect(await page.textContent('table.reports tbody')).toContain('made now, as of');
+    expect((await cli(['reports', '--customer', 'acme', '--warehouse', portal.warehouse])).code).toBe(0);
+    await page.goto(`${portal.url}/portal/reports`);
+    const text = (await page.textContent('table.reports tbody'))!;
+    expect(text).toContain('published, as of');
+    expect(text).not.toContain('made now');
+    // The links open the published files, whose verdict is the one shown.
+    const row = page.locator('table.reports tbody tr', { has: page.locator('th a', { hasText: 'acme:live-main' }) });
+    const href = await row.locator('a[href$="report.json?source=published"]').getAttribute('href');
+    const res = await page.request.get(`${portal.url}${href}`);
+    expect(res.status()).toBe(200);
+    const report = (await res.json()) as { conclusion: { assessment: string } };
+    expect(await row.locator('.verdict').textContent()).toBe(report.conclusion.assessment);
+    await page.goto(`${portal.url}/portal/streams/acme%3Alive-main`);
+    expect(await page.textContent('#verdict')).toContain('the latest published report, as of');
     await page.close();
   });
 
