@@ -48,6 +48,8 @@ export class PageReads {
     private readonly api: PortalApi,
     private readonly token: string,
     private readonly signal?: AbortSignal,
+    /** The snapshot the API serves as the page starts: its telemetry answers are kept for it (PortalApi.getAtSnapshot). */
+    private readonly snapshotId: string | null = null,
   ) {}
 
   summary(s: PageState, customerId?: string): Promise<Summary> {
@@ -103,6 +105,7 @@ export class PageReads {
   }
 
   get<T>(path: string): Promise<T> {
+    if (this.snapshotId !== null && path.startsWith('/telemetry/')) return this.api.getAtSnapshot<T>(path, this.token, this.snapshotId, this.signal);
     return this.api.get<T>(path, this.token, this.signal);
   }
 }

@@ -56,7 +56,7 @@ export function portalRouter(deps: PortalDeps, assets: PortalAssets): Router {
   return router;
 }
 
-const reads = (ctx: Context, deps: PortalDeps) => new PageReads(deps.api, sessionOf(ctx).token, clientGone(ctx));
+const reads = (ctx: Context, deps: PortalDeps) => new PageReads(deps.api, sessionOf(ctx).token, clientGone(ctx), deps.store.current()?.id ?? null);
 
 /** The stream's page: its figures, and on a whole page (not a live update) its report's verdict. */
 const streamPage: PageHandler = async (ctx, r, state, viewer) => {
