@@ -75,6 +75,23 @@ describe('source=published', () => {
     expect((JSON.parse(now.body) as { snapshot: { id: string } }).snapshot.id).toBe(second);
   });
 
+  it("keeps each customer's latest published folder when its snapshot is pruned, and drops older ones", async () => {
+    const published = (await fs.readdir(t.wh.layout.reports)).sort();
+    const latest = published.at(-1)!;
+    // An older published folder of acme, of a snapshot long gone.
+    const older = path.join(t.wh.layout.reports, '20000101T000000000Z-0badcafe', 'acme');
+    await fs.cp(path.join(t.wh.layout.reports, latest, 'acme'), older, { recursive: true });
+    // Enough newer snapshots without reports to prune the published one's (SNAPSHOT_KEEP, 5 by default).
+    for (let i = 2; i <= 7; i++) await runPipeline(t.wh, { asOf: new Date(AS_OF.getTime() + i * 60_000) });
+    expect(await fs.readdir(t.wh.layout.snapshots)).not.toContain(latest);
+    expect(await fs.readdir(t.wh.layout.reports)).toEqual([latest]);
+    expect((await fs.readdir(path.join(t.wh.layout.reports, latest))).sort()).toEqual(['acme', 'globex']);
+    await served((await readCurrent(t.wh.layout))!.snapshot);
+    const r = await fetchReport('format=json&source=published');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-report-snapshot')).toBe(latest);
+  });
+
   it("answers 403 for another tenant's stream, and refuses a bucketSeconds other than the default", async () => {
     expect((await fetchReport('format=json&source=published', t.tokens.globex)).status).toBe(403);
     const r = await fetchReport('format=json&source=published&bucketSeconds=900');
