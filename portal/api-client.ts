@@ -34,6 +34,8 @@ export class PortalApi {
   private base: string | null = null;
   /** Parsed answers by caller (a hash of its token), snapshot and path: see getAtSnapshot. */
   private readonly atSnapshot = new LRUCache<string, { body: unknown }>({ maxSize: SNAPSHOT_ANSWERS_BYTES });
+  /** Answers with their ETag by caller and path: see getRevalidated. */
+  private readonly revalidated = new LRUCache<string, { etag: string; body: unknown }>({ maxSize: SNAPSHOT_ANSWERS_BYTES });
 
   /** Where the API listens, once it does (startApi sets it). */
   listening(url: string): void {
@@ -61,6 +63,21 @@ export class PortalApi {
     const a = await this.request<T>('GET', path, token, undefined, signal);
     if (a.status < 200 || a.status > 299) throw refusalOf(a);
     this.atSnapshot.set(key, { body: a.body }, { size: 256 + key.length + Number(a.headers.get('content-length') ?? JSON.stringify(a.body).length) });
+    return a.body;
+  }
+
+  /**
+   * GET a route that sends ETags (a pilot report), revalidated: the caller's last answer for the path
+   * is sent back as If-None-Match, and a 304 reuses it, unparsed again (a report's JSON is large).
+   */
+  async getRevalidated<T>(path: string, token: string, signal?: AbortSignal): Promise<T> {
+    const key = `${createHash('sha256').update(token).digest('base64url')}|${path}`;
+    const held = this.revalidated.get(key);
+    const a = await this.request<T>('GET', path, token, undefined, signal, held ? { 'If-None-Match': held.etag } : {});
+    if (a.status === 304 && held) return held.body as T;
+    if (a.status < 200 || a.status > 299) throw refusalOf(a);
+    const etag = a.headers.get('etag');
+    if (etag) this.revalidated.set(key, { etag, body: a.body }, { size: 256 + key.length + Number(a.headers.get('content-length') ?? 0) });
     return a.body;
   }
 

@@ -104,6 +104,11 @@ export class PageReads {
     return addSeries(parts, s);
   }
 
+  /** A route with ETags (a pilot report), revalidated against the caller's last answer (PortalApi.getRevalidated). */
+  revalidated<T>(path: string): Promise<T> {
+    return this.api.getRevalidated<T>(path, this.token, this.signal);
+  }
+
   get<T>(path: string): Promise<T> {
     if (this.snapshotId !== null && path.startsWith('/telemetry/')) return this.api.getAtSnapshot<T>(path, this.token, this.snapshotId, this.signal);
     return this.api.get<T>(path, this.token, this.signal);

@@ -83,10 +83,10 @@ export async function reportVerdict(reads: PageReads, streamId: string) {
   const path = `/control/reports/pilot/${encodeURIComponent(streamId)}?format=json`;
   try {
     let published = true;
-    const r = await reads.get<ReportJson>(`${path}&source=published`).catch((err: unknown) => {
+    const r = await reads.revalidated<ReportJson>(`${path}&source=published`).catch((err: unknown) => {
       if (!(err instanceof ApiRefusal && err.problem.code === 'report_not_published')) throw err;
       published = false;
-      return reads.get<ReportJson>(path);
+      return reads.revalidated<ReportJson>(path);
     });
     return {
       assessment: r.conclusion.assessment,

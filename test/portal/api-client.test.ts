@@ -15,6 +15,14 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     asked.push(`${req.headers.authorization} ${req.url}`);
     res.setHeader('Content-Type', 'application/json');
+    if (req.url?.startsWith('/control/')) {
+      res.setHeader('ETag', '"v1"');
+      if (req.headers['if-none-match'] === '"v1"') {
+        res.statusCode = 304;
+        res.end();
+        return;
+      }
+    }
     if (refuse) {
       res.statusCode = 503;
       res.end(JSON.stringify({ code: 'busy', detail: 'busy' }));
@@ -50,5 +58,17 @@ describe('PortalApi.getAtSnapshot', () => {
     const before = asked.length;
     await api.getAtSnapshot('/telemetry/streams', 'token-a', 'snap-3');
     expect(asked.length).toBe(before + 1);
+  });
+});
+
+describe('PortalApi.getRevalidated', () => {
+  it("sends the last answer's ETag back, and a 304 gives that answer again", async () => {
+    const first = await api.getRevalidated<{ n: number }>('/control/reports/pilot/a:b?format=json', 'token-a');
+    const before = asked.length;
+    expect(await api.getRevalidated('/control/reports/pilot/a:b?format=json', 'token-a')).toEqual(first);
+    expect(asked.length).toBe(before + 1);
+    // Another caller holds nothing: a whole answer.
+    const other = await api.getRevalidated<{ n: number }>('/control/reports/pilot/a:b?format=json', 'token-b');
+    expect(other.n).toBe(asked.length);
   });
 });
