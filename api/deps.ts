@@ -6,6 +6,7 @@ import type { Db } from '../warehouse/duckdb/db.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { OnDemandSeries } from './ondemand-series.ts';
 import type { OnDemandBreakdowns } from './ondemand-breakdowns.ts';
+import type { PreviousPeriods } from './previous-period.ts';
 import type { SnapshotSeries } from './timeseries.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 import type { SigningKey } from '../warehouse/control/signing-key.ts';
@@ -26,6 +27,8 @@ export interface ApiDeps {
   onDemand: OnDemandSeries;
   /** Breakdowns and filtered metrics, on demand from the snapshot's session classes. */
   breakdowns: OnDemandBreakdowns;
+  /** The figures of the period before a window (`period=previous`), on demand from the raw files. */
+  previous: PreviousPeriods;
   /** Signing secret of API tokens. */
   secret: Uint8Array;
   /** The manifest signing key; its public half is served at /manifest/public-key. */

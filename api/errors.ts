@@ -43,6 +43,8 @@ export const problems = {
   invalidQuery: (code: string, detail: string, extra: Record<string, unknown> = {}) =>
     new ApiError(400, code, 'Invalid request', detail, extra),
   streamNotFound: () => new ApiError(404, 'stream_not_found', 'Stream not found', 'This stream has never reported.'),
+  reportNotPublished: () =>
+    new ApiError(404, 'report_not_published', 'Report not published', 'No nightly run has published a pilot report of this stream yet; ask without source=published for one made now.'),
   forbiddenTenant: () =>
     new ApiError(403, 'forbidden_tenant', 'Tenant not accessible', 'A tenant token may only manage its own tenant.'),
   tenantNotFound: () => new ApiError(404, 'tenant_not_found', 'Tenant not found', 'There is no tenant with this id or customerId.'),

@@ -28,6 +28,8 @@ export interface BreakdownRequest {
   filters: BreakdownFilters;
   /** The filters' canonical form (parseFilters): what makes two requests the same work. */
   canonical: readonly string[];
+  /** Groups per stream too (a filtered stream list). */
+  perStream?: boolean;
 }
 
 export class OnDemandBreakdowns {
@@ -48,7 +50,7 @@ export class OnDemandBreakdowns {
 
   /** The breakdown's rows (sorted by totalSessions descending, then value), for the request `ctx`. */
   async rows(snap: ServedSnapshot, scope: BreakdownScope, q: BreakdownRequest, ctx: Context): Promise<BreakdownRow[]> {
-    const key = [snap.id, scope.customers.join(','), scope.streamId ?? '', q.window, q.by ?? '', ...q.canonical].join('\0');
+    const key = [snap.id, scope.customers.join(','), scope.streamId ?? '', q.window, q.by ?? '', q.perStream === true ? 'per-stream' : '', ...q.canonical].join('\0');
     if (!snap.hasBreakdowns) throw problems.breakdownsUnavailable();
     return this.work.run(ctx, key, scope.admittedAs, (signal) => breakdownRows(this.db, snap, scope, q, signal));
   }
@@ -62,7 +64,7 @@ export async function breakdownRows(db: Db, snap: ServedSnapshot, scope: Pick<Br
   // One relation per customer: queryBreakdown makes each one's parts alone.
   const relations = sessionClassFiles(snap, scope.customers).map(sessionClassesRelation);
   if (relations.length === 0) return [];
-  return db.withSession((s) => queryBreakdown(s, relations, { window: q.window, streamId: scope.streamId, by: q.by, filters: q.filters }), {
+  return db.withSession((s) => queryBreakdown(s, relations, { window: q.window, streamId: scope.streamId, by: q.by, filters: q.filters, perStream: q.perStream === true }), {
     ...(signal ? { signal } : {}),
     bounded: true,
     // Several customers (an operator's platform-wide breakdown): big work.

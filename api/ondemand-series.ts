@@ -7,15 +7,29 @@
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../warehouse/duckdb/db.ts';
-import { querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
-import { loadStreamReports } from '../warehouse/stream-reports.ts';
+import { queryQualitySeries, querySeries, type BucketRow, type QualityBucketRow } from '../warehouse/bucket-series.ts';
+import { inputsWithin, loadStreamReports } from '../warehouse/stream-reports.ts';
+import { keepFilteredReports, type BreakdownFilters } from '../warehouse/breakdowns.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
 import { AdmittedWork } from './shared-work.ts';
 import type { ServedSnapshot } from './snapshot-store.ts';
 
-/** Rough heap bytes of a cached row (an object of eight numbers). */
-const ROW_BYTES = 120;
+/**
+ * The range a series with quality figures or filters is computed for: only the landed files of the
+ * UTC dates from `fromMs` (its first bucket) on are read (inputsWithin). With filters, the sessions
+ * it counts are those the filters keep by their earliest report from `fromMs` on, the breakdown's
+ * rule (filtered_reports.sql).
+ */
+export interface SeriesRange {
+  fromMs: number;
+  filters: BreakdownFilters;
+  /** The filters' canonical form: what makes two requests the same work. */
+  canonical: readonly string[];
+}
+
+/** Rough heap bytes of a cached row (an object of eight numbers, thirteen with the quality figures). */
+const ROW_BYTES = 180;
 
 export class OnDemandSeries {
   /** Computed series, bounded in bytes (API_SERIES_CACHE_MB); concurrent requests share the work under way. */
@@ -38,28 +52,49 @@ export class OnDemandSeries {
     return this.work.inProgress;
   }
 
-  /** Every non-empty bucket of the stream up to asOf, in time order, for the request `ctx`. */
-  async series(snap: ServedSnapshot, streamId: string, bucketSeconds: number, ctx: Context): Promise<BucketRow[]> {
-    const key = `${snap.id}|${streamId}|${bucketSeconds}`;
+  /** Every non-empty bucket of the stream up to asOf (from `range`'s date on), in time order, for the request `ctx`. */
+  series(snap: ServedSnapshot, streamId: string, bucketSeconds: number, ctx: Context, range?: SeriesRange): Promise<BucketRow[]> {
+    return this.cached(snap, streamId, bucketSeconds, false, ctx, range);
+  }
+
+  /** The same with each bucket's quality figures (series_quality.sql). */
+  qualitySeries(snap: ServedSnapshot, streamId: string, bucketSeconds: number, ctx: Context, range?: SeriesRange): Promise<QualityBucketRow[]> {
+    return this.cached(snap, streamId, bucketSeconds, true, ctx, range) as Promise<QualityBucketRow[]>;
+  }
+
+  private async cached(snap: ServedSnapshot, streamId: string, bucketSeconds: number, quality: boolean, ctx: Context, range?: SeriesRange): Promise<BucketRow[]> {
+    const key = [snap.id, streamId, bucketSeconds, quality ? 'quality' : 'plain', ...(range ? [range.fromMs, ...range.canonical] : [])].join('\0');
     const cached = this.done.get(key);
     if (cached) return cached;
     const customerId = parseStreamId(streamId)?.customerId ?? '';
     return this.work.run(ctx, key, customerId, async (signal) => {
-      const rows = await this.compute(snap, customerId, streamId, bucketSeconds, signal);
+      const rows = await this.compute(snap, customerId, streamId, { bucketSeconds, quality, range }, signal);
       // A failure (a timeout, a cancellation) is not remembered: the next request tries again.
       this.done.set(key, rows);
       return rows;
     });
   }
 
-  private async compute(snap: ServedSnapshot, customerId: string, streamId: string, bucketSeconds: number, signal: AbortSignal): Promise<BucketRow[]> {
+  private async compute(
+    snap: ServedSnapshot,
+    customerId: string,
+    streamId: string,
+    q: { bucketSeconds: number; quality: boolean; range: SeriesRange | undefined },
+    signal: AbortSignal,
+  ): Promise<BucketRow[]> {
     const inputs = customerId ? snap.customerInputs(this.layout, customerId) : null;
     if (!inputs) return [];
     // Temp tables live and die with the session's connection: nothing to drop by hand.
     return this.db.withSession(
       async (s) => {
-        await loadStreamReports(s, inputs, streamId, new Date(snap.asOfMs));
-        return (await querySeries(s, bucketSeconds)).get(streamId) ?? [];
+        await loadStreamReports(s, q.range ? inputsWithin(inputs, q.range.fromMs, snap.asOfMs) : inputs, streamId, new Date(snap.asOfMs));
+        let source = 'reports';
+        if (q.range && q.range.canonical.length > 0) {
+          await keepFilteredReports(s, 'reports', new Date(q.range.fromMs), q.range.filters);
+          source = 'kept_reports';
+        }
+        const rows = q.quality ? await queryQualitySeries(s, q.bucketSeconds, source) : await querySeries(s, q.bucketSeconds, source);
+        return rows.get(streamId) ?? [];
       },
       { signal, bounded: true, releaseAfter: true },
     );

@@ -114,15 +114,20 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/telemetry/streams': {
     get: {
       tags: ['telemetry'],
-      summary: "The caller's streams with at least one report in the window, sorted by id",
+      summary:
+        "The caller's streams with at least one report in the window, sorted by id; with filters, those with a session the filters keep, each with those sessions' figures (activePeers, live and lastSeenAt stay the stream's; computed on demand like a breakdown)",
+      parameters: [FILTER_PARAM],
       query: StreamsQuery,
       responses: {
         '200': json(StreamListSchema),
         '304': NOT_MODIFIED,
-        '400': problem('Bad window or detail (invalid_window, invalid_detail)'),
+        '400': problem(`Bad window, detail or filter (invalid_window, invalid_detail, ${BAD_FILTER})`),
         '401': UNAUTHORIZED,
         '403': problem('Missing capability'),
-        '503': UNAVAILABLE,
+        '429': problemRetry('With filters: the caller already has as many breakdowns in progress as allowed (too_many_requests)'),
+        '503': problemRetry(
+          'No snapshot yet (snapshot_unavailable, snapshot_unreadable); with filters: not computed within the query timeout (timeout), too much on-demand work (busy), or a snapshot from before breakdowns (breakdowns_unavailable)',
+        ),
       },
     },
   },
@@ -139,19 +144,19 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       tags: ['telemetry'],
       summary:
-        'Metrics of one stream over a window (zeros when it has reports, but none in the window), with the quality figures; with filters, those of the sessions the filters keep (computed on demand)',
+        "Metrics of one stream over a window (zeros when it has reports, but none in the window), with the quality figures; with filters, those of the sessions the filters keep (computed on demand); with period=previous, those of the period of the window's length that ends where the window starts, and the sessions active at its end (computed on demand from the raw files)",
       parameters: [STREAM_ID_PATH, FILTER_PARAM],
       query: StreamMetricsQuery,
       responses: {
         '200': json(StreamMetricsSchema),
         '304': NOT_MODIFIED,
-        '400': problem(`Bad window (invalid_window) or filter (${BAD_FILTER})`),
+        '400': problem(`Bad window (invalid_window), period (invalid_period) or filter (${BAD_FILTER}); period=previous with window=all (no_previous_period)`),
         '401': UNAUTHORIZED,
         '403': problem('The stream is not attributed to the caller (forbidden_stream)'),
         '404': problem('A stream of the caller that has never reported (stream_not_found)'),
-        '429': problemRetry('With filters: the caller already has as many breakdowns in progress as allowed (too_many_requests)'),
+        '429': problemRetry('With filters or period=previous: the caller already has as many breakdowns (or previous periods) in progress as allowed (too_many_requests)'),
         '503': problemRetry(
-          'No snapshot yet (snapshot_unavailable, snapshot_unreadable); with filters: not computed within the query timeout (timeout), too much on-demand work (busy), or a snapshot from before breakdowns (breakdowns_unavailable)',
+          'No snapshot yet (snapshot_unavailable, snapshot_unreadable); with filters or period=previous: not computed within the query timeout (timeout), too much on-demand work (busy), or a snapshot from before breakdowns (breakdowns_unavailable)',
         ),
       },
     },
@@ -170,7 +175,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         '401': UNAUTHORIZED,
         '403': problem('A streamId not attributed to the caller (forbidden_stream), or a missing capability'),
         '404': problem('A stream of the caller that has never reported (stream_not_found)'),
-        '429': problemRetry('The caller already has as many breakdowns in progress as allowed (too_many_requests)'),
+        '429': problemRetry('The caller already has as many breakdowns (or previous periods) in progress as allowed (too_many_requests)'),
         '503': problemRetry(
           'No snapshot yet (snapshot_unavailable, snapshot_unreadable); not computed within the query timeout (timeout); too much on-demand work (busy); a snapshot from before breakdowns (breakdowns_unavailable)',
         ),
@@ -181,17 +186,17 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       tags: ['telemetry'],
       summary:
-        "Headline figures of every stream of a customer together (a tenant: its own; an operator: the customer named, or the platform), with filters: distinct sessions and percentiles over all of them, not added up per stream",
+        "Headline figures of every stream of a customer together (a tenant: its own; an operator: the customer named, or the platform), with filters: distinct sessions and percentiles over all of them, not added up per stream; with period=previous, those of the period of the window's length that ends where the window starts (computed on demand from the raw files)",
       parameters: [FILTER_PARAM],
       query: SummaryQuery,
       responses: {
         '200': json(SummarySchema),
         '304': NOT_MODIFIED,
-        '400': problem(`Bad window (invalid_window), customerId (invalid_customer_id) or filter (${BAD_FILTER})`),
+        '400': problem(`Bad window (invalid_window), customerId (invalid_customer_id), period (invalid_period) or filter (${BAD_FILTER}); period=previous with window=all (no_previous_period)`),
         '401': UNAUTHORIZED,
         '403': problem('A tenant naming another customer (forbidden_tenant), or a missing capability'),
         '404': problem('An operator naming a customer without data in the snapshot (customer_not_found)'),
-        '429': problemRetry('The caller already has as many breakdowns in progress as allowed (too_many_requests)'),
+        '429': problemRetry('The caller already has as many breakdowns (or previous periods) in progress as allowed (too_many_requests)'),
         '503': problemRetry(
           'No snapshot yet (snapshot_unavailable, snapshot_unreadable); not computed within the query timeout (timeout); too much on-demand work (busy); a snapshot from before breakdowns (breakdowns_unavailable)',
         ),
@@ -201,16 +206,18 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/telemetry/timeseries': {
     get: {
       tags: ['telemetry'],
-      summary: 'Bucketed series of one stream: whole aligned buckets, empty ones with zeros',
+      summary:
+        "Bucketed series of one stream: whole aligned buckets, empty ones with zeros; with quality=true, each bucket's quality figures too; with filters, only the reports of the sessions the filters keep (each session's value at its earliest report from the first bucket on; computed on demand)",
+      parameters: [FILTER_PARAM],
       query: TimeseriesQuery,
       responses: {
         '200': json(TimeseriesSchema),
         '304': NOT_MODIFIED,
-        '400': problem(`Bad bucketSeconds or window, or more than ${MAX_BUCKETS} buckets (too_many_buckets)`),
+        '400': problem(`Bad bucketSeconds, window or filter (${BAD_FILTER}), or more than ${MAX_BUCKETS} buckets (too_many_buckets)`),
         '401': UNAUTHORIZED,
         '403': problem('No streamId (stream_id_required), or a stream not attributed to the caller (forbidden_stream)'),
         '404': problem('A stream of the caller that has never reported'),
-        '429': problemRetry('The caller already has as many on-demand series (non-standard bucketSeconds) in progress as allowed (too_many_requests)'),
+        '429': problemRetry('The caller already has as many on-demand series (non-standard bucketSeconds, quality=true or filters) in progress as allowed (too_many_requests)'),
         '503': problemRetry(
           "No snapshot yet (snapshot_unavailable, snapshot_unreadable); an on-demand series not computed within the query timeout counted from the request's arrival (timeout); too much on-demand work queued on the server (busy)",
         ),
@@ -255,7 +262,12 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
           headers: {
             ETag: snapshotHeaders.ETag,
             'Last-Modified': snapshotHeaders['Last-Modified'],
-            'X-Report-Source': { description: "`prerendered` (the nightly run's file) or `rendered` (on demand)", schema: { type: 'string', enum: ['prerendered', 'rendered'] } },
+            'X-Report-Source': {
+              description: "`prerendered` (the nightly run's file), `rendered` (on demand), or `published` (source=published: the latest nightly file)",
+              schema: { type: 'string', enum: ['prerendered', 'rendered', 'published'] },
+            },
+            'X-Report-Snapshot': { description: 'source=published only: the snapshot the report was rendered at', schema: { type: 'string' } },
+            'X-Report-As-Of': { description: "source=published only: that snapshot's asOf", schema: { type: 'string' } },
             'Content-Disposition': { description: 'md and jws only', schema: { type: 'string' } },
           },
           content: {
@@ -266,10 +278,10 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
           },
         },
         '304': NOT_MODIFIED,
-        '400': problem('Bad format or bucketSeconds (invalid_format, invalid_bucket_seconds)'),
+        '400': problem('Bad format, bucketSeconds or source (invalid_format, invalid_bucket_seconds, invalid_source); with source=published, a bucketSeconds other than the default (invalid_bucket_seconds)'),
         '401': UNAUTHORIZED,
         '403': problem('The stream is not attributed to the caller (forbidden_stream), or the token lacks telemetry:read'),
-        '404': problem('A stream of the caller that has never reported (stream_not_found)'),
+        '404': problem('A stream of the caller that has never reported (stream_not_found); with source=published, no nightly run published its report (report_not_published)'),
         '503': UNAVAILABLE,
       },
     },

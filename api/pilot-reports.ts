@@ -4,7 +4,9 @@
 // memory for the snapshot, and concurrent requests for the same report share one computation,
 // which is cancelled (its DuckDB work interrupted) when the last request waiting for it has gone.
 // The signed statement (jws) is the nightly run's file too when it matches, and otherwise is signed
-// here over the very bytes this process serves for the three formats of the same request.
+// here over the very bytes this process serves for the three formats of the same request. The
+// latest published report of a stream (`source=published`) is its newest nightly file as written.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { LRUCache } from 'lru-cache';
@@ -32,6 +34,16 @@ export interface ServedReport {
   etag: string;
   /** Where the bytes came from when they were first asked for. */
   source: ReportSource;
+}
+
+/** A report as a nightly run published it (`source=published`). */
+export interface PublishedReport {
+  body: Buffer;
+  etag: string;
+  /** The snapshot it was rendered at, its asOf, and when it was rendered. */
+  snapshot: string;
+  asOf: string;
+  renderedAt: string;
 }
 
 /** One request for a report, with the fingerprint of the inputs it was asked under. */
@@ -126,6 +138,28 @@ export class PilotReports {
     const bodies = { json: json!.body, md: md!.body, html: html!.body };
     const jws = await signStatement(claimsOfJson(bodies.json), bodies, await currentReportKey(this.layout));
     return Buffer.from(jws);
+  }
+
+  /**
+   * The latest report a nightly run published for the stream (the newest snapshot folder of its
+   * customer that holds it), whatever the served snapshot: its file as written, or null when no run
+   * published one. Snapshot ids begin with their time, so the newest folder sorts last.
+   */
+  async published(streamId: string, format: ServedFormat): Promise<PublishedReport | null> {
+    const customerId = parseStreamId(streamId)?.customerId;
+    if (!customerId) return null;
+    const folders = (await fs.readdir(this.layout.reports).catch(() => [] as string[])).sort().reverse();
+    for (const snapshotId of folders) {
+      const dir = customerReportsDir(this.layout, snapshotId, customerId);
+      const published = await readPublishedReports(dir);
+      if (!published?.streams.some((s) => s.streamId === streamId)) continue;
+      // A folder removed meanwhile (retention) is passed over like one without the stream.
+      const body = await fs.readFile(path.join(dir, ...reportPath(streamId, format).split('/'))).catch(() => null);
+      if (!body) continue;
+      const etag = `"published-${createHash('sha256').update(`${published.snapshot}|${streamId}|${format}|${published.renderedAt}`).digest('base64url').slice(0, 27)}"`;
+      return { body, etag, snapshot: published.snapshot, asOf: published.asOf, renderedAt: published.renderedAt };
+    }
+    return null;
   }
 
   /** The nightly run's file for this request, when its folder was rendered from the same inputs. */

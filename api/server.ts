@@ -10,6 +10,7 @@ import { Db } from '../warehouse/duckdb/db.ts';
 import { hostScratchDir, warehouseLayout } from '../warehouse/layout.ts';
 import { createApp, type ApiPages } from './app.ts';
 import { OnDemandSeries } from './ondemand-series.ts';
+import { PreviousPeriods } from './previous-period.ts';
 import { OnDemandBreakdowns } from './ondemand-breakdowns.ts';
 import { answerClientError } from './client-errors.ts';
 import { SnapshotStore } from './snapshot-store.ts';
@@ -83,6 +84,7 @@ export async function startApi<P extends ApiPages | null = null>(config: AppConf
     series: new SnapshotSeries(db, config.api.caches.seriesBytes),
     onDemand: new OnDemandSeries(db, layout, config.api.queryTimeoutMs, config.api.onDemand, config.api.caches.seriesBytes),
     breakdowns: new OnDemandBreakdowns(db, config.api.queryTimeoutMs, config.api.onDemand),
+    previous: new PreviousPeriods(db, layout, config.api.queryTimeoutMs, config.api.onDemand),
     secret: await tokenSecret(layout, config.tokenSecret),
     signingKey: await loadSigningKey(layout, config.manifestSigningKey),
     get platform() {

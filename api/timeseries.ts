@@ -5,7 +5,7 @@
 // the history; the serialised answers are cached by the route.
 import { LRUCache } from 'lru-cache';
 import { problems } from './errors.ts';
-import { fillBuckets, toBucketJson, type BucketJson, type BucketRow } from '../warehouse/bucket-series.ts';
+import { emptyBucket, fillBuckets, NO_QUALITY, toBucketJson, type BucketJson, type BucketRow, type QualityBucketJson, type QualityBucketRow } from '../warehouse/bucket-series.ts';
 import { firstMinutes, readSeries, readSeriesColumns, seriesFilesIn } from '../warehouse/series-read.ts';
 import { seriesJsonBody } from './series-json.ts';
 import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
@@ -22,7 +22,9 @@ export interface SeriesJson {
   bucketSeconds: number;
   from: string;
   to: string;
-  buckets: BucketJson[];
+  buckets: BucketJson[] | QualityBucketJson[];
+  /** With filters only: the filters applied (canonical form). */
+  filters?: readonly string[];
 }
 
 /** Start of the bucket holding `ms`. */
@@ -58,9 +60,22 @@ export function windowSeries(
   asOfMs: number,
   window: WindowName,
   bucketSeconds: number,
+  /** Where `all` starts when the rows may not say (a filtered series): the stream's first minute. */
+  firstMs: number | null = null,
 ): SeriesJson {
-  const { from, to } = bucketRange(rows[0]?.startMs ?? null, asOfMs, window, bucketSeconds);
+  const { from, to } = bucketRange(firstMs ?? rows[0]?.startMs ?? null, asOfMs, window, bucketSeconds);
   const buckets = fillBuckets(rows, from, to, bucketSeconds).map(toBucketJson);
+  return { streamId, window, bucketSeconds, from: new Date(from).toISOString(), to: new Date(to).toISOString(), buckets };
+}
+
+/** The same with each bucket's quality figures (empty buckets: zero times, null percentile and success). */
+export function windowQualitySeries(
+  streamId: string,
+  rows: readonly QualityBucketRow[],
+  { asOfMs, window, bucketSeconds, firstMs }: { asOfMs: number; window: WindowName; bucketSeconds: number; firstMs: number | null },
+): SeriesJson {
+  const { from, to } = bucketRange(firstMs ?? rows[0]?.startMs ?? null, asOfMs, window, bucketSeconds);
+  const buckets = fillBuckets(rows, from, to, bucketSeconds, (startMs) => ({ ...emptyBucket(startMs), ...NO_QUALITY })).map(toBucketJson);
   return { streamId, window, bucketSeconds, from: new Date(from).toISOString(), to: new Date(to).toISOString(), buckets };
 }
 

@@ -260,6 +260,21 @@ for (const s of streams.slice(0, 6)) {
   }
 }
 say(`on-demand sizes: ${JSON.stringify(describe(onDemand))}`);
+// The series with quality figures (quality=true, what a portal stream page reads: 7d at 600 s),
+// computed on demand from the stream's raw files, first then repeated (the cache), beside the
+// same stream's plain series at that size (from the snapshot's files) in the same run.
+phase = 'quality series';
+const quality = { cold: [] as number[], repeated: [] as number[], plain: [] as number[] };
+for (const s of streams.slice(6, 12)) {
+  const url = `${api.url}/telemetry/timeseries?streamId=${encodeURIComponent(s)}&window=7d&bucketSeconds=600`;
+  for (const [into, q] of [[quality.plain, ''], [quality.cold, '&quality=true'], [quality.repeated, '&quality=true']] as const) {
+    const r = await timed(`${url}${q}`);
+    if (r.status !== 200) throw new Error(`quality series: ${r.status}`);
+    into.push(r.ms);
+  }
+}
+const qualitySeries = Object.fromEntries(Object.entries(quality).map(([k, xs]) => [k, describe(xs)]));
+say(`quality series: ${JSON.stringify(qualitySeries)}`);
 // --- Breakdowns (on demand from the snapshot's session classes): one stream over 30d, every
 // stream, each asked twice (cold, then repeated: the response cache); the tenant's streams
 // together over 30d, every `by` with and without filters; the platform (operator) over 30d.
@@ -367,6 +382,7 @@ const result = {
   metricsWarm: describe(metricsWarm.ms),
   warmSeriesVsBare,
   onDemand: describe(onDemand),
+  qualitySeries,
   breakdowns,
   pilotReports: describe(reports),
   exports,
@@ -384,6 +400,7 @@ const lines = [
   `               warm, same bodies (10 streams): API p50 ${warmSeriesVsBare.api.p50} ms p99 ${warmSeriesVsBare.api.p99} ms; bare node:http p50 ${warmSeriesVsBare.bare.p50} ms p99 ${warmSeriesVsBare.bare.p99} ms`,
   `               cold after a swap p50 ${result.timeseries.afterSwapCold.p50} ms p99 ${result.timeseries.afterSwapCold.p99} ms; 4 concurrent clients, cold p50 ${result.timeseries.concurrent4.p50} ms p99 ${result.timeseries.concurrent4.p99} ms`,
   `  on demand    p50 ${result.onDemand.p50} ms, max ${result.onDemand.max} ms (sizes 900 s over all, 120 s over 7d)`,
+  `  quality      7d at 600 s with quality=true: first p50 ${qualitySeries['cold']!.p50} ms (max ${qualitySeries['cold']!.max}), repeated p50 ${qualitySeries['repeated']!.p50} ms; the plain series p50 ${qualitySeries['plain']!.p50} ms (${(qualitySeries['cold']!.p50 / Math.max(0.01, qualitySeries['plain']!.p50)).toFixed(1)}× first, ${(qualitySeries['repeated']!.p50 / Math.max(0.01, qualitySeries['plain']!.p50)).toFixed(1)}× repeated)`,
   `  breakdowns   one stream 30d: cold p99 ${breakdowns['streamCold']!.p99} ms (goal ≤ 50 ms: ${breakdowns['streamCold']!.p99 <= 50 ? 'met' : 'NOT met'}), repeated p99 ${breakdowns['streamRepeated']!.p99} ms (goal ≤ 5 ms: ${breakdowns['streamRepeated']!.p99 <= 5 ? 'met' : 'NOT met'})`,
   `               tenant-wide 30d: cold p99 ${breakdowns['tenantCold']!.p99} ms (goal ≤ 200 ms: ${breakdowns['tenantCold']!.p99 <= 200 ? 'met' : 'NOT met'}), repeated p99 ${breakdowns['tenantRepeated']!.p99} ms; platform 30d cold p50 ${breakdowns['platformCold']!.p50} ms, max ${breakdowns['platformCold']!.max} ms; peak RSS of the phase ${rounded['breakdowns'] ?? '?'} MB`,
   `  pilot        p50 ${result.pilotReports.p50} ms, max ${result.pilotReports.max} ms (rendered on demand)`,

@@ -1,8 +1,11 @@
 // The portal reads every figure from the JSON API itself, with the session's token, over loopback:
 // the same routes, scoping, limits, caches and ETags as a tenant's own code, so that a page can
 // never show a figure the API would not (design.md principle 11). Nothing here queries the
-// warehouse.
+// warehouse. Telemetry answers are kept per caller and snapshot, so that a page shown again at the
+// same snapshot costs no request (getAtSnapshot).
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { LRUCache } from 'lru-cache';
 import { Readable as NodeReadable } from 'node:stream';
 
 export interface ApiAnswer<T> {
@@ -24,8 +27,15 @@ export class ApiRefusal extends Error {
   }
 }
 
+/** Bytes of telemetry answers the portal keeps for repeats at the same snapshot (PortalApi.getAtSnapshot). */
+const SNAPSHOT_ANSWERS_BYTES = 32 * 2 ** 20;
+
 export class PortalApi {
   private base: string | null = null;
+  /** Parsed answers by caller (a hash of its token), snapshot and path: see getAtSnapshot. */
+  private readonly atSnapshot = new LRUCache<string, { body: unknown }>({ maxSize: SNAPSHOT_ANSWERS_BYTES });
+  /** Answers with their ETag by caller and path: see getRevalidated. */
+  private readonly revalidated = new LRUCache<string, { etag: string; body: unknown }>({ maxSize: SNAPSHOT_ANSWERS_BYTES });
 
   /** Where the API listens, once it does (startApi sets it). */
   listening(url: string): void {
@@ -36,6 +46,38 @@ export class PortalApi {
   async get<T>(path: string, token: string, signal?: AbortSignal): Promise<T> {
     const a = await this.request<T>('GET', path, token, undefined, signal);
     if (a.status < 200 || a.status > 299) throw refusalOf(a);
+    return a.body;
+  }
+
+  /**
+   * GET a telemetry route whose answer depends on nothing but the caller, the URL and the snapshot
+   * (the API's own rule for the answers it replays: api/replayed-answers.ts), once per caller,
+   * path and served snapshot: a repeat while the same snapshot is served is the answer the API
+   * gave. A page request still checks its session and revocation first (sign-in.ts); the answers
+   * are read-only (pages copy what they change).
+   */
+  async getAtSnapshot<T>(path: string, token: string, snapshotId: string, signal?: AbortSignal): Promise<T> {
+    const key = `${createHash('sha256').update(token).digest('base64url')}|${snapshotId}|${path}`;
+    const hit = this.atSnapshot.get(key);
+    if (hit) return hit.body as T;
+    const a = await this.request<T>('GET', path, token, undefined, signal);
+    if (a.status < 200 || a.status > 299) throw refusalOf(a);
+    this.atSnapshot.set(key, { body: a.body }, { size: 256 + key.length + Number(a.headers.get('content-length') ?? JSON.stringify(a.body).length) });
+    return a.body;
+  }
+
+  /**
+   * GET a route that sends ETags (a pilot report), revalidated: the caller's last answer for the path
+   * is sent back as If-None-Match, and a 304 reuses it, unparsed again (a report's JSON is large).
+   */
+  async getRevalidated<T>(path: string, token: string, signal?: AbortSignal): Promise<T> {
+    const key = `${createHash('sha256').update(token).digest('base64url')}|${path}`;
+    const held = this.revalidated.get(key);
+    const a = await this.request<T>('GET', path, token, undefined, signal, held ? { 'If-None-Match': held.etag } : {});
+    if (a.status === 304 && held) return held.body as T;
+    if (a.status < 200 || a.status > 299) throw refusalOf(a);
+    const etag = a.headers.get('etag');
+    if (etag) this.revalidated.set(key, { etag, body: a.body }, { size: 256 + key.length + Number(a.headers.get('content-length') ?? 0) });
     return a.body;
   }
 

@@ -14,7 +14,9 @@ const PASSED_HEADERS = ['content-type', 'content-disposition', 'etag', 'last-mod
 
 export async function reportDownload(ctx: Context, deps: PortalDeps, streamId: string, format: string): Promise<void> {
   if (!(REPORT_FORMATS as readonly string[]).includes(format)) return void (ctx.status = 404);
-  const path = `/control/reports/pilot/${encodeURIComponent(streamId)}?format=${format}`;
+  // `?source=published`: the latest published report (what the verdict shown came from).
+  const source = ctx.query['source'] === 'published' ? '&source=published' : '';
+  const path = `/control/reports/pilot/${encodeURIComponent(streamId)}?format=${format}${source}`;
   return passThrough(ctx, deps, path, format === 'html' ? reportPolicy : undefined);
 }
 

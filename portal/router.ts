@@ -18,7 +18,7 @@ import { exportDownload, reportDownload } from './downloads.ts';
 import { clientGone } from './client-gone.ts';
 import { viewerOf, type Viewer } from './pages/common.ts';
 import { overviewView } from './pages/overview.ts';
-import { reportVerdict, streamView } from './pages/stream.ts';
+import { reportLinks, reportVerdict, streamView } from './pages/stream.ts';
 import { reportsView } from './pages/reports.ts';
 import { changeOrigins, originsView } from './pages/origins.ts';
 import { billingView, tenantsView } from './pages/operator.ts';
@@ -56,13 +56,13 @@ export function portalRouter(deps: PortalDeps, assets: PortalAssets): Router {
   return router;
 }
 
-const reads = (ctx: Context, deps: PortalDeps) => new PageReads(deps.api, sessionOf(ctx).token, clientGone(ctx));
+const reads = (ctx: Context, deps: PortalDeps) => new PageReads(deps.api, sessionOf(ctx).token, clientGone(ctx), deps.store.current()?.id ?? null);
 
 /** The stream's page: its figures, and on a whole page (not a live update) its report's verdict. */
 const streamPage: PageHandler = async (ctx, r, state, viewer) => {
   const streamId = streamIdOf(ctx);
   const [view, verdict] = await Promise.all([streamView(ctx, r, state, viewer, streamId), wantsFragment(ctx) ? null : reportVerdict(r, streamId)]);
-  return { ...view, verdict };
+  return { ...view, verdict, report: reportLinks(ctx.path, verdict?.published === true) };
 };
 
 /** The filter bar's form (dimension, keep or drop, value) becomes the page's URL with that filter added. */

@@ -5,7 +5,7 @@
 import { BIGINT, INTEGER, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
 import type { DbSession } from './duckdb/session.ts';
 import { timestampParam, type SqlParams, type SqlTypes } from './duckdb/param-values.ts';
-import { pieceSql } from './piece-columns.ts';
+import { PIECE_COLUMNS, pieceSql } from './piece-columns.ts';
 import { fileList } from './sql-files.ts';
 import { SESSION_DIMENSIONS } from './report-columns.ts';
 import { WINDOWS, WINDOW_NAMES, type WindowName } from './windows.ts';
@@ -85,6 +85,8 @@ const inList = (param: string, d: SessionDimension) => `len(list_filter($${param
 const BREAKDOWN_SQL = {
   head_fields: ['first_report := first_report', ...SESSION_DIMENSIONS.map((d) => `${d} := ${d}`)].join(', '),
   head_columns: SESSION_DIMENSIONS.map((d) => `head.${d} AS ${d}`).join(', '),
+  // The head of one report: its piece's first_report (piece-columns.ts), then its dimensions.
+  report_head_fields: [`first_report := ${PIECE_COLUMNS.find((c) => c.name === 'first_report')!.ofReport}`, ...SESSION_DIMENSIONS.map((d) => `${d} := ${d}`)].join(', '),
 };
 
 /**
@@ -95,17 +97,46 @@ const BREAKDOWN_SQL = {
  * slower.
  */
 function querySql(q: BreakdownQuery): Record<string, string> {
-  const conditions: string[] = [];
-  for (const [d, f] of q.filters) {
-    if (f.keep.length > 0) conditions.push(inList(paramName('keep', d), d));
-    if (f.drop.length > 0) conditions.push(`NOT ${inList(paramName('drop', d), d)}`);
-  }
   return {
     stream_filter: q.streamId !== null ? 'streamId = $stream' : 'true',
     stream_group: q.perStream === true ? 'streamId' : 'CAST(NULL AS VARCHAR)',
     by_value: q.by ?? 'CAST(NULL AS VARCHAR)',
-    dimension_filters: conditions.length > 0 ? conditions.join('\n    AND ') : 'true',
+    dimension_filters: filterConditionsSql(q.filters),
   };
+}
+
+/** The filters' conditions over the session dimensions' columns and their bound lists (filterParams); `true` without filters. */
+function filterConditionsSql(filters: BreakdownFilters): string {
+  const conditions: string[] = [];
+  for (const [d, f] of filters) {
+    if (f.keep.length > 0) conditions.push(inList(paramName('keep', d), d));
+    if (f.drop.length > 0) conditions.push(`NOT ${inList(paramName('drop', d), d)}`);
+  }
+  return conditions.length > 0 ? conditions.join('\n    AND ') : 'true';
+}
+
+/** The bound lists of the filters' conditions (filterConditionsSql), added to `params` and `types`. */
+function addFilterParams(filters: BreakdownFilters, params: SqlParams, types: SqlTypes): void {
+  for (const [d, f] of filters) {
+    for (const [kind, values] of [['keep', f.keep], ['drop', f.drop]] as const) {
+      if (values.length === 0) continue;
+      params[paramName(kind, d)] = listValue([...values]);
+      types[paramName(kind, d)] = LIST(VARCHAR);
+    }
+  }
+}
+
+/**
+ * The deduplicated reports of `source` from `from` on whose sessions `filters` keep, with the
+ * breakdown's rule and conditions (filtered_reports.sql), as the temp view `kept_reports`.
+ */
+export async function keepFilteredReports(s: DbSession, source: string, from: Date, filters: BreakdownFilters): Promise<void> {
+  const params: SqlParams = { from: timestampParam(from) };
+  const types: SqlTypes = { from: TIMESTAMP };
+  addFilterParams(filters, params, types);
+  const sql = breakdownFileSql('filtered_reports', { source, dimension_filters: filterConditionsSql(filters) });
+  // A view cannot hold parameters: the kept reports are a temp table of the session.
+  await s.run(`CREATE OR REPLACE TEMP TABLE kept_reports AS ${sql}`, params, types);
 }
 
 /**
@@ -151,13 +182,7 @@ export function breakdownParams(q: BreakdownQuery): { params: SqlParams; types: 
     params['stream'] = q.streamId;
     types['stream'] = VARCHAR;
   }
-  for (const [d, f] of q.filters) {
-    for (const [kind, values] of [['keep', f.keep], ['drop', f.drop]] as const) {
-      if (values.length === 0) continue;
-      params[paramName(kind, d)] = listValue([...values]);
-      types[paramName(kind, d)] = LIST(VARCHAR);
-    }
-  }
+  addFilterParams(q.filters, params, types);
   return { params, types };
 }
 

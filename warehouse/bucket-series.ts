@@ -42,7 +42,33 @@ export const BucketSchema = z
 
 export type BucketJson = z.infer<typeof BucketSchema>;
 
-export function toBucketJson({ startMs, ...figures }: BucketRow): BucketJson {
+/** A bucket's quality figures (series_quality.sql): the same definitions as a window's. */
+export interface BucketQuality {
+  watchMs: number;
+  stallMs: number;
+  rebufferRatio: number;
+  startupTimeP95Ms: number | null;
+  p2pConnectionSuccess: number | null;
+}
+
+/** A bucket with its quality figures (the series route's `quality=true`). */
+export const QualityBucketSchema = BucketSchema.extend({
+  watchMs: count().describe('sum of watchMs'),
+  stallMs: count().describe('sum of stallMs'),
+  rebufferRatio: fraction().describe('stallMs / (watchMs + stallMs) of the bucket; 0 when both are 0'),
+  startupTimeP95Ms: nonNegative()
+    .nullable()
+    .describe("95th percentile (continuous) of startupMs over the bucket's sessions that have one (a session's seq = 0 report is in the bucket); null when none has"),
+  p2pConnectionSuccess: fraction().nullable().describe('Σ p2pConnSuccesses / Σ p2pConnAttempts of the bucket; null without attempts'),
+}).meta({ id: 'QualityBucket' });
+
+export type QualityBucketJson = z.infer<typeof QualityBucketSchema>;
+export type QualityBucketRow = BucketRow & BucketQuality;
+
+/** A bucket's quality figures when it has no report. */
+export const NO_QUALITY: BucketQuality = { watchMs: 0, stallMs: 0, rebufferRatio: 0, startupTimeP95Ms: null, p2pConnectionSuccess: null };
+
+export function toBucketJson<R extends BucketRow>({ startMs, ...figures }: R): Omit<R, 'startMs'> & { start: string } {
   return { start: new Date(startMs).toISOString(), ...figures };
 }
 
@@ -51,10 +77,10 @@ export function emptyBucket(startMs: number): BucketRow {
   return { startMs, sessions: 0, bytesOffloaded: 0, bytesFallback: 0, offloadRatio: 0, avgPeerCount: 0, avgBufferHealth: 0, rebufferEvents: 0 };
 }
 
-/** Every bucket from `from` to `to` (starts, ms, both included), the empty ones with zeros. */
-export function fillBuckets(rows: readonly BucketRow[], from: number, to: number, bucketSeconds: number): BucketRow[] {
+/** Every bucket from `from` to `to` (starts, ms, both included), the empty ones with zeros (`empty`'s). */
+export function fillBuckets<R extends BucketRow = BucketRow>(rows: readonly R[], from: number, to: number, bucketSeconds: number, empty: (startMs: number) => R = emptyBucket as (startMs: number) => R): R[] {
   const step = bucketSeconds * 1000;
-  const out: BucketRow[] = [];
+  const out: R[] = [];
   let i = 0;
   while (i < rows.length && rows[i]!.startMs < from) i++;
   for (let start = from; start <= to; start += step) {
@@ -63,8 +89,28 @@ export function fillBuckets(rows: readonly BucketRow[], from: number, to: number
       out.push(row);
       i++;
     } else {
-      out.push(emptyBucket(start));
+      out.push(empty(start));
     }
+  }
+  return out;
+}
+
+/**
+ * Every stream's non-empty buckets of `bucketSeconds` over `source` (deduplicated reports) with
+ * their quality figures, in time order: the series query and series_quality.sql over the same
+ * pieces, joined by bucket (both have a row for every non-empty bucket).
+ */
+export async function queryQualitySeries(s: DbSession, bucketSeconds: number, source = 'reports'): Promise<Map<string, QualityBucketRow[]>> {
+  const series = await querySeries(s, bucketSeconds, source);
+  const rows = await s.all<BucketQuality & { streamId: string; startMs: number }>(
+    `SELECT streamId, epoch_ms(bucketStart) AS startMs, watchMs, stallMs, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess
+     FROM (${pieceSql('series_quality', { pieces: `(${pieceSql('report_pieces', { source })})` })})`,
+    { bucket_seconds: bucketSeconds },
+  );
+  const quality = new Map(rows.map(({ streamId, startMs, ...q }) => [`${streamId}\0${startMs}`, q]));
+  const out = new Map<string, QualityBucketRow[]>();
+  for (const [streamId, buckets] of series) {
+    out.set(streamId, buckets.map((b) => ({ ...b, ...(quality.get(`${streamId}\0${b.startMs}`) ?? NO_QUALITY) })));
   }
   return out;
 }

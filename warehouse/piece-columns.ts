@@ -139,7 +139,8 @@ const PARTS_STARTUP_P95 = "list_aggregate(flatten(list(startups)), 'quantile_con
  * `piece_sums` every column combined at its own type (a session's part of a window, a layer's
  * hour pieces); `startup_p95` the startup-time percentile over session rows;
  * `part_quality_figures` the quality figures over a breakdown's parts (breakdown_rows.sql: their
- * sums and their sessions' startup times);
+ * sums and their sessions' startup times); `series_quality_figures` the same over a series'
+ * session rows of one bucket (series_quality.sql);
  * `window_quality_figures` the same over a stream's window sums `sw` and its sessions' percentile
  * `sc.startup_p95` (stream_summaries.sql); `series_delivery_figures` the delivery figures over
  * session rows under a series' names (series_of_buckets.sql, pilot_figures.sql);
@@ -161,6 +162,7 @@ export const PIECE_SQL: Readonly<Record<string, string>> = {
   piece_sums: selectList(PIECE_COLUMNS, (col) => combinedSql(col, true)),
   startup_p95: STARTUP_P95,
   part_quality_figures: qualityFigures(sumOf, PARTS_STARTUP_P95),
+  series_quality_figures: qualityFigures(sumOf, STARTUP_P95),
   window_quality_figures: qualityFigures((col) => `sw.${col}`, 'sc.startup_p95'),
   series_delivery_figures: deliveryFigures(sumOf, PEER_MEAN_SUM, PEER_SESSIONS, SERIES_NAMES),
   part_delivery_figures: deliveryFigures(sumOf, 'sum(peer_mean_sum)', 'sum(peer_sessions)', SUMMARY_NAMES),

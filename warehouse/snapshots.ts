@@ -403,9 +403,43 @@ export async function listSnapshots(layout: WarehouseLayout): Promise<string[]> 
 }
 
 /**
+ * Pre-rendered pilot reports live as long as their snapshot, except each customer's latest
+ * published folder (the newest one with its `reports.json`), which stays until a newer one is
+ * published: what the API serves as a stream's latest published report (`source=published`) while
+ * live rollups publish snapshots every few seconds.
+ */
+async function pruneReports(layout: WarehouseLayout, kept: ReadonlySet<string>): Promise<void> {
+  const folders = (await fs.readdir(layout.reports).catch(() => [] as string[])).sort().reverse();
+  const latest = new Set<string>();
+  /** Per folder of a pruned snapshot, the customers whose latest published folder it holds. */
+  const latestOf = new Map<string, string[]>();
+  for (const s of folders) {
+    for (const customer of await fs.readdir(path.join(layout.reports, s)).catch(() => [] as string[])) {
+      if (customer.startsWith('.') || latest.has(customer)) continue;
+      const published = await fs.access(path.join(layout.reports, s, customer, 'reports.json')).then(() => true, () => false);
+      if (!published) continue;
+      latest.add(customer);
+      if (!kept.has(s)) latestOf.set(s, [...(latestOf.get(s) ?? []), customer]);
+    }
+  }
+  for (const s of folders) {
+    if (kept.has(s)) continue;
+    const keepHere = latestOf.get(s) ?? [];
+    if (keepHere.length === 0) {
+      await fs.rm(path.join(layout.reports, s), { recursive: true, force: true });
+      continue;
+    }
+    for (const name of await fs.readdir(path.join(layout.reports, s)).catch(() => [] as string[])) {
+      if (!keepHere.includes(name)) await fs.rm(path.join(layout.reports, s, name), { recursive: true, force: true });
+    }
+  }
+}
+
+/**
  * Keep the `keep` latest published snapshots (the current one always) and remove every other
  * snapshot folder: older ones, superseded ones, and leftovers of publishers that died between
- * renaming their folder and swapping the pointer, with the pre-rendered reports of each. Runs
+ * renaming their folder and swapping the pointer, with the pre-rendered reports of each (but each
+ * customer's latest published ones: pruneReports). Runs
  * under the publish lock.
  */
 async function prune(layout: WarehouseLayout, keep: number): Promise<string[]> {
@@ -423,10 +457,7 @@ async function prune(layout: WarehouseLayout, keep: number): Promise<string[]> {
   if (current) kept.add(current.snapshot);
   const doomed = (await listSnapshots(layout)).filter((s) => !kept.has(s));
   for (const s of doomed) await fs.rm(publishedDir(layout, s), { recursive: true, force: true });
-  // Pre-rendered pilot reports live as long as their snapshot.
-  for (const s of await fs.readdir(layout.reports).catch(() => [] as string[])) {
-    if (!kept.has(s)) await fs.rm(path.join(layout.reports, s), { recursive: true, force: true });
-  }
+  await pruneReports(layout, kept);
   // Catalogs built by a publisher that died before installing theirs.
   for (const f of await fs.readdir(layout.root).catch(() => [] as string[])) {
     if (f.startsWith(`${path.basename(layout.catalog)}.tmp-`)) await fs.rm(path.join(layout.root, f), { force: true });

@@ -37,3 +37,20 @@ export async function loadStreamReports(
   await dedupRawReports(s, inputs.files, asOf);
   await s.run('DROP VIEW raw_reports');
 }
+
+/**
+ * The inputs whose landed files may hold reports with ts in [fromMs, toMs]: a (customer, date)
+ * partition holds the reports of its UTC date, every copy of a report has the same ts, and
+ * deduplication is within a partition (docs/warehouse-state.md), so leaving the other dates out
+ * changes no report of the range. A file outside any `date=` folder is kept.
+ */
+export function inputsWithin(inputs: StreamInputs, fromMs: number, toMs: number): StreamInputs {
+  const first = new Date(fromMs).toISOString().slice(0, 10);
+  const last = new Date(toMs).toISOString().slice(0, 10);
+  const files = inputs.files.filter((f) => {
+    const date = /[\\/]date=(\d{4}-\d{2}-\d{2})[\\/]/.exec(f)?.[1];
+    return date === undefined || (date >= first && date <= last);
+  });
+  return { files, presentColumns: inputs.presentColumns };
+}
+

@@ -1,7 +1,9 @@
 // GET /control/reports/pilot/:streamId (telemetry-api.md, "Pilot reports"): the pilot report of a
 // stream of the caller, as JSON, a Markdown download, a self-contained HTML page, or the signed
-// statement of those three (jws, api-decisions.md "Report signatures").
+// statement of those three (jws, api-decisions.md "Report signatures"); with source=published, the
+// latest report a nightly run published for the stream.
 import type { Router, RouterMiddleware } from '@koa/router';
+import type { Context } from 'koa';
 import { problems } from '../errors.ts';
 import { notModified, setSnapshotHeaders } from '../http-cache.ts';
 import { parseQuery } from '../query.ts';
@@ -9,7 +11,7 @@ import { PilotReportQuery } from '../schemas/reports.ts';
 import { snapshotOf } from '../request-context.ts';
 import { guardedStream, readsTelemetry } from '../telemetry-guard.ts';
 import { clientGoneSignal } from '../request-signal.ts';
-import { REPORT_MEDIA_TYPES, reportDownloadName } from '../../pilot/formats.ts';
+import { REPORT_MEDIA_TYPES, reportDownloadName, type ServedFormat } from '../../pilot/formats.ts';
 import type { ApiDeps } from '../deps.ts';
 
 /**
@@ -26,18 +28,37 @@ export function reportsRoutes(router: Router, deps: ApiDeps, auth: RouterMiddlew
     const bucketSeconds = query.bucketSeconds ?? deps.platform.pilot.defaultBucketSeconds;
     const snap = snapshotOf(ctx);
     if (!snap.knows(streamId)) throw problems.streamNotFound();
+    if (query.source === 'published') {
+      if (query.bucketSeconds !== undefined && query.bucketSeconds !== deps.platform.pilot.defaultBucketSeconds) {
+        throw problems.invalidQuery('invalid_bucket_seconds', `A published report is at the platform's default bucket size, ${deps.platform.pilot.defaultBucketSeconds} s.`, { parameter: 'bucketSeconds' });
+      }
+      const published = await deps.pilotReports.published(streamId, format);
+      if (!published) throw problems.reportNotPublished();
+      ctx.set('ETag', published.etag);
+      ctx.set('Cache-Control', 'private, no-cache');
+      ctx.set('X-Report-Source', 'published');
+      ctx.set('X-Report-Snapshot', published.snapshot);
+      ctx.set('X-Report-As-Of', published.asOf);
+      sendReport(ctx, streamId, format, published.etag, published.body);
+      return;
+    }
 
     const report = await deps.pilotReports.get(snap, streamId, bucketSeconds, format, clientGoneSignal(ctx));
     setSnapshotHeaders(ctx, snap, report.etag);
     ctx.set('X-Report-Source', report.source);
-    if (format === 'md' || format === 'jws') ctx.set('Content-Disposition', `attachment; filename="${reportDownloadName(streamId, format)}"`);
-    if (format === 'html') ctx.set('Content-Security-Policy', HTML_CSP);
-    if (notModified(ctx, report.etag)) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.status = 200;
-    ctx.type = REPORT_MEDIA_TYPES[format];
-    ctx.body = report.body;
+    sendReport(ctx, streamId, format, report.etag, report.body);
   });
+}
+
+/** A report's body with its download name and policy, or 304 when the client holds `etag`. */
+function sendReport(ctx: Context, streamId: string, format: ServedFormat, etag: string, body: Buffer): void {
+  if (format === 'md' || format === 'jws') ctx.set('Content-Disposition', `attachment; filename="${reportDownloadName(streamId, format)}"`);
+  if (format === 'html') ctx.set('Content-Security-Policy', HTML_CSP);
+  if (notModified(ctx, etag)) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.status = 200;
+  ctx.type = REPORT_MEDIA_TYPES[format];
+  ctx.body = body;
 }

@@ -2,6 +2,7 @@
 // customer together (a tenant: its own; an operator: one customer, or the platform), with filters:
 // the one group of the breakdown SQL without a dimension, so that a portal page's or a report's
 // tenant-wide figures are exact (distinct sessions, percentiles), never added up from streams.
+// With `period=previous`, the same figures of the period before the window (api/previous-period.ts).
 import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import { callerOf } from '../auth.ts';
@@ -15,6 +16,7 @@ import { parseFilters } from '../breakdown-filters.ts';
 import { NO_SESSIONS } from '../../warehouse/breakdowns.ts';
 import { streamBelongsTo } from '../../warehouse/ids.ts';
 import type { BreakdownScope } from '../ondemand-breakdowns.ts';
+import { previousBounds } from '../previous-period.ts';
 import type { ServedSnapshot } from '../snapshot-store.ts';
 import type { ApiDeps } from '../deps.ts';
 import type { WindowName } from '../../warehouse/windows.ts';
@@ -24,10 +26,20 @@ export function summaryRoutes(router: Router, deps: ApiDeps, mw: { auth: RouterM
 }
 
 async function summary(ctx: Context, deps: ApiDeps): Promise<void> {
-  const { window, customerId } = parseQuery(ctx, SummaryQuery);
+  const { window, customerId, period } = parseQuery(ctx, SummaryQuery);
   const { filters, canonical } = parseFilters(queryOf(ctx)['filter']);
   const snap = snapshotOf(ctx);
   const scope = summaryScope(ctx, snap, customerId ?? null);
+  if (period === 'previous') {
+    previousBounds(snap.asOfMs, window); // 400 for `all`, before any work
+    const key = `summary-previous|${scope.customers.join(',')}|${customerId ?? '*'}|${window}|${canonical.join('\0')}`;
+    await sendSnapshotJsonText(ctx, snap, key, async () => {
+      const p = await deps.previous.figures(snap, scope, { window, filters, canonical }, ctx);
+      const scoped = customerId ?? (callerOf(ctx).role === 'tenant' ? scope.customers[0]! : null);
+      return JSON.stringify({ asOf: snap.manifest.asOf, window, period, from: p.from, to: p.to, customerId: scoped, filters: canonical, streams: p.streams, activePeers: p.activePeers, ...p.figures });
+    });
+    return;
+  }
   const key = `summary|${scope.customers.join(',')}|${customerId ?? '*'}|${window}|${canonical.join('\0')}`;
   await sendSnapshotJsonText(ctx, snap, key, async () => {
     const [row] = scope.customers.length === 0 ? [] : await deps.breakdowns.rows(snap, scope, { window, by: null, filters, canonical }, ctx);

@@ -13,7 +13,8 @@ import { parseFilters } from '../breakdown-filters.ts';
 import { scopeOf } from './breakdown.ts';
 import { NO_SESSIONS } from '../../warehouse/breakdowns.ts';
 import { ExportQuery, PlatformMetricsQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
-import { bucketRange, windowSeries } from '../timeseries.ts';
+import { bucketRange, windowQualitySeries, windowSeries } from '../timeseries.ts';
+import { previousBounds } from '../previous-period.ts';
 import { EXPORT_MEDIA, exportFileName, startExport, type ExportFormat } from '../export/export.ts';
 import type { ServedSnapshot } from '../snapshot-store.ts';
 import { streamMetricsBody } from '../stream-figures.ts';
@@ -34,21 +35,40 @@ const EXPORT_RETRY_AFTER_SECONDS = 10;
  */
 export function telemetryRoutes(router: Router, deps: ApiDeps, mw: { auth: RouterMiddleware; remember: RouterMiddleware }, operators: Router): void {
   const { auth, remember } = mw;
-  router.get('/telemetry/streams', auth, remember, readsTelemetry(), streams);
+  router.get('/telemetry/streams', auth, remember, readsTelemetry(), (ctx) => streams(ctx, deps));
   operators.get('/telemetry/metrics', remember, platformMetrics);
   router.get('/telemetry/metrics/:streamId', auth, remember, readsTelemetry({ in: 'path' }), (ctx) => streamMetrics(ctx, deps));
   router.get('/telemetry/timeseries', auth, remember, readsTelemetry({ in: 'query', what: 'a series' }), (ctx) => timeseries(ctx, deps));
   router.get('/telemetry/export', auth, readsTelemetry({ in: 'query', what: 'an export' }), (ctx) => exportStream(ctx, deps));
 }
 
-function streams(ctx: Context): void {
+async function streams(ctx: Context, deps: ApiDeps): Promise<void> {
   const caller = callerOf(ctx);
   const { window, detail } = parseQuery(ctx, StreamsQuery);
+  const { filters, canonical } = parseFilters(queryOf(ctx)['filter']);
   const snap = snapshotOf(ctx);
   const scope = caller.role === 'tenant' ? caller.customerId : '*';
-  sendSnapshotJson(ctx, snap, `streams|${scope}|${window}|${detail ? 1 : 0}`, () => {
-    const list = [...snap.summaries.get(window)!.values()].filter((s) => canSee(caller, s.streamId));
-    return { window, asOf: snap.manifest.asOf, streams: detail ? list : list.map((s) => s.streamId) };
+  const listed = () => [...snap.summaries.get(window)!.values()].filter((s) => canSee(caller, s.streamId));
+  if (canonical.length === 0) {
+    sendSnapshotJson(ctx, snap, `streams|${scope}|${window}|${detail ? 1 : 0}`, () => {
+      const list = listed();
+      return { window, asOf: snap.manifest.asOf, streams: detail ? list : list.map((s) => s.streamId) };
+    });
+    return;
+  }
+  // With filters: the streams with a session the filters keep, each with those sessions' figures
+  // (one per-stream breakdown of the caller's sessions, the breakdown's SQL); liveness stays the stream's.
+  await sendSnapshotJsonText(ctx, snap, `streams|${scope}|${window}|${detail ? 1 : 0}|${canonical.join('\0')}`, async () => {
+    const rows = await deps.breakdowns.rows(snap, scopeOf(ctx, snap, null), { window, by: null, filters, canonical, perStream: true }, ctx);
+    const kept = new Map(rows.filter((r) => r.totalSessions > 0).map((r) => [r.streamId, r]));
+    const list = listed()
+      .filter((s) => kept.has(s.streamId))
+      .map((s) => {
+        const r = kept.get(s.streamId)!;
+        const { totalSessions, totalBytesOffloaded, totalBytesFallback, avgOffloadRatio, avgPeerCount, avgBufferHealth } = r;
+        return { ...s, totalSessions, totalBytesOffloaded, totalBytesFallback, avgOffloadRatio, avgPeerCount, avgBufferHealth };
+      });
+    return JSON.stringify({ window, asOf: snap.manifest.asOf, streams: detail ? list : list.map((s) => s.streamId), filters: canonical });
   });
 }
 
@@ -70,9 +90,20 @@ function platformMetrics(ctx: Context): void {
  */
 async function streamMetrics(ctx: Context, deps: ApiDeps): Promise<void> {
   const streamId = guardedStream(ctx);
-  const { window } = parseQuery(ctx, StreamMetricsQuery);
+  const { window, period } = parseQuery(ctx, StreamMetricsQuery);
   const { filters, canonical } = parseFilters(queryOf(ctx)['filter']);
   const snap = knownStreamSnapshot(ctx, streamId);
+  if (period === 'previous') {
+    previousBounds(snap.asOfMs, window); // 400 for `all`, before any work
+    const scope = scopeOf(ctx, snap, streamId);
+    await sendSnapshotJsonText(ctx, snap, `metrics-previous|${streamId}|${window}|${canonical.join('\0')}`, async () => {
+      const p = await deps.previous.figures(snap, scope, { window, filters, canonical }, ctx);
+      const { rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess, ...summary } = p.figures;
+      const filtered = canonical.length > 0 ? { filters: canonical } : {};
+      return JSON.stringify({ streamId, ...summary, window, asOf: snap.manifest.asOf, rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess, ...filtered, period, from: p.from, to: p.to, activePeers: p.activePeers });
+    });
+    return;
+  }
   if (canonical.length === 0) {
     sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => streamMetricsBody(snap, streamId, window));
     return;
@@ -88,15 +119,23 @@ async function streamMetrics(ctx: Context, deps: ApiDeps): Promise<void> {
 
 async function timeseries(ctx: Context, deps: ApiDeps): Promise<void> {
   const streamId = guardedStream(ctx);
-  const { bucketSeconds, window } = parseQuery(ctx, TimeseriesQuery);
+  const { bucketSeconds, window, quality } = parseQuery(ctx, TimeseriesQuery);
+  const { filters, canonical } = parseFilters(queryOf(ctx)['filter']);
   const snap = knownStreamSnapshot(ctx, streamId);
-  const key = `series|${streamId}|${window}|${bucketSeconds}`;
+  const key = `series|${streamId}|${window}|${bucketSeconds}${quality ? '|quality' : ''}${canonical.map((f) => `\0${f}`).join('')}`;
   const standard = (STANDARD_BUCKET_SECONDS as readonly number[]).includes(bucketSeconds);
   await sendSnapshotJsonText(ctx, snap, key, async () => {
-    if (standard) return deps.series.windowJson(snap, streamId, window, bucketSeconds);
+    if (standard && !quality && canonical.length === 0) return deps.series.windowJson(snap, streamId, window, bucketSeconds);
     // Refuse an oversized range before computing anything (the first minute locates `all`).
-    bucketRange(window === 'all' ? await deps.series.firstMinute(snap, streamId) : null, snap.asOfMs, window, bucketSeconds);
-    return JSON.stringify(windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds, ctx), snap.asOfMs, window, bucketSeconds));
+    const first = window === 'all' ? await deps.series.firstMinute(snap, streamId) : null;
+    const { from } = bucketRange(first, snap.asOfMs, window, bucketSeconds);
+    // With quality figures or filters, only the window's dates are read; a plain size is computed
+    // over all history once and serves every window.
+    const range = quality || canonical.length > 0 ? { fromMs: from, filters, canonical } : undefined;
+    const body = quality
+      ? windowQualitySeries(streamId, await deps.onDemand.qualitySeries(snap, streamId, bucketSeconds, ctx, range), { asOfMs: snap.asOfMs, window, bucketSeconds, firstMs: first })
+      : windowSeries(streamId, await deps.onDemand.series(snap, streamId, bucketSeconds, ctx, range), snap.asOfMs, window, bucketSeconds, first);
+    return JSON.stringify(canonical.length > 0 ? { ...body, filters: canonical } : body);
   });
 }
 

@@ -13,4 +13,10 @@ export const PilotReportQuery = z.object({
   bucketSeconds: optionalBucketSecondsParam(MAX_REPORT_BUCKET_SECONDS).describe(
     "bucket size of the series and charts; default the platform's pilot.defaultBucketSeconds (600)",
   ),
+  source: z
+    .enum(['current', 'published'])
+    .default('current')
+    .describe(
+      "current: the report at the served snapshot (the nightly run's file when it matches, rendered on demand otherwise); published: the latest report a nightly run published for the stream, whatever its snapshot (its files as they are, at the platform's default bucket size; bucketSeconds is not taken), 404 report_not_published when none did",
+    ),
 });

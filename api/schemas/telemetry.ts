@@ -1,7 +1,7 @@
 // Requests and responses of the telemetry routes (telemetry-api.md, api-decisions.md "Telemetry").
 import { z } from 'zod';
 import { count, fraction, isoInstant, nonNegative } from '../../lib/json-schema.ts';
-import { BucketSchema } from '../../warehouse/bucket-series.ts';
+import { BucketSchema, QualityBucketSchema } from '../../warehouse/bucket-series.ts';
 import { MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES, type WindowName } from '../../warehouse/windows.ts';
 import { EXPORT_FORMATS } from '../export/export.ts';
 import { BREAKDOWN_DIMENSIONS, type SessionDimension } from '../../warehouse/breakdowns.ts';
@@ -13,13 +13,27 @@ const streamIdQuery = optionalText().describe("One of the caller's streams (requ
 
 export const StreamsQuery = z.object({ window: windowParam, detail: detailParam });
 export const PlatformMetricsQuery = z.object({ window: windowParam, groupBy: z.enum(['customer']).optional() });
-export const StreamMetricsQuery = z.object({ window: windowParam });
+/** `period=previous`: the figures of the period of the window's length that ends where the window starts. */
+export const periodParam = z
+  .enum(['current', 'previous'])
+  .default('current')
+  .describe(
+    'previous: the figures of the period of the same length that ends where the window starts, (asOf − 2·window, asOf − window], computed on demand with the same definitions (filters apply the same way); not for window=all (400 no_previous_period)',
+  );
+export const StreamMetricsQuery = z.object({ window: windowParam, period: periodParam });
 export const TimeseriesQuery = z.object({
   streamId: streamIdQuery,
   bucketSeconds: bucketSecondsParam().describe(
     `Seconds per bucket; ${MIN_BUCKET_SECONDS}–${MAX_BUCKET_SECONDS}. 60, 300, 600, 3600, 21600 and 86400 are precomputed; others are computed on demand.`,
   ),
   window: windowParam,
+  quality: z
+    .enum(['1', 'true', '0', 'false'])
+    .default('0')
+    .transform((v) => v === '1' || v === 'true')
+    .describe(
+      "1 or true: each bucket also has its quality figures (watchMs, stallMs, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess), computed on demand from the stream's reports (any bucketSeconds) and cached for the snapshot",
+    ),
 });
 export const ExportQuery = z.object({ streamId: streamIdQuery, window: windowParam, format: enumParam(EXPORT_FORMATS, 'csv') });
 /** Checked before the rest of the query, so that a foreign or missing stream is a 403 whatever else is wrong. */
@@ -40,6 +54,7 @@ const liveness = {
   live: z.boolean().describe('activePeers > 0'),
   lastSeenAt: isoInstant().nullable().describe('time of the latest report'),
 };
+const filtersField = z.array(z.string()).describe('The filters applied, in canonical form (dimensions in order, keeps before drops, values sorted, repeats removed)');
 const streamIdField = z.string().describe('`<customerId>:<name>`');
 
 export const StreamSummarySchema = z.object({ streamId: streamIdField, ...figures, ...liveness }).meta({ id: 'StreamSummary' });
@@ -49,6 +64,7 @@ export const StreamListSchema = z
     window: windowName,
     asOf: isoInstant(),
     streams: z.union([z.array(z.string()).describe('without detail: stream ids'), z.array(StreamSummarySchema).describe('with detail: stream summaries')]),
+    filters: filtersField.optional().describe('With filters only: the filters applied (canonical form)'),
   })
   .meta({ id: 'StreamList' });
 
@@ -78,7 +94,13 @@ const quality = {
   startupTimeP95Ms: nonNegative().nullable().describe('95th percentile (continuous) of startupMs over the sessions that have one in the window; null when none'),
   p2pConnectionSuccess: fraction().nullable().describe('Σ p2pConnSuccesses / Σ p2pConnAttempts; null when nothing was attempted'),
 };
-const filtersField = z.array(z.string()).describe('The filters applied, in canonical form (dimensions in order, keeps before drops, values sorted, repeats removed)');
+
+/** The fields an answer for `period=previous` adds. */
+const periodFields = {
+  period: z.literal('previous').optional().describe('With period=previous only'),
+  from: isoInstant().optional().describe('With period=previous only: the period counts the reports with from < ts ≤ to'),
+  to: isoInstant().optional().describe('With period=previous only: the end of the period (asOf − window)'),
+};
 
 export const StreamMetricsSchema = z
   .object({
@@ -91,6 +113,8 @@ export const StreamMetricsSchema = z
     startupTimeP95Ms: quality.startupTimeP95Ms.optional(),
     p2pConnectionSuccess: quality.p2pConnectionSuccess.optional(),
     filters: filtersField.optional().describe('With filters only: the filters applied (canonical form)'),
+    ...periodFields,
+    activePeers: count().optional().describe("With period=previous only: the stream's sessions active at the period's end (filters do not apply)"),
   })
   .meta({ id: 'StreamMetrics' });
 
@@ -99,6 +123,7 @@ export const SummaryQuery = z.object({
   customerId: optionalText()
     .pipe(z.string().regex(/^[a-z0-9_-]{1,64}$/).optional())
     .describe("Operators: one customer's streams (without it: the platform). A tenant may name only its own customer (403 otherwise)"),
+  period: periodParam,
 });
 
 export const SummarySchema = z
@@ -111,6 +136,7 @@ export const SummarySchema = z
     activePeers: count().describe("Σ of the streams' activePeers (filters do not apply)"),
     ...figures,
     ...quality,
+    ...periodFields,
   })
   .meta({ id: 'Summary' });
 
@@ -150,7 +176,10 @@ export const TimeseriesSchema = z
     bucketSeconds: z.int().min(MIN_BUCKET_SECONDS).max(MAX_BUCKET_SECONDS),
     from: isoInstant().describe('start of the bucket holding asOf − window (for all: of the first report)'),
     to: isoInstant().describe('start of the bucket holding asOf'),
-    buckets: z.array(BucketSchema).max(MAX_BUCKETS),
+    buckets: z
+      .union([z.array(BucketSchema).max(MAX_BUCKETS), z.array(QualityBucketSchema).max(MAX_BUCKETS)])
+      .describe('QualityBucket with quality=true, Bucket otherwise'),
+    filters: filtersField.optional().describe('With filters only: the filters applied (canonical form)'),
   })
   .meta({ id: 'Timeseries' });
 

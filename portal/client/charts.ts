@@ -1,6 +1,7 @@
 // The portal's charts, drawn with uPlot from the JSON data block beside each chart (the page's
 // series as the API answered it): bytes from peers and from the CDN stacked, with the offload ratio
-// on its own axis; sessions; rebuffer events; buffer health and peer count.
+// on its own axis; sessions; rebuffer events; the rebuffer ratio over its quality bands; startup
+// p95; buffer health and peer count.
 import uPlot from 'uplot';
 
 interface ChartData {
@@ -13,6 +14,30 @@ interface ChartData {
   rebufferEvents: number[];
   avgBufferHealth: number[];
   avgPeerCount: number[];
+  /** A stream's page only: null where a bucket has no watch time or no startup. */
+  rebufferRatio?: (number | null)[];
+  startupP95?: (number | null)[];
+}
+
+/** The rebuffer ratio's bands (docs/portal.md): good under 1 %, acceptable 1–3 %, poor above. */
+const BANDS: { from: number; to: number; color: string }[] = [
+  { from: 0, to: 0.01, color: 'rgba(27, 127, 91, 0.12)' },
+  { from: 0.01, to: 0.03, color: 'rgba(214, 160, 30, 0.16)' },
+  { from: 0.03, to: Number.POSITIVE_INFINITY, color: 'rgba(180, 40, 31, 0.12)' },
+];
+
+/** Draws the bands behind the series, between the y values of each (clipped to the plot). */
+function drawBands(u: uPlot): void {
+  const { left, top, width, height } = u.bbox;
+  const ctx = u.ctx;
+  ctx.save();
+  for (const b of BANDS) {
+    const y0 = Math.min(top + height, Math.max(top, u.valToPos(b.from, 'y', true)));
+    const y1 = Math.min(top + height, Math.max(top, u.valToPos(Math.min(b.to, u.scales['y']!.max ?? 1), 'y', true)));
+    ctx.fillStyle = b.color;
+    ctx.fillRect(left, y1, width, y0 - y1);
+  }
+  ctx.restore();
 }
 
 const P2P = '#1b7f5b';
@@ -54,6 +79,23 @@ function options(kind: string, d: ChartData, width: number): uPlot.Options {
     } as uPlot.Options;
   }
   if (kind === 'sessions') return { ...base, series: [{}, { label: 'Sessions', stroke: LINE, width: 2, value: (_u, v) => count(v) }] };
+  if (kind === 'rebuffer-ratio') {
+    return {
+      ...base,
+      // At least up to 4 %, so that the three bands show even when every bucket is good.
+      scales: { ...base.scales, y: { range: (_u, _min, max) => [0, Math.max(0.04, max * 1.1)] } },
+      axes: [{}, { values: (_u, ticks) => ticks.map((t) => percent(t)), size: 60 }],
+      hooks: { drawClear: [drawBands] },
+      series: [{}, { label: 'Rebuffer ratio', stroke: CDN, width: 2, value: (_u, v) => (v === null ? '–' : `${(v * 100).toFixed(2)} %`), spanGaps: false }],
+    };
+  }
+  if (kind === 'startup') {
+    return {
+      ...base,
+      axes: [{}, { values: (_u, ticks) => ticks.map((t) => `${Math.round(t)} ms`), size: 70 }],
+      series: [{}, { label: 'Startup p95', stroke: LINE, width: 2, value: (_u, v) => (v === null ? '–' : `${Math.round(v)} ms`), spanGaps: false }],
+    };
+  }
   if (kind === 'rebuffer') return { ...base, series: [{}, { label: 'Rebuffer events', stroke: CDN, fill: CDN, paths: bars(), value: (_u, v) => count(v), points: { show: false } }] };
   return {
     ...base,
@@ -67,6 +109,8 @@ function dataOf(kind: string, d: ChartData): uPlot.AlignedData {
   if (kind === 'bytes') return [d.x, d.bytesOffloaded.map((v, i) => v + (d.bytesFallback[i] ?? 0)), d.bytesOffloaded, d.offloadRatio];
   if (kind === 'sessions') return [d.x, d.sessions];
   if (kind === 'rebuffer') return [d.x, d.rebufferEvents];
+  if (kind === 'rebuffer-ratio') return [d.x, d.rebufferRatio ?? []];
+  if (kind === 'startup') return [d.x, d.startupP95 ?? []];
   return [d.x, d.avgBufferHealth, d.avgPeerCount];
 }
 

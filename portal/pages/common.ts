@@ -106,5 +106,9 @@ export function chartData(series: Series) {
     rebufferEvents: b.map((r) => r.rebufferEvents),
     avgBufferHealth: b.map((r) => r.avgBufferHealth),
     avgPeerCount: b.map((r) => r.avgPeerCount),
+    // With the quality figures (a stream's page): the rebuffer ratio and startup p95 per bucket, null where a bucket has none.
+    ...(b.length > 0 && b[0]!.rebufferRatio !== undefined
+      ? { rebufferRatio: b.map((r) => (r.watchMs! + r.stallMs! > 0 ? r.rebufferRatio! : null)), startupP95: b.map((r) => r.startupTimeP95Ms ?? null) }
+      : {}),
   };
 }

@@ -1,5 +1,5 @@
 // The overview (`/portal/`): a customer's headline figures for the window with their change
-// against the previous period, its streams table (sortable, live flag, last seen), and a chart of
+// against the previous period (the API's `period=previous`), its streams table (sortable, live flag, last seen), and a chart of
 // bytes from peers and from the CDN with the offload ratio; for an operator without a chosen
 // tenant, the platform's.
 import type { Context } from 'koa';
@@ -7,7 +7,7 @@ import { formatBytes, formatInteger, formatPercent } from '../../pilot/format.ts
 import { streamBelongsTo } from '../../warehouse/ids.ts';
 import { headlineTiles } from '../tiles.ts';
 import { stateQuery, type PageState, type SortColumn } from '../page-state.ts';
-import { totals, type PageReads, type PeriodTotals, type Series, type StreamSummary } from '../figures.ts';
+import type { PageReads, StreamSummary } from '../figures.ts';
 import { chartData, pageFrame, type Viewer } from './common.ts';
 
 /** The chart of a customer adds up this many of its streams at most (those with most sessions). */
@@ -15,7 +15,7 @@ export const CHART_STREAMS_MAX = 100;
 
 export async function overviewView(ctx: Context, reads: PageReads, state: PageState, viewer: Viewer) {
   const customerId = viewer.role === 'operator' ? (viewer.customerId ?? undefined) : undefined;
-  const [summary, listed] = await Promise.all([reads.summary(state, customerId), reads.streams(state.apiWindow)]);
+  const [summary, previous, listed] = await Promise.all([reads.summary(state, customerId), reads.previousSummary(state, customerId), reads.streams(state.apiWindow, state.filters)]);
   const streams = viewer.customerId === null ? listed : listed.filter((s) => streamBelongsTo(s.streamId, viewer.customerId!));
   const charted = [...streams].sort((a, b) => b.totalSessions - a.totalSessions || a.streamId.localeCompare(b.streamId)).slice(0, CHART_STREAMS_MAX);
   const series = await reads.tenantSeries(charted.map((s) => s.streamId), state);
@@ -23,17 +23,14 @@ export async function overviewView(ctx: Context, reads: PageReads, state: PageSt
     ...pageFrame(ctx, state, viewer, viewer.role === 'operator' && viewer.customerId === null ? 'platform' : 'overview'),
     title: viewer.customerId === null ? 'Platform' : `Overview of ${viewer.customerId}`,
     asOf: summary.asOf,
-    // With filters the series (all sessions) cannot say the filtered figures' change: none is shown.
-    tiles: headlineTiles(summary, summary.activePeers, state.filters.length > 0 ? null : totalsOf(series.current), series.previous),
+    tiles: headlineTiles(summary, summary.activePeers, previous),
     filtered: state.filters.length > 0,
     streams: streamRows(streams, state),
     headers: sortHeaders(ctx.path, state),
-    chart: chartData(series.current),
+    chart: chartData(series),
     chartNote: streams.length > charted.length ? `the ${charted.length} streams with most sessions of ${streams.length}` : null,
   };
 }
-
-export const totalsOf = (series: Series): PeriodTotals => totals(series.buckets);
 
 const COLUMNS: { key: SortColumn; label: string; numeric: boolean }[] = [
   { key: 'streamId', label: 'Stream', numeric: false },

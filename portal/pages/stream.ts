@@ -1,6 +1,7 @@
 // A stream's page (`/portal/streams/:streamId`): its headline figures (with filters, those of the
 // sessions they keep), charts over the window, the breakdown by the chosen dimension (each row a
-// link that adds it as a filter), its exports, and its pilot report with the verdict.
+// link that adds it as a filter), its exports, and its pilot report with the verdict (the latest
+// published one, or one made now when no nightly run published any).
 import type { Context } from 'koa';
 import { BREAKDOWN_DIMENSIONS } from '../../warehouse/breakdowns.ts';
 import { EXPORT_FORMATS } from '../../api/export/export.ts';
@@ -9,14 +10,14 @@ import { headlineTiles } from '../tiles.ts';
 import { stateQuery, type PageState } from '../page-state.ts';
 import type { BreakdownRow, PageReads, StreamSummary } from '../figures.ts';
 import { addFilterHref, chartData, pageFrame, type Viewer } from './common.ts';
-import { totalsOf } from './overview.ts';
 import { ApiRefusal } from '../api-client.ts';
 
 export async function streamView(ctx: Context, reads: PageReads, state: PageState, viewer: Viewer, streamId: string) {
-  const [metrics, all, series, rows] = await Promise.all([
+  const [metrics, previous, all, series, rows] = await Promise.all([
     reads.metrics(streamId, state),
+    reads.previousMetrics(streamId, state),
     reads.streams('all'),
-    reads.seriesWithPrevious(streamId, state),
+    reads.series(streamId, state, true),
     reads.breakdown(streamId, state.by, state),
   ]);
   const summary: StreamSummary | undefined = all.find((s) => s.streamId === streamId);
@@ -28,14 +29,13 @@ export async function streamView(ctx: Context, reads: PageReads, state: PageStat
     asOf: metrics.asOf,
     live: summary?.live ?? false,
     lastSeenAt: summary?.lastSeenAt ?? null,
-    tiles: headlineTiles(metrics, summary?.activePeers ?? 0, state.filters.length > 0 ? null : totalsOf(series.current), series.previous),
+    tiles: headlineTiles(metrics, summary?.activePeers ?? 0, previous),
     filtered: state.filters.length > 0,
-    chart: chartData(series.current),
+    chart: chartData(series),
     dimensions: BREAKDOWN_DIMENSIONS.map((d) => ({ name: d, current: d === state.by, href: `${base}${stateQuery(state, { by: d })}` })),
     by: state.by,
     breakdown: breakdownRows(rows, base, state),
     exports: EXPORT_FORMATS.map((f) => ({ format: f, href: `${base}/export?format=${f}&window=${state.apiWindow}` })),
-    report: reportLinks(base),
   };
 }
 
@@ -56,35 +56,50 @@ function breakdownRows(rows: readonly BreakdownRow[], base: string, state: PageS
   }));
 }
 
-function reportLinks(base: string) {
+/** The report's links: the published one's files (`?source=published`) when the verdict is from it. */
+export function reportLinks(base: string, published: boolean) {
+  const q = published ? '?source=published' : '';
   return [
-    { label: 'HTML', href: `${base}/report.html` },
-    { label: 'Markdown', href: `${base}/report.md` },
-    { label: 'JSON', href: `${base}/report.json` },
-    { label: 'signature (JWS)', href: `${base}/report.jws` },
+    { label: 'HTML', href: `${base}/report.html${q}` },
+    { label: 'Markdown', href: `${base}/report.md${q}` },
+    { label: 'JSON', href: `${base}/report.json${q}` },
+    { label: 'signature (JWS)', href: `${base}/report.jws${q}` },
   ];
 }
 
 interface ReportJson {
+  snapshot: { id: string; asOf: string };
   conclusion: { assessment: 'pass' | 'review'; requiredFixes: string[] };
   cost: { netSavings: number; avoidedCdnCost: number; offloadedGb: number; assumedRate: boolean };
   metadata?: { dateRange?: { from?: string; to?: string } };
 }
 
-/** A stream's latest pilot report's verdict and savings (the API's JSON report), or why there is none. */
+/**
+ * A stream's pilot report's verdict and savings: the latest one a nightly run published (the API's
+ * `source=published`, a file read), or, when none was, the report at the served snapshot (composed
+ * on demand by the API); or why there is none.
+ */
 export async function reportVerdict(reads: PageReads, streamId: string) {
+  const path = `/control/reports/pilot/${encodeURIComponent(streamId)}?format=json`;
   try {
-    const r = await reads.get<ReportJson>(`/control/reports/pilot/${encodeURIComponent(streamId)}?format=json`);
+    let published = true;
+    const r = await reads.revalidated<ReportJson>(`${path}&source=published`).catch((err: unknown) => {
+      if (!(err instanceof ApiRefusal && err.problem.code === 'report_not_published')) throw err;
+      published = false;
+      return reads.revalidated<ReportJson>(path);
+    });
     return {
       assessment: r.conclusion.assessment,
       requiredFixes: r.conclusion.requiredFixes,
       netSavings: formatUsd(r.cost.netSavings),
       avoidedCdnCost: formatUsd(r.cost.avoidedCdnCost),
       assumedRate: r.cost.assumedRate,
+      published,
+      asOf: r.snapshot.asOf,
       error: null,
     };
   } catch (err) {
-    if (err instanceof ApiRefusal && err.status !== 403) return { assessment: null, error: err.problem.detail ?? err.message };
+    if (err instanceof ApiRefusal && err.status !== 403) return { assessment: null, published: false, error: err.problem.detail ?? err.message };
     throw err;
   }
 }

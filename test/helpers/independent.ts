@@ -37,7 +37,7 @@ export class Independent {
   }
 
   async query(sql: string, params: Record<string, unknown> = {}): Promise<Row[]> {
-    const types = Object.fromEntries(Object.keys(params).filter((k) => k === 'as_of' || k === 'lower').map((k) => [k, TIMESTAMP]));
+    const types = Object.fromEntries(Object.keys(params).filter((k) => k === 'as_of' || k === 'lower' || k === 'end').map((k) => [k, TIMESTAMP]));
     return this.db.withSession((s) => s.all<Row>(sql, params as never, types));
   }
 
@@ -105,10 +105,13 @@ export class Independent {
    * session's dimensions are those of its first report in the window by (ts, seq), found with a
    * window function; `streams` limits it to the streams whose id starts with one of the prefixes
    * (a stream id, or `<customer>:`), none: every stream. Filters are spliced as quoted literals
-   * (test values). `by` null: one row of every kept session.
+   * (test values). `by` null: one row of every kept session. `end`: the window ends there instead
+   * of at asOf (a previous period).
    */
-  async breakdown(window: WindowName, q: { by: string | null; streams?: string[]; filters?: IndependentFilters }): Promise<Row[]> {
-    const lower = this.lower(window);
+  async breakdown(window: WindowName, q: { by: string | null; streams?: string[]; filters?: IndependentFilters; end?: Date }): Promise<Row[]> {
+    const end = q.end ?? this.asOf;
+    const seconds = windowSeconds(window);
+    const lower = seconds === null ? null : new Date(end.getTime() - seconds * 1000);
     const dims = ['cohort', 'device', 'region', 'contentType', 'sdkVersion', 'signalingVersion'];
     const scope = q.streams ? `(${q.streams.map((p) => (p.endsWith(':') ? `starts_with(streamId, ${quotedString(p)})` : `streamId = ${quotedString(p)}`)).join(' OR ')})` : 'true';
     const matches = (d: string, values: readonly (string | null)[]) =>
@@ -116,7 +119,7 @@ export class Independent {
     const conditions = Object.entries(q.filters ?? {}).map(([d, f]) => `${f.keep.length > 0 ? matches(d, f.keep) : 'true'} AND NOT ${matches(d, f.drop)}`);
     return this.query(
       `WITH win AS (
-         SELECT * FROM ind_reports WHERE ($lower IS NULL OR ts > $lower) AND ${scope}
+         SELECT * FROM ind_reports WHERE ($lower IS NULL OR ts > $lower) AND ts <= $end AND ${scope}
        ),
        firsts AS (
          SELECT * FROM (
@@ -148,7 +151,7 @@ export class Independent {
        FROM kept k JOIN win w ON w.streamId = k.streamId AND w.sessionId = k.sessionId
        GROUP BY k.value
        ORDER BY totalSessions DESC, k.value NULLS LAST`,
-      { lower: lower ? timestampParam(lower) : null },
+      { lower: lower ? timestampParam(lower) : null, end: timestampParam(end) },
     );
   }
 

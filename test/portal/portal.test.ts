@@ -4,6 +4,8 @@
 // breakdown click in the URL and Back, the origins form, scoping (another tenant's stream is 403),
 // sign-out and revocation, an SDK value that is markup shown as text, the security headers and
 // CSRF checks, the operator's pages, keyboard use and axe's accessibility rules.
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
@@ -139,6 +141,41 @@ describe('the overview', () => {
     await page.close();
   });
 
+  it("shows each tile's change against the API's previous period", async () => {
+    const page = await signedIn(portal.token);
+    await page.goto(`${portal.url}/portal/?window=24h`);
+    const asOf = await page.getAttribute('main', 'data-as-of');
+    const [now, before] = await Promise.all([
+      api<Record<string, number> & { asOf: string }>('/telemetry/summary?window=24h'),
+      api<Record<string, number> & { asOf: string; period: string }>('/telemetry/summary?window=24h&period=previous'),
+    ]);
+    expect(before.period).toBe('previous');
+    const changes = await page.$$eval('.tile', (tiles) => Object.fromEntries(tiles.map((t) => [t.id.replace('tile-', ''), t.querySelector('.tile-change')?.textContent?.trim()])));
+    if (now.asOf === asOf && before.asOf === asOf && before['totalSessions']! > 0) {
+      const pct = (a: number, b: number) => { const r = (a - b) / b; return `${r > 0 ? '+' : ''}${(r * 100).toFixed(1)} % vs previous period`; };
+      expect(changes['sessions']).toBe(pct(now['totalSessions']!, before['totalSessions']!));
+      expect(changes['bytes-p2p']).toBe(pct(now['totalBytesOffloaded']!, before['totalBytesOffloaded']!));
+      for (const id of ['offload', 'rebuffer', 'startup', 'p2p-success']) expect(changes[id], id).toMatch(/vs previous period$/);
+    }
+    // The window `all` has no previous period.
+    await page.goto(`${portal.url}/portal/?window=all`);
+    expect(await page.textContent('#tile-sessions .tile-change')).toBe('no previous-period figure');
+    await page.close();
+  });
+
+  it("filters the streams table and the chart with the page's filters", async () => {
+    const page = await signedIn(portal.token);
+    await page.goto(`${portal.url}/portal/?window=24h&filter=device%3Amobile`);
+    const asOf = await page.getAttribute('main', 'data-as-of');
+    const listed = await api<{ asOf: string; streams: { streamId: string; totalSessions: number }[] }>('/telemetry/streams?window=24h&detail=1&filter=device:mobile');
+    if (listed.asOf === asOf) {
+      const rows = await page.$$eval('table.streams tbody tr', (trs) => trs.map((tr) => [tr.querySelector('th a')?.textContent, tr.querySelector('td')?.textContent]));
+      expect(rows).toEqual(listed.streams.map((s) => [s.streamId, formatInteger(s.totalSessions)]));
+    }
+    expect(await page.textContent('main')).toContain('The filters apply to every figure, the chart and the streams table');
+    await page.close();
+  });
+
   it('sorts the streams table by a column through its link, and Back restores the order', async () => {
     const page = await signedIn(portal.token);
     const order = () => page.$$eval('table.streams tbody th a', (as) => as.map((a) => a.textContent));
@@ -175,11 +212,71 @@ describe('a stream page', () => {
     const filtered = await tileValues(page);
     const asOf = await page.getAttribute('main', 'data-as-of');
     const m = await api<{ totalSessions: number; asOf: string }>('/telemetry/metrics/acme:live-main?window=24h&filter=device:mobile');
-    if (m.asOf === asOf) expect(filtered['sessions']).toBe(formatInteger(m.totalSessions));
+    // The charts follow the filters: each bucket is the filtered series' (same snapshot).
+    const chart = JSON.parse((await page.textContent('#sessions-data'))!) as { x: number[]; sessions: number[]; rebufferRatio: (number | null)[] };
+    const series = await api<{ buckets: { start: string; sessions: number }[]; filters: string[] }>(
+      '/telemetry/timeseries?streamId=acme:live-main&window=24h&bucketSeconds=600&quality=true&filter=device:mobile',
+    );
+    expect(series.filters).toEqual(['device:mobile']);
+    if (m.asOf === asOf) {
+      expect(filtered['sessions']).toBe(formatInteger(m.totalSessions));
+      const byStart = new Map(series.buckets.map((b) => [Date.parse(b.start) / 1000, b.sessions]));
+      expect(chart.x.map((x) => byStart.get(x))).toEqual(chart.sessions);
+    }
+    expect(chart.rebufferRatio).toBeDefined();
     expect(filtered['sessions']).not.toBe(all['sessions']);
     await page.goBack();
     await page.waitForURL((u) => !u.search.includes('filter='));
     expect(await page.textContent('.chips')).toContain('No filter');
+    await page.close();
+  });
+
+  it("charts the rebuffer ratio over its bands and the startup p95 from the API's series with quality figures", async () => {
+    const page = await signedIn(portal.token);
+    await page.goto(`${portal.url}/portal/streams/acme%3Alive-main?window=24h`);
+    const asOf = await page.getAttribute('main', 'data-as-of');
+    const data = JSON.parse((await page.textContent('#rebuffer-ratio-data'))!) as { x: number[]; rebufferRatio: (number | null)[]; startupP95: (number | null)[] };
+    const series = await api<{ buckets: { start: string; watchMs: number; stallMs: number; rebufferRatio: number; startupTimeP95Ms: number | null }[] }>(
+      '/telemetry/timeseries?streamId=acme:live-main&window=7d&bucketSeconds=600&quality=true',
+    );
+    const m = await api<{ asOf: string }>('/telemetry/metrics/acme:live-main?window=24h');
+    if (m.asOf === asOf) {
+      const byStart = new Map(series.buckets.map((b) => [Date.parse(b.start) / 1000, b]));
+      expect(data.x.length).toBeGreaterThan(100);
+      data.x.forEach((x, i) => {
+        const b = byStart.get(x)!;
+        expect(data.rebufferRatio[i]).toBe(b.watchMs + b.stallMs > 0 ? b.rebufferRatio : null);
+        expect(data.startupP95[i]).toBe(b.startupTimeP95Ms);
+      });
+      expect(data.startupP95.some((v) => v !== null)).toBe(true);
+    }
+    // Both charts are drawn (a canvas each) and named for screen readers.
+    expect(await page.locator('[data-chart="rebuffer-ratio"] canvas').count()).toBe(1);
+    expect(await page.locator('[data-chart="startup"] canvas').count()).toBe(1);
+    expect(await page.getAttribute('[data-chart="rebuffer-ratio"]', 'aria-label')).toContain('poor above 3 %');
+    await page.close();
+  });
+
+  it("shows the latest published report's verdict once a nightly run published one, and one made now before", async () => {
+    const page = await signedIn(portal.token);
+    // `start` published the sample's reports: without them, each verdict is of a report made now.
+    await fs.rm(path.join(portal.warehouse, 'reports'), { recursive: true, force: true });
+    await page.goto(`${portal.url}/portal/reports`);
+    expect(await page.textContent('table.reports tbody')).toContain('made now, as of');
+    expect((await cli(['reports', '--customer', 'acme', '--warehouse', portal.warehouse])).code).toBe(0);
+    await page.goto(`${portal.url}/portal/reports`);
+    const text = (await page.textContent('table.reports tbody'))!;
+    expect(text).toContain('published, as of');
+    expect(text).not.toContain('made now');
+    // The links open the published files, whose verdict is the one shown.
+    const row = page.locator('table.reports tbody tr', { has: page.locator('th a', { hasText: 'acme:live-main' }) });
+    const href = await row.locator('a[href$="report.json?source=published"]').getAttribute('href');
+    const res = await page.request.get(`${portal.url}${href}`);
+    expect(res.status()).toBe(200);
+    const report = (await res.json()) as { conclusion: { assessment: string } };
+    expect(await row.locator('.verdict').textContent()).toBe(report.conclusion.assessment);
+    await page.goto(`${portal.url}/portal/streams/acme%3Alive-main`);
+    expect(await page.textContent('#verdict')).toContain('the latest published report, as of');
     await page.close();
   });
 
