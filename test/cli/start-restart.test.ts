@@ -151,5 +151,5 @@ describe('start restarted on an existing warehouse', () => {
     // The same key at every start.
     expect((await third.waitFor(KEY))[2]).toBe(key);
     await third.stop('SIGTERM');
-  });
+  }, 180_000);
 });
