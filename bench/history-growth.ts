@@ -1,35 +1,53 @@
-// npm run bench:history -- [--dir DIR] [--days 30] [--fraction 10]
-// How a rollup run's time and memory change when history grows: the landed files of the last
-// `days / fraction` days of DIR (bench:incremental's 30-day set by default, generated there first
-// when missing) are hard-linked into a second warehouse, and each warehouse gets, in a child
-// process of its own (`cli pipeline`), a from-scratch run, a run after one more hour of files, and
-// a rerun with nothing new (the next 5-minute tick). Peak RSS is read from /proc/<pid>/status of
-// the child while it runs. Prints each figure for both histories and the ratio.
+// npm run bench:history -- [--dir DIR] [--days 30] [--fraction 10] [--sessions-scale 1,3,10] [--rounds 3] [--prepare-only]
+// How a rollup tick's time and memory change when history grows. Two ways of growing it:
+// - longer (the default): the landed files of the last `days / fraction` days of DIR
+//   (bench:incremental's 30-day set by default, generated there first when missing) are
+//   hard-linked into a second warehouse;
+// - denser (`--sessions-scale 1,3,10`): one warehouse per factor, `days` days of the same 100
+//   streams with the factor times the sessions (1,350 per stream at 1×), in DIR-x<factor>.
+// Each warehouse gets a from-scratch run (once: kept between invocations in the denser mode,
+// `--prepare-only` stops there), then `--rounds` rounds in which each warehouse in turn (sizes
+// interleaved, so that the machine's load moves them alike) gets three ticks: a run after one more
+// hour of files (the first of an hour), a rerun with nothing new 5 minutes later, and a run after
+// a file of new reports in that hour 5 minutes after that. Each run is a `cli pipeline` process
+// of its own, its start included; peak RSS is read from /proc/<pid>/status of the child while it
+// runs. Prints each figure's median for every size and its ratio to the first size.
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { PROJECT_ROOT } from '../lib/version.ts';
-import { writeResult } from './report.ts';
+import { median, writeResult } from './report.ts';
 
 const opts = new Command()
   .option('--dir <dir>', 'warehouse with the long history (generated when empty)', path.join(PROJECT_ROOT, 'bench', 'output', 'incremental'))
   .option('--days <n>', 'days of the long history', '30')
   .option('--fraction <n>', 'the short history is this many times shorter', '10')
+  .option('--sessions-scale <list>', 'instead: warehouses of these multiples of the sessions, same days and streams (e.g. 1,3,10)')
+  .option('--rounds <n>', 'rounds of ticks, the sizes interleaved in each', '3')
+  .option('--prepare-only', 'generate and build the warehouses, time nothing else')
   .parse()
-  .opts<{ dir: string; days: string; fraction: string }>();
+  .opts<{ dir: string; days: string; fraction: string; sessionsScale?: string; rounds: string; prepareOnly?: boolean }>();
 
 const HOUR = 3_600_000;
+const MINUTE = 60_000;
 const days = Number(opts.days);
 const fraction = Number(opts.fraction);
 const start = new Date('2026-10-01T00:00:00Z');
 const end = new Date(start.getTime() + days * 24 * HOUR);
-const long = path.resolve(opts.dir);
-const short = `${long}-last-${Math.max(1, Math.round(days / fraction))}d`;
+const base = path.resolve(opts.dir);
 const cli = path.join(PROJECT_ROOT, 'bin/p2ptel.js');
 const run = promisify(execFile);
 const customers = Array.from({ length: 10 }, (_, i) => `c${i + 1}`);
+const SESSIONS_PER_STREAM = 1350;
+/** Seeds of the files the ticks land (the history's is 7): removed when a warehouse is built again. */
+const TICK_SEEDS = /gen-(8|9|\d{3})-/;
+
+interface Run {
+  seconds: number;
+  peakMb: number;
+}
 
 async function landed(dir: string): Promise<string[]> {
   const root = path.join(dir, 'raw', 'session_reports');
@@ -41,11 +59,11 @@ async function landed(dir: string): Promise<string[]> {
 }
 
 async function generate(dir: string, args: string[]): Promise<void> {
-  await run(process.execPath, [cli, 'generate', '--warehouse', dir, ...args], { maxBuffer: 64 * 1024 * 1024 });
+  await run(process.execPath, [cli, 'generate', '--warehouse', dir, '--customers', customers.join(','), '--streams', '10', ...args], { maxBuffer: 64 * 1024 * 1024 });
 }
 
 /** One `cli pipeline` in a child process: seconds and peak RSS (MB, polled from /proc). */
-async function pipeline(dir: string, args: string[]): Promise<{ seconds: number; peakMb: number }> {
+async function pipeline(dir: string, args: string[]): Promise<Run> {
   const t = performance.now();
   const child = spawn(process.execPath, [cli, 'pipeline', '--warehouse', dir, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
   let peakKb = 0;
@@ -62,43 +80,115 @@ async function pipeline(dir: string, args: string[]): Promise<{ seconds: number;
   return { seconds: (performance.now() - t) / 1000, peakMb: peakKb / 1024 };
 }
 
-if ((await landed(long)).length === 0) {
-  process.stderr.write(`generating ${days} days × 100 streams into ${long} ...\n`);
-  await generate(long, ['--customers', customers.join(','), '--streams', '10', '--sessions', '1350', '--start', start.toISOString(), '--hours', String(days * 24), '--seed', '7']);
-}
-// The short history: the last days of the long one (same streams, same density), hard links.
-const cutoff = new Date(end.getTime() - (days / fraction) * 24 * HOUR).toISOString().slice(0, 10);
-await fs.rm(short, { recursive: true, force: true });
-for (const rel of await landed(long)) {
-  const date = /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1];
-  if (!date || date < cutoff || /gen-(8|9)-/.test(path.basename(rel))) continue;
-  const to = path.join(short, 'raw', 'session_reports', rel);
-  await fs.mkdir(path.dirname(to), { recursive: true });
-  await fs.link(path.join(long, 'raw', 'session_reports', rel), to);
-}
-
 const asOf = (ms: number) => ['--as-of', new Date(ms).toISOString(), '--replace-current'];
-const results: Record<string, Record<string, { seconds: number; peakMb: number }>> = {};
-for (const [name, dir] of [['short', short], ['long', long]] as const) {
-  for (const rel of await landed(dir)) if (/gen-(8|9)-/.test(path.basename(rel))) await fs.rm(path.join(dir, 'raw', 'session_reports', rel));
-  for (const p of ['state', 'snapshots', 'reports', 'catalog.duckdb']) await fs.rm(path.join(dir, p), { recursive: true, force: true });
-  const r: Record<string, { seconds: number; peakMb: number }> = {};
-  r.fromScratch = await pipeline(dir, asOf(end.getTime()));
-  await generate(dir, ['--customers', customers.join(','), '--streams', '10', '--sessions', '2', '--start', end.toISOString(), '--hours', '1', '--seed', '8']);
-  r.afterNewHour = await pipeline(dir, asOf(end.getTime() + HOUR));
-  r.rerun = await pipeline(dir, asOf(end.getTime() + HOUR + 5 * 60_000));
-  results[name] = r;
-  process.stderr.write(`${name} history done\n`);
+
+/** The warehouses to compare, smallest first, each with its name. */
+async function warehouses(): Promise<{ name: string; dir: string; fresh: boolean }[]> {
+  if (opts.sessionsScale) {
+    const out = [];
+    for (const k of opts.sessionsScale.split(',').map(Number)) {
+      const dir = `${base}-x${k}`;
+      if ((await landed(dir)).length === 0) {
+        process.stderr.write(`generating ${days} days × 100 streams × ${k * SESSIONS_PER_STREAM} sessions into ${dir} ...\n`);
+        await generate(dir, ['--sessions', String(k * SESSIONS_PER_STREAM), '--start', start.toISOString(), '--hours', String(days * 24), '--seed', '7']);
+      }
+      const fresh = !(await fs.stat(path.join(dir, 'state')).catch(() => null));
+      out.push({ name: `${k}× sessions`, dir, fresh });
+    }
+    return out;
+  }
+  if ((await landed(base)).length === 0) {
+    process.stderr.write(`generating ${days} days × 100 streams into ${base} ...\n`);
+    await generate(base, ['--sessions', String(SESSIONS_PER_STREAM), '--start', start.toISOString(), '--hours', String(days * 24), '--seed', '7']);
+  }
+  // The short history: the last days of the long one (same streams, same density), hard links.
+  const short = `${base}-last-${Math.max(1, Math.round(days / fraction))}d`;
+  const cutoff = new Date(end.getTime() - (days / fraction) * 24 * HOUR).toISOString().slice(0, 10);
+  await fs.rm(short, { recursive: true, force: true });
+  for (const rel of await landed(base)) {
+    const date = /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1];
+    if (!date || date < cutoff || TICK_SEEDS.test(path.basename(rel))) continue;
+    const to = path.join(short, 'raw', 'session_reports', rel);
+    await fs.mkdir(path.dirname(to), { recursive: true });
+    await fs.link(path.join(base, 'raw', 'session_reports', rel), to);
+  }
+  return [
+    { name: 'short', dir: short, fresh: true },
+    { name: 'long', dir: base, fresh: true },
+  ];
 }
 
-const lines = [`history growth: the last ${days / fraction} days against ${days} days of the same 100 streams (${fraction}× the history)`];
-for (const k of ['fromScratch', 'afterNewHour', 'rerun']) {
-  const a = results.short![k]!;
-  const b = results.long![k]!;
-  lines.push(
-    `  ${k.padEnd(13)} time ${a.seconds.toFixed(2)} s → ${b.seconds.toFixed(2)} s (${(b.seconds / a.seconds).toFixed(2)}×)   ` +
-      `peak RSS ${a.peakMb.toFixed(0)} MB → ${b.peakMb.toFixed(0)} MB (${(b.peakMb / a.peakMb).toFixed(2)}×)`,
-  );
+/** The warehouse as its history alone leaves it, and a from-scratch run over it. */
+async function fromScratch(dir: string): Promise<Run> {
+  for (const rel of await landed(dir)) if (TICK_SEEDS.test(path.basename(rel))) await fs.rm(path.join(dir, 'raw', 'session_reports', rel));
+  for (const p of ['state', 'snapshots', 'reports', 'catalog.duckdb', 'compaction']) await fs.rm(path.join(dir, p), { recursive: true, force: true });
+  return pipeline(dir, asOf(end.getTime()));
+}
+
+/**
+ * Round `r`'s three ticks: hour r + 1 after the history's end gets its files (seed 100 + r: a
+ * few sessions per stream over the hour), and the run a minute into the next hour; a rerun 5
+ * minutes later; then new reports into that hour (seed 500 + r) and the run 5 minutes after.
+ */
+async function ticks(dir: string, r: number): Promise<Record<string, Run>> {
+  const hour = end.getTime() + r * HOUR;
+  const out: Record<string, Run> = {};
+  await generate(dir, ['--sessions', '2', '--start', new Date(hour).toISOString(), '--hours', '1', '--seed', String(100 + r)]);
+  out.newHour = await pipeline(dir, asOf(hour + HOUR + MINUTE));
+  out.rerun = await pipeline(dir, asOf(hour + HOUR + 6 * MINUTE));
+  await generate(dir, ['--sessions', '1', '--start', new Date(hour + HOUR).toISOString(), '--hours', '0.15', '--seed', String(500 + r)]);
+  out.newReports = await pipeline(dir, asOf(hour + HOUR + 11 * MINUTE));
+  return out;
+}
+
+const list = await warehouses();
+const results: Record<string, { fromScratch?: Run; ticks: Record<string, Run>[] }> = {};
+for (const w of list) {
+  results[w.name] = { ticks: [] };
+  if (w.fresh || !opts.sessionsScale) {
+    results[w.name]!.fromScratch = await fromScratch(w.dir);
+    process.stderr.write(`${w.name}: from scratch ${results[w.name]!.fromScratch!.seconds.toFixed(2)} s\n`);
+  }
+}
+if (opts.prepareOnly) process.exit(0);
+// Ticks continue after the hours earlier invocations landed (the denser mode keeps its warehouses).
+const firstRound = async (dir: string) => {
+  let n = 0;
+  for (const rel of await landed(dir)) {
+    const m = /gen-(\d{3})-/.exec(path.basename(rel));
+    if (m && Number(m[1]) >= 100 && Number(m[1]) < 500) n = Math.max(n, Number(m[1]) - 100 + 1);
+  }
+  return n;
+};
+const offsets = await Promise.all(list.map((w) => firstRound(w.dir)));
+const first = Math.max(...offsets);
+for (let r = 0; r < Number(opts.rounds); r++) {
+  for (const w of list) {
+    results[w.name]!.ticks.push(await ticks(w.dir, first + r));
+    process.stderr.write(`round ${r + 1}: ${w.name} done\n`);
+  }
+}
+
+const lines = [
+  opts.sessionsScale
+    ? `history growth: ${days} days of the same 100 streams, ${opts.sessionsScale}× the sessions (medians of ${opts.rounds} rounds, sizes interleaved)`
+    : `history growth: the last ${days / fraction} days against ${days} days of the same 100 streams (${fraction}× the history; medians of ${opts.rounds} rounds, interleaved)`,
+];
+const ref = results[list[0]!.name]!;
+const med = (rs: Record<string, Run>[], k: string, f: keyof Run) => median(rs.map((x) => x[k]![f]));
+for (const k of ['fromScratch', 'newHour', 'rerun', 'newReports']) {
+  const cells = list.map((w) => {
+    const res = results[w.name]!;
+    const one = (f: keyof Run) => (k === 'fromScratch' ? res.fromScratch?.[f] : res.ticks.length ? med(res.ticks, k, f) : undefined);
+    const refOne = (f: keyof Run) => (k === 'fromScratch' ? ref.fromScratch?.[f] : ref.ticks.length ? med(ref.ticks, k, f) : undefined);
+    const s = one('seconds');
+    const m = one('peakMb');
+    if (s === undefined || m === undefined) return `${w.name}: -`;
+    const rs = refOne('seconds');
+    const rm = refOne('peakMb');
+    return `${w.name}: ${s.toFixed(2)} s${rs ? ` (${(s / rs).toFixed(2)}×)` : ''}, ${m.toFixed(0)} MB${rm ? ` (${(m / rm).toFixed(2)}×)` : ''}`;
+  });
+  lines.push(`  ${k.padEnd(11)} ${cells.join('   ')}`);
 }
 process.stdout.write(`${lines.join('\n')}\n`);
-await writeResult('history-growth', { days, fraction, results });
+await writeResult('history-growth', { days, fraction, sessionsScale: opts.sessionsScale ?? null, results });
