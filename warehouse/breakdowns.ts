@@ -78,7 +78,7 @@ export function windowClassParams(asOf: Date): { params: SqlParams; types: SqlTy
 /** A window's class in session_classes.sql (window_class.sql: 1 for 1h … 5 for all). */
 export const windowClass = (w: WindowName): number => WINDOW_NAMES.indexOf(w) + 1;
 
-const paramName = (kind: 'keep' | 'drop', d: SessionDimension) => `${kind}_${d.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
+const paramName = (kind: 'keep' | 'drop', d: SessionDimension, prefix = '') => `${prefix}${kind}_${d.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
 const inList = (param: string, d: SessionDimension) => `len(list_filter($${param}, v -> v IS NOT DISTINCT FROM ${d})) > 0`;
 
 /** The placeholders of session_classes.sql and breakdown_parts.sql that do not depend on a query (code constants). */
@@ -88,6 +88,30 @@ const BREAKDOWN_SQL = {
 };
 
 /**
+ * The conditions of `filters` over their bound lists `$<prefix>keep_<dim>` and
+ * `$<prefix>drop_<dim>` (filterParams), each over the session's dimension columns.
+ */
+export function filterConditions(filters: BreakdownFilters, prefix = ''): string[] {
+  const conditions: string[] = [];
+  for (const [d, f] of filters) {
+    if (f.keep.length > 0) conditions.push(inList(paramName('keep', d, prefix), d));
+    if (f.drop.length > 0) conditions.push(`NOT ${inList(paramName('drop', d, prefix), d)}`);
+  }
+  return conditions;
+}
+
+/** The bound lists of filterConditions(filters, prefix), added to `params` and `types`. */
+export function filterParams(filters: BreakdownFilters, prefix: string, params: SqlParams, types: SqlTypes): void {
+  for (const [d, f] of filters) {
+    for (const [kind, values] of [['keep', f.keep], ['drop', f.drop]] as const) {
+      if (values.length === 0) continue;
+      params[paramName(kind, d, prefix)] = listValue([...values]);
+      types[paramName(kind, d, prefix)] = LIST(VARCHAR);
+    }
+  }
+}
+
+/**
  * The placeholders of breakdown_parts.sql that a query decides, written from code constants only
  * (dimension names; filter values are bound parameters): a statement tests the filters it has,
  * and groups by the column it asks for. Testing every dimension's (empty) lists for every session,
@@ -95,11 +119,7 @@ const BREAKDOWN_SQL = {
  * slower.
  */
 function querySql(q: BreakdownQuery): Record<string, string> {
-  const conditions: string[] = [];
-  for (const [d, f] of q.filters) {
-    if (f.keep.length > 0) conditions.push(inList(paramName('keep', d), d));
-    if (f.drop.length > 0) conditions.push(`NOT ${inList(paramName('drop', d), d)}`);
-  }
+  const conditions = filterConditions(q.filters);
   return {
     stream_filter: q.streamId !== null ? 'streamId = $stream' : 'true',
     stream_group: q.perStream === true ? 'streamId' : 'CAST(NULL AS VARCHAR)',
@@ -151,13 +171,7 @@ export function breakdownParams(q: BreakdownQuery): { params: SqlParams; types: 
     params['stream'] = q.streamId;
     types['stream'] = VARCHAR;
   }
-  for (const [d, f] of q.filters) {
-    for (const [kind, values] of [['keep', f.keep], ['drop', f.drop]] as const) {
-      if (values.length === 0) continue;
-      params[paramName(kind, d)] = listValue([...values]);
-      types[paramName(kind, d)] = LIST(VARCHAR);
-    }
-  }
+  filterParams(q.filters, '', params, types);
   return { params, types };
 }
 
