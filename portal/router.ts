@@ -22,6 +22,8 @@ import { reportVerdict, streamView } from './pages/stream.ts';
 import { reportsView } from './pages/reports.ts';
 import { changeOrigins, originsView } from './pages/origins.ts';
 import { billingView, tenantsView } from './pages/operator.ts';
+import { alertsView, changeAlerts } from './pages/alerts.ts';
+import { changeWebhooks, webhooksView } from './pages/webhooks.ts';
 import type { PortalAssets } from './assets.ts';
 import type { PortalDeps } from './deps.ts';
 
@@ -52,6 +54,14 @@ export function portalRouter(deps: PortalDeps, assets: PortalAssets): Router {
     const { status, view } = await changeOrigins(ctx, deps, state, viewerOf(ctx, state));
     renderPage(ctx, assets, 'origins', view, status);
   });
+  for (const [name, view, change] of [['alerts', alertsView, changeAlerts], ['webhooks', webhooksView, changeWebhooks]] as const) {
+    router.get(`/${name}`, signedIn, page(name, (ctx, _r, state, viewer) => view(ctx, deps, state, viewer)));
+    router.post(`/${name}`, signedIn, async (ctx) => {
+      const state = pageState(ctx.query);
+      const { status, view: shown } = await change(ctx, deps, state, viewerOf(ctx, state));
+      renderPage(ctx, assets, name, shown, status);
+    });
+  }
   router.get('/events', signedIn, (ctx) => eventStream(ctx, deps));
   return router;
 }
