@@ -62,6 +62,11 @@ export function portalRouter(deps: PortalDeps, assets: PortalAssets): Router {
       renderPage(ctx, assets, name, shown, status);
     });
   }
+  // A rule's link in a webhook event (alerts/notify.ts): its row on the alerts page.
+  router.get('/alerts/:id', signedIn, (ctx) => {
+    ctx.status = 303;
+    ctx.redirect(`/portal/alerts${ctx.querystring ? `?${ctx.querystring}` : ''}#rule-${encodeURIComponent(String(ctx.params['id']))}`);
+  });
   router.get('/events', signedIn, (ctx) => eventStream(ctx, deps));
   return router;
 }

@@ -95,6 +95,9 @@ describe('alerts page', () => {
     const [rule] = (await api<{ alerts: { id: string; name: string; filters: string[] }[] }>('/control/alerts')).alerts;
     expect(rule).toMatchObject({ name: 'any session', filters: ['cohort:p2p'] });
     expect(await page.textContent(`tr[data-rule="${rule!.id}"] th`)).toContain('any session');
+    // The rule's link in a webhook event leads to its row.
+    await page.goto(`${portal.url}/portal/alerts/${rule!.id}`, NAVIGATION);
+    await page.waitForURL(new RegExp(`/portal/alerts#rule-${rule!.id}$`), NAVIGATION);
     // A report makes a new snapshot; its evaluation opens the incident.
     await postReport(portal, 'acme:live-main');
     const opened = await eventually(async () => (await api<{ incidents: unknown[] }>('/control/incidents?state=open')).incidents.length > 0, 120_000, 500);
