@@ -1,13 +1,14 @@
 // The value of every rule at a snapshot, read through the functions that answer the JSON routes
 // (design.md, principle 11): a stream's unfiltered figures as GET /telemetry/metrics/:streamId
 // serves them (api/stream-figures.ts), anything filtered or tenant-wide as the breakdown route
-// computes it (api/ondemand-breakdowns.ts breakdownRows), activePeers from the stream summaries or
-// the customer's row. Rules that ask the same question (customer, stream, window, filters) share
-// one computation per snapshot.
+// computes it (the breakdown SQL, batched: api/ondemand-breakdowns.ts breakdownBatch), activePeers
+// from the stream summaries or the customer's row. Rules that ask the same question (customer,
+// stream, window, filters) share one computation per snapshot, and every question not answered
+// from memory is part of one statement per group of customers.
 import type { Db } from '../warehouse/duckdb/db.ts';
 import { NO_SESSIONS, type BreakdownFigures } from '../warehouse/breakdowns.ts';
 import { parseFilters } from '../api/breakdown-filters.ts';
-import { breakdownRows } from '../api/ondemand-breakdowns.ts';
+import { breakdownBatch } from '../api/ondemand-breakdowns.ts';
 import { streamMetricsBody } from '../api/stream-figures.ts';
 import type { ServedSnapshot } from '../api/snapshot-store.ts';
 import type { AlertMetric, AlertRule } from './rule-schema.ts';
@@ -29,17 +30,30 @@ export function questionKey(customerId: string, rule: AlertRule): { key: string;
   return { key: [customerId, question.streamId ?? '', rule.window, ...canonical].join('\0'), question };
 }
 
-/** The figures of a question at the snapshot, computed once whatever number of rules ask it. */
-export async function questionFigures(db: Db, snap: ServedSnapshot, q: Question): Promise<Figures> {
-  const active = activePeers(snap, q);
-  if (q.streamId !== null && q.filters.length === 0) {
-    const body = streamMetricsBody(snap, q.streamId, q.window);
-    return { ...figuresOf({ ...NO_SESSIONS, ...body }, snap.hasBreakdowns), activePeers: active };
+/**
+ * The figures of every question at the snapshot, each computed once whatever number of rules ask
+ * it: a stream's unfiltered ones from the snapshot's memory (no query), every other one by one
+ * batched breakdown statement per group of `customersPerQuery` customers (every window at once).
+ * When the batch fails, `failed` is told and its questions are left out.
+ */
+export async function questionsFigures(db: Db, snap: ServedSnapshot, questions: ReadonlyMap<string, Question>, customersPerQuery: number, failed: (err: Error) => void): Promise<Map<string, Figures>> {
+  const out = new Map<string, Figures>();
+  const batched: [string, Question][] = [];
+  for (const [key, q] of questions) {
+    if (q.streamId !== null && q.filters.length === 0) {
+      out.set(key, { ...figuresOf({ ...NO_SESSIONS, ...streamMetricsBody(snap, q.streamId, q.window) }, snap.hasBreakdowns), activePeers: activePeers(snap, q) });
+    } else if (!snap.hasBreakdowns) out.set(key, { totalSessions: 0 });
+    else batched.push([key, q]);
   }
-  if (!snap.hasBreakdowns) return { totalSessions: 0 };
-  const { filters } = parseFilters([...q.filters]);
-  const [row] = await breakdownRows(db, snap, { customers: [q.customerId], streamId: q.streamId }, { window: q.window, by: null, filters });
-  return { ...figuresOf(row ?? NO_SESSIONS, true), activePeers: active };
+  if (batched.length === 0) return out;
+  const batch = batched.map(([, q]) => ({ customerId: q.customerId, streamId: q.streamId, window: q.window, filters: parseFilters([...q.filters]).filters }));
+  try {
+    const rows = await breakdownBatch(db, snap, batch, customersPerQuery);
+    for (const [i, [key, q]] of batched.entries()) out.set(key, { ...figuresOf(rows[i]!, true), activePeers: activePeers(snap, q) });
+  } catch (err) {
+    failed(err as Error);
+  }
+  return out;
 }
 
 /** The rule metrics of a row of figures; the quality ones only where the snapshot has them. */

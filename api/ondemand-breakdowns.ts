@@ -6,7 +6,8 @@
 // kept by the response cache (per snapshot, with their ETag), not here.
 import type { Context } from 'koa';
 import type { Db } from '../warehouse/duckdb/db.ts';
-import { queryBreakdown, sessionClassesRelation, type BreakdownFilters, type BreakdownRow, type SessionDimension } from '../warehouse/breakdowns.ts';
+import { NO_SESSIONS, queryBreakdown, sessionClassesRelation, type BreakdownFigures, type BreakdownFilters, type BreakdownRow, type SessionDimension } from '../warehouse/breakdowns.ts';
+import { queryBreakdownBatch, type BatchQuestion } from '../warehouse/breakdown-batch.ts';
 import type { WindowName } from '../warehouse/windows.ts';
 import { problems } from './errors.ts';
 import { AdmittedWork } from './shared-work.ts';
@@ -70,6 +71,36 @@ export async function breakdownRows(db: Db, snap: ServedSnapshot, scope: Pick<Br
     // Several customers (an operator's platform-wide breakdown): big work.
     releaseAfter: relations.length > 1,
   });
+}
+
+/**
+ * The one-group breakdown figures of many questions (alert rules): what breakdownRows gives each
+ * alone (by: null), computed by one statement per group of up to `customersPerQuery` customers,
+ * every window at once (breakdown-batch.ts), all in one session. In the questions' order; a
+ * customer without session classes gets NO_SESSIONS, with no query.
+ */
+export async function breakdownBatch(db: Db, snap: ServedSnapshot, questions: readonly BatchQuestion[], customersPerQuery: number): Promise<BreakdownFigures[]> {
+  if (!snap.hasBreakdowns) throw problems.breakdownsUnavailable();
+  const asked = new Map<string, number[]>();
+  for (const [i, q] of questions.entries()) asked.set(q.customerId, [...(asked.get(q.customerId) ?? []), i]);
+  const customers = [...asked.keys()].filter((c) => snap.sessionClassFiles(c).length > 0);
+  const results: BreakdownFigures[] = questions.map(() => NO_SESSIONS);
+  const groups: string[][] = [];
+  for (let at = 0; at < customers.length; at += customersPerQuery) groups.push(customers.slice(at, at + customersPerQuery));
+  if (groups.length === 0) return results;
+  await db.withSession(
+    async (s) => {
+      for (const group of groups) {
+        const indexes = group.flatMap((c) => asked.get(c)!);
+        const relation = sessionClassesRelation(group.flatMap((c) => snap.sessionClassFiles(c)));
+        const figures = await queryBreakdownBatch(s, relation, indexes.map((i) => questions[i]!));
+        for (const [j, i] of indexes.entries()) results[i] = figures[j]!;
+      }
+    },
+    // Several customers: big work.
+    { bounded: true, releaseAfter: customers.length > 1 },
+  );
+  return results;
 }
 
 /**

@@ -2,6 +2,11 @@
 // tenants; goal ≤ 200 ms, rules sharing a question computed once) and the latency of a webhook
 // from the outbox to a receiver on loopback (p50/p95). `--tenants 3 --rules 30 --pings 5` runs it
 // small. Not measured here: the time from a posted report to the webhook under live load.
+// Baselines measured in the same run, over the same snapshot files: `bare`, one DuckDB statement
+// reading the session class rows (of the widest window asked) of the rules' customers into a
+// table, nothing computed (the floor of any computation of these figures: reading the files is
+// most of the cost); `unbatched`, one breakdown query per distinct question (the route's
+// breakdownRows, as evaluation did before batching; --unbatched 0 skips it).
 import fs from 'node:fs/promises';
 import { Command } from 'commander';
 import { loadConfig } from '../lib/config.ts';
@@ -16,8 +21,16 @@ import { ResponseCache } from '../api/response-cache.ts';
 import { tempDir } from '../test/helpers/warehouse.ts';
 import { startReceiver } from '../test/helpers/webhook-receiver.ts';
 import { addRule, alertsDir } from '../alerts/rules-store.ts';
+import type { Db } from '../warehouse/duckdb/db.ts';
 import { ALERT_METRICS, ALERT_WINDOWS, type RuleFields } from '../alerts/rule-schema.ts';
-import { evaluateSnapshot } from '../alerts/evaluate.ts';
+import { ALERT_CUSTOMERS_PER_QUERY, evaluateSnapshot } from '../alerts/evaluate.ts';
+import { questionKey, type Question } from '../alerts/rule-figures.ts';
+import { listRules } from '../alerts/rules-store.ts';
+import { listTenants } from '../warehouse/control/tenants.ts';
+import { parseFilters } from '../api/breakdown-filters.ts';
+import { breakdownRows } from '../api/ondemand-breakdowns.ts';
+import { sessionClassesRelation, windowClass } from '../warehouse/breakdowns.ts';
+import type { ServedSnapshot } from '../api/snapshot-store.ts';
 import { addEndpoint } from '../alerts/webhooks/endpoints-store.ts';
 import { WebhookOutbox } from '../alerts/webhooks/outbox.ts';
 
@@ -26,8 +39,10 @@ const opts = new Command()
   .option('--rules <n>', 'rules in all', '10000')
   .option('--pings <n>', 'webhooks timed', '200')
   .option('--rounds <n>', 'evaluations timed', '5')
+  .option('--customers-per-query <n>', 'customers per batched query', String(ALERT_CUSTOMERS_PER_QUERY))
+  .option('--unbatched <n>', 'rounds of the unbatched baseline (one query per question)', '1')
   .parse()
-  .opts<{ tenants: string; rules: string; pings: string; rounds: string }>();
+  .opts<{ tenants: string; rules: string; pings: string; rounds: string; customersPerQuery: string; unbatched: string }>();
 const tenants = Number(opts.tenants);
 const rules = Number(opts.rules);
 
@@ -57,16 +72,27 @@ try {
     for (let i = 0; i < mine; i++) await addRule(deps.layout, tenant.id, ruleOf(customerId, i), Number.POSITIVE_INFINITY);
   }
   const snap = await loadSnapshot(deps.db, deps.layout, (await currentSnapshot(deps.layout))!.manifest.snapshot, new ResponseCache(16 * 2 ** 20));
+  const questions = await distinctQuestions(deps.layout);
+  const customersPerQuery = Number(opts.customersPerQuery);
   const times: number[] = [];
+  const figureTimes: number[] = [];
+  const bare: number[] = [];
+  const unbatched: number[] = [];
   for (let r = 0; r < Number(opts.rounds); r++) {
     // A snapshot steps each rule once: each round starts from no evaluation state.
     for (const f of await fs.readdir(alertsDir(deps.layout))) if (f.endsWith('.state.json')) await fs.rm(`${alertsDir(deps.layout)}/${f}`);
     const started = performance.now();
-    const e = await evaluateSnapshot({ ...deps, log: silentLogger }, snap);
+    const e = await evaluateSnapshot({ ...deps, log: silentLogger, customersPerQuery }, snap);
     times.push(performance.now() - started);
-    if (r === 0) console.log(`evaluation: ${e.rules} rules, ${e.questions} distinct questions, ${e.opened} opened`);
+    figureTimes.push(e.figuresMs);
+    if (r === 0) console.log(`evaluation: ${e.rules} rules, ${e.questions} distinct questions, ${e.opened} opened, ${customersPerQuery} customer(s) per query`);
+    bare.push(await bareRead(deps.db, snap, questions));
+    if (r < Number(opts.unbatched)) unbatched.push(await perQuestion(deps.db, snap, questions));
   }
-  console.log(`evaluation per snapshot: p50 ${pct(times, 50).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms (goal ≤ 200 ms at 10,000 rules)`);
+  const ms = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
+  console.log(`evaluation per snapshot: ${ms(times)} (goal ≤ 200 ms at 10,000 rules); of which figures ${ms(figureTimes)}`);
+  console.log(`baseline bare (the session class rows of the widest window read once, into a table): ${ms(bare)}; evaluation / bare = ${(pct(times, 50) / pct(bare, 50)).toFixed(2)}, figures / bare = ${(pct(figureTimes, 50) / pct(bare, 50)).toFixed(2)}`);
+  if (unbatched.length > 0) console.log(`baseline unbatched (one breakdown query per question): ${ms(unbatched)}; unbatched / evaluation = ${(pct(unbatched, 50) / pct(times, 50)).toFixed(1)}`);
 
   const rx = await startReceiver();
   const outbox = new WebhookOutbox(deps.layout, { timeoutMs: 10_000, allowPrivate: true, retryForMs: 86_400_000 }, silentLogger);
@@ -85,4 +111,43 @@ try {
 } finally {
   await deps.close();
   await fs.rm(root, { recursive: true, force: true });
+}
+
+/** The distinct questions of every tenant's rules. */
+async function distinctQuestions(layout: typeof deps.layout): Promise<Question[]> {
+  const out = new Map<string, Question>();
+  for (const tenant of await listTenants(layout)) {
+    for (const rule of await listRules(layout, tenant.id)) {
+      const { key, question } = questionKey(tenant.customerId, rule);
+      out.set(key, question);
+    }
+  }
+  return [...out.values()];
+}
+
+/** A question answered by a query (not from the snapshot's memory). */
+function queried(q: Question): boolean {
+  return q.streamId === null || q.filters.length > 0;
+}
+
+/** The floor of any computation of these figures: reading the rules' customers' session class rows of the widest window once. */
+async function bareRead(db: Db, snap: ServedSnapshot, questions: Question[]): Promise<number> {
+  const started = performance.now();
+  const customers = [...new Set(questions.filter(queried).map((q) => q.customerId))];
+  const widest = Math.max(...questions.map((q) => windowClass(q.window)));
+  const relation = sessionClassesRelation(customers.flatMap((c) => snap.sessionClassFiles(c)));
+  await db.withSession(async (s) => {
+    await s.run(`CREATE OR REPLACE TEMP TABLE bench_read AS SELECT * FROM ${relation} WHERE class <= ${widest}`);
+    await s.run('DROP TABLE bench_read');
+  });
+  return performance.now() - started;
+}
+
+/** One breakdown query per question, as the route computes one (evaluation before batching). */
+async function perQuestion(db: Db, snap: ServedSnapshot, questions: Question[]): Promise<number> {
+  const started = performance.now();
+  for (const q of questions.filter(queried)) {
+    await breakdownRows(db, snap, { customers: [q.customerId], streamId: q.streamId }, { window: q.window, by: null, filters: parseFilters([...q.filters]).filters });
+  }
+  return performance.now() - started;
 }

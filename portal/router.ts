@@ -22,6 +22,8 @@ import { reportLinks, reportVerdict, streamView } from './pages/stream.ts';
 import { reportsView } from './pages/reports.ts';
 import { changeOrigins, originsView } from './pages/origins.ts';
 import { billingView, tenantsView } from './pages/operator.ts';
+import { alertsView, changeAlerts } from './pages/alerts.ts';
+import { changeWebhooks, webhooksView } from './pages/webhooks.ts';
 import type { PortalAssets } from './assets.ts';
 import type { PortalDeps } from './deps.ts';
 
@@ -51,6 +53,19 @@ export function portalRouter(deps: PortalDeps, assets: PortalAssets): Router {
     const state = pageState(ctx.query);
     const { status, view } = await changeOrigins(ctx, deps, state, viewerOf(ctx, state));
     renderPage(ctx, assets, 'origins', view, status);
+  });
+  for (const [name, view, change] of [['alerts', alertsView, changeAlerts], ['webhooks', webhooksView, changeWebhooks]] as const) {
+    router.get(`/${name}`, signedIn, page(name, (ctx, _r, state, viewer) => view(ctx, deps, state, viewer)));
+    router.post(`/${name}`, signedIn, async (ctx) => {
+      const state = pageState(ctx.query);
+      const { status, view: shown } = await change(ctx, deps, state, viewerOf(ctx, state));
+      renderPage(ctx, assets, name, shown, status);
+    });
+  }
+  // A rule's link in a webhook event (alerts/notify.ts): its row on the alerts page.
+  router.get('/alerts/:id', signedIn, (ctx) => {
+    ctx.status = 303;
+    ctx.redirect(`/portal/alerts${ctx.querystring ? `?${ctx.querystring}` : ''}#rule-${encodeURIComponent(String(ctx.params['id']))}`);
   });
   router.get('/events', signedIn, (ctx) => eventStream(ctx, deps));
   return router;

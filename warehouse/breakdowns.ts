@@ -78,7 +78,7 @@ export function windowClassParams(asOf: Date): { params: SqlParams; types: SqlTy
 /** A window's class in session_classes.sql (window_class.sql: 1 for 1h … 5 for all). */
 export const windowClass = (w: WindowName): number => WINDOW_NAMES.indexOf(w) + 1;
 
-const paramName = (kind: 'keep' | 'drop', d: SessionDimension) => `${kind}_${d.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
+const paramName = (kind: 'keep' | 'drop', d: SessionDimension, prefix = '') => `${prefix}${kind}_${d.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
 const inList = (param: string, d: SessionDimension) => `len(list_filter($${param}, v -> v IS NOT DISTINCT FROM ${d})) > 0`;
 
 /** The placeholders of session_classes.sql and breakdown_parts.sql that do not depend on a query (code constants). */
@@ -88,6 +88,30 @@ const BREAKDOWN_SQL = {
   // The head of one report: its piece's first_report (piece-columns.ts), then its dimensions.
   report_head_fields: [`first_report := ${PIECE_COLUMNS.find((c) => c.name === 'first_report')!.ofReport}`, ...SESSION_DIMENSIONS.map((d) => `${d} := ${d}`)].join(', '),
 };
+
+/**
+ * The conditions of `filters` over their bound lists `$<prefix>keep_<dim>` and
+ * `$<prefix>drop_<dim>` (filterParams), each over the session's dimension columns.
+ */
+export function filterConditions(filters: BreakdownFilters, prefix = ''): string[] {
+  const conditions: string[] = [];
+  for (const [d, f] of filters) {
+    if (f.keep.length > 0) conditions.push(inList(paramName('keep', d, prefix), d));
+    if (f.drop.length > 0) conditions.push(`NOT ${inList(paramName('drop', d, prefix), d)}`);
+  }
+  return conditions;
+}
+
+/** The bound lists of filterConditions(filters, prefix), added to `params` and `types`. */
+export function filterParams(filters: BreakdownFilters, prefix: string, params: SqlParams, types: SqlTypes): void {
+  for (const [d, f] of filters) {
+    for (const [kind, values] of [['keep', f.keep], ['drop', f.drop]] as const) {
+      if (values.length === 0) continue;
+      params[paramName(kind, d, prefix)] = listValue([...values]);
+      types[paramName(kind, d, prefix)] = LIST(VARCHAR);
+    }
+  }
+}
 
 /**
  * The placeholders of breakdown_parts.sql that a query decides, written from code constants only
@@ -105,25 +129,10 @@ function querySql(q: BreakdownQuery): Record<string, string> {
   };
 }
 
-/** The filters' conditions over the session dimensions' columns and their bound lists (filterParams); `true` without filters. */
+/** The filters' conditions (filterConditions) as one SQL condition; `true` without filters. */
 function filterConditionsSql(filters: BreakdownFilters): string {
-  const conditions: string[] = [];
-  for (const [d, f] of filters) {
-    if (f.keep.length > 0) conditions.push(inList(paramName('keep', d), d));
-    if (f.drop.length > 0) conditions.push(`NOT ${inList(paramName('drop', d), d)}`);
-  }
+  const conditions = filterConditions(filters);
   return conditions.length > 0 ? conditions.join('\n    AND ') : 'true';
-}
-
-/** The bound lists of the filters' conditions (filterConditionsSql), added to `params` and `types`. */
-function addFilterParams(filters: BreakdownFilters, params: SqlParams, types: SqlTypes): void {
-  for (const [d, f] of filters) {
-    for (const [kind, values] of [['keep', f.keep], ['drop', f.drop]] as const) {
-      if (values.length === 0) continue;
-      params[paramName(kind, d)] = listValue([...values]);
-      types[paramName(kind, d)] = LIST(VARCHAR);
-    }
-  }
 }
 
 /**
@@ -133,7 +142,7 @@ function addFilterParams(filters: BreakdownFilters, params: SqlParams, types: Sq
 export async function keepFilteredReports(s: DbSession, source: string, from: Date, filters: BreakdownFilters): Promise<void> {
   const params: SqlParams = { from: timestampParam(from) };
   const types: SqlTypes = { from: TIMESTAMP };
-  addFilterParams(filters, params, types);
+  filterParams(filters, '', params, types);
   const sql = breakdownFileSql('filtered_reports', { source, dimension_filters: filterConditionsSql(filters) });
   // A view cannot hold parameters: the kept reports are a temp table of the session.
   await s.run(`CREATE OR REPLACE TEMP TABLE kept_reports AS ${sql}`, params, types);
@@ -182,7 +191,7 @@ export function breakdownParams(q: BreakdownQuery): { params: SqlParams; types: 
     params['stream'] = q.streamId;
     types['stream'] = VARCHAR;
   }
-  addFilterParams(q.filters, params, types);
+  filterParams(q.filters, '', params, types);
   return { params, types };
 }
 

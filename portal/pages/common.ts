@@ -48,6 +48,8 @@ function navigation(viewer: Viewer, customerQs: string) {
     { id: 'overview', label: 'Overview', href: `/portal/${customerQs}` },
     { id: 'reports', label: 'Pilot reports', href: `/portal/reports${customerQs}` },
     { id: 'origins', label: 'Origins', href: `/portal/origins${customerQs}` },
+    { id: 'alerts', label: 'Alerts', href: `/portal/alerts${customerQs}` },
+    { id: 'webhooks', label: 'Webhooks', href: `/portal/webhooks${customerQs}` },
   ];
   if (viewer.role === 'tenant') return tenantPages;
   const operatorPages = [
