@@ -4,11 +4,11 @@
 // rule already evaluated at this asOf or a later one is left as it is, so a snapshot evaluated
 // twice opens no second incident and makes no second event.
 import { createHash } from 'node:crypto';
-import type { Db } from '../warehouse/duckdb/db.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { Logger } from '../lib/log.ts';
-import { listTenants, type Tenant } from '../warehouse/control/tenants.ts';
-import type { ServedSnapshot } from '../api/snapshot-store.ts';
+import { listTenants, type Tenant } from '../control/tenants.ts';
+import type { ServedSnapshot } from '../served/snapshot-store.ts';
 import { listRules } from './rules-store.ts';
 import { updateState } from './state-store.ts';
 import { questionsFigures, questionKey, type Figures, type Question } from './rule-figures.ts';

@@ -2,9 +2,9 @@
 // the very ServedSnapshot the API serves, then its events are put in the outbox. One evaluation at
 // a time; publications meanwhile coalesce into one more (the latest snapshot is what counts).
 import type { Logger } from '../lib/log.ts';
-import type { Db } from '../warehouse/duckdb/db.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
-import type { SnapshotStore } from '../api/snapshot-store.ts';
+import type { SnapshotStore } from '../served/snapshot-store.ts';
 import type { Deliveries } from './webhooks/delivery-queue.ts';
 import { evaluateSnapshot, type Evaluation } from './evaluate.ts';
 import { enqueueAllEvents } from './notify.ts';

@@ -3,7 +3,7 @@
 // endpoint, so doing this twice sends nothing twice), then marked enqueued. Run after each
 // evaluation and at start, so an event made just before a crash is delivered after it.
 import type { WarehouseLayout } from '../warehouse/layout.ts';
-import { listTenants } from '../warehouse/control/tenants.ts';
+import { listTenants } from '../control/tenants.ts';
 import { publicIncident, readState, updateState } from './state-store.ts';
 import { listEndpoints } from './webhooks/endpoints-store.ts';
 import type { OutgoingEvent } from './webhooks/outbox.ts';

@@ -2,7 +2,7 @@
 // the per-rule limit, a recovery threshold on the recovering side, no filters on activePeers (a
 // summary figure, not a breakdown's). Each failure is named by its field, for a problem+json body.
 import type { z } from 'zod';
-import { parseFilters } from '../api/breakdown-filters.ts';
+import { parseFilters } from '../served/breakdown-filters.ts';
 import { ApiError } from '../lib/http/problem.ts';
 import type { RuleFields } from './rule-schema.ts';
 

@@ -1,16 +1,16 @@
 // The value of every rule at a snapshot, read through the functions that answer the JSON routes
-// (design.md, principle 11): a stream's unfiltered figures as GET /telemetry/metrics/:streamId
-// serves them (api/stream-figures.ts), anything filtered or tenant-wide as the breakdown route
-// computes it (the breakdown SQL, batched: api/ondemand-breakdowns.ts breakdownBatch), activePeers
+// (docs/architecture.md, principle 11): a stream's unfiltered figures as GET /telemetry/metrics/:streamId
+// serves them (served/stream-figures.ts), anything filtered or tenant-wide as the breakdown route
+// computes it (the breakdown SQL, batched: served/ondemand-breakdowns.ts breakdownBatch), activePeers
 // from the stream summaries or the customer's row. Rules that ask the same question (customer,
 // stream, window, filters) share one computation per snapshot, and every question not answered
 // from memory is part of one statement per group of customers.
-import type { Db } from '../warehouse/duckdb/db.ts';
-import { NO_SESSIONS, type BreakdownFigures } from '../warehouse/breakdowns.ts';
-import { parseFilters } from '../api/breakdown-filters.ts';
-import { breakdownBatch } from '../api/ondemand-breakdowns.ts';
-import { streamMetricsBody } from '../api/stream-figures.ts';
-import type { ServedSnapshot } from '../api/snapshot-store.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
+import { NO_SESSIONS, type BreakdownFigures } from '../warehouse/reads/index.ts';
+import { parseFilters } from '../served/breakdown-filters.ts';
+import { breakdownBatch } from '../served/ondemand-breakdowns.ts';
+import { streamMetricsBody } from '../served/stream-figures.ts';
+import type { ServedSnapshot } from '../served/snapshot-store.ts';
 import type { AlertMetric, AlertRule } from './rule-schema.ts';
 
 /** The figures of one question, by metric name (null: the figure has no value there). */

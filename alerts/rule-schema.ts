@@ -1,9 +1,9 @@
-// Alert rules (api-decisions.md, "Alerts and webhooks"): what a rule is, its metrics and windows,
+// Alert rules (docs/api.md, "Alerts and webhooks"): what a rule is, its metrics and windows,
 // and the zod schemas of the bodies that create and change one and of the stored rule.
 import { z } from 'zod';
 import { isoInstant } from '../lib/json-schema.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
-import type { WindowName } from '../warehouse/windows.ts';
+import type { WindowName } from '../warehouse/figures/index.ts';
 
 /** The figures a rule watches: those of the breakdown route, and the stream summary's activePeers. */
 export const ALERT_METRICS = [

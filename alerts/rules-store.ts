@@ -1,10 +1,10 @@
 // A tenant's alert rules, in control/alerts/<tenantId>.json: a small control document, validated on
-// read and write, replaced atomically and updated under its lock (warehouse/control/documents.ts).
+// read and write, replaced atomically and updated under its lock (control/documents.ts).
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
-import { readDocumentCached, updateDocument } from '../warehouse/control/documents.ts';
+import { readDocumentCached, updateDocument } from '../control/documents.ts';
 import { StoredRuleSchema, type AlertRule, type RuleFields } from './rule-schema.ts';
 
 const RulesDocSchema = z.object({ version: z.int().min(0), rules: z.array(StoredRuleSchema) });

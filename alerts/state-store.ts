@@ -4,7 +4,7 @@
 // the snapshot's asOf).
 import path from 'node:path';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
-import { readDocumentCached, updateDocument } from '../warehouse/control/documents.ts';
+import { readDocumentCached, updateDocument } from '../control/documents.ts';
 import { alertsDir } from './rules-store.ts';
 import { StateDocSchema, type Incident, type StateDoc, type StoredIncident } from './incident-schema.ts';
 

@@ -7,11 +7,12 @@
 // restart without persistence) and events not yet enqueued.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { Db } from '../warehouse/duckdb/index.ts';
+import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { Logger } from '../lib/log.ts';
-import type { JobDeps } from '../jobs/deps.ts';
 import { exists } from '../lib/fsx.ts';
-import { loadSnapshot } from '../api/snapshot-store.ts';
-import { ResponseCache } from '../api/response-cache.ts';
+import { loadSnapshot } from '../served/snapshot-store.ts';
+import { ResponseCache } from '../served/response-cache.ts';
 import { evaluateSnapshot, type Evaluation } from './evaluate.ts';
 import { enqueueAllEvents } from './notify.ts';
 import { webhooksDir } from './webhooks/endpoints-store.ts';
@@ -26,7 +27,7 @@ export class WorkerAlerts {
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly deps: Pick<JobDeps, 'db' | 'layout'>,
+    private readonly deps: { db: Db; layout: WarehouseLayout },
     readonly deliveries: WebhookQueue,
     private readonly log: Logger,
     private readonly sweepMs: number,

@@ -1,11 +1,11 @@
 // Authentication (Bearer tokens, verified without a lookup) and the authorisation rules of
-// telemetry-api.md: tenant scoping by stream id prefix, capabilities, operator-only routes.
+// docs/api.md: tenant scoping by stream id prefix, capabilities, operator-only routes.
 import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
-import { problems } from './errors.ts';
+import { problems } from '../served/problems.ts';
 import { TokenVerifyError, verifyToken, type Caller, type Capability } from './tokens.ts';
 import { streamBelongsTo } from '../warehouse/ids.ts';
-import type { Credential, Refusal, Revocation } from '../warehouse/control/revocation.ts';
+import type { Credential, Refusal, Revocation } from '../control/revocation.ts';
 
 const REASONS: Record<TokenVerifyError['reason'], string> = {
   malformed: 'The token is malformed.',

@@ -3,7 +3,7 @@
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { ApiError } from '../lib/http/problem.ts';
-import { problems } from './errors.ts';
+import { problems } from '../served/problems.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 /** Deepest nesting of arrays and objects a body may have (JSON.parse itself accepts any depth). */

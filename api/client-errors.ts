@@ -4,7 +4,7 @@
 // other parser error gets Node's own answer.
 import type { Socket } from 'node:net';
 import { PROBLEM_CONTENT_TYPE } from '../lib/http/problem.ts';
-import { problems } from './errors.ts';
+import { problems } from '../served/problems.ts';
 
 const TOO_LARGE = (() => {
   const body = JSON.stringify(problems.requestTooLarge().toProblem());

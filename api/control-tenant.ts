@@ -2,10 +2,10 @@
 // token the tenant it names with `customerId` (in the query, or the body of a POST), 400 without.
 import type { Context } from 'koa';
 import { callerOf } from './auth.ts';
-import { problems } from './errors.ts';
+import { problems } from '../served/problems.ts';
 import { queryOf } from './query.ts';
 import type { ApiDeps } from './deps.ts';
-import { findTenant, type Tenant } from '../warehouse/control/tenants.ts';
+import { findTenant, type Tenant } from '../control/tenants.ts';
 
 export async function controlTenant(ctx: Context, deps: ApiDeps, bodyCustomerId?: unknown): Promise<Tenant> {
   const caller = callerOf(ctx);

@@ -2,18 +2,18 @@
 // and the series readers and caches.
 import type { AppConfig } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
-import type { Db } from '../warehouse/duckdb/db.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import type { OnDemandSeries } from './ondemand-series.ts';
-import type { OnDemandBreakdowns } from './ondemand-breakdowns.ts';
+import type { OnDemandBreakdowns } from '../served/ondemand-breakdowns.ts';
 import type { PreviousPeriods } from './previous-period.ts';
 import type { SnapshotSeries } from './timeseries.ts';
-import type { SnapshotStore } from './snapshot-store.ts';
-import type { SigningKey } from '../warehouse/control/signing-key.ts';
+import type { SnapshotStore } from '../served/snapshot-store.ts';
+import type { SigningKey } from '../control/signing-key.ts';
 import type { PlatformConfig } from '../config/platform.ts';
-import type { PilotReports } from './pilot-reports.ts';
-import type { Admission } from './admission.ts';
-import type { Revocation } from '../warehouse/control/revocation.ts';
+import type { PilotReports } from './pilot-report-source.ts';
+import type { Admission } from '../served/admission.ts';
+import type { Revocation } from '../control/revocation.ts';
 import type { Deliveries } from '../alerts/webhooks/delivery-queue.ts';
 
 export interface ApiDeps {

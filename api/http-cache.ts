@@ -1,9 +1,9 @@
 // Conditional GETs of snapshot data: every body is serialised once per snapshot with a strong
-// ETag (design.md: no hashing or serialising per request), and Last-Modified is the asOf.
+// ETag (docs/architecture.md: no hashing or serialising per request), and Last-Modified is the asOf.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
-import type { CachedBody, ServedSnapshot } from './snapshot-store.ts';
+import type { CachedBody, ServedSnapshot } from '../served/snapshot-store.ts';
 import { countResponseLookup } from './metrics.ts';
 
 function etagFor(snapshotId: string, key: string): string {

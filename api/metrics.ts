@@ -1,12 +1,12 @@
 // The API's metrics: requests by route template and status (lib/http/metrics.ts, shared with the
 // collector), the snapshot served (age = now − asOf; the swap duration is the store's own,
-// api/snapshot-store.ts), DuckDB slots in use and waiting, and hits and misses of the
+// served/snapshot-store.ts), DuckDB slots in use and waiting, and hits and misses of the
 // per-snapshot response cache and of the replay memo. Label values are bounded: route templates
 // (never raw paths), methods, status codes.
 import client from 'prom-client';
 import { registry } from '../lib/metrics.ts';
-import type { Db } from '../warehouse/duckdb/db.ts';
-import type { SnapshotStore } from './snapshot-store.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
+import type { SnapshotStore } from '../served/snapshot-store.ts';
 
 // Counted as plain numbers (a lookup happens on every request; a labelled prom-client child
 // validates and hashes its labels on each increment) and handed to the counter when scraped.

@@ -1,19 +1,19 @@
 // Series of bucket sizes that no rollup precomputed (any size from 60 to 86400 s): computed with
-// the shared series SQL (series_combine.sql over report_pieces.sql, warehouse/bucket-series.ts)
+// the shared series SQL (series_combine.sql over report_pieces.sql, warehouse/figures/bucket-series.ts)
 // over the stream's raw files and cached per snapshot. The work is admitted (a per-tenant limit,
 // 429 beyond; a global one, 503 `busy` beyond), bounded in time from the request's arrival (the
 // wait for a DuckDB slot included), and cancelled (removed from the queue or interrupted) once
 // every request waiting for it has gone.
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
-import type { Db } from '../warehouse/duckdb/db.ts';
-import { queryQualitySeries, querySeries, type BucketRow, type QualityBucketRow } from '../warehouse/bucket-series.ts';
-import { inputsWithin, loadStreamReports } from '../warehouse/stream-reports.ts';
-import { keepFilteredReports, type BreakdownFilters } from '../warehouse/breakdowns.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
+import { queryQualitySeries, querySeries, type BucketRow, type QualityBucketRow } from '../warehouse/figures/index.ts';
+import { inputsWithin, loadStreamReports } from '../warehouse/reads/index.ts';
+import { keepFilteredReports, type BreakdownFilters } from '../warehouse/reads/index.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
-import { AdmittedWork } from './shared-work.ts';
-import type { ServedSnapshot } from './snapshot-store.ts';
+import { AdmittedWork } from '../served/shared-work.ts';
+import type { ServedSnapshot } from '../served/snapshot-store.ts';
 
 /**
  * The range a series with quality figures or filters is computed for: only the landed files of the

@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document of the API, served at GET /openapi.json, generated: every schema (query
 // parameters, bodies, responses, the pilot report) comes from the zod schemas the routes parse
-// with (api/schemas/, pilot/report-schema.ts); this file only says which route answers what.
+// with (api/schemas/, pilot/pilot-report-schema.ts); this file only says which route answers what.
 // test/api/openapi.test.ts validates real responses of every route against it, and checks that
 // it documents exactly the routes the router has.
 import { operationId } from '../lib/operation-ids.ts';
@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { registryToJsonSchemas, toJsonSchema } from '../lib/json-schema.ts';
 import { EXPORT_FORMATS, EXPORT_MEDIA } from './export/export.ts';
 import { MAX_BUCKETS } from './timeseries.ts';
-import { PilotReportSchema } from '../pilot/report-schema.ts';
+import { PilotReportSchema } from '../pilot/pilot-report-schema.ts';
 import { BreakdownQuery, BreakdownSchema, FilterParam, ExportQuery, PlatformMetricsQuery, PlatformMetricsSchema, StreamListSchema, StreamMetricsQuery, StreamMetricsSchema, StreamsQuery, SummaryQuery, SummarySchema, TimeseriesQuery, TimeseriesSchema } from './schemas/telemetry.ts';
 import { PilotReportQuery } from './schemas/reports.ts';
 import { BillingSummarySchema, BillingUsageSchema, CustomerBillingSchema, InvoiceListSchema, InvoiceSchema, InvoicesQuery, PeriodQuery } from './schemas/billing.ts';
@@ -76,7 +76,7 @@ interface Operation {
   responses: Json;
 }
 
-/** An operator route (rule 6 of telemetry-api.md): 403 for every tenant token, whatever customer it names. */
+/** An operator route (rule 6 of docs/api.md): 403 for every tenant token, whatever customer it names. */
 function operatorGet(summary: string, capability: string, schema: z.ZodType, extra: Json = {}, more: Pick<Operation, 'query' | 'parameters'> = {}): Operation {
   return {
     tags: ['operators'],

@@ -8,19 +8,19 @@
 // the other on-demand work; answers are cached by the response cache per snapshot.
 import { BIGINT, TIMESTAMP } from '@duckdb/node-api';
 import type { Context } from 'koa';
-import type { Db } from '../warehouse/duckdb/db.ts';
-import type { DbSession } from '../warehouse/duckdb/session.ts';
-import { timestampParam } from '../warehouse/duckdb/param-values.ts';
-import { breakdownFileSql, NO_SESSIONS, queryBreakdown, windowClassParams, type BreakdownFigures, type BreakdownFilters } from '../warehouse/breakdowns.ts';
-import { pieceSql } from '../warehouse/piece-columns.ts';
-import { sqlFile } from '../warehouse/sql-files.ts';
-import { inputsWithin, loadStreamReports } from '../warehouse/stream-reports.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
+import type { DbSession } from '../warehouse/duckdb/index.ts';
+import { timestampParam } from '../warehouse/duckdb/index.ts';
+import { breakdownFileSql, NO_SESSIONS, queryBreakdown, windowClassParams, type BreakdownFigures, type BreakdownFilters } from '../warehouse/reads/index.ts';
+import { pieceSql } from '../warehouse/figures/index.ts';
+import { sqlFile } from '../warehouse/duckdb/index.ts';
+import { inputsWithin, loadStreamReports } from '../warehouse/reads/index.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
-import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
-import { problems } from './errors.ts';
-import { AdmittedWork } from './shared-work.ts';
-import type { BreakdownScope } from './ondemand-breakdowns.ts';
-import type { ServedSnapshot } from './snapshot-store.ts';
+import { windowSeconds, type WindowName } from '../warehouse/figures/index.ts';
+import { problems } from '../served/problems.ts';
+import { AdmittedWork } from '../served/shared-work.ts';
+import type { BreakdownScope } from '../served/ondemand-breakdowns.ts';
+import type { ServedSnapshot } from '../served/snapshot-store.ts';
 
 export interface PreviousPeriod {
   /** The period's bounds: ts in (from, to]. */

@@ -1,12 +1,12 @@
 // Query strings, validated at the edge by each route's zod schema (api/schemas/). A failure is a
-// 400 with the stable code of the first bad parameter (api-decisions.md: invalid_window,
+// 400 with the stable code of the first bad parameter (docs/api.md: invalid_window,
 // invalid_bucket_seconds, ...), built here and nowhere else, with a detail taken from the same
 // JSON Schema the OpenAPI document shows.
 import querystring, { type ParsedUrlQuery } from 'node:querystring';
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { ApiError } from '../lib/http/problem.ts';
-import { problems } from './errors.ts';
+import { problems } from '../served/problems.ts';
 import { toJsonSchema } from '../lib/json-schema.ts';
 
 /** The request's query parameters, parsed once (node:querystring is several times faster than Koa's getter). */

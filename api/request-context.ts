@@ -4,8 +4,8 @@
 import type { Context } from 'koa';
 import type { Logger } from '../lib/log.ts';
 import { requestFrame } from '../lib/http/frame.ts';
-import type { ServedSnapshot, SnapshotStore } from './snapshot-store.ts';
-import { outOfMemoryAsBusy, problems } from './errors.ts';
+import type { ServedSnapshot, SnapshotStore } from '../served/snapshot-store.ts';
+import { outOfMemoryAsBusy, problems } from '../served/problems.ts';
 
 /** The snapshot this request reads (captured once, when it started), or null when none is loaded. */
 export function currentSnapshot(ctx: Context): ServedSnapshot | null {

@@ -1,9 +1,9 @@
-// The JSON body of a series window (api-decisions.md, "Timeseries"), written as bytes straight
+// The JSON body of a series window (docs/api.md, "Timeseries"), written as bytes straight
 // from the columns of one stream's non-empty buckets: the same bytes as JSON.stringify of the
 // plain series (api/timeseries.ts windowSeries), without a string per bucket. A cold 30-day
 // answer at 300 s is 8 640 buckets, about 1.5 MB: built as strings, joined and encoded, it cost
 // more than the DuckDB read it comes from (docs/api.md, "Series reads").
-import type { SeriesColumns } from '../warehouse/series-read.ts';
+import type { SeriesColumns } from '../warehouse/reads/index.ts';
 
 const DAY_MS = 86_400_000;
 /** Last ms that toISOString writes with a four-digit year (9999-12-31T23:59:59.999Z). */

@@ -6,7 +6,7 @@
 import type { RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import { assertStreamAccess, callerOf, requireCapability } from './auth.ts';
-import { problems } from './errors.ts';
+import { problems } from '../served/problems.ts';
 import { parseQuery } from './query.ts';
 import { StreamIdQuery } from './schemas/telemetry.ts';
 

@@ -1,18 +1,18 @@
-// The bucketed series of a window (api-decisions.md, "Timeseries"): whole aligned buckets from
+// The bucketed series of a window (docs/api.md, "Timeseries"): whole aligned buckets from
 // the one holding asOf − window (for `all`, the stream's first report) to the one holding asOf,
 // every bucket present, the empty ones with zeros. Standard sizes are read on demand from the
 // snapshot's series files (only the window's row groups), so memory follows the requests, not
 // the history; the serialised answers are cached by the route.
 import { LRUCache } from 'lru-cache';
-import { problems } from './errors.ts';
-import { emptyBucket, fillBuckets, NO_QUALITY, toBucketJson, type BucketJson, type BucketRow, type QualityBucketJson, type QualityBucketRow } from '../warehouse/bucket-series.ts';
-import { firstMinutes, readSeries, readSeriesColumns, seriesFilesIn } from '../warehouse/series-read.ts';
+import { problems } from '../served/problems.ts';
+import { emptyBucket, fillBuckets, NO_QUALITY, toBucketJson, type BucketJson, type BucketRow, type QualityBucketJson, type QualityBucketRow } from '../warehouse/figures/index.ts';
+import { firstMinutes, readSeries, readSeriesColumns, seriesFilesIn } from '../warehouse/reads/index.ts';
 import { seriesJsonBody } from './series-json.ts';
-import { windowSeconds, type WindowName } from '../warehouse/windows.ts';
+import { windowSeconds, type WindowName } from '../warehouse/figures/index.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
-import type { Db } from '../warehouse/duckdb/db.ts';
-import type { DbSession } from '../warehouse/duckdb/session.ts';
-import type { ServedSnapshot } from './snapshot-store.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
+import type { DbSession } from '../warehouse/duckdb/index.ts';
+import type { ServedSnapshot } from '../served/snapshot-store.ts';
 
 export const MAX_BUCKETS = 10_000;
 

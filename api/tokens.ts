@@ -1,11 +1,11 @@
-// API tokens (api-decisions.md, "Tokens and roles"): self-contained HS256 JWTs carrying the
+// API tokens (docs/api.md, "Tokens and roles"): self-contained HS256 JWTs carrying the
 // tenant id, customerId, role, capabilities and expiry, verified without a lookup.
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { CUSTOMER_ID_PATTERN } from '../warehouse/ids.ts';
-import { TENANT_ID_PATTERN, type Tenant } from '../warehouse/control/tenants.ts';
-import { loadOrCreateSecret, secretFromEnv } from '../warehouse/control/secrets.ts';
+import { TENANT_ID_PATTERN, type Tenant } from '../control/tenants.ts';
+import { loadOrCreateSecret, secretFromEnv } from '../control/secrets.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
 import { InternalError } from '../lib/errors.ts';
 

@@ -9,10 +9,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../lib/version.ts';
-import type { Db } from '../warehouse/duckdb/db.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
 import { warehouseLayout } from '../warehouse/layout.ts';
-import { currentSnapshot } from '../warehouse/snapshot-read.ts';
-import { quotedString } from '../warehouse/sql-files.ts';
+import { currentSnapshot } from '../warehouse/snapshots/index.ts';
+import { quotedString } from '../warehouse/duckdb/index.ts';
 import { median } from './report.ts';
 
 const exec = promisify(execFile);

@@ -16,12 +16,12 @@ import { silentLogger } from '../lib/log.ts';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import { openJobDeps } from '../jobs/deps.ts';
 import { runPipeline } from '../jobs/pipeline.ts';
-import { generateReports } from '../warehouse/sample/generate.ts';
-import { discoverLanding } from '../warehouse/landing.ts';
-import { addTenant, findTenant } from '../warehouse/control/tenants.ts';
+import { generateReports } from '../warehouse/sample/index.ts';
+import { discoverLanding } from '../warehouse/landing/index.ts';
+import { addTenant, findTenant } from '../control/tenants.ts';
 import { issueToken, tokenSecret } from '../api/tokens.ts';
-import { quotedString } from '../warehouse/sql-files.ts';
-import { snapshotFiles } from '../warehouse/snapshots.ts';
+import { quotedString } from '../warehouse/duckdb/index.ts';
+import { snapshotFiles } from '../warehouse/snapshots/index.ts';
 import { writeResult } from './report.ts';
 import { startChild, type ChildServer } from './servers.ts';
 

@@ -16,9 +16,9 @@ import { silentLogger } from '../lib/log.ts';
 import { openJobDeps, type JobDeps } from '../jobs/deps.ts';
 import { runPipeline, type PipelineResult } from '../jobs/pipeline.ts';
 import { runCompaction } from '../jobs/compaction/compact.ts';
-import { discoverLanding } from '../warehouse/landing.ts';
-import { generateReports } from '../warehouse/sample/generate.ts';
-import { quotedString } from '../warehouse/sql-files.ts';
+import { discoverLanding } from '../warehouse/landing/index.ts';
+import { generateReports } from '../warehouse/sample/index.ts';
+import { quotedString } from '../warehouse/duckdb/index.ts';
 import { listFiles } from '../lib/fsx.ts';
 import { writeResult } from './report.ts';
 

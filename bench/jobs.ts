@@ -12,11 +12,11 @@ import { loadConfig } from '../lib/config.ts';
 import { silentLogger } from '../lib/log.ts';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import { openJobDeps } from '../jobs/deps.ts';
-import { generateReports } from '../warehouse/sample/generate.ts';
-import { discoverLanding } from '../warehouse/landing.ts';
-import { fileList, quotedString } from '../warehouse/sql-files.ts';
-import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/manifest.ts';
-import { publishedDir, readHistory, snapshotFiles } from '../warehouse/snapshots.ts';
+import { generateReports } from '../warehouse/sample/index.ts';
+import { discoverLanding } from '../warehouse/landing/index.ts';
+import { fileList, quotedString } from '../warehouse/duckdb/index.ts';
+import { readSnapshotManifest, type SnapshotManifest } from '../warehouse/snapshots/index.ts';
+import { publishedDir, readHistory, snapshotFiles } from '../warehouse/snapshots/index.ts';
 import { startRedisServer } from '../test/helpers/redis-server.ts';
 import { describeRatio, median, writeResult } from './report.ts';
 

@@ -26,8 +26,8 @@ import { gzipSync } from 'node:zlib';
 import { Command } from 'commander';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import { warehouseLayout } from '../warehouse/layout.ts';
-import { discoverLanding } from '../warehouse/landing.ts';
-import { readCurrent } from '../warehouse/snapshots.ts';
+import { discoverLanding } from '../warehouse/landing/index.ts';
+import { readCurrent } from '../warehouse/snapshots/index.ts';
 import { startRedisServer } from '../test/helpers/redis-server.ts';
 import { writeResult } from './report.ts';
 
@@ -161,7 +161,7 @@ function report(streamId: string, id: string, ts: Date, session: { sessionId: st
   };
 }
 
-/** As the SDK reports (session-report.md): every 30 s, each session 30 times (15 minutes), its last report final. */
+/** As the SDK reports (docs/sdk-ingest.md): every 30 s, each session 30 times (15 minutes), its last report final. */
 const INTERVAL_MS = 30_000;
 const SESSION_REPORTS = 30;
 

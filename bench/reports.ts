@@ -14,13 +14,13 @@ import { silentLogger } from '../lib/log.ts';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import { openJobDeps } from '../jobs/deps.ts';
 import { runPipeline } from '../jobs/pipeline.ts';
-import { runReports } from '../jobs/reports/run.ts';
-import { generateReports } from '../warehouse/sample/generate.ts';
-import { discoverLanding } from '../warehouse/landing.ts';
-import { addTenant, findTenant, type Tenant } from '../warehouse/control/tenants.ts';
+import { runReports } from '../jobs/pilot-reports/run.ts';
+import { generateReports } from '../warehouse/sample/index.ts';
+import { discoverLanding } from '../warehouse/landing/index.ts';
+import { addTenant, findTenant, type Tenant } from '../control/tenants.ts';
 import { issueToken, tokenSecret } from '../api/tokens.ts';
 import { customerReportsDir, reportPath } from '../pilot/publish.ts';
-import { REPORT_FORMATS, type ReportFormat } from '../pilot/formats.ts';
+import { REPORT_FORMATS, type ReportFormat } from '../pilot/report-formats.ts';
 import { describeRatio, median, writeResult } from './report.ts';
 import { load, loadStats, startChild, type LoadResult } from './servers.ts';
 

@@ -20,9 +20,9 @@ import { silentLogger } from '../lib/log.ts';
 import { openJobDeps, type JobDeps } from '../jobs/deps.ts';
 import { runPipeline, type PipelineProgress } from '../jobs/pipeline.ts';
 import { runCompaction } from '../jobs/compaction/compact.ts';
-import { generateReports } from '../warehouse/sample/generate.ts';
-import { readStates } from '../warehouse/state-store.ts';
-import { quotedString } from '../warehouse/sql-files.ts';
+import { generateReports } from '../warehouse/sample/index.ts';
+import { readStates } from '../warehouse/states/index.ts';
+import { quotedString } from '../warehouse/duckdb/index.ts';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import { median, writeResult } from './report.ts';
 

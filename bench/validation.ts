@@ -1,5 +1,5 @@
 // npm run bench:validation -- [--warehouse DIR] [--reports N] [--runs K]
-// The cost of row validation (warehouse/validate-rows.ts: every contract column, straight from
+// The cost of row validation (warehouse/landing/validate-rows.ts: every contract column, straight from
 // the files, one aggregate scan grouped by file) against a bare scan of the same files reading
 // the rollup's columns (the least any rollup must read), per customer partition as a run does,
 // alternated so that machine noise hits both alike; and the share of a full pipeline run it takes.
@@ -10,11 +10,11 @@ import { silentLogger } from '../lib/log.ts';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import { openJobDeps } from '../jobs/deps.ts';
 import { runPipeline } from '../jobs/pipeline.ts';
-import { generateReports } from '../warehouse/sample/generate.ts';
-import { fileList } from '../warehouse/sql-files.ts';
-import { checkSchema, discoverLanding, type LandedFile } from '../warehouse/landing.ts';
-import { ROLLUP_COLUMNS } from '../warehouse/report-columns.ts';
-import { validateRows } from '../warehouse/validate-rows.ts';
+import { generateReports } from '../warehouse/sample/index.ts';
+import { fileList } from '../warehouse/duckdb/index.ts';
+import { checkSchema, discoverLanding, type LandedFile } from '../warehouse/landing/index.ts';
+import { ROLLUP_COLUMNS } from '../warehouse/session-reports/index.ts';
+import { validateRows } from '../warehouse/landing/index.ts';
 import { median, writeResult } from './report.ts';
 
 const opts = new Command()

@@ -18,8 +18,8 @@ import {
   type Period,
 } from './billing.ts';
 import { fromMicros, toMicros, type Rates } from './cost-rules.ts';
-import type { BucketRow } from '../warehouse/bucket-series.ts';
-import type { Tenant } from '../warehouse/control/tenants.ts';
+import type { BucketRow } from '../warehouse/figures/index.ts';
+import type { Tenant } from '../control/tenants.ts';
 import { CUSTOMER_ID_PATTERN } from '../warehouse/ids.ts';
 
 /** Everything billing reads, for one snapshot. */

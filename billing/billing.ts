@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { costOf, fromMicros, money, percent, toMicros, type Cost, type Rates } from './cost-rules.ts';
 import { count, nonNegative } from '../lib/json-schema.ts';
-import type { BucketRow } from '../warehouse/bucket-series.ts';
+import type { BucketRow } from '../warehouse/figures/index.ts';
 
 export const DAY_MS = 86_400_000;
 

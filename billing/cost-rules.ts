@@ -1,4 +1,4 @@
-// The cost rules of telemetry-api.md ("Cost rules", 1 to 6), the one implementation that pilot
+// The cost rules of docs/api.md ("Cost rules", 1 to 6), the one implementation that pilot
 // reports and billing share. Money is rounded once, to whole micro-dollars, so that the rules'
 // identities (net = avoided − fee) hold to the micro-dollar in every figure a user adds up.
 import { z } from 'zod';
@@ -15,7 +15,7 @@ export interface Rates {
 export const money = () => nonNegative().describe('USD, to the micro-dollar');
 export const percent = () => z.number().min(0).max(100);
 
-/** The `cost` object of a pilot report (api-decisions.md: fixed, users compute with it). */
+/** The `cost` object of a pilot report (docs/api.md: fixed, users compute with it). */
 export const CostSchema = z
   .object({
     currency: z.literal('USD'),

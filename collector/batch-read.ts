@@ -1,9 +1,9 @@
 // Reading a posted body's reports within bounds: a UTF-8 JSON body a report at a time (the spans of
-// collector/report-text.ts), NDJSON a line at a time, anything else whole with JSON.parse; nesting
+// collector/session-report-spans.ts), NDJSON a line at a time, anything else whole with JSON.parse; nesting
 // deeper than MAX_NESTING is refused before anything is parsed, and a batch's time is bounded
 // between reports. What the reports hold is collector/batch.ts's and report-schema.ts's to check.
 import { isUtf8 } from 'node:buffer';
-import { lineSpans, MAX_NESTING, nestingExceeds, reportSpans, type ReportSpans } from './report-text.ts';
+import { lineSpans, MAX_NESTING, nestingExceeds, reportSpans, type ReportSpans } from './session-report-spans.ts';
 
 export interface Rejection {
   /** Position of the report in the request (0-based; for NDJSON, among the non-empty lines). */
@@ -64,7 +64,7 @@ export interface BodyReports {
 /**
  * The reports of a body. A UTF-8 body is read a report at a time: each report's bytes decoded and
  * parsed on their own (an NDJSON line, or an element of the reports' array, found by
- * collector/report-text.ts), which gives the values the whole body's text gives, without making
+ * collector/session-report-spans.ts), which gives the values the whole body's text gives, without making
  * that text (a string of the body's size, 370 KiB for 500 reports: V8 keeps such strings in its
  * large-object space, and making one costs as much as decoding the whole body). A JSON body whose
  * reports cannot be told apart for sure, or whose pieces are not all JSON, or one that is not

@@ -8,8 +8,8 @@
 // neither Koa nor DuckDB: a worker thread starts in a fraction of a second.
 import { gunzip, gunzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
-import { checkReport, MAP_COLUMNS, type SpoolReport, type TimeWindow } from './report-schema.ts';
-import type { ReportSpans } from './report-text.ts';
+import { checkReport, MAP_COLUMNS, type SpoolReport, type TimeWindow } from './session-report-schema.ts';
+import type { ReportSpans } from './session-report-spans.ts';
 import { Deadline, DEFAULT_MAX_CHECK_MS, readReports, type BatchLimits, type BatchProblem, type Rejection } from './batch-read.ts';
 
 export { DEFAULT_MAX_CHECK_MS, type BatchLimits, type BatchProblem, type Rejection } from './batch-read.ts';
@@ -43,7 +43,7 @@ export type BatchOutcome = (
       /**
        * The accepted reports as spool lines (NDJSON, each line ending in a newline):
        * `{"tsu":<ts in epoch µs>,"r":<the report>}`, the report as it was posted when its text can
-       * be kept (collector/report-text.ts), else serialised.
+       * be kept (collector/session-report-spans.ts), else serialised.
        */
       lines: Uint8Array;
       rejected: Rejection[];

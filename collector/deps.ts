@@ -7,7 +7,7 @@ import type { Spool } from './spool.ts';
 import type { Flusher } from './flusher.ts';
 import type { TokenBuckets, WorkBudgets } from './limits.ts';
 import type { BatchPool } from './batch-pool.ts';
-import type { IngestKeyChecker } from '../warehouse/control/ingest-keys.ts';
+import type { IngestKeyChecker } from '../control/ingest-keys.ts';
 
 export interface CollectorDeps {
   config: CollectorConfig;

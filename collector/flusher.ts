@@ -1,5 +1,5 @@
 // The flusher: turns the spool into Parquet files of the landing area, per (customer, UTC date)
-// partition, with the column types of session-report.md (the types `generate` writes). DuckDB
+// partition, with the column types of docs/sdk-ingest.md (the types `generate` writes). DuckDB
 // writes each sealed segment into this host's scratch folder; each file is fsynced, renamed into
 // raw/session_reports/customer=…/date=…/ and its folder fsynced; then the segment is deleted. A
 // crash at any point lands the segment again at the next start: at least once, and the copies are
@@ -7,9 +7,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../warehouse/duckdb/db.ts';
-import { fileList, fillSql, quotedIdentifier, quotedString, sqlFile } from '../warehouse/sql-files.ts';
-import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
+import { fileList, fillSql, quotedIdentifier, quotedString, sqlFile } from '../warehouse/duckdb/index.ts';
+import { REPORT_COLUMNS } from '../warehouse/session-reports/index.ts';
 import { hostScratchDir, type WarehouseLayout } from '../warehouse/layout.ts';
 import { fsyncDir, fsyncFile, linkNoReplace, listFiles } from '../lib/fsx.ts';
 import type { Logger } from '../lib/log.ts';

@@ -1,4 +1,4 @@
-// Admission of ingest requests (design.md, principle 9): token buckets per ingest key of reports,
+// Admission of ingest requests (docs/architecture.md, principle 9): token buckets per ingest key of reports,
 // of bytes inflated and of checking time, and per client address of refused keys (429 with
 // Retry-After beyond them), and the spool's size (503 with Retry-After when the collector holds
 // more than it may before landing it). Per process: each collector admits what it can keep.

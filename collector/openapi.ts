@@ -1,8 +1,8 @@
 // The collector's own OpenAPI 3.1 document, served at GET /openapi.json of the collector: it is a
 // separate server (its own port, its own keys), so its route is not in the tenant API's document.
 // The report schema is derived from the column catalog, like the validation itself.
-import { REPORT_COLUMNS, type ReportColumn } from '../warehouse/report-columns.ts';
-import { MAX_MAP_ENTRIES, MAX_TEXT_LENGTH } from './report-schema.ts';
+import { REPORT_COLUMNS, type ReportColumn } from '../warehouse/session-reports/index.ts';
+import { MAX_MAP_ENTRIES, MAX_TEXT_LENGTH } from './session-report-schema.ts';
 import { SESSION_REPORTS_PATH } from './route.ts';
 import { withOperationIds } from '../lib/operation-ids.ts';
 
@@ -39,7 +39,7 @@ function columnSchema(col: ReportColumn): Json {
 
 const SESSION_REPORT: Json = {
   type: 'object',
-  description: 'One session report (session-report.md); unknown fields are ignored.',
+  description: 'One session report (docs/sdk-ingest.md); unknown fields are ignored.',
   required: REPORT_COLUMNS.filter((c) => c.required).map((c) => c.name),
   properties: Object.fromEntries(
     REPORT_COLUMNS.map((c) => [c.name, c.required ? columnSchema(c) : { oneOf: [columnSchema(c), { type: 'null' }] }]),

@@ -1,4 +1,4 @@
-// The collector's problems (RFC 9457, api-decisions.md "Errors"), built on the shared typed error of
+// The collector's problems (RFC 9457, docs/api.md "Errors"), built on the shared typed error of
 // lib/http so that the request frame answers them. Retry-After says when back-pressure is worth retrying.
 import { ApiError } from '../lib/http/problem.ts';
 import type { BatchProblem, Rejection } from './batch.ts';

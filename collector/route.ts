@@ -8,7 +8,7 @@ import type { Context, Next } from 'koa';
 import type { Router } from '@koa/router';
 import { checkHeaders, gzipped, mediaType, readBody } from './body.ts';
 import type { BatchOutcome, Rejection } from './batch.ts';
-import type { TimeWindow } from './report-schema.ts';
+import type { TimeWindow } from './session-report-schema.ts';
 import { batchProblem, ingestProblems } from './problems.ts';
 import { SPOOL_FULL_RETRY_SECONDS, SPOOL_RETRY_SECONDS, spoolHasRoom } from './limits.ts';
 import type { CollectorDeps } from './deps.ts';

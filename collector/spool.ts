@@ -1,5 +1,5 @@
 // The collector's local append-only spool: accepted reports as NDJSON lines in numbered segment
-// files, fsynced before any request that brought them is answered (design.md, principle 8).
+// files, fsynced before any request that brought them is answered (docs/architecture.md, principle 8).
 // Group commit: appends that arrive while a write+fsync is in flight wait and go out together in
 // the next one, so throughput does not pay one fsync per request. The flusher seals the open
 // segment (a new one takes the appends), lands sealed ones as Parquet and deletes them.

@@ -10,7 +10,7 @@ import { StampedReads } from '../lib/stamped-reads.ts';
 export const PlatformConfigSchema = z.object({
   billing: z.object({
     currency: z.literal('USD'),
-    /** USD per GB when a tenant has no CDN rate on file (api-decisions.md: 0.02). */
+    /** USD per GB when a tenant has no CDN rate on file (docs/api.md: 0.02). */
     defaultCdnPricePerGb: z.number().nonnegative(),
     /** Share of the avoided CDN cost charged as the service fee, in percent (default 25). */
     defaultSavingsSharePct: z.number().min(0).max(100),
@@ -41,7 +41,7 @@ export const PlatformConfigSchema = z.object({
       transport: z.string().min(1),
     }),
   }),
-  /** Pilot reports: pass criteria (api-decisions.md defaults), risk thresholds, forecasts. */
+  /** Pilot reports: pass criteria (docs/api.md defaults), risk thresholds, forecasts. */
   pilot: z.object({
     criteria: z.object({
       minSessions: z.number().int().nonnegative(),

@@ -4,7 +4,7 @@ import path from 'node:path';
 import fs from 'node:fs/promises';
 import type { AppConfig } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
-import { Db } from '../warehouse/duckdb/db.ts';
+import { Db } from '../warehouse/duckdb/index.ts';
 import { hostScratchDir, warehouseLayout, type WarehouseLayout } from '../warehouse/layout.ts';
 
 export interface JobDeps {

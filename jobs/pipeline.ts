@@ -1,19 +1,19 @@
 // The inline rollup run (cli pipeline, npm start): compact the partitions that hold many small
 // files, plan, rebuild the partition states that need it, combine and publish — the same job
 // functions that the BullMQ flow runs on workers, called in one process. One run per asOf at a
-// time (warehouse/run-lock.ts).
+// time (warehouse/snapshots/run-lock.ts).
 import fs from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { planRollup } from './rollup/plan.ts';
 import { rollupPartition, withReused } from './rollup/partition.ts';
 import { publishRollup, type PublishResult } from './rollup/publish.ts';
-import { buildDir, buildLive, newSnapshotId } from '../warehouse/snapshots.ts';
+import { buildDir, buildLive, newSnapshotId } from '../warehouse/snapshots/index.ts';
 import type { JobDeps } from './deps.ts';
 import { assertAsOfNotAhead, compactIso } from '../lib/time.ts';
-import { lockRun, RunAlreadyRunningError } from '../warehouse/run-lock.ts';
-import type { StateMeta } from '../warehouse/state-store.ts';
+import { lockRun, RunAlreadyRunningError } from '../warehouse/snapshots/index.ts';
+import type { StateMeta } from '../warehouse/states/index.ts';
 import { runCompaction, type CompactionResult } from './compaction/compact.ts';
-import { leaseStates, releaseLeases } from '../warehouse/state-retention.ts';
+import { leaseStates, releaseLeases } from '../warehouse/states/index.ts';
 
 export interface PipelineProgress {
   done: number;
@@ -65,7 +65,7 @@ async function runLocked(
   const runId = newSnapshotId(opts.asOf);
   const compaction = opts.compact === false ? null : await compactBeforePlan(deps);
   const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid, rebuild: opts.rebuild === true, batching: 'merged' });
-  // The states this run reads are leased until it publishes (warehouse/state-retention.ts).
+  // The states this run reads are leased until it publishes (warehouse/states/state-retention.ts).
   await leaseStates(deps.layout, runId, plan.reused.map((m) => m.stateId));
   const total = plan.batches.length + 1;
   let done = 0;

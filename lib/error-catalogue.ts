@@ -1,5 +1,5 @@
 // The catalogue of internal errors and of the CLI's exit codes: every error class the product
-// throws (that is not an HTTP problem: those are lib/http/problem.ts, api/errors.ts and
+// throws (that is not an HTTP problem: those are lib/http/problem.ts, served/problems.ts and
 // collector/problems.ts), with its code, the exit code a command that ends on it exits with, and
 // what it means. The classes take their code from here (lib/errors.ts, InternalError), the CLI its
 // exit codes (cli/runtime.ts, reportError), and docs/jobs.md its tables (`npm run docs:errors`;
@@ -74,14 +74,14 @@ export const INTERNAL_ERRORS = {
   lock_busy: { class: 'LockBusyError', module: 'lib/file-lock.ts', exit: 'failed', meaning: 'a live process holds a file lock and did not release it within the wait' },
   lock_lost: { class: 'LockLostError', module: 'lib/file-lock.ts', exit: 'failed', meaning: 'a file lock was taken over by another process while held' },
   platform_config_invalid: { class: 'PlatformConfigError', module: 'config/platform.ts', exit: 'failed', meaning: 'the platform configuration file cannot be read or is invalid' },
-  run_already_running: { class: 'RunAlreadyRunningError', module: 'warehouse/run-lock.ts', exit: 'alreadyRunning', meaning: 'another rollup run of the same asOf holds the run lock' },
+  run_already_running: { class: 'RunAlreadyRunningError', module: 'warehouse/snapshots/run-lock.ts', exit: 'alreadyRunning', meaning: 'another rollup run of the same asOf holds the run lock' },
   generate_refused: { class: 'GenerateError', module: 'warehouse/sample/generate.ts', exit: 'failed', meaning: '`generate`: the same seed and start were generated before (nothing written)' },
-  control_document_invalid: { class: 'ControlDocumentError', module: 'warehouse/control/documents.ts', exit: 'failed', meaning: 'a control document (tenants, keys, origins…) is not valid JSON or fails its schema' },
-  tenant_refused: { class: 'TenantError', module: 'warehouse/control/tenants.ts', exit: 'failed', meaning: 'a tenant change is refused (a tenant for that customer exists already); `tenants` exits 2 on it' },
-  ingest_key_refused: { class: 'IngestKeyError', module: 'warehouse/control/ingest-keys.ts', exit: 'failed', meaning: 'an ingest key change is refused (no such tenant or key); `ingest-keys` exits 2 on it' },
-  signing_key_invalid: { class: 'SigningKeyError', module: 'warehouse/control/signing-key.ts', exit: 'failed', meaning: 'a signing key is not an EC P-256 private key in PEM or JWK form' },
-  origins_version_mismatch: { class: 'VersionMismatch', module: 'warehouse/control/origins.ts', exit: 'failed', problem: 'precondition_failed', meaning: 'the stored list of origins changed since it was read' },
-  snapshot_unreadable: { class: 'SnapshotUnreadableError', module: 'warehouse/snapshots.ts', exit: 'failed', meaning: 'a publication file (CURRENT, PUBLISHED, a manifest) exists but cannot be read; `snapshots use` exits 2 on it' },
+  control_document_invalid: { class: 'ControlDocumentError', module: 'control/documents.ts', exit: 'failed', meaning: 'a control document (tenants, keys, origins…) is not valid JSON or fails its schema' },
+  tenant_refused: { class: 'TenantError', module: 'control/tenants.ts', exit: 'failed', meaning: 'a tenant change is refused (a tenant for that customer exists already); `tenants` exits 2 on it' },
+  ingest_key_refused: { class: 'IngestKeyError', module: 'control/ingest-keys.ts', exit: 'failed', meaning: 'an ingest key change is refused (no such tenant or key); `ingest-keys` exits 2 on it' },
+  signing_key_invalid: { class: 'SigningKeyError', module: 'control/signing-key.ts', exit: 'failed', meaning: 'a signing key is not an EC P-256 private key in PEM or JWK form' },
+  origins_version_mismatch: { class: 'VersionMismatch', module: 'control/origins.ts', exit: 'failed', problem: 'precondition_failed', meaning: 'the stored list of origins changed since it was read' },
+  snapshot_unreadable: { class: 'SnapshotUnreadableError', module: 'warehouse/snapshots/snapshot-folders.ts', exit: 'failed', meaning: 'a publication file (CURRENT, PUBLISHED, a manifest) exists but cannot be read; `snapshots use` exits 2 on it' },
   query_timeout: { class: 'QueryTimeout', module: 'warehouse/duckdb/session.ts', exit: 'failed', problem: 'timeout', meaning: 'a DuckDB query was interrupted after its time limit' },
   slots_busy: { class: 'SlotsBusy', module: 'warehouse/duckdb/slots.ts', exit: 'failed', problem: 'busy', meaning: 'a bounded queue of DuckDB work is full' },
   redis_unavailable: { class: 'RedisUnavailableError', module: 'jobs/queue/connection.ts', exit: 'failed', meaning: 'Redis is missing, unreachable or refuses us' },
@@ -90,12 +90,12 @@ export const INTERNAL_ERRORS = {
   run_vanished: { class: 'RunVanishedError', module: 'jobs/queue/enqueue.ts', exit: 'failed', meaning: '`enqueue --wait`: the run is no longer in Redis' },
   state_missing: { class: 'StateMissingError', module: 'jobs/rollup/publish.ts', exit: 'failed', meaning: 'a partition state the run needs is missing (its job did not finish, or it was removed)' },
   build_gone: { class: 'BuildGoneError', module: 'jobs/rollup/publish-once.ts', exit: 'failed', meaning: "the run's build folder is gone and no trace of its publication was found" },
-  unknown_customer: { class: 'UnknownCustomerError', module: 'jobs/reports/run.ts', exit: 'failed', meaning: '`reports --customer`: the snapshot holds no data for that customer; `reports` exits 2 on it' },
+  unknown_customer: { class: 'UnknownCustomerError', module: 'jobs/pilot-reports/run.ts', exit: 'failed', meaning: '`reports --customer`: the snapshot holds no data for that customer; `reports` exits 2 on it' },
   spool_busy: { class: 'SpoolBusyError', module: 'collector/spool-folder.ts', exit: 'failed', meaning: "the collector's spool folder is open in this process or belongs to another host" },
   token_refused: { class: 'TokenError', module: 'api/tokens.ts', exit: 'failed', meaning: 'a token lifetime is not valid; `token` exits 2 on it' },
   token_invalid: { class: 'TokenVerifyError', module: 'api/tokens.ts', exit: 'failed', problem: 'invalid_token', meaning: 'a bearer token does not verify (expired, bad signature, invalid claims)' },
-  client_gone: { class: 'ClientGone', module: 'api/request-signal.ts', exit: 'failed', meaning: 'the client closed the connection before its answer' },
-  deadline_passed: { class: 'DeadlinePassed', module: 'api/request-signal.ts', exit: 'failed', problem: 'timeout', meaning: "no answer within the request's deadline" },
+  client_gone: { class: 'ClientGone', module: 'served/request-signal.ts', exit: 'failed', meaning: 'the client closed the connection before its answer' },
+  deadline_passed: { class: 'DeadlinePassed', module: 'served/request-signal.ts', exit: 'failed', problem: 'timeout', meaning: "no answer within the request's deadline" },
   report_link_invalid: { class: 'IndexLinkError', module: 'pilot/render.ts', exit: 'failed', meaning: "a link of a customer's report index is not a relative '/'-separated path" },
   statement_invalid: { class: 'StatementError', module: 'pilot/statement.ts', exit: 'failed', meaning: 'a report JSON cannot be signed: not JSON, or it lacks what a statement needs' },
   statement_input_invalid: { class: 'StatementInputError', module: 'pilot/statement-files.ts', exit: 'failed', meaning: '`verify-report`: a path is missing or is not a report nor a statement; `verify-report` exits 2 on it' },

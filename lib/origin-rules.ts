@@ -1,4 +1,4 @@
-// The rules of content origins (api-decisions.md, "Origins"): what an allowlist entry may be, its
+// The rules of content origins (docs/api.md, "Origins"): what an allowlist entry may be, its
 // normalised form, and whether a manifest URL falls under an entry. Pure functions, shared by the
 // API, the platform configuration and the tests.
 

@@ -1,7 +1,7 @@
 // Inline SVG charts of a pilot report's bucketed series for the HTML page: pure functions that
 // return SVG markup with no script and no external reference, the same bytes for the same series.
-import type { BucketJson } from '../warehouse/bucket-series.ts';
-import { formatBytes, formatBytesShort, formatPercent, formatSeconds } from './format.ts';
+import type { BucketJson } from '../warehouse/figures/index.ts';
+import { formatBytes, formatBytesShort, formatPercent, formatSeconds } from './human-format.ts';
 import {
   MARGIN,
   PLOT_BOTTOM,

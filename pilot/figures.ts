@@ -2,13 +2,13 @@
 // the API's breakdowns for sessions per device, region and version (breakdown_rows.sql),
 // pilot_breakdowns.sql for the routing lists, and the series: series_combine.sql over report_pieces.sql) over the
 // deduplicated reports of one stream or of every stream of a customer, up to the snapshot's asOf.
-import type { DbSession } from '../warehouse/duckdb/session.ts';
-import { fillSql, sqlFile } from '../warehouse/sql-files.ts';
-import { pieceSql } from '../warehouse/piece-columns.ts';
-import { bucketSeriesSql, querySeries, type BucketRow } from '../warehouse/bucket-series.ts';
-import { loadStreamReports, type StreamInputs } from '../warehouse/stream-reports.ts';
-import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
-import { breakdownsOfReports, type SessionDimension } from '../warehouse/breakdowns.ts';
+import type { DbSession } from '../warehouse/duckdb/index.ts';
+import { fillSql, sqlFile } from '../warehouse/duckdb/index.ts';
+import { pieceSql } from '../warehouse/figures/index.ts';
+import { bucketSeriesSql, querySeries, type BucketRow } from '../warehouse/figures/index.ts';
+import { loadStreamReports, type StreamInputs } from '../warehouse/reads/index.ts';
+import { REPORT_COLUMNS } from '../warehouse/session-reports/index.ts';
+import { breakdownsOfReports, type SessionDimension } from '../warehouse/reads/index.ts';
 
 export interface CohortFigures {
   sessions: number;
@@ -94,7 +94,7 @@ const SESSION_KINDS = ['device', 'region', 'sdkVersion', 'signalingVersion'] as 
 
 /**
  * Sessions per device, region, SDK and signaling version of every stream: the breakdowns of the
- * API (warehouse/breakdowns.ts) over all of the reports, a session counted once, by its earliest
+ * API (warehouse/reads/breakdowns.ts) over all of the reports, a session counted once, by its earliest
  * report; a session without a value is listed as `unknown`.
  */
 async function sessionBreakdowns(s: DbSession, asOf: Date): Promise<(Breakdown & { streamId: string })[]> {

@@ -1,14 +1,14 @@
-// The pilot report (telemetry-api.md, "Pilot report"; api-decisions.md, "Pilot report JSON"),
+// The pilot report (docs/api.md, "Pilot report"; docs/api.md, "Pilot report JSON"),
 // composed from a stream's figures, the tenant's rates and the platform's live configuration.
 // Pure: the same inputs give the same report, whoever renders it and when.
 import type { PlatformConfig } from '../config/platform.ts';
 import { costOf, type Rates } from '../billing/cost-rules.ts';
-import { fillBuckets, toBucketJson, type BucketRow } from '../warehouse/bucket-series.ts';
-import { REPORT_VERSION, type CohortResult, type Conclusion, type Criterion, type PilotReport, type SteadyState, type WindowFigures } from './report-schema.ts';
+import { fillBuckets, toBucketJson, type BucketRow } from '../warehouse/figures/index.ts';
+import { REPORT_VERSION, type CohortResult, type Conclusion, type Criterion, type PilotReport, type SteadyState, type WindowFigures } from './pilot-report-schema.ts';
 import { CONCURRENCY_BUCKET_SECONDS, type Breakdown, type CohortFigures, type StreamPilotFigures } from './figures.ts';
 
-export { REPORT_VERSION } from './report-schema.ts';
-export type { CohortResult, Conclusion, Criterion, PilotReport, SteadyState, WindowFigures } from './report-schema.ts';
+export { REPORT_VERSION } from './pilot-report-schema.ts';
+export type { CohortResult, Conclusion, Criterion, PilotReport, SteadyState, WindowFigures } from './pilot-report-schema.ts';
 
 export interface PilotInput {
   streamId: string;
@@ -28,7 +28,7 @@ export function filledSeries(rows: readonly BucketRow[], bucketSeconds: number):
 }
 
 /**
- * Steady state (api-decisions.md): the buckets from the first report to the last; the first is the
+ * Steady state (docs/api.md): the buckets from the first report to the last; the first is the
  * cold-start window, the last the final one, and the steady-state offload ratio is byte-weighted
  * over the buckets between them (over all buckets when there are fewer than three).
  */

@@ -23,7 +23,7 @@ import {
   formatUsd,
   formatUsdPerGb,
   formatUtc,
-} from './format.ts';
+} from './human-format.ts';
 import { InternalError } from '../lib/errors.ts';
 
 /**
@@ -78,7 +78,7 @@ function environment(autoescape: boolean): nunjucks.Environment {
 const htmlEnv = environment(true);
 const markdownEnv = environment(false);
 
-/** How each default criterion's threshold and actual read (api-decisions.md, "Pilot report JSON"). */
+/** How each default criterion's threshold and actual read (docs/api.md, "Pilot report JSON"). */
 const CRITERION_FORMATS: Record<string, { comparator: '≥' | '≤'; format: (v: number | null) => string }> = {
   min_sessions: { comparator: '≥', format: formatInteger },
   steady_state_offload: { comparator: '≥', format: (v) => formatPercent(v) },

@@ -3,11 +3,11 @@
 // model. Used on demand by the API and in bulk by the nightly report run.
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import type { Db } from '../warehouse/duckdb/db.ts';
-import type { DbSession } from '../warehouse/duckdb/session.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
+import type { DbSession } from '../warehouse/duckdb/index.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
-import type { SnapshotManifest } from '../warehouse/manifest.ts';
-import { findTenant, type Tenant } from '../warehouse/control/tenants.ts';
+import type { SnapshotManifest } from '../warehouse/snapshots/index.ts';
+import { findTenant, type Tenant } from '../control/tenants.ts';
 import type { PlatformConfig } from '../config/platform.ts';
 import { codeVersion } from '../lib/version.ts';
 import { loadPilotFigures, type StreamPilotFigures } from './figures.ts';

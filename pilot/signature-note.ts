@@ -14,7 +14,7 @@ export interface SignatureNote {
 }
 
 /**
- * File names as the static site names them (pilot/formats.ts); a stream id that breaks the id
+ * File names as the static site names them (pilot/report-formats.ts); a stream id that breaks the id
  * rules (only in tests of escaping) is percent-encoded whole, so the names never carry markup.
  */
 export function signatureNote(report: Pick<PilotReport, 'streamId' | 'bucketSeconds'>): SignatureNote {

@@ -2,7 +2,7 @@
 // siblings `<name>.json|md|html|jws`, or every statement (and unsigned report) under a folder.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { REPORT_FORMATS, type ReportFormat } from './formats.ts';
+import { REPORT_FORMATS, type ReportFormat } from './report-formats.ts';
 import { InternalError } from '../lib/errors.ts';
 
 /** A statement and the report files beside it (null: no such file). */

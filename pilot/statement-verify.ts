@@ -2,7 +2,7 @@
 // then each file's SHA-256 against the hashes it signs (`p2ptel verify-report`).
 import { compactVerify, decodeProtectedHeader, importJWK } from 'jose';
 import { z } from 'zod';
-import { REPORT_FORMATS, type ReportFormat } from './formats.ts';
+import { REPORT_FORMATS, type ReportFormat } from './report-formats.ts';
 import { sha256Hex, StatementPayloadSchema, type StatementPayload } from './statement.ts';
 
 /** A JWK Set as any publisher may write it: keys of other types and extra members are allowed. */

@@ -1,12 +1,12 @@
-// The signed statement of a pilot report (api-decisions.md, "Report signatures"): a compact JWS over
+// The signed statement of a pilot report (docs/api.md, "Report signatures"): a compact JWS over
 // the SHA-256 of each format's exact bytes; the nightly run and the API both sign through here.
 import { createHash } from 'node:crypto';
 import { CompactSign } from 'jose';
 import { z } from 'zod';
 import { parseStreamId } from '../warehouse/ids.ts';
-import type { ReportSigningKey } from '../warehouse/control/report-keys.ts';
+import type { ReportSigningKey } from '../control/report-keys.ts';
 import type { PilotReport } from './model.ts';
-import { REPORT_FORMATS, type ReportFormat } from './formats.ts';
+import { REPORT_FORMATS, type ReportFormat } from './report-formats.ts';
 import { InternalError } from '../lib/errors.ts';
 
 /** The `typ` of a statement's header: tells it from any other JWS the platform signs. */

@@ -1,6 +1,6 @@
 // The portal reads every figure from the JSON API itself, with the session's token, over loopback:
 // the same routes, scoping, limits, caches and ETags as a tenant's own code, so that a page can
-// never show a figure the API would not (design.md principle 11). Nothing here queries the
+// never show a figure the API would not (docs/architecture.md principle 11). Nothing here queries the
 // warehouse. Telemetry answers are kept per caller and snapshot, so that a page shown again at the
 // same snapshot costs no request (getAtSnapshot).
 import { createHash } from 'node:crypto';

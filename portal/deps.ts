@@ -1,13 +1,13 @@
 // What the portal's routes share: its sessions, the loopback client of the API, the assets, and
 // the parts of the API process it leans on (token verification, revocation, the served snapshot).
 import type { Logger } from '../lib/log.ts';
-import type { Revocation } from '../warehouse/control/revocation.ts';
-import type { SnapshotStore } from '../api/snapshot-store.ts';
+import type { Revocation } from '../control/revocation.ts';
+import type { SnapshotStore } from '../served/snapshot-store.ts';
 import type { AppConfig } from '../lib/config.ts';
 import type { PortalApi } from './api-client.ts';
 import type { PortalSessions } from './sessions.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
-import type { Admission } from '../api/admission.ts';
+import type { Admission } from '../served/admission.ts';
 
 export interface PortalDeps {
   api: PortalApi;

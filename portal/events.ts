@@ -8,7 +8,7 @@ import { credentialOf } from '../api/auth.ts';
 import { sessionOf } from './sign-in.ts';
 import { SESSION_COOKIE } from './security.ts';
 import type { PortalDeps } from './deps.ts';
-import type { ServedSnapshot } from '../api/snapshot-store.ts';
+import type { ServedSnapshot } from '../served/snapshot-store.ts';
 
 const HEARTBEAT_MS = 15_000;
 /** How often an open stream checks that its session's token is still accepted. */

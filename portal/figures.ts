@@ -2,16 +2,18 @@
 // answers' types, and the few reads a page combines (a tenant's series is its streams' series added
 // bucket by bucket; the previous period's figures are the API's, `period=previous`).
 import pLimit from 'p-limit';
-import type { BreakdownFigures } from '../warehouse/breakdowns.ts';
-import type { BucketJson, BucketQuality } from '../warehouse/bucket-series.ts';
+import type { BreakdownFigures } from '../warehouse/reads/index.ts';
+import type { BucketJson, BucketQuality } from '../warehouse/figures/index.ts';
 import type { PortalApi } from './api-client.ts';
-import type { PreviousFigures } from './tiles.ts';
 import type { PageState } from './page-state.ts';
 import { windowSecondsOf } from './page-state.ts';
 
 /** The figures of a summary, a stream's metrics or a breakdown row (the quality ones absent from a snapshot made before breakdowns). */
 export type Figures = Omit<BreakdownFigures, 'rebufferEvents' | 'rebufferRatio' | 'startupTimeP95Ms' | 'p2pConnectionSuccess'> &
   Partial<Pick<BreakdownFigures, 'rebufferEvents' | 'rebufferRatio' | 'startupTimeP95Ms' | 'p2pConnectionSuccess'>>;
+
+/** The previous period's figures and its sessions active at its end. */
+export type PreviousFigures = Figures & { activePeers: number };
 export interface Summary extends Figures {
   asOf: string;
   streams: number;

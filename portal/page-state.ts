@@ -3,9 +3,9 @@
 // same view and Back restores it. Parsed with a schema here; every link of a page is made from it.
 import querystring, { type ParsedUrlQuery } from 'node:querystring';
 import { z } from 'zod';
-import { parseFilters } from '../api/breakdown-filters.ts';
-import { BREAKDOWN_DIMENSIONS } from '../warehouse/breakdowns.ts';
-import type { SessionDimension } from '../warehouse/breakdowns.ts';
+import { parseFilters } from '../served/breakdown-filters.ts';
+import { BREAKDOWN_DIMENSIONS } from '../warehouse/reads/index.ts';
+import type { SessionDimension } from '../warehouse/reads/index.ts';
 
 /** The windows a page offers: the API's, and the live hour (its last hour, by the minute). */
 export const PAGE_WINDOWS = ['live', '1h', '24h', '7d', '30d', 'all'] as const;

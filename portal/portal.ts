@@ -3,7 +3,7 @@
 // makes the one-time link that `start` prints.
 import type { Router } from '@koa/router';
 import { verifyToken } from '../api/tokens.ts';
-import { Admission } from '../api/admission.ts';
+import { Admission } from '../served/admission.ts';
 import type { ApiDeps } from '../api/deps.ts';
 import { PortalApi } from './api-client.ts';
 import { portalAssets, type PortalAssets } from './assets.ts';

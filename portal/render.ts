@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import nunjucks from 'nunjucks';
 import type { Context } from 'koa';
 import { TEMPLATES_DIR } from '../pilot/render.ts';
-import { formatSeconds, formatUtc } from '../pilot/format.ts';
+import { formatSeconds, formatUtc } from '../pilot/human-format.ts';
 import type { PortalAssets } from './assets.ts';
 
 let env: nunjucks.Environment | null = null;

@@ -9,7 +9,7 @@ import { ApiRefusal } from './api-client.ts';
 import { ApiError } from '../lib/http/problem.ts';
 import { PageReads } from './figures.ts';
 import { filterOf, pageState, stateQuery, type PageState } from './page-state.ts';
-import { parseFilters } from '../api/breakdown-filters.ts';
+import { parseFilters } from '../served/breakdown-filters.ts';
 import { portalHeaders } from './security.ts';
 import { renderPage, wantsFragment } from './render.ts';
 import { requireSession, sessionOf, signInRoutes } from './sign-in.ts';

@@ -2,8 +2,8 @@
 // rebuffering, startup, P2P success), each with its change against the previous period: the API's
 // figures of the period of the window's length that ends where the window starts (`period=previous`
 // on the summary and metrics routes), with the same filters.
-import { formatBytes, formatInteger, formatMs, formatPercent, formatPointsDelta } from '../pilot/format.ts';
-import type { Figures } from './figures.ts';
+import { formatBytes, formatInteger, formatMs, formatPercent, formatPointsDelta } from '../pilot/human-format.ts';
+import type { Figures, PreviousFigures } from './figures.ts';
 
 export interface Tile {
   id: string;
@@ -13,12 +13,10 @@ export interface Tile {
   change: string | null;
   /** Whether the change is for the better, the worse, or neither: the change's colour. */
   trend: 'good' | 'bad' | 'flat' | null;
-  /** What the figure means (a title), from session-report.md's definitions. */
+  /** What the figure means (a title), from docs/metrics.md's definitions. */
   help: string;
 }
 
-/** The previous period's figures and its sessions active at its end. */
-export type PreviousFigures = Figures & { activePeers: number };
 
 type Change = { change: string; trend: Tile['trend'] } | null;
 /** Which way a figure is better: up (sessions, offload) or down (rebuffering, startup time); none for bytes from the CDN alone. */

@@ -8,9 +8,9 @@ import readline from 'node:readline';
 import { createReadStream } from 'node:fs';
 import { gzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import type { Db } from '../warehouse/duckdb/db.ts';
-import { fileList, fillSql, quotedString } from '../warehouse/sql-files.ts';
-import { REPORT_COLUMNS } from '../warehouse/report-columns.ts';
+import type { Db } from '../warehouse/duckdb/index.ts';
+import { fileList, fillSql, quotedString } from '../warehouse/duckdb/index.ts';
+import { REPORT_COLUMNS } from '../warehouse/session-reports/index.ts';
 import { InternalError } from '../lib/errors.ts';
 
 const gzipAsync = promisify(gzip);

@@ -1,4 +1,4 @@
-// Customer and stream ids as session-report.md defines them, and the ownership rule built on them.
+// Customer and stream ids as docs/sdk-ingest.md defines them, and the ownership rule built on them.
 
 /** 1–64 characters of [a-z0-9_-]. */
 export const CUSTOMER_ID_PATTERN = /^[a-z0-9_-]{1,64}$/;

@@ -1,4 +1,4 @@
-// Webhook endpoints (api-decisions.md, "Alerts and webhooks"): the registration body, the stored
+// Webhook endpoints (docs/api.md, "Alerts and webhooks"): the registration body, the stored
 // record (signing secrets kept in the control area, mode 0600) and what the API shows of one.
 import { z } from 'zod';
 import { isoInstant } from '../../lib/json-schema.ts';

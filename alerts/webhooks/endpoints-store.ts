@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { WarehouseLayout } from '../../warehouse/layout.ts';
-import { readDocumentCached, updateDocument } from '../../warehouse/control/documents.ts';
+import { readDocumentCached, updateDocument } from '../../control/documents.ts';
 import { newId } from '../rules-store.ts';
 import { newSecret } from './signature.ts';
 import { StoredEndpointSchema, type StoredEndpoint } from './endpoint-schema.ts';

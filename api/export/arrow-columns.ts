@@ -16,7 +16,7 @@ import {
   type DataType,
 } from 'apache-arrow';
 import { DuckDBBlobValue, DuckDBMapValue, DuckDBTimestampValue, type DuckDBValue } from '@duckdb/node-api';
-import type { ReportColumn } from '../../warehouse/report-columns.ts';
+import type { ReportColumn } from '../../warehouse/session-reports/index.ts';
 
 const encoder = new TextEncoder();
 

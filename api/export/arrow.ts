@@ -1,10 +1,10 @@
 // Arrow IPC stream export: DuckDB result chunks become Arrow record batches with the types of
-// session-report.md (maps as Arrow maps, ts as microsecond timestamps in UTC), written in bounded
+// docs/metrics.md (maps as Arrow maps, ts as microsecond timestamps in UTC), written in bounded
 // batches, each pulled only when the client has taken the previous one (back-pressure), so that
 // memory stays flat whatever the export's size.
 import { AsyncByteQueue, Field, RecordBatch, RecordBatchStreamWriter, Schema, Struct, makeData } from 'apache-arrow';
 import type { DuckDBDataChunk, DuckDBValue } from '@duckdb/node-api';
-import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
+import { REPORT_COLUMNS } from '../../warehouse/session-reports/index.ts';
 import { arrowData, arrowTypeOf } from './arrow-columns.ts';
 
 const SCHEMA = new Schema(REPORT_COLUMNS.map((c) => new Field(c.name, arrowTypeOf(c), !c.required)));

@@ -6,19 +6,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { TIMESTAMP, type DuckDBDataChunk } from '@duckdb/node-api';
-import type { Db } from '../../warehouse/duckdb/db.ts';
-import type { DbSession } from '../../warehouse/duckdb/session.ts';
-import { timestampParam, type SqlParams } from '../../warehouse/duckdb/param-values.ts';
-import { fileList, fillSql, quotedString, sqlFile } from '../../warehouse/sql-files.ts';
-import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
-import { projectionSql, provenanceSql } from '../../warehouse/report-projection.ts';
+import type { Db } from '../../warehouse/duckdb/index.ts';
+import type { DbSession } from '../../warehouse/duckdb/index.ts';
+import { timestampParam, type SqlParams } from '../../warehouse/duckdb/index.ts';
+import { fileList, fillSql, quotedString, sqlFile } from '../../warehouse/duckdb/index.ts';
+import { REPORT_COLUMNS } from '../../warehouse/session-reports/index.ts';
+import { projectionSql, provenanceSql } from '../../warehouse/session-reports/index.ts';
 import { parseStreamId } from '../../warehouse/ids.ts';
-import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
+import { windowSeconds, type WindowName } from '../../warehouse/figures/index.ts';
 import type { WarehouseLayout } from '../../warehouse/layout.ts';
-import type { InputFile } from '../../warehouse/manifest.ts';
-import { schemaColumns } from '../../warehouse/partition-load.ts';
+import type { InputFile } from '../../warehouse/snapshots/index.ts';
+import { schemaColumns } from '../../warehouse/landing/index.ts';
 import { newScratchFile } from './scratch.ts';
-import type { ServedSnapshot } from '../snapshot-store.ts';
+import type { ServedSnapshot } from '../../served/snapshot-store.ts';
 import { ARROW_COLUMNS_SQL, arrowStream } from './arrow.ts';
 import { CSV_COLUMNS_SQL, CSV_HEADER, NDJSON_COLUMNS_SQL } from './lines.ts';
 
@@ -96,7 +96,7 @@ const IN_PLACE = 'USE_TMP_FILE false';
 
 /**
  * Compressed Parquet bytes of a day's files that one export query reads at most (about 50 k
- * reports; `API_EXPORT_SLICE_MB`). Every copy of a report has the same ts (session-report.md),
+ * reports; `API_EXPORT_SLICE_MB`). Every copy of a report has the same ts (docs/metrics.md),
  * so a day's reports can be deduplicated and ordered a few hours at a time, and DuckDB's working memory (the sort of whole
  * rows) follows the slice, not the day or the export. A day is cut into 1, 2, 3, 4, 6 or 8 slices
  * by the size of its files: small days in one query (each slice re-reads the row groups it meets,

@@ -1,7 +1,7 @@
 // SELECT lists of the text exports: every contract column, ts as ISO 8601 UTC with microseconds,
-// and in CSV the maps as JSON text (api-decisions.md) and formula-like strings neutralised.
+// and in CSV the maps as JSON text (docs/api.md) and formula-like strings neutralised.
 // DuckDB's own CSV and JSON writers format the rows.
-import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
+import { REPORT_COLUMNS } from '../../warehouse/session-reports/index.ts';
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const ISO_US = `'%Y-%m-%dT%H:%M:%S.%fZ'`;

@@ -1,15 +1,15 @@
-// /control/alerts (api-decisions.md, "Alerts and webhooks"): a tenant's alert rules, created,
+// /control/alerts (docs/api.md, "Alerts and webhooks"): a tenant's alert rules, created,
 // listed, read, changed and deleted, validated into problem+json with a reason per field; and
 // their incidents. The rules are evaluated on every published snapshot (alerts/evaluate.ts).
 import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
-import { problems } from '../errors.ts';
+import { problems } from '../../served/problems.ts';
 import { readJsonBody } from '../body.ts';
 import { queryOf } from '../query.ts';
 import { controlTenant } from '../control-tenant.ts';
 import type { ApiDeps } from '../deps.ts';
 import { assertStreamAccess, callerOf } from '../auth.ts';
-import type { Tenant } from '../../warehouse/control/tenants.ts';
+import type { Tenant } from '../../control/tenants.ts';
 import { AlertRuleCreateSchema, AlertRulePatchSchema, type AlertRule, type RuleFields } from '../../alerts/rule-schema.ts';
 import { fieldProblems, ruleProblems } from '../../alerts/rule-checks.ts';
 import { addRule, changeRule, listRules, removeRule, RuleLimitReached } from '../../alerts/rules-store.ts';

@@ -5,18 +5,18 @@
 import { createHash } from 'node:crypto';
 import type { Router } from '@koa/router';
 import type { Context } from 'koa';
-import { problems } from '../errors.ts';
+import { problems } from '../../served/problems.ts';
 import { snapshotOf } from '../request-context.ts';
 import { sendSnapshotJson } from '../http-cache.ts';
 import { parseQuery } from '../query.ts';
 import { InvoicesQuery, PeriodQuery } from '../schemas/billing.ts';
 import type { ApiDeps } from '../deps.ts';
-import type { ServedSnapshot } from '../snapshot-store.ts';
+import type { ServedSnapshot } from '../../served/snapshot-store.ts';
 import { billingSummary, billingUsage, customerBilling, findCustomer, invoice, invoiceList, resolvePeriod, type Ledger } from '../../billing/accounts.ts';
 import type { Period } from '../../billing/billing.ts';
-import { listTenants, type Tenant } from '../../warehouse/control/tenants.ts';
+import { listTenants, type Tenant } from '../../control/tenants.ts';
 import { streamBelongsTo } from '../../warehouse/ids.ts';
-import type { BucketRow } from '../../warehouse/bucket-series.ts';
+import type { BucketRow } from '../../warehouse/figures/index.ts';
 
 /**
  * A fingerprint of a control document (tenants, platform rates), part of every cache key: a change

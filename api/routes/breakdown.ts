@@ -1,19 +1,19 @@
 // GET /telemetry/breakdown (docs/api.md, "Breakdowns"): the sessions of one of the caller's
 // streams, of all its streams (a tenant), or of the platform (an operator), grouped by a session
 // dimension, with filters; computed on demand from the served snapshot's session classes
-// (api/ondemand-breakdowns.ts) and cached per snapshot with its ETag.
+// (served/ondemand-breakdowns.ts) and cached per snapshot with its ETag.
 import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import { callerOf } from '../auth.ts';
-import { problems } from '../errors.ts';
+import { problems } from '../../served/problems.ts';
 import { sendSnapshotJsonText } from '../http-cache.ts';
 import { parseQuery, queryOf } from '../query.ts';
 import { BreakdownQuery } from '../schemas/telemetry.ts';
 import { snapshotOf } from '../request-context.ts';
 import { guardedOptionalStream, readsTelemetry } from '../telemetry-guard.ts';
-import { parseFilters } from '../breakdown-filters.ts';
-import type { BreakdownScope } from '../ondemand-breakdowns.ts';
-import type { ServedSnapshot } from '../snapshot-store.ts';
+import { parseFilters } from '../../served/breakdown-filters.ts';
+import type { BreakdownScope } from '../../served/ondemand-breakdowns.ts';
+import type { ServedSnapshot } from '../../served/snapshot-store.ts';
 import type { ApiDeps } from '../deps.ts';
 
 export function breakdownRoutes(router: Router, deps: ApiDeps, mw: { auth: RouterMiddleware; remember: RouterMiddleware }): void {

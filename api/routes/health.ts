@@ -1,6 +1,6 @@
 // Liveness, readiness (a snapshot is loaded: which one, as of when) and the OpenAPI document.
 import type { Router } from '@koa/router';
-import { problems } from '../errors.ts';
+import { problems } from '../../served/problems.ts';
 import { OPENAPI_JSON } from '../openapi.ts';
 import type { ApiDeps } from '../deps.ts';
 

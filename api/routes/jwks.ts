@@ -1,9 +1,9 @@
-// GET /.well-known/jwks.json (api-decisions.md, "Report signatures"): the public report-signing keys,
+// GET /.well-known/jwks.json (docs/api.md, "Report signatures"): the public report-signing keys,
 // no token needed; read on each request (a stat), so a rotation in another process shows at once.
 import { createHash } from 'node:crypto';
 import type { Router } from '@koa/router';
 import { notModified } from '../http-cache.ts';
-import { reportJwks } from '../../warehouse/control/report-keys.ts';
+import { reportJwks } from '../../control/report-keys.ts';
 import type { ApiDeps } from '../deps.ts';
 
 /**

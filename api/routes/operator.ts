@@ -1,4 +1,4 @@
-// Rule 6 of telemetry-api.md by structure: the routes reserved for operators are registered on
+// Rule 6 of docs/api.md by structure: the routes reserved for operators are registered on
 // the router made here, never on the main one, and that router's own middleware authenticates,
 // refuses every tenant token (whatever customer it names), then checks the capability of the
 // section (/telemetry and /metrics: telemetry:read, /control/tenants: tenants:read, /billing:

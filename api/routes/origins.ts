@@ -4,13 +4,13 @@
 import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import { callerOf } from '../auth.ts';
-import { problems } from '../errors.ts';
+import { problems } from '../../served/problems.ts';
 import { readJsonBody } from '../body.ts';
 import { notModified } from '../http-cache.ts';
 import { OriginsPutSchema } from '../schemas/control.ts';
 import type { ApiDeps } from '../deps.ts';
-import { findTenant, type Tenant } from '../../warehouse/control/tenants.ts';
-import { readOrigins, replaceOrigins, VersionMismatch, type StoredOrigins } from '../../warehouse/control/origins.ts';
+import { findTenant, type Tenant } from '../../control/tenants.ts';
+import { readOrigins, replaceOrigins, VersionMismatch, type StoredOrigins } from '../../control/origins.ts';
 import { validateOrigins } from '../../lib/origin-rules.ts';
 
 /** The tenant named in the path, if the caller may manage it: 403 for another's, 404 for none. */

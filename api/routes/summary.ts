@@ -6,20 +6,20 @@
 import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import { callerOf } from '../auth.ts';
-import { problems } from '../errors.ts';
+import { problems } from '../../served/problems.ts';
 import { sendSnapshotJsonText } from '../http-cache.ts';
 import { parseQuery, queryOf } from '../query.ts';
 import { SummaryQuery } from '../schemas/telemetry.ts';
 import { snapshotOf } from '../request-context.ts';
 import { readsTelemetry } from '../telemetry-guard.ts';
-import { parseFilters } from '../breakdown-filters.ts';
-import { NO_SESSIONS } from '../../warehouse/breakdowns.ts';
+import { parseFilters } from '../../served/breakdown-filters.ts';
+import { NO_SESSIONS } from '../../warehouse/reads/index.ts';
 import { streamBelongsTo } from '../../warehouse/ids.ts';
-import type { BreakdownScope } from '../ondemand-breakdowns.ts';
+import type { BreakdownScope } from '../../served/ondemand-breakdowns.ts';
 import { previousBounds } from '../previous-period.ts';
-import type { ServedSnapshot } from '../snapshot-store.ts';
+import type { ServedSnapshot } from '../../served/snapshot-store.ts';
 import type { ApiDeps } from '../deps.ts';
-import type { WindowName } from '../../warehouse/windows.ts';
+import type { WindowName } from '../../warehouse/figures/index.ts';
 
 export function summaryRoutes(router: Router, deps: ApiDeps, mw: { auth: RouterMiddleware; remember: RouterMiddleware }): void {
   router.get('/telemetry/summary', mw.auth, mw.remember, readsTelemetry(), (ctx) => summary(ctx, deps));

@@ -1,4 +1,4 @@
-// The telemetry routes of telemetry-api.md: stream list and summaries, stream metrics,
+// The telemetry routes of docs/api.md: stream list and summaries, stream metrics,
 // platform-wide metrics (operators), bucketed series and exports. Every read is scoped to the
 // caller's customerId (stream id prefix, api/telemetry-guard.ts); figures come from the loaded
 // snapshot.
@@ -6,24 +6,24 @@ import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
 import type { Readable } from 'node:stream';
 import { callerOf, canSee } from '../auth.ts';
-import { problems } from '../errors.ts';
+import { problems } from '../../served/problems.ts';
 import { sendSnapshotJson, sendSnapshotJsonText, setSnapshotHeaders, snapshotEtag, notModified } from '../http-cache.ts';
 import { parseQuery, queryOf } from '../query.ts';
-import { parseFilters } from '../breakdown-filters.ts';
+import { parseFilters } from '../../served/breakdown-filters.ts';
 import { scopeOf } from './breakdown.ts';
-import { NO_SESSIONS } from '../../warehouse/breakdowns.ts';
+import { NO_SESSIONS } from '../../warehouse/reads/index.ts';
 import { ExportQuery, PlatformMetricsQuery, StreamMetricsQuery, StreamsQuery, TimeseriesQuery } from '../schemas/telemetry.ts';
 import { bucketRange, windowQualitySeries, windowSeries } from '../timeseries.ts';
 import { previousBounds } from '../previous-period.ts';
 import { EXPORT_MEDIA, exportFileName, startExport, type ExportFormat } from '../export/export.ts';
-import type { ServedSnapshot } from '../snapshot-store.ts';
-import { streamMetricsBody } from '../stream-figures.ts';
+import type { ServedSnapshot } from '../../served/snapshot-store.ts';
+import { streamMetricsBody } from '../../served/stream-figures.ts';
 import { snapshotOf } from '../request-context.ts';
 import { guardedStream, readsTelemetry } from '../telemetry-guard.ts';
 import type { ApiDeps } from '../deps.ts';
-import { clientGoneSignal } from '../request-signal.ts';
-import { QueryTimeout } from '../../warehouse/duckdb/session.ts';
-import { STANDARD_BUCKET_SECONDS, type WindowName } from '../../warehouse/windows.ts';
+import { clientGoneSignal } from '../../served/request-signal.ts';
+import { QueryTimeout } from '../../warehouse/duckdb/index.ts';
+import { STANDARD_BUCKET_SECONDS, type WindowName } from '../../warehouse/figures/index.ts';
 
 /** What a refused export is told to wait: about the time a typical export takes. */
 const EXPORT_RETRY_AFTER_SECONDS = 10;

@@ -1,12 +1,12 @@
 // GET /control/tenants and GET /control/tenants/:id (operators, tenants:read): every tenant with
 // its ids, name, rates, number of allowed origins, streams and last report time.
 import type { Router } from '@koa/router';
-import { problems } from '../errors.ts';
+import { problems } from '../../served/problems.ts';
 import type { ApiDeps } from '../deps.ts';
 import { currentSnapshot } from '../request-context.ts';
-import type { ServedSnapshot } from '../snapshot-store.ts';
-import { findTenant, listTenants, type Tenant } from '../../warehouse/control/tenants.ts';
-import { readOrigins } from '../../warehouse/control/origins.ts';
+import type { ServedSnapshot } from '../../served/snapshot-store.ts';
+import { findTenant, listTenants, type Tenant } from '../../control/tenants.ts';
+import { readOrigins } from '../../control/origins.ts';
 import { streamBelongsTo } from '../../warehouse/ids.ts';
 
 async function describeTenant(deps: ApiDeps, snap: ServedSnapshot | null, tenant: Tenant, withStreams: boolean) {

@@ -1,13 +1,13 @@
-// /control/webhooks (api-decisions.md, "Alerts and webhooks"): a tenant's endpoints, registered
+// /control/webhooks (docs/api.md, "Alerts and webhooks"): a tenant's endpoints, registered
 // (the signing secret shown once), listed without secrets, deleted, their secret rotated (the old
 // one signs too for a grace period), a ping sent, their deliveries listed and sent again by hand.
 import type { Router, RouterMiddleware } from '@koa/router';
 import type { Context } from 'koa';
-import { problems } from '../errors.ts';
+import { problems } from '../../served/problems.ts';
 import { readJsonBody } from '../body.ts';
 import { controlTenant } from '../control-tenant.ts';
 import type { ApiDeps } from '../deps.ts';
-import type { Tenant } from '../../warehouse/control/tenants.ts';
+import type { Tenant } from '../../control/tenants.ts';
 import { fieldProblems } from '../../alerts/rule-checks.ts';
 import { EVENT_TYPES } from '../../alerts/incident-schema.ts';
 import { WebhookCreateSchema, type StoredEndpoint } from '../../alerts/webhooks/endpoint-schema.ts';

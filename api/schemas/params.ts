@@ -2,7 +2,7 @@
 // and for the OpenAPI document (their JSON Schema, description and default).
 import { z } from 'zod';
 import { isoDate } from '../../lib/json-schema.ts';
-import { DEFAULT_BUCKET_SECONDS, DEFAULT_WINDOW, MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES, type WindowName } from '../../warehouse/windows.ts';
+import { DEFAULT_BUCKET_SECONDS, DEFAULT_WINDOW, MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES, type WindowName } from '../../warehouse/figures/index.ts';
 
 export const windowParam = z
   .enum(WINDOW_NAMES as [WindowName, ...WindowName[]])

@@ -1,9 +1,9 @@
-// Request of GET /control/reports/pilot/:streamId (its response is pilot/report-schema.ts).
+// Request of GET /control/reports/pilot/:streamId (its response is pilot/pilot-report-schema.ts).
 import { z } from 'zod';
-import { REPORT_FORMAT_ALIASES, SERVED_FORMATS } from '../../pilot/formats.ts';
+import { REPORT_FORMAT_ALIASES, SERVED_FORMATS } from '../../pilot/report-formats.ts';
 import { enumParam, optionalBucketSecondsParam } from './params.ts';
 
-/** The largest bucket a pilot report takes (telemetry-api.md: 60–21600). */
+/** The largest bucket a pilot report takes (docs/api.md: 60–21600). */
 export const MAX_REPORT_BUCKET_SECONDS = 21_600;
 
 export const PilotReportQuery = z.object({

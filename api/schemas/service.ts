@@ -5,7 +5,7 @@ import { isoInstant } from '../../lib/json-schema.ts';
 export const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
 export const ReadySchema = z.object({ status: z.literal('ready'), snapshot: z.string(), asOf: isoInstant() }).meta({ id: 'Ready' });
 
-/** RFC 9457, with the stable `code` of api-decisions.md; problems may carry more fields. */
+/** RFC 9457, with the stable `code` of docs/api.md; problems may carry more fields. */
 export const ProblemSchema = z
   .looseObject({
     type: z.string().meta({ format: 'uri-reference' }),

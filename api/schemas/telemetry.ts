@@ -1,11 +1,11 @@
-// Requests and responses of the telemetry routes (telemetry-api.md, api-decisions.md "Telemetry").
+// Requests and responses of the telemetry routes (docs/api.md "Telemetry").
 import { z } from 'zod';
 import { count, fraction, isoInstant, nonNegative } from '../../lib/json-schema.ts';
-import { BucketSchema, QualityBucketSchema } from '../../warehouse/bucket-series.ts';
-import { MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES, type WindowName } from '../../warehouse/windows.ts';
+import { BucketSchema, QualityBucketSchema } from '../../warehouse/figures/index.ts';
+import { MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES, type WindowName } from '../../warehouse/figures/index.ts';
 import { EXPORT_FORMATS } from '../export/export.ts';
-import { BREAKDOWN_DIMENSIONS, type SessionDimension } from '../../warehouse/breakdowns.ts';
-import { MAX_FILTER_CHARS, MAX_FILTERS } from '../breakdown-filters.ts';
+import { BREAKDOWN_DIMENSIONS, type SessionDimension } from '../../warehouse/reads/index.ts';
+import { MAX_FILTER_CHARS, MAX_FILTERS } from '../../served/breakdown-filters.ts';
 import { MAX_BUCKETS } from '../timeseries.ts';
 import { bucketSecondsParam, detailParam, enumParam, optionalText, windowParam } from './params.ts';
 
@@ -72,7 +72,7 @@ const dimension = z.enum(BREAKDOWN_DIMENSIONS as [SessionDimension, ...SessionDi
 
 /**
  * The `filter` parameter as the OpenAPI document shows it (repeatable: `filter=a&filter=b`). It is
- * parsed by api/breakdown-filters.ts, which words each refusal (invalid_filter).
+ * parsed by served/breakdown-filters.ts, which words each refusal (invalid_filter).
  */
 export const FilterParam = z
   .array(z.string().max(MAX_FILTER_CHARS).regex(/^!?[A-Za-z]+:/))

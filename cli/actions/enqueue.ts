@@ -98,7 +98,7 @@ export function describeOutcome(r: RunInfo): string {
 
 /** A rollup not published because CURRENT is ahead of the clock: exit 3, as `pipeline` does. */
 async function failIfBlockedByFuture(config: AppConfig): Promise<void> {
-  const { readCurrent } = await import('../../warehouse/snapshots.ts');
+  const { readCurrent } = await import('../../warehouse/snapshots/index.ts');
   const { warehouseLayout } = await import('../../warehouse/layout.ts');
   const current = await readCurrent(warehouseLayout(config.warehouseDir)).catch(() => null);
   const ahead = current ? Date.parse(current.asOf) - Date.now() : 0;

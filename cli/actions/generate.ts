@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { runtime, withJobDeps } from '../runtime.ts';
 import { progressBar } from '../progress.ts';
 import { isoDate, positiveInt, positiveNumber, nonNegativeInt } from '../options.ts';
-import { generateReports, type GenerateResult } from '../../warehouse/sample/generate.ts';
+import { generateReports, type GenerateResult } from '../../warehouse/sample/index.ts';
 import { bytes, duration, int } from '../format.ts';
 import { UserError } from '../../lib/errors.ts';
 import { hostScratchDir, warehouseLayout } from '../../warehouse/layout.ts';

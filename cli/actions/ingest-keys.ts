@@ -1,7 +1,7 @@
 // The `ingest-keys` commands' work: add (prints the key once), list, revoke.
 import { z } from 'zod';
 import { runtime, type CommandModule } from '../runtime.ts';
-import { addIngestKey, IngestKeyError, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
+import { addIngestKey, IngestKeyError, listIngestKeys, revokeIngestKey } from '../../control/ingest-keys.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { UserError } from '../../lib/errors.ts';
 import { table } from '../format.ts';

@@ -4,7 +4,7 @@ import { runtime, type CommandModule } from '../runtime.ts';
 import { noFlags } from '../options.ts';
 import { table } from '../format.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
-import { listReportKeys, rotateReportKey } from '../../warehouse/control/report-keys.ts';
+import { listReportKeys, rotateReportKey } from '../../control/report-keys.ts';
 import type { SettingOverrides } from '../../lib/config.ts';
 
 /** `keys rotate`. */

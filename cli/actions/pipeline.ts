@@ -8,7 +8,7 @@ import type { PipelineResult } from '../../jobs/pipeline.ts';
 import { bytes, duration, int } from '../format.ts';
 import { assertAsOfNotAhead, describeAhead } from '../../lib/time.ts';
 import { EXIT, ExitError } from '../../lib/errors.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
+import { readCurrent } from '../../warehouse/snapshots/index.ts';
 import type { SettingOverrides } from '../../lib/config.ts';
 
 export const Flags = z.object({

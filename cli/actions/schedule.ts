@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { runtime, withQueues } from '../runtime.ts';
 import type { AppConfig, SettingOverrides } from '../../lib/config.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
-import { writeDesiredSchedule } from '../../warehouse/control/schedule.ts';
+import { writeDesiredSchedule } from '../../control/schedule.ts';
 import type { ScheduleInfo } from '../../jobs/queue/schedules.ts';
 import { table } from '../format.ts';
 

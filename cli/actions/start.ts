@@ -9,24 +9,24 @@ import { progressBar } from '../progress.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startApi } from '../../api/server.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
-import { addTenant, findTenant } from '../../warehouse/control/tenants.ts';
+import { addTenant, findTenant } from '../../control/tenants.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';
-import { discoverLanding } from '../../warehouse/landing.ts';
-import { generateReports } from '../../warehouse/sample/generate.ts';
+import { discoverLanding } from '../../warehouse/landing/index.ts';
+import { generateReports } from '../../warehouse/sample/index.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { runReports } from '../../jobs/reports/run.ts';
-import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
+import { runReports } from '../../jobs/pilot-reports/run.ts';
+import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshots/index.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { DEFAULT_CUSTOMERS, describeGeneration } from './generate.ts';
 import { describeRun } from './pipeline.ts';
 import { bytes, percent, table } from '../format.ts';
 import { startCollector } from '../../collector/server.ts';
-import { sampleIngestKey } from '../../warehouse/control/sample-key.ts';
+import { sampleIngestKey } from '../../control/sample-key.ts';
 import { SESSION_REPORTS_PATH } from '../../collector/route.ts';
 import type { AppConfig, SettingOverrides } from '../../lib/config.ts';
 import type { JobDeps } from '../../jobs/deps.ts';
-import type { Tenant } from '../../warehouse/control/tenants.ts';
-import type { StreamSummary } from '../../warehouse/snapshot-read.ts';
+import type { Tenant } from '../../control/tenants.ts';
+import type { StreamSummary } from '../../warehouse/snapshots/index.ts';
 import type { RunningApi } from '../../api/server.ts';
 import { createPortal, type Portal } from '../../portal/portal.ts';
 import type { RunningCollector } from '../../collector/server.ts';
@@ -71,7 +71,7 @@ export async function run(_flags: unknown, settings: SettingOverrides): Promise<
   const rt = runtime(settings, 'command');
   const layout = warehouseLayout(rt.config.warehouseDir);
   out(`warehouse: ${layout.root}`);
-  // What is durable is served at once (design.md, principle 12); the first run catches up behind.
+  // What is durable is served at once (docs/architecture.md, principle 12); the first run catches up behind.
   const served = await openPorts(rt.config);
   let example: Example | null;
   try {

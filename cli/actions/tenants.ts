@@ -1,7 +1,7 @@
 // The `tenants` commands' work: add a tenant (validated options), remove one, list tenants with their rates.
 import { z } from 'zod';
 import { runtime, type CommandModule } from '../runtime.ts';
-import { addTenant, listTenants, removeTenant, TenantError } from '../../warehouse/control/tenants.ts';
+import { addTenant, listTenants, removeTenant, TenantError } from '../../control/tenants.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';

@@ -2,8 +2,8 @@
 // stderr); revoke a token by putting its id on the control area's deny list.
 import { z } from 'zod';
 import { runtime, type CommandModule } from '../runtime.ts';
-import { findTenant } from '../../warehouse/control/tenants.ts';
-import { revokeTokenId } from '../../warehouse/control/revocation.ts';
+import { findTenant } from '../../control/tenants.ts';
+import { revokeTokenId } from '../../control/revocation.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { issueToken, MAX_TOKEN_LIFETIME_SECONDS, parseTtl, tokenIdentity, tokenSecret, TokenError } from '../../api/tokens.ts';
 import { UserError } from '../../lib/errors.ts';

@@ -7,10 +7,10 @@ import { runtime } from '../runtime.ts';
 import { describeZodError, EXIT, ExitError, UserError } from '../../lib/errors.ts';
 import type { SettingOverrides } from '../../lib/config.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
-import { reportJwks } from '../../warehouse/control/report-keys.ts';
+import { reportJwks } from '../../control/report-keys.ts';
 import { statementGroups, StatementInputError, type StatementGroup } from '../../pilot/statement-files.ts';
 import { checkFiles, checkSignature, JwksInputSchema, type JwksInput } from '../../pilot/statement-verify.ts';
-import type { ReportFormat } from '../../pilot/formats.ts';
+import type { ReportFormat } from '../../pilot/report-formats.ts';
 
 export const Flags = z.object({ path: z.string().min(1, 'a report file or folder'), jwks: z.string().min(1).optional() });
 

@@ -1,28 +1,28 @@
 // The compaction job (docs/warehouse-state.md, "Compaction of small landed files"): merge the small
 // files of every partition that holds enough of them, merge the layers of layered states that are
-// due (warehouse/layer-merge.ts: the large merges a run's own build leaves), then remove the files
+// due (warehouse/publish/layer-merge.ts: the large merges a run's own build leaves), then remove the files
 // that compacted files cover once no snapshot reads them. One compaction at a time in a warehouse: a second one returns
 // at once (busy). Idempotent: a retry, or the next run after a crash, does what is left. Called by
 // `compact`, inline by `pipeline` before it plans, and by the `compaction` job of the worker tier
 // (jobs/queue/processors.ts), which finishes as skipped when it finds the lock held.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { discoverLanding } from '../../warehouse/landing.ts';
-import { compactPartition, type CompactedPartition, type OnCompactionStep } from '../../warehouse/compaction/merge.ts';
-import { retireCovered, type Retired } from '../../warehouse/compaction/retire.ts';
-import { partitionsDue, readByLayeredStates, type CompactionScope } from '../../warehouse/compaction/select.ts';
-import { readStates, type StateMeta } from '../../warehouse/state-store.ts';
-import { mergePartitionLayers, type MergedLayers } from '../../warehouse/layer-merge.ts';
-import type { PartitionRef } from '../../warehouse/partition-lock.ts';
+import { discoverLanding } from '../../warehouse/landing/index.ts';
+import { compactPartition, type CompactedPartition, type OnCompactionStep } from '../../warehouse/compaction/index.ts';
+import { retireCovered, type Retired } from '../../warehouse/compaction/index.ts';
+import { partitionsDue, readByLayeredStates, type CompactionScope } from '../../warehouse/compaction/index.ts';
+import { readStates, type StateMeta } from '../../warehouse/states/index.ts';
+import { mergePartitionLayers, type MergedLayers } from '../../warehouse/publish/index.ts';
+import type { PartitionRef } from '../../warehouse/states/index.ts';
 import { LockBusyError, takeLock, type HeldLock } from '../../lib/file-lock.ts';
-import type { LandedFile } from '../../warehouse/landing.ts';
+import type { LandedFile } from '../../warehouse/landing/index.ts';
 import type { JobDeps } from '../deps.ts';
 
 export interface CompactionResult {
   /** Another compaction held the lock: nothing was done. */
   busy: boolean;
   compacted: CompactedPartition[];
-  /** Layered states whose layers it merged (warehouse/layer-merge.ts). */
+  /** Layered states whose layers it merged (warehouse/publish/layer-merge.ts). */
   merged: MergedLayers[];
   /** Partitions whose compaction failed (logged); the others went on. */
   failed: number;

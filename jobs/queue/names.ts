@@ -9,7 +9,7 @@ export const QUEUES = {
   rollup: 'rollup',
   /** One job per customer partition of a run (the flow's children). */
   partitions: 'rollup-partition',
-  /** Report runs: the pilot reports of a published snapshot, pre-rendered (jobs/reports/run.ts). */
+  /** Report runs: the pilot reports of a published snapshot, pre-rendered (jobs/pilot-reports/run.ts). */
   reports: 'reports',
   /** The compaction job of small landed files, added by its scheduler (jobs/compaction/compact.ts). */
   compaction: 'compaction',

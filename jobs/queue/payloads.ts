@@ -4,8 +4,8 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { z, type ZodType } from 'zod';
 import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
-import { QuarantinedSchema } from '../../warehouse/manifest.ts';
-import type { RebuildReason } from '../../warehouse/state-store.ts';
+import { QuarantinedSchema } from '../../warehouse/snapshots/index.ts';
+import type { RebuildReason } from '../../warehouse/states/index.ts';
 import { describeZodError } from '../../lib/errors.ts';
 import { parseIsoInstant } from '../../lib/time.ts';
 

@@ -3,7 +3,7 @@
 // Everything about figures lives in those functions; this is only the BullMQ adapter.
 import fs from 'node:fs/promises';
 import { assertAsOfNotAhead } from '../../lib/time.ts';
-import { RunAlreadyRunningError, runLocked } from '../../warehouse/run-lock.ts';
+import { RunAlreadyRunningError, runLocked } from '../../warehouse/snapshots/index.ts';
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { AppConfig } from '../../lib/config.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -11,9 +11,9 @@ import type { JobDeps } from '../deps.ts';
 import { planRollup } from '../rollup/plan.ts';
 import { rollupPartition, withReused } from '../rollup/partition.ts';
 import { BuildGoneError, publishRollupOnce, type PublishOnceResult } from '../rollup/publish-once.ts';
-import { runReports } from '../reports/run.ts';
-import { buildDir, keepBuildAlive } from '../../warehouse/snapshots.ts';
-import { leaseStates } from '../../warehouse/state-retention.ts';
+import { runReports } from '../pilot-reports/run.ts';
+import { buildDir, keepBuildAlive } from '../../warehouse/snapshots/index.ts';
+import { leaseStates } from '../../warehouse/states/index.ts';
 import type { Queues } from './client.ts';
 import { compactedFilesCounter, compactionsCounter, partitionsCounter } from './metrics.ts';
 import { runCompaction } from '../compaction/compact.ts';
@@ -122,7 +122,7 @@ async function addRunFlow(ctx: WorkerContext, job: Job, log: Logger, asOf: Date)
   const startedAt = Date.now();
   // ownerPid null: the build folder belongs to the run, not to this process (other workers fill it).
   const planned = await planRollup(depsFor(ctx, log), { runId, asOf, ownerPid: null });
-  // The states the run reuses are leased until it publishes (warehouse/state-retention.ts).
+  // The states the run reuses are leased until it publishes (warehouse/states/state-retention.ts).
   await leaseStates(ctx.deps.layout, runId, planned.reused.map((m) => m.stateId));
   await ctx.queues.flows.add(rollupFlow(planned, startedAt, ctx.config.jobs));
   log.info({ rollupJobId: rollupId, customers: planned.customers.length, jobs: planned.batches.length }, 'run planned');
@@ -142,7 +142,7 @@ async function partition(ctx: WorkerContext, job: Job, log: Logger): Promise<Par
   await progress(job, { percent: 0, step: `building ${data.partitions.length} partition(s) of ${customers}` });
   const r = await keepingBuildAlive(ctx, data.runId, log, async () => {
     const built = await rollupPartition(depsFor(ctx, log), { runId: data.runId, asOf: new Date(data.asOf), partitions: data.partitions });
-    // The states the publish step will read, leased until it has (warehouse/state-retention.ts).
+    // The states the publish step will read, leased until it has (warehouse/states/state-retention.ts).
     await leaseStates(ctx.deps.layout, data.runId, [...built.states, ...built.reused].map((m) => m.stateId));
     return built;
   });

@@ -3,8 +3,8 @@
 // tick starts no run, so that an idle deployment on a 2 s cadence publishes one snapshot per
 // ROLLUP_IDLE_SECONDS (windows still move with the clock) instead of one per tick.
 import type { WarehouseLayout } from '../../warehouse/layout.ts';
-import { landedSince } from '../../warehouse/landing-changes.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
+import { landedSince } from '../../warehouse/landing/index.ts';
+import { readCurrent } from '../../warehouse/snapshots/index.ts';
 
 export interface IdlePolicy {
   layout: WarehouseLayout;

@@ -5,7 +5,7 @@
 // (control/schedule.json) when one is missing: said in its log and counted in /metrics.
 import type { Logger } from '../../lib/log.ts';
 import type { WarehouseLayout } from '../../warehouse/layout.ts';
-import { readDesiredSchedule } from '../../warehouse/control/schedule.ts';
+import { readDesiredSchedule } from '../../control/schedule.ts';
 import type { AppConfig } from '../../lib/config.ts';
 import type { Queues } from './client.ts';
 import { schedulesReinstalledCounter } from './metrics.ts';

@@ -3,12 +3,12 @@
 // finds a partition being built waits, then reuses the state built meanwhile when it describes the
 // files as they are now (another run's, or an earlier attempt of this job's). Idempotent: a retry
 // builds fresh states or reuses its own, never touching a published snapshot.
-import { discoverLanding, type LandedFile } from '../../warehouse/landing.ts';
-import { buildPartitionStates, type PartitionToBuild } from '../../warehouse/partition-state.ts';
-import { buildLayeredState, isLayeredDate } from '../../warehouse/layered-state.ts';
-import { partitionFolder, readRecordsSync } from '../../warehouse/compaction-records.ts';
-import { withPartitionLocks } from '../../warehouse/partition-lock.ts';
-import { decidePartition, partitionKey, readStates, stateInput, stateVersion, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
+import { discoverLanding, type LandedFile } from '../../warehouse/landing/index.ts';
+import { buildPartitionStates, type PartitionToBuild } from '../../warehouse/states/index.ts';
+import { buildLayeredState, isLayeredDate } from '../../warehouse/states/index.ts';
+import { partitionFolder, readRecordsSync } from '../../warehouse/landing/index.ts';
+import { withPartitionLocks } from '../../warehouse/states/index.ts';
+import { decidePartition, partitionKey, readStates, stateInput, stateVersion, type PartitionDecision, type StateMeta } from '../../warehouse/states/index.ts';
 import type { JobDeps } from '../deps.ts';
 
 export interface BatchResult {

@@ -2,12 +2,12 @@
 // open the build folder, and decide for every (customer, date) partition whether its state is
 // reused or rebuilt (and why); the partitions to rebuild are grouped into batches, the jobs of
 // the run.
-import { beginBuild, cleanDebris } from '../../warehouse/snapshots.ts';
-import { clearDeadRunLocks } from '../../warehouse/run-lock.ts';
-import { removeDeadScratchOnce } from '../../warehouse/dead-scratch.ts';
-import { discoverLanding, quarantineFile, type LandedFile, type QuarantinedFile } from '../../warehouse/landing.ts';
-import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
-import { supersededPrunable } from '../../warehouse/state-retention.ts';
+import { beginBuild, cleanDebris } from '../../warehouse/snapshots/index.ts';
+import { clearDeadRunLocks } from '../../warehouse/snapshots/index.ts';
+import { removeDeadScratchOnce } from '../../warehouse/states/index.ts';
+import { discoverLanding, quarantineFile, type LandedFile, type QuarantinedFile } from '../../warehouse/landing/index.ts';
+import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision, type StateMeta } from '../../warehouse/states/index.ts';
+import { supersededPrunable } from '../../warehouse/states/index.ts';
 import type { JobDeps } from '../deps.ts';
 
 /**

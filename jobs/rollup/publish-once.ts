@@ -2,8 +2,8 @@
 // publish and die before recording it, and the retry then finds the build folder already renamed
 // into a snapshot. That retry must report the snapshot it made, not fail and not publish twice.
 import fs from 'node:fs/promises';
-import { readSnapshotManifest, type SnapshotManifest } from '../../warehouse/manifest.ts';
-import { buildDir, publishedDir, readCurrent, readHistory, snapshotFiles } from '../../warehouse/snapshots.ts';
+import { readSnapshotManifest, type SnapshotManifest } from '../../warehouse/snapshots/index.ts';
+import { buildDir, publishedDir, readCurrent, readHistory, snapshotFiles } from '../../warehouse/snapshots/index.ts';
 import type { WarehouseLayout } from '../../warehouse/layout.ts';
 import { publishRollup, type PublishInput } from './publish.ts';
 import type { JobDeps } from '../deps.ts';

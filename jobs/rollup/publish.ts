@@ -4,18 +4,18 @@
 // old snapshots and states no longer needed.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { buildCatalog } from '../../warehouse/catalog.ts';
-import { catalogFollowsCurrent, installCatalogFor } from '../../warehouse/publication.ts';
-import { manifestToWrite, type SnapshotManifest } from '../../warehouse/manifest.ts';
-import { combineStates, type CombineResult } from '../../warehouse/state-combine.ts';
-import { partitionKey, readStates, type PartitionDecision, type StateMeta } from '../../warehouse/state-store.ts';
-import { pruneStates, releaseLeases } from '../../warehouse/state-retention.ts';
-import { buildDir, newSnapshotId, publishBuild, snapshotFiles, type PublishOutcome, type SnapshotFiles } from '../../warehouse/snapshots.ts';
-import type { QuarantinedFile } from '../../warehouse/landing.ts';
+import { buildCatalog } from '../../warehouse/publish/index.ts';
+import { catalogFollowsCurrent, installCatalogFor } from '../../warehouse/publish/index.ts';
+import { manifestToWrite, type SnapshotManifest } from '../../warehouse/snapshots/index.ts';
+import { combineStates, type CombineResult } from '../../warehouse/publish/index.ts';
+import { partitionKey, readStates, type PartitionDecision, type StateMeta } from '../../warehouse/states/index.ts';
+import { pruneStates, releaseLeases } from '../../warehouse/states/index.ts';
+import { buildDir, newSnapshotId, publishBuild, snapshotFiles, type PublishOutcome, type SnapshotFiles } from '../../warehouse/snapshots/index.ts';
+import type { QuarantinedFile } from '../../warehouse/landing/index.ts';
 import { writeJsonDurable } from '../../lib/fsx.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { JobDeps } from '../deps.ts';
-import { runManifest } from './run-manifest.ts';
+import { runManifest } from './run-snapshot-manifest.ts';
 import { InternalError } from '../../lib/errors.ts';
 
 export interface PublishInput {

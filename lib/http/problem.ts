@@ -1,7 +1,7 @@
 // Problems (RFC 9457): the typed error that the HTTP servers (the API, the collector) throw, and
-// how one is written as an application/problem+json body with a stable `code` (api-decisions.md,
+// how one is written as an application/problem+json body with a stable `code` (docs/api.md,
 // "Errors"). No route writes its own error body; nothing internal (stack, SQL, path) ever reaches
-// one. Each server keeps its own catalogue (api/errors.ts, collector/problems.ts); here are those
+// one. Each server keeps its own catalogue (served/problems.ts, collector/problems.ts); here are those
 // the request frame itself answers with (lib/http/frame.ts). Internal errors and the CLI's exit codes
 // have their own catalogue: lib/error-catalogue.ts.
 import type { Context } from 'koa';

@@ -2,8 +2,8 @@
 // tenant), the navigation, the filter bar's model, chart data from a series, and the page's
 // freshness (its snapshot, for the live updates).
 import type { Context } from 'koa';
-import { BREAKDOWN_DIMENSIONS } from '../../warehouse/breakdowns.ts';
-import { formatSeconds } from '../../pilot/format.ts';
+import { BREAKDOWN_DIMENSIONS } from '../../warehouse/reads/index.ts';
+import { formatSeconds } from '../../pilot/human-format.ts';
 import { sessionOf } from '../sign-in.ts';
 import { PAGE_WINDOWS, filterOf, stateQuery, type PageState } from '../page-state.ts';
 import type { Series } from '../figures.ts';

@@ -1,7 +1,7 @@
 // The operator's pages: the tenants (each a link to its view), and billing (the period's summary
 // per customer and the invoices), read from the operator routes of the API.
 import type { Context } from 'koa';
-import { formatBytes, formatUsd } from '../../pilot/format.ts';
+import { formatBytes, formatUsd } from '../../pilot/human-format.ts';
 import type { PageState } from '../page-state.ts';
 import type { PageReads } from '../figures.ts';
 import { pageFrame, type Viewer } from './common.ts';

@@ -3,7 +3,7 @@
 // bytes from peers and from the CDN with the offload ratio; for an operator without a chosen
 // tenant, the platform's.
 import type { Context } from 'koa';
-import { formatBytes, formatInteger, formatPercent } from '../../pilot/format.ts';
+import { formatBytes, formatInteger, formatPercent } from '../../pilot/human-format.ts';
 import { streamBelongsTo } from '../../warehouse/ids.ts';
 import { headlineTiles } from '../tiles.ts';
 import { stateQuery, type PageState, type SortColumn } from '../page-state.ts';

@@ -3,9 +3,9 @@
 // link that adds it as a filter), its exports, and its pilot report with the verdict (the latest
 // published one, or one made now when no nightly run published any).
 import type { Context } from 'koa';
-import { BREAKDOWN_DIMENSIONS } from '../../warehouse/breakdowns.ts';
+import { BREAKDOWN_DIMENSIONS } from '../../warehouse/reads/index.ts';
 import { EXPORT_FORMATS } from '../../api/export/export.ts';
-import { formatBytes, formatInteger, formatMs, formatPercent, formatUsd } from '../../pilot/format.ts';
+import { formatBytes, formatInteger, formatMs, formatPercent, formatUsd } from '../../pilot/human-format.ts';
 import { headlineTiles } from '../tiles.ts';
 import { stateQuery, type PageState } from '../page-state.ts';
 import type { BreakdownRow, PageReads, StreamSummary } from '../figures.ts';

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { expectSameFigure, type IndependentFilters } from '../helpers/independent.ts';
 import { questionsFigures, type Question } from '../../alerts/rule-figures.ts';
-import { breakdownRows } from '../../api/ondemand-breakdowns.ts';
-import { parseFilters } from '../../api/breakdown-filters.ts';
-import { NO_SESSIONS } from '../../warehouse/breakdowns.ts';
+import { breakdownRows } from '../../served/ondemand-breakdowns.ts';
+import { parseFilters } from '../../served/breakdown-filters.ts';
+import { NO_SESSIONS } from '../../warehouse/reads/breakdowns.ts';
 
 let t: TestApi;
 

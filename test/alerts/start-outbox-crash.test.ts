@@ -9,7 +9,7 @@ import { PROJECT_ROOT } from '../../lib/version.ts';
 import { tempDir } from '../helpers/warehouse.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
-import { listTenants } from '../../warehouse/control/tenants.ts';
+import { listTenants } from '../../control/tenants.ts';
 import { readState } from '../../alerts/state-store.ts';
 
 let dir: string;

@@ -11,7 +11,7 @@ import { OnDemandSeries } from '../../api/ondemand-series.ts';
 import { startApi } from '../../api/server.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
-import { addTenant } from '../../warehouse/control/tenants.ts';
+import { addTenant } from '../../control/tenants.ts';
 import { capturedLog } from '../helpers/captured-log.ts';
 
 const { log: captured, lines } = capturedLog();

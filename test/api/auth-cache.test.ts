@@ -9,9 +9,9 @@ import Koa from 'koa';
 import { TokenAuth, callerOf } from '../../api/auth.ts';
 import { requestFrame } from '../../lib/http/frame.ts';
 import { issueToken } from '../../api/tokens.ts';
-import { credentialRefusal, type RevocationState } from '../../warehouse/control/revocation.ts';
+import { credentialRefusal, type RevocationState } from '../../control/revocation.ts';
 import { silentLogger } from '../../lib/log.ts';
-import type { Tenant } from '../../warehouse/control/tenants.ts';
+import type { Tenant } from '../../control/tenants.ts';
 
 const secret = randomBytes(32);
 const tenant: Tenant = { id: 't_01JCZ5M3R8W6Y0Q2N4P6S8T0V2', customerId: 'acme', name: 'Acme', cdnPricePerGb: null, savingsSharePct: 25, createdAt: '2026-11-01T00:00:00Z' };

@@ -12,8 +12,8 @@ import { landingPath, writeReportsParquet } from '../helpers/reports.ts';
 import { expectSameFigure, Independent, norm, type Row } from '../helpers/independent.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { addTenant, type Tenant } from '../../warehouse/control/tenants.ts';
-import { replaceOrigins } from '../../warehouse/control/origins.ts';
+import { addTenant, type Tenant } from '../../control/tenants.ts';
+import { replaceOrigins } from '../../control/origins.ts';
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
 
 const AS_OF = new Date('2026-11-20T12:00:00Z');

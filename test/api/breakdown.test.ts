@@ -12,10 +12,10 @@ import { breakdownData, landBreakdownFiles } from '../helpers/breakdown-data.ts'
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
-import { addTenant } from '../../warehouse/control/tenants.ts';
+import { addTenant } from '../../control/tenants.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { BREAKDOWN_DIMENSIONS } from '../../warehouse/breakdowns.ts';
-import { WINDOW_NAMES } from '../../warehouse/windows.ts';
+import { BREAKDOWN_DIMENSIONS } from '../../warehouse/reads/breakdowns.ts';
+import { WINDOW_NAMES } from '../../warehouse/figures/windows.ts';
 
 const CUSTOMERS = ['ac', 'acme', 'globex'];
 const AS_OF = new Date('2026-11-20T11:37:13Z');

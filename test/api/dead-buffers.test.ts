@@ -6,7 +6,7 @@
 // other allocation.
 import { afterEach, describe, expect, it } from 'vitest';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
-import { ResponseCache } from '../../api/response-cache.ts';
+import { ResponseCache } from '../../served/response-cache.ts';
 
 const MB = 2 ** 20;
 

@@ -6,8 +6,8 @@ import { text } from 'node:stream/consumers';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { landingPath, writeReportsParquet } from '../helpers/reports.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { loadSnapshot } from '../../api/snapshot-store.ts';
-import { ResponseCache } from '../../api/response-cache.ts';
+import { loadSnapshot } from '../../served/snapshot-store.ts';
+import { ResponseCache } from '../../served/response-cache.ts';
 import { EXPORT_SLICE_BYTES, startExport } from '../../api/export/export.ts';
 
 let wh: TestWarehouse;

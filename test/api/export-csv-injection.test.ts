@@ -8,7 +8,7 @@ import { apiConfig } from '../helpers/api.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { addTenant } from '../../warehouse/control/tenants.ts';
+import { addTenant } from '../../control/tenants.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
 
 const VIEWERS = ['=HYPERLINK("http://evil.example","x")', '+1+1', '-2+3', '@SUM(A1)', '\tTAB', '\rCR', 'plain', 'a=b'];

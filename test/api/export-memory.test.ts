@@ -8,11 +8,11 @@ import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { addTenant } from '../../warehouse/control/tenants.ts';
+import { addTenant } from '../../control/tenants.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
-import { snapshotFiles } from '../../warehouse/snapshots.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 
 let wh: TestWarehouse;
 let server: ChildProcess;

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { addTenant } from '../../warehouse/control/tenants.ts';
+import { addTenant } from '../../control/tenants.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
 import { exportScratchDir } from '../../api/export/scratch.ts';
 import { abandonedRequest, cancelledDownload, eventually, fdCount, heldDownload, rawRequest, startChildApi, type ChildApi } from '../helpers/child-api.ts';

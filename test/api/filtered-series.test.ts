@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, AS_OF, type TestApi } from '../helpers/api.ts';
 import { expectSameRows, norm, type IndependentFilters, type Row } from '../helpers/independent.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
-import { WINDOWS, type WindowName } from '../../warehouse/windows.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { WINDOWS, type WindowName } from '../../warehouse/figures/windows.ts';
 
 let t: TestApi;
 

@@ -12,7 +12,7 @@ import { compactVerify, importJWK } from 'jose';
 import { startTestApi, apiConfig, type TestApi, type TestResponse } from '../helpers/api.ts';
 import { startApi } from '../../api/server.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { readOrigins } from '../../warehouse/control/origins.ts';
+import { readOrigins } from '../../control/origins.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 
 const logs: string[] = [];

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { startTestApi, AS_OF, type TestApi } from '../helpers/api.ts';
 import { DEFAULT_PLATFORM_CONFIG_FILE, type PlatformConfig } from '../../config/platform.ts';
-import { runReports } from '../../jobs/reports/run.ts';
+import { runReports } from '../../jobs/pilot-reports/run.ts';
 
 let t: TestApi;
 let file: string;

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, AS_OF, type TestApi } from '../helpers/api.ts';
 import { expectSameFigure, norm, type IndependentFilters, type Row } from '../helpers/independent.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
-import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
+import { windowSeconds, type WindowName } from '../../warehouse/figures/windows.ts';
 
 let t: TestApi;
 

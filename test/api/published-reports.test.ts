@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { startTestApi, AS_OF, type TestApi } from '../helpers/api.ts';
-import { runReports } from '../../jobs/reports/run.ts';
+import { runReports } from '../../jobs/pilot-reports/run.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
+import { readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { customerReportsDir } from '../../pilot/publish.ts';
 
 let t: TestApi;

@@ -7,10 +7,10 @@ import { startTestApi, apiConfig, AS_OF, type TestApi } from '../helpers/api.ts'
 import { sha256HexByHand, thumbprintByHand, verifyByHand, type HandJwk } from '../helpers/jws-by-hand.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
-import { runReports } from '../../jobs/reports/run.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
+import { runReports } from '../../jobs/pilot-reports/run.ts';
+import { readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { snapshotReportsDir } from '../../pilot/publish.ts';
-import { reportKeysFile } from '../../warehouse/control/report-keys.ts';
+import { reportKeysFile } from '../../control/report-keys.ts';
 
 let t: TestApi;
 let stream: string;

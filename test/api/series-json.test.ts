@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { windowSeries } from '../../api/timeseries.ts';
 import { seriesJsonBody } from '../../api/series-json.ts';
-import type { BucketRow } from '../../warehouse/bucket-series.ts';
-import type { SeriesColumns } from '../../warehouse/series-read.ts';
+import type { BucketRow } from '../../warehouse/figures/bucket-series.ts';
+import type { SeriesColumns } from '../../warehouse/reads/series-read.ts';
 
 const STEP = 600_000;
 

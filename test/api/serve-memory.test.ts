@@ -1,4 +1,4 @@
-// The API's memory does not grow with history (design.md, principle 4): the same 10 streams with
+// The API's memory does not grow with history (docs/architecture.md, principle 4): the same 10 streams with
 // 3 days and with 30 days of history, each served by a server in its own process, through start
 // and a sweep of timeseries requests over every stream, window and standard bucket size; the peak
 // resident memory (VmHWM from /proc) of the 30-day server stays within +25 % of the 3-day one.
@@ -12,10 +12,10 @@ import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { addTenant } from '../../warehouse/control/tenants.ts';
+import { addTenant } from '../../control/tenants.ts';
 import { issueToken, tokenSecret } from '../../api/tokens.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
-import { STANDARD_BUCKET_SECONDS, WINDOW_NAMES } from '../../warehouse/windows.ts';
+import { STANDARD_BUCKET_SECONDS, WINDOW_NAMES } from '../../warehouse/figures/windows.ts';
 
 const END = new Date('2026-11-21T00:00:00Z');
 const DAY = 86_400_000;

@@ -9,8 +9,8 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { apiConfig } from '../helpers/api.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { addTenant, tenantsFile } from '../../warehouse/control/tenants.ts';
-import { originsFile, replaceOrigins } from '../../warehouse/control/origins.ts';
+import { addTenant, tenantsFile } from '../../control/tenants.ts';
+import { originsFile, replaceOrigins } from '../../control/origins.ts';
 
 let wh: TestWarehouse;
 let api: RunningApi;

@@ -6,12 +6,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { startTestApi, AS_OF, type TestApi } from '../helpers/api.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
+import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshots/snapshot-read.ts';
+import { readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { writeJsonDurable } from '../../lib/fsx.ts';
 import { expectedSeries } from '../helpers/series.ts';
 import { expectSameRows, Independent, type Row } from '../helpers/independent.ts';
-import type { WindowName } from '../../warehouse/windows.ts';
+import type { WindowName } from '../../warehouse/figures/windows.ts';
 import { capturedLog } from '../helpers/captured-log.ts';
 
 const { log: captured, lines: logs } = capturedLog();

@@ -3,7 +3,7 @@
 // in the check the first one started.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
+import { readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { writeJsonDurable } from '../../lib/fsx.ts';
 

@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tableFromIPC } from 'apache-arrow';
 import { startTestApi, AS_OF, type TestApi } from '../helpers/api.ts';
 import { expectSameFigure, expectSameRows, norm, type Row } from '../helpers/independent.ts';
-import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
-import { WINDOWS, type WindowName } from '../../warehouse/windows.ts';
+import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshots/snapshot-read.ts';
+import { WINDOWS, type WindowName } from '../../warehouse/figures/windows.ts';
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, AS_OF, type TestApi } from '../helpers/api.ts';
 import { expectSameRows, norm, type Row } from '../helpers/independent.ts';
-import { WINDOWS, type WindowName } from '../../warehouse/windows.ts';
+import { WINDOWS, type WindowName } from '../../warehouse/figures/windows.ts';
 
 let t: TestApi;
 

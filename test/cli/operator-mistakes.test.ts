@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { cli, cliAll } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/warehouse.ts';
-import { readCurrent, readHistory } from '../../warehouse/snapshots.ts';
+import { readCurrent, readHistory } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { warehouseLayout, hostScratchDir } from '../../warehouse/layout.ts';
 
 let dir: string;

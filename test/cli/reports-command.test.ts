@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { cli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/warehouse.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
+import { readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 
 let dir: string;

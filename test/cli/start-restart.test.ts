@@ -12,7 +12,7 @@ import { PROJECT_ROOT } from '../../lib/version.ts';
 import { cli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/warehouse.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
+import { readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { compactIso } from '../../lib/time.ts';
 
 interface StartProcess {

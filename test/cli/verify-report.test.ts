@@ -12,10 +12,10 @@ import { PROJECT_ROOT } from '../../lib/version.ts';
 import { cli } from '../helpers/cli.ts';
 import { AS_OF, historyWarehouse } from '../helpers/api.ts';
 import { tempDir, type TestWarehouse } from '../helpers/warehouse.ts';
-import { runReports } from '../../jobs/reports/run.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
+import { runReports } from '../../jobs/pilot-reports/run.ts';
+import { readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { customerReportsDir } from '../../pilot/publish.ts';
-import { reportJwks } from '../../warehouse/control/report-keys.ts';
+import { reportJwks } from '../../control/report-keys.ts';
 
 let wh: TestWarehouse;
 let site: string;

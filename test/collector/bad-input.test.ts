@@ -1,5 +1,5 @@
 // The ingest route against a table of good and bad requests: every one a clear status and a
-// problem+json body with a stable code (api-decisions.md), nothing stored where nothing should be
+// problem+json body with a stable code (docs/api.md), nothing stored where nothing should be
 // (the spool does not grow, and after a flush the landing area holds exactly the accepted
 // reports), and every answer described by the collector's OpenAPI document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import { startTestCollector, sampleReport, type TestCollector } from '../helpers/collector.ts';
 import { OpenApiChecker } from '../helpers/openapi.ts';
-import { addIngestKey, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
+import { addIngestKey, revokeIngestKey } from '../../control/ingest-keys.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import type { TestResponse } from '../helpers/api.ts';
 

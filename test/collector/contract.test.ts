@@ -1,5 +1,5 @@
 // One contract in both places: any report the collector acknowledges lands in a file that passes
-// the warehouse's schema and row rules (warehouse/landing.ts, validate-rows.ts), for random values
+// the warehouse's schema and row rules (warehouse/landing/landed-files.ts, validate-rows.ts), for random values
 // at and around every bound of every column of the catalog. And a post mixing good reports with one
 // out of contract (a byte counter the warehouse would quarantine a file for) is answered 202 listing
 // that one, and `pipeline` counts the good ones: one value no longer poisons a whole file.
@@ -9,11 +9,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkBatchSync } from '../../collector/batch.ts';
 import { Spool } from '../../collector/spool.ts';
 import { Flusher } from '../../collector/flusher.ts';
-import { MAX_MAP_ENTRIES, MAX_TEXT_LENGTH } from '../../collector/report-schema.ts';
-import { checkSchemas } from '../../warehouse/landing.ts';
-import { validateRows } from '../../warehouse/validate-rows.ts';
-import { REPORT_COLUMNS, type ReportColumn } from '../../warehouse/report-columns.ts';
-import { fileList } from '../../warehouse/sql-files.ts';
+import { MAX_MAP_ENTRIES, MAX_TEXT_LENGTH } from '../../collector/session-report-schema.ts';
+import { checkSchemas } from '../../warehouse/landing/landed-files.ts';
+import { validateRows } from '../../warehouse/landing/validate-rows.ts';
+import { REPORT_COLUMNS, type ReportColumn } from '../../warehouse/session-reports/columns.ts';
+import { fileList } from '../../warehouse/duckdb/sql-text.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';

@@ -11,10 +11,10 @@ import path from 'node:path';
 import fs from 'node:fs/promises';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { sampleReport } from '../helpers/collector.ts';
-import { addTenant } from '../../warehouse/control/tenants.ts';
-import { addIngestKey } from '../../warehouse/control/ingest-keys.ts';
+import { addTenant } from '../../control/tenants.ts';
+import { addIngestKey } from '../../control/ingest-keys.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 
 let wh: TestWarehouse;

@@ -2,7 +2,7 @@
 // through a real collector on loopback in gzip'd batches, flushed, and rolled up; every figure of the
 // snapshot (stream and customer and platform summaries of every window, every bucket of the series)
 // equals the figures of the same reports written directly as files. The landed files have the
-// column types of session-report.md, the same as `generate` writes.
+// column types of docs/sdk-ingest.md, the same as `generate` writes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
@@ -10,11 +10,11 @@ import { startTestCollector, type TestCollector } from '../helpers/collector.ts'
 import { expectSameRows, norm, type Row } from '../helpers/independent.ts';
 import { generateReports, type GenerateResult } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
-import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
+import { currentSnapshot } from '../../warehouse/snapshots/snapshot-read.ts';
 import { replayReports, type ReplayResult } from '../../sdk/replay.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
+import { REPORT_COLUMNS } from '../../warehouse/session-reports/columns.ts';
 
 const HOUR = 3_600_000;
 // Whole seconds: the generator's start; the data ends a little before now, inside the ts window.
@@ -76,7 +76,7 @@ describe('SDK → collector → landing → rollup', () => {
     expect(runs.posted.manifest.rows.duplicatesDropped).toBeGreaterThan(0);
   });
 
-  it('landed files have the column types of session-report.md (as generate writes them)', async () => {
+  it('landed files have the column types of docs/sdk-ingest.md (as generate writes them)', async () => {
     const landed = await listFiles(t.wh.layout.rawReports, '.parquet');
     expect(landed.every((f) => /customer=(acme|globex)\/date=\d{4}-\d{2}-\d{2}\/ingest-[a-f0-9]{16}-\d{13}[a-f0-9]{6}-\d{12}-\d+\.parquet$/.test(f))).toBe(true);
     const describe = (file: string, wh: TestWarehouse) =>

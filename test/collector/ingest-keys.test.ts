@@ -7,8 +7,8 @@ import fs from 'node:fs/promises';
 import { startTestCollector, sampleReport, type TestCollector } from '../helpers/collector.ts';
 import type { TestResponse } from '../helpers/api.ts';
 import { eventually } from '../helpers/child-api.ts';
-import { addIngestKey, hashIngestKey, ingestKeysFile, listIngestKeys, revokeIngestKey } from '../../warehouse/control/ingest-keys.ts';
-import { addTenant, tenantsFile } from '../../warehouse/control/tenants.ts';
+import { addIngestKey, hashIngestKey, ingestKeysFile, listIngestKeys, revokeIngestKey } from '../../control/ingest-keys.ts';
+import { addTenant, tenantsFile } from '../../control/tenants.ts';
 import { writeJsonDurable } from '../../lib/fsx.ts';
 import { cli, cliAll } from '../helpers/cli.ts';
 

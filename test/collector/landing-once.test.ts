@@ -11,7 +11,7 @@ import { Spool, type Segment } from '../../collector/spool.ts';
 import { Flusher } from '../../collector/flusher.ts';
 import { startCollector } from '../../collector/server.ts';
 import { Db } from '../../warehouse/duckdb/db.ts';
-import { fileList, quotedString } from '../../warehouse/sql-files.ts';
+import { fileList, quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { warehouseLayout, type WarehouseLayout } from '../../warehouse/layout.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { silentLogger } from '../../lib/log.ts';

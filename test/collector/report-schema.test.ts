@@ -1,8 +1,8 @@
 // The report rules: the fast per-column checks give the same verdict (field and reason) as the zod
 // schema derived from the column catalog, on every mutation of a valid report; hand-worked ts cases.
 import { describe, expect, it } from 'vitest';
-import { checkReport, checkReportWithZod, isoToMicros, MAX_MAP_ENTRIES } from '../../collector/report-schema.ts';
-import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
+import { checkReport, checkReportWithZod, isoToMicros, MAX_MAP_ENTRIES } from '../../collector/session-report-schema.ts';
+import { REPORT_COLUMNS } from '../../warehouse/session-reports/columns.ts';
 import { sampleReport } from '../helpers/collector.ts';
 
 const NOW = Date.parse('2026-11-20T12:00:00Z');

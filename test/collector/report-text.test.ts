@@ -1,4 +1,4 @@
-// The spool keeps a posted report's own text when it can be told for sure (collector/report-text.ts,
+// The spool keeps a posted report's own text when it can be told for sure (collector/session-report-spans.ts,
 // collector/batch.ts). Held here to two things:
 // - the spans and key counts of hand-written bodies;
 // - random bodies, JSON and NDJSON, full of what could make the kept text differ from what
@@ -12,9 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { reportSpans } from '../../collector/report-text.ts';
+import { reportSpans } from '../../collector/session-report-spans.ts';
 import { checkBatchSync } from '../../collector/batch.ts';
-import { checkReport } from '../../collector/report-schema.ts';
+import { checkReport } from '../../collector/session-report-schema.ts';
 import { Spool } from '../../collector/spool.ts';
 import { Flusher } from '../../collector/flusher.ts';
 import { Db } from '../../warehouse/duckdb/db.ts';

@@ -10,10 +10,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { sampleReport, startTestCollector, type TestCollector } from '../helpers/collector.ts';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
-import { addTenant } from '../../warehouse/control/tenants.ts';
-import { addIngestKey } from '../../warehouse/control/ingest-keys.ts';
+import { addTenant } from '../../control/tenants.ts';
+import { addIngestKey } from '../../control/ingest-keys.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { fileList } from '../../warehouse/sql-files.ts';
+import { fileList } from '../../warehouse/duckdb/sql-text.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 
 const NOW = Date.now();

@@ -2,10 +2,10 @@
 // files: stream summaries of every window, series of every standard size, platform rows.
 import { expect } from 'vitest';
 import type { Db } from '../../warehouse/duckdb/db.ts';
-import { fileList, quotedString } from '../../warehouse/sql-files.ts';
-import { readSnapshotManifest } from '../../warehouse/manifest.ts';
-import { publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
-import { STANDARD_BUCKET_SECONDS, WINDOWS } from '../../warehouse/windows.ts';
+import { fileList, quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { readSnapshotManifest } from '../../warehouse/snapshots/snapshot-manifest.ts';
+import { publishedDir, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { STANDARD_BUCKET_SECONDS, WINDOWS } from '../../warehouse/figures/windows.ts';
 import type { WarehouseLayout } from '../../warehouse/layout.ts';
 import { expectSameFigure, expectSameRows, Independent, type Row } from './independent.ts';
 

@@ -6,8 +6,8 @@ import { TIMESTAMP } from '@duckdb/node-api';
 import { expect } from 'vitest';
 import type { Db } from '../../warehouse/duckdb/db.ts';
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
-import { windowSeconds, type WindowName } from '../../warehouse/windows.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { windowSeconds, type WindowName } from '../../warehouse/figures/windows.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -101,7 +101,7 @@ export class Independent {
   }
 
   /**
-   * A breakdown (session-report.md, "Session dimensions"), straight from the reports: each
+   * A breakdown (docs/sdk-ingest.md, "Session dimensions"), straight from the reports: each
    * session's dimensions are those of its first report in the window by (ts, seq), found with a
    * window function; `streams` limits it to the streams whose id starts with one of the prefixes
    * (a stream id, or `<customer>:`), none: every stream. Filters are spliced as quoted literals

@@ -1,10 +1,10 @@
-// Writing hand-made session reports as Parquet files with exactly the schema of session-report.md,
+// Writing hand-made session reports as Parquet files with exactly the schema of docs/sdk-ingest.md,
 // for small cases whose figures are worked out by hand.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from '../../warehouse/duckdb/db.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
-import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { REPORT_COLUMNS } from '../../warehouse/session-reports/columns.ts';
 
 export interface HandReport {
   reportId: string;

@@ -1,8 +1,8 @@
 // The expected answer of GET /telemetry/timeseries from the independent SQL: every aligned bucket
-// of the window (api-decisions.md), the independent figures where the stream reported, zeros
+// of the window (docs/api.md), the independent figures where the stream reported, zeros
 // elsewhere.
 import { norm, type Independent } from './independent.ts';
-import { WINDOWS, type WindowName } from '../../warehouse/windows.ts';
+import { WINDOWS, type WindowName } from '../../warehouse/figures/windows.ts';
 
 export async function expectedSeries(ind: Independent, streamId: string, window: WindowName, size: number): Promise<Record<string, unknown>> {
   const rows = await ind.series(size, streamId);

@@ -2,9 +2,9 @@
 // order, for comparing two snapshots figure by figure.
 import { expect } from 'vitest';
 import type { Db } from '../../warehouse/duckdb/db.ts';
-import { fileList, quotedString } from '../../warehouse/sql-files.ts';
-import { readSnapshotManifest } from '../../warehouse/manifest.ts';
-import { publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
+import { fileList, quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { readSnapshotManifest } from '../../warehouse/snapshots/snapshot-manifest.ts';
+import { publishedDir, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 import type { WarehouseLayout } from '../../warehouse/layout.ts';
 
 export interface SnapshotRows {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
-import { beginBuild, buildDir, cleanDebris, keepBuildAlive, snapshotFiles } from '../../warehouse/snapshots.ts';
+import { beginBuild, buildDir, cleanDebris, keepBuildAlive, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { silentLogger } from '../../lib/log.ts';
 
 let wh: TestWarehouse;

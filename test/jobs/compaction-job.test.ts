@@ -14,9 +14,9 @@ import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.t
 import type { Queues } from '../../jobs/queue/client.ts';
 import { waitForRun } from '../../jobs/queue/enqueue.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { discoverLanding } from '../../warehouse/landing.ts';
-import { readSnapshotManifest } from '../../warehouse/manifest.ts';
-import { publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
+import { discoverLanding } from '../../warehouse/landing/landed-files.ts';
+import { readSnapshotManifest } from '../../warehouse/snapshots/snapshot-manifest.ts';
+import { publishedDir, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { takeLock } from '../../lib/file-lock.ts';
 import { readdirSyncOrEmpty } from '../../lib/fsx.ts';
 
@@ -52,7 +52,7 @@ function smallReport(customerId: string, n: number, i: number): HandReport {
 /**
  * A small file of a few reports, landed alike in both warehouses; from the second file on, its
  * last row is a retry of the previous file's first report (a copy is the same report: same id,
- * ts and content, as session-report.md defines a duplicate).
+ * ts and content, as docs/sdk-ingest.md defines a duplicate).
  */
 async function landSmall(customerId: string, n: number): Promise<void> {
   const rows = [0, 1, 2, 3].map((i) => (i === 3 && n > 0 ? smallReport(customerId, n - 1, 0) : smallReport(customerId, n, i)));

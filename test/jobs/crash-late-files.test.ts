@@ -7,7 +7,7 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { listSnapshots, readCurrent } from '../../warehouse/snapshots.ts';
+import { listSnapshots, readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 
 const START = new Date('2026-11-20T00:00:00Z');

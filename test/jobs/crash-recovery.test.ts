@@ -11,8 +11,8 @@ import { jobEnv, killAllWorkers, readyWorker, testQueues, uniquePrefix } from '.
 import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { buildDir, publishedDir, readCurrent, readHistory, snapshotFiles } from '../../warehouse/snapshots.ts';
-import { readSnapshotManifest, type SnapshotManifest } from '../../warehouse/manifest.ts';
+import { buildDir, publishedDir, readCurrent, readHistory, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { readSnapshotManifest, type SnapshotManifest } from '../../warehouse/snapshots/snapshot-manifest.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import type { Queues } from '../../jobs/queue/client.ts';
 import { enqueueRun, waitForRun } from '../../jobs/queue/enqueue.ts';

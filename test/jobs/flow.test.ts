@@ -11,17 +11,17 @@ import { jobEnv, killAllWorkers, readyWorker, testQueues, uniquePrefix, type Wor
 import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
-import { readHistory, readCurrent } from '../../warehouse/snapshots.ts';
-import { readSnapshotManifest } from '../../warehouse/manifest.ts';
-import { readStates } from '../../warehouse/state-store.ts';
-import { publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
+import { readHistory, readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { readSnapshotManifest } from '../../warehouse/snapshots/snapshot-manifest.ts';
+import { readStates } from '../../warehouse/states/state-store.ts';
+import { publishedDir, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 import type { Queues } from '../../jobs/queue/client.ts';
 import { PartitionPayload } from '../../jobs/queue/payloads.ts';
 import type { RunInfo } from '../../jobs/queue/runs.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';
 import { composeCustomerReports } from '../../pilot/service.ts';
 import { customerReportsDir, reportPath } from '../../pilot/publish.ts';
-import { REPORT_FORMATS, renderReport } from '../../pilot/formats.ts';
+import { REPORT_FORMATS, renderReport } from '../../pilot/report-formats.ts';
 
 const CUSTOMERS = ['acme', 'globex', 'initech', 'umbrella'];
 const START = new Date('2026-11-20T00:00:00Z');

@@ -10,8 +10,8 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import type { Queues } from '../../jobs/queue/client.ts';
 import { listRuns, type RunInfo } from '../../jobs/queue/runs.ts';
 import { waitForRun } from '../../jobs/queue/enqueue.ts';
-import { readSnapshotManifest } from '../../warehouse/manifest.ts';
-import { publishedDir, readCurrent, readHistory, snapshotFiles, type CurrentPointer } from '../../warehouse/snapshots.ts';
+import { readSnapshotManifest } from '../../warehouse/snapshots/snapshot-manifest.ts';
+import { publishedDir, readCurrent, readHistory, snapshotFiles, type CurrentPointer } from '../../warehouse/snapshots/snapshot-folders.ts';
 
 let wh: TestWarehouse;
 let env: Record<string, string>;

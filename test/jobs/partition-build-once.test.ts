@@ -8,7 +8,7 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import { planRollup, type RollupPlan } from '../../jobs/rollup/plan.ts';
 import { rollupPartition, withReused, type BatchResult } from '../../jobs/rollup/partition.ts';
 import { publishRollupOnce } from '../../jobs/rollup/publish-once.ts';
-import { partitionKey, readStates } from '../../warehouse/state-store.ts';
+import { partitionKey, readStates } from '../../warehouse/states/state-store.ts';
 import { rollupRunId } from '../../jobs/queue/names.ts';
 
 const START = new Date('2026-11-20T00:00:00Z');

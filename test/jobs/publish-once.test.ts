@@ -12,7 +12,7 @@ import { planRollup } from '../../jobs/rollup/plan.ts';
 import { rollupPartition } from '../../jobs/rollup/partition.ts';
 import { BuildGoneError, publishRollupOnce } from '../../jobs/rollup/publish-once.ts';
 import type { PublishInput } from '../../jobs/rollup/publish.ts';
-import { buildDir, publishedDir, readHistory, snapshotFiles } from '../../warehouse/snapshots.ts';
+import { buildDir, publishedDir, readHistory, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { rollupRunId } from '../../jobs/queue/names.ts';
 import { capturedLog } from '../helpers/captured-log.ts';

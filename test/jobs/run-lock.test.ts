@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { RunAlreadyRunningError, lockRun, runLocked } from '../../warehouse/run-lock.ts';
-import { beginBuild, buildDir, listSnapshots, readCurrent } from '../../warehouse/snapshots.ts';
+import { RunAlreadyRunningError, lockRun, runLocked } from '../../warehouse/snapshots/run-lock.ts';
+import { beginBuild, buildDir, listSnapshots, readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { compactIso } from '../../lib/time.ts';
 import fs from 'node:fs/promises';
 

@@ -12,8 +12,8 @@ import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import type { Queues } from '../../jobs/queue/client.ts';
 import { listRuns } from '../../jobs/queue/runs.ts';
-import { readCurrent, type CurrentPointer } from '../../warehouse/snapshots.ts';
-import { readDesiredSchedule } from '../../warehouse/control/schedule.ts';
+import { readCurrent, type CurrentPointer } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { readDesiredSchedule } from '../../control/schedule.ts';
 
 let wh: TestWarehouse;
 let redis: RedisServer;

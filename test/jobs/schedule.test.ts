@@ -10,7 +10,7 @@ import type { Queues } from '../../jobs/queue/client.ts';
 import { waitForRun } from '../../jobs/queue/enqueue.ts';
 import { JOBS } from '../../jobs/queue/names.ts';
 import { scheduledAsOf } from '../../jobs/queue/fire-time.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
+import { readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
 
 let wh: TestWarehouse;
 let env: Record<string, string>;

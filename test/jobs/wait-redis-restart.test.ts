@@ -9,7 +9,7 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { jobEnv, killAllWorkers, readyWorker, uniquePrefix } from '../helpers/jobs.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
+import { readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 
 const START = new Date('2026-11-20T00:00:00Z');

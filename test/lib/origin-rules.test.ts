@@ -1,4 +1,4 @@
-// The origin rules of api-decisions.md as tables: which entries are valid and how they are stored,
+// The origin rules of docs/api.md as tables: which entries are valid and how they are stored,
 // and which manifest URLs an allowlist allows.
 import { describe, expect, it } from 'vitest';
 import { checkManifestUrl, normaliseOrigin, urlAllowed, validateOrigins } from '../../lib/origin-rules.ts';

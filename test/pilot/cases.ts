@@ -4,7 +4,7 @@ import type { PilotFixture } from './fixtures.ts';
 import type { PilotReport } from '../../pilot/model.ts';
 import type { CustomerReportIndex } from '../../pilot/render.ts';
 
-/** The spec's table of sections (telemetry-api.md, "Pilot report"), in its order. */
+/** The spec's table of sections (docs/api.md, "Pilot report"), in its order. */
 export const SECTIONS = ['Pilot metadata', 'Configuration', 'Results', 'Routing breakdown', 'Cost impact', 'Event economics', 'Conclusion'];
 
 export const EVIL = '<x-evil a="1">|*_`[&#';

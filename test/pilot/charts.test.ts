@@ -2,7 +2,7 @@
 // series and the charts' own axis labels, one bucket, thousands of buckets, gaps, and no bytes.
 import { describe, expect, it } from 'vitest';
 import { bytesChart, offloadRatioChart } from '../../pilot/charts.ts';
-import type { BucketJson } from '../../warehouse/bucket-series.ts';
+import type { BucketJson } from '../../warehouse/figures/bucket-series.ts';
 
 const T0 = Date.parse('2026-11-20T06:00:00Z');
 

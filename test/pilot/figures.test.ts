@@ -9,11 +9,11 @@ import addFormatsModule from 'ajv-formats';
 import type { TestWarehouse } from '../helpers/warehouse.ts';
 import { AS_OF, historyWarehouse } from '../helpers/api.ts';
 import { expectSameFigure, Independent, norm, type Row } from '../helpers/independent.ts';
-import { currentSnapshot, type LoadedSnapshot } from '../../warehouse/snapshot-read.ts';
+import { currentSnapshot, type LoadedSnapshot } from '../../warehouse/snapshots/snapshot-read.ts';
 import { composeCustomerReports } from '../../pilot/service.ts';
 import type { PilotReport } from '../../pilot/model.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';
-import { addTenant } from '../../warehouse/control/tenants.ts';
+import { addTenant } from '../../control/tenants.ts';
 import { costOf } from '../../billing/cost-rules.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 

@@ -9,7 +9,7 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { landingPath, writeReportsParquet, type HandReport } from '../helpers/reports.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
+import { currentSnapshot } from '../../warehouse/snapshots/snapshot-read.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';
 import { loadPilotFigures, type StreamPilotFigures } from '../../pilot/figures.ts';
 import { composePilotReport, type PilotInput, type PilotReport } from '../../pilot/model.ts';

@@ -14,7 +14,7 @@ import {
   formatUsd,
   formatUsdPerGb,
   formatUtc,
-} from '../../pilot/format.ts';
+} from '../../pilot/human-format.ts';
 
 describe('report formatting', () => {
   it('bytes in decimal units, GB as the cost rules count them', () => {

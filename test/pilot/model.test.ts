@@ -9,7 +9,7 @@ import addFormatsModule from 'ajv-formats';
 import { costOf } from '../../billing/cost-rules.ts';
 import { composePilotReport, steadyStateOf, type PilotReport } from '../../pilot/model.ts';
 import type { CohortFigures, StreamPilotFigures } from '../../pilot/figures.ts';
-import type { BucketRow } from '../../warehouse/bucket-series.ts';
+import type { BucketRow } from '../../warehouse/figures/bucket-series.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 

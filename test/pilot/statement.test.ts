@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import { tempDir } from '../helpers/warehouse.ts';
 import { warehouseLayout, type WarehouseLayout } from '../../warehouse/layout.ts';
-import { currentReportKey, listReportKeys, reportJwks, reportKeysFile, rotateReportKey } from '../../warehouse/control/report-keys.ts';
+import { currentReportKey, listReportKeys, reportJwks, reportKeysFile, rotateReportKey } from '../../control/report-keys.ts';
 import { signStatement, type StatementClaims } from '../../pilot/statement.ts';
 import { checkFiles, checkSignature } from '../../pilot/statement-verify.ts';
-import { REPORT_FORMATS, type ReportFormat } from '../../pilot/formats.ts';
+import { REPORT_FORMATS, type ReportFormat } from '../../pilot/report-formats.ts';
 
 const DAY = 86_400_000;
 const RETENTION = 30 * DAY;

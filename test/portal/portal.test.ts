@@ -13,7 +13,7 @@ import { launchChromium, type Browser } from '../pilot/browser.ts';
 import { postReport, startPortal, tileValues, type StartedPortal } from '../helpers/portal.ts';
 import { cli } from '../helpers/cli.ts';
 import { eventually } from '../helpers/child-api.ts';
-import { formatBytes, formatInteger, formatMs, formatPercent } from '../../pilot/format.ts';
+import { formatBytes, formatInteger, formatMs, formatPercent } from '../../pilot/human-format.ts';
 
 // A page of a loaded machine (three test files, Chromium and start's own live rollups on two cores)
 // can take tens of seconds to come: generous bounds, never a timing assertion.

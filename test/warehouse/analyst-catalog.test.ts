@@ -12,10 +12,10 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { PROJECT_ROOT } from '../../lib/version.ts';
 import { landingPath, writeReportsParquet } from '../helpers/reports.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
-import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
-import { sessionClassFiles, snapshotFiles } from '../../warehouse/snapshots.ts';
-import { queryBreakdown, sessionClassesRelation } from '../../warehouse/breakdowns.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { currentSnapshot } from '../../warehouse/snapshots/snapshot-read.ts';
+import { sessionClassFiles, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { queryBreakdown, sessionClassesRelation } from '../../warehouse/reads/breakdowns.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 
 const run = promisify(execFile);

@@ -10,11 +10,11 @@ import { expectSameRows, Independent, type IndependentFilters, type Row } from '
 import { breakdownData, landBreakdownFiles } from '../helpers/breakdown-data.ts';
 import { landingPath, writeReportsParquet } from '../helpers/reports.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
-import { sessionClassFiles, snapshotFiles } from '../../warehouse/snapshots.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
-import { BREAKDOWN_DIMENSIONS, queryBreakdown, sessionClassesRelation, type BreakdownFilters, type SessionDimension } from '../../warehouse/breakdowns.ts';
-import { WINDOW_NAMES, type WindowName } from '../../warehouse/windows.ts';
+import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshots/snapshot-read.ts';
+import { sessionClassFiles, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { BREAKDOWN_DIMENSIONS, queryBreakdown, sessionClassesRelation, type BreakdownFilters, type SessionDimension } from '../../warehouse/reads/breakdowns.ts';
+import { WINDOW_NAMES, type WindowName } from '../../warehouse/figures/windows.ts';
 
 const CUSTOMERS = ['ac', 'acme', 'globex'];
 const AS_OF = new Date('2026-11-20T11:37:13Z');

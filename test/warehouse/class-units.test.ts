@@ -2,10 +2,10 @@
 // unit's whole hour pieces the same window class and the same reading, another for any asOf (or
 // cut hours) that does not. And a layer's unit: the hours its reports lie in (hand-worked).
 import { describe, expect, it } from 'vitest';
-import { unitSignature } from '../../warehouse/combine-plan.ts';
-import { layerClassUnit } from '../../warehouse/window-pieces.ts';
+import { unitSignature } from '../../warehouse/states/combine-plan.ts';
+import { layerClassUnit } from '../../warehouse/states/window-pieces.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
-import type { LayerMeta, StateMeta } from '../../warehouse/state-store.ts';
+import type { LayerMeta, StateMeta } from '../../warehouse/states/state-store.ts';
 
 const us = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
 const TODAY = us('2026-11-20T00:00:00Z');

@@ -2,7 +2,7 @@
 // by size tier, so that a compacted file is not merged again with every new batch of small files.
 import { describe, expect, it } from 'vitest';
 import { partitionsDue, sizeTier } from '../../warehouse/compaction/select.ts';
-import type { LandedFile } from '../../warehouse/landing.ts';
+import type { LandedFile } from '../../warehouse/landing/landed-files.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

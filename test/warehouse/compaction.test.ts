@@ -18,15 +18,15 @@ import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.t
 import { seededRandom } from '../helpers/random.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { runCompaction } from '../../jobs/compaction/compact.ts';
-import { readRecordsSync } from '../../warehouse/compaction-records.ts';
+import { readRecordsSync } from '../../warehouse/landing/compaction-records.ts';
 import type { CompactionStep } from '../../warehouse/compaction/merge.ts';
-import { discoverLanding } from '../../warehouse/landing.ts';
-import { loadSnapshot } from '../../api/snapshot-store.ts';
-import { ResponseCache } from '../../api/response-cache.ts';
+import { discoverLanding } from '../../warehouse/landing/landed-files.ts';
+import { loadSnapshot } from '../../served/snapshot-store.ts';
+import { ResponseCache } from '../../served/response-cache.ts';
 import { EXPORT_SLICE_BYTES, startExport } from '../../api/export/export.ts';
-import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
+import { REPORT_COLUMNS } from '../../warehouse/session-reports/columns.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { fileList, quotedString } from '../../warehouse/sql-files.ts';
+import { fileList, quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 

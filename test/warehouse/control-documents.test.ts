@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import { tempDir } from '../helpers/warehouse.ts';
 import { warehouseLayout, type WarehouseLayout } from '../../warehouse/layout.ts';
-import { addTenant, findTenant, listTenants, tenantsFile } from '../../warehouse/control/tenants.ts';
+import { addTenant, findTenant, listTenants, tenantsFile } from '../../control/tenants.ts';
 
 let dir: string;
 let layout: WarehouseLayout;

@@ -9,11 +9,11 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { landingPath, writeReportsParquet, type HandReport } from '../helpers/reports.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
-import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
-import { readStreamSummaries } from '../../warehouse/snapshot-read.ts';
-import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
-import { loadStreamReports } from '../../warehouse/stream-reports.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { REPORT_COLUMNS } from '../../warehouse/session-reports/columns.ts';
+import { readStreamSummaries } from '../../warehouse/snapshots/snapshot-read.ts';
+import { currentSnapshot } from '../../warehouse/snapshots/snapshot-read.ts';
+import { loadStreamReports } from '../../warehouse/reads/stream-session-reports.ts';
 
 const AS_OF = new Date('2026-11-20T06:00:00Z');
 const DAY = '2026-11-20';

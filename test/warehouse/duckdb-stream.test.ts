@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Db } from '../../warehouse/duckdb/db.ts';
-import { fileList } from '../../warehouse/sql-files.ts';
+import { fileList } from '../../warehouse/duckdb/sql-text.ts';
 
 let dir: string;
 let db: Db;

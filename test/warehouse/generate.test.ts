@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { GenerateError, generateReports, type GenerateOptions } from '../../warehouse/sample/generate.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { hostScratchDir } from '../../warehouse/layout.ts';
 

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { landingPath, writeReportsParquet, type HandReport } from '../helpers/reports.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
-import { currentSnapshot, readStreamSummaries, type StreamSummary } from '../../warehouse/snapshot-read.ts';
-import { fileList } from '../../warehouse/sql-files.ts';
-import { snapshotFiles } from '../../warehouse/snapshots.ts';
+import { currentSnapshot, readStreamSummaries, type StreamSummary } from '../../warehouse/snapshots/snapshot-read.ts';
+import { fileList } from '../../warehouse/duckdb/sql-text.ts';
+import { snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 
 const AS_OF = new Date('2026-11-20T12:00:00Z');
 const LIVE = 'hand:live';

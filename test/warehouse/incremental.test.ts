@@ -11,9 +11,9 @@ import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.t
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { readStates } from '../../warehouse/state-store.ts';
+import { readStates } from '../../warehouse/states/state-store.ts';
 import { seededRandom } from '../helpers/random.ts';
 
 const BASE = new Date('2026-11-18T20:00:00Z');

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
-import { discoverLanding } from '../../warehouse/landing.ts';
-import { partitionFolder, recordFile, writeRecord } from '../../warehouse/compaction-records.ts';
+import { discoverLanding } from '../../warehouse/landing/landed-files.ts';
+import { partitionFolder, recordFile, writeRecord } from '../../warehouse/landing/compaction-records.ts';
 
 let wh: TestWarehouse;
 const folder = partitionFolder('acme', '2026-11-20');

@@ -1,4 +1,4 @@
-// The background merge of layers (warehouse/layer-merge.ts): a run's own build merges only small
+// The background merge of layers (warehouse/publish/layer-merge.ts): a run's own build merges only small
 // trailing layers (INLINE_MERGE_MAX_REPORTS together); compaction merges the larger ones. Which
 // layers are due (hand-worked), and on real layered states: the figures after a merge equal those
 // before it, a from-scratch run and the independent SQL over the raw files; a run that adds a layer
@@ -14,9 +14,9 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { runCompaction } from '../../jobs/compaction/compact.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { readStates, type LayerMeta, type StateMeta } from '../../warehouse/state-store.ts';
-import { layersDueForMerge, mergePartitionLayers } from '../../warehouse/layer-merge.ts';
-import { INLINE_MERGE_MAX_REPORTS } from '../../warehouse/layered-state.ts';
+import { readStates, type LayerMeta, type StateMeta } from '../../warehouse/states/state-store.ts';
+import { layersDueForMerge, mergePartitionLayers } from '../../warehouse/publish/layer-merge.ts';
+import { INLINE_MERGE_MAX_REPORTS } from '../../warehouse/states/layered-state.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 import { seededRandom } from '../helpers/random.ts';
 

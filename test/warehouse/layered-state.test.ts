@@ -1,4 +1,4 @@
-// Layered states of recent days (warehouse/layered-state.ts): a file landing into today's
+// Layered states of recent days (warehouse/states/layered-state.ts): a file landing into today's
 // partition adds a layer instead of a rebuild from every file. Each step's snapshot equals a
 // from-scratch run over the same files and the independent SQL over the raw files, and the states
 // say how they were made: built whole (not layered) when the day had no state, as in a full run;
@@ -14,10 +14,10 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { runCompaction } from '../../jobs/compaction/compact.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { readStates, type StateMeta } from '../../warehouse/state-store.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
-import { discoverLanding } from '../../warehouse/landing.ts';
-import { schemaColumns } from '../../warehouse/partition-load.ts';
+import { readStates, type StateMeta } from '../../warehouse/states/state-store.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { discoverLanding } from '../../warehouse/landing/landed-files.ts';
+import { schemaColumns } from '../../warehouse/landing/partition-load.ts';
 
 const BASE = new Date('2026-11-24T00:00:00Z');
 const HOUR = 3_600_000;

@@ -9,9 +9,9 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { listSnapshots, readCurrent, readHistory, SnapshotUnreadableError } from '../../warehouse/snapshots.ts';
-import { catalogSnapshot, reconcilePublication } from '../../warehouse/publication.ts';
-import { currentSnapshot } from '../../warehouse/snapshot-read.ts';
+import { listSnapshots, readCurrent, readHistory, SnapshotUnreadableError } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { catalogSnapshot, reconcilePublication } from '../../warehouse/publish/publication.ts';
+import { currentSnapshot } from '../../warehouse/snapshots/snapshot-read.ts';
 import { pino } from 'pino';
 import { silentLogger } from '../../lib/log.ts';
 

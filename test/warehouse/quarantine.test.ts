@@ -6,8 +6,8 @@ import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { landingPath, writeReportsParquet, type HandReport } from '../helpers/reports.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
-import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
+import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshots/snapshot-read.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 
 const AS_OF = new Date('2026-11-20T12:00:00Z');
 const good = (id: string, extra: Partial<HandReport> = {}): HandReport => ({

@@ -7,10 +7,10 @@ import type { TestWarehouse } from '../helpers/warehouse.ts';
 // Its asOf is five minutes before the last reports: those must not count.
 import { AS_OF, historyWarehouse } from '../helpers/api.ts';
 import { expectSameFigure, expectSameRows, Independent, norm, type Row } from '../helpers/independent.ts';
-import { currentSnapshot, type LoadedSnapshot } from '../../warehouse/snapshot-read.ts';
-import { fileList, quotedString } from '../../warehouse/sql-files.ts';
-import { snapshotFiles } from '../../warehouse/snapshots.ts';
-import { STANDARD_BUCKET_SECONDS, WINDOWS } from '../../warehouse/windows.ts';
+import { currentSnapshot, type LoadedSnapshot } from '../../warehouse/snapshots/snapshot-read.ts';
+import { fileList, quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { STANDARD_BUCKET_SECONDS, WINDOWS } from '../../warehouse/figures/windows.ts';
 
 let wh: TestWarehouse;
 let snap: LoadedSnapshot;

@@ -1,4 +1,4 @@
-// Poisoned files: for every column of session-report.md, a file holding the worst value of each
+// Poisoned files: for every column of docs/sdk-ingest.md, a file holding the worst value of each
 // kind (NaN, ±Infinity, 1e30, a negative, a non-integral double, a value out of the type's range,
 // a null id or ts) is quarantined with a reason naming the column, the rule and the row count,
 // and the other files roll up. Files holding the extreme values the rules still accept pass,
@@ -12,11 +12,11 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { landingPath } from '../helpers/reports.ts';
 import { expectSameRows, Independent, norm } from '../helpers/independent.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
-import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
+import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshots/snapshot-read.ts';
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
-import { fileList, fillSql, quotedString, sqlFile } from '../../warehouse/sql-files.ts';
-import { REPORT_COLUMNS } from '../../warehouse/report-columns.ts';
-import { projectionSql, provenanceSql } from '../../warehouse/report-projection.ts';
+import { fileList, fillSql, quotedString, sqlFile } from '../../warehouse/duckdb/sql-text.ts';
+import { REPORT_COLUMNS } from '../../warehouse/session-reports/columns.ts';
+import { projectionSql, provenanceSql } from '../../warehouse/session-reports/projection.ts';
 import { loadPilotFigures } from '../../pilot/figures.ts';
 
 const AS_OF = new Date('2026-11-20T12:00:00Z');
@@ -77,7 +77,7 @@ interface Poison {
 
 const NUMBER_COLUMNS = REPORT_COLUMNS.filter((c) => c.family === 'integer' || c.family === 'float');
 const MAP_COLUMNS = REPORT_COLUMNS.filter((c) => c.family === 'map');
-/** The bounds session-report.md's types and the issue give, written out independently of the code. */
+/** The bounds docs/sdk-ingest.md's types and the issue give, written out independently of the code. */
 const OVER_RANGE: Record<string, { value: string; bound: string }> = {
   INTEGER: { value: '2147483648::BIGINT', bound: '2147483647' },
   BIGINT: { value: '1000000000001::BIGINT', bound: '1000000000000' },

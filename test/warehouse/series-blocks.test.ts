@@ -11,12 +11,12 @@ import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.t
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { planSeriesBlocks } from '../../warehouse/series-blocks.ts';
-import type { StateMeta } from '../../warehouse/state-store.ts';
+import { planSeriesBlocks } from '../../warehouse/publish/series-blocks.ts';
+import type { StateMeta } from '../../warehouse/states/state-store.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { publishedDir } from '../../warehouse/snapshots.ts';
-import { listSeriesFiles, seriesFilesIn } from '../../warehouse/series-read.ts';
-import { quotedString } from '../../warehouse/sql-files.ts';
+import { publishedDir } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { listSeriesFiles, seriesFilesIn } from '../../warehouse/reads/series-read.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 
 const meta = (customerId: string, date: string): StateMeta => ({ customerId, date, stateId: `${customerId}-${date}` }) as unknown as StateMeta;
 const days = (from: string, n: number) => Array.from({ length: n }, (_, i) => new Date(Date.parse(`${from}T00:00:00Z`) + i * 86_400_000).toISOString().slice(0, 10));

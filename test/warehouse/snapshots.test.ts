@@ -7,14 +7,14 @@ import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshot-read.ts';
-import { beginBuild, cleanDebris, listSnapshots, lockPublication, newSnapshotId, publishBuild, readCurrent, readHistory } from '../../warehouse/snapshots.ts';
+import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshots/snapshot-read.ts';
+import { beginBuild, cleanDebris, listSnapshots, lockPublication, newSnapshotId, publishBuild, readCurrent, readHistory } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { LockLostError, takeLock, type HeldLock } from '../../lib/file-lock.ts';
 import { hostScratchDir } from '../../warehouse/layout.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
-import { readStates } from '../../warehouse/state-store.ts';
-import { readSnapshotManifest } from '../../warehouse/manifest.ts';
+import { readStates } from '../../warehouse/states/state-store.ts';
+import { readSnapshotManifest } from '../../warehouse/snapshots/snapshot-manifest.ts';
 
 const START = new Date('2026-11-20T00:00:00Z');
 const at = (h: number) => new Date(START.getTime() + h * 3_600_000);

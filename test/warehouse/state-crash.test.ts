@@ -10,8 +10,8 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { readCurrent } from '../../warehouse/snapshots.ts';
-import { readStates } from '../../warehouse/state-store.ts';
+import { readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { readStates } from '../../warehouse/states/state-store.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 

@@ -11,9 +11,9 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { snapshotRows, type SnapshotRows } from '../helpers/snapshot-rows.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { readStates, statePartitionDir } from '../../warehouse/state-store.ts';
-import { leaseStates, pruneStates } from '../../warehouse/state-retention.ts';
-import { beginBuild, buildDir, readHistory, snapshotFiles } from '../../warehouse/snapshots.ts';
+import { readStates, statePartitionDir } from '../../warehouse/states/state-store.ts';
+import { leaseStates, pruneStates } from '../../warehouse/states/state-retention.ts';
+import { beginBuild, buildDir, readHistory, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { readdirSyncOrEmpty } from '../../lib/fsx.ts';
 
 const BASE = new Date('2026-11-18T08:00:00Z');

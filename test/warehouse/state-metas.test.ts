@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { readStates, stateFiles } from '../../warehouse/state-store.ts';
+import { readStates, stateFiles } from '../../warehouse/states/state-store.ts';
 
 let wh: TestWarehouse;
 

@@ -8,8 +8,8 @@ import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { planRollup } from '../../jobs/rollup/plan.ts';
-import { readStates } from '../../warehouse/state-store.ts';
-import { newSnapshotId, publishedDir, snapshotFiles } from '../../warehouse/snapshots.ts';
+import { readStates } from '../../warehouse/states/state-store.ts';
+import { newSnapshotId, publishedDir, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 import type { JobDeps } from '../../jobs/deps.ts';
 
 const BASE = new Date('2026-11-18T08:00:00Z');

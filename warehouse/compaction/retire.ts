@@ -9,10 +9,10 @@
 import fs from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { readSnapshotManifest } from '../manifest.ts';
-import { listSnapshots, publishedDir, snapshotFiles } from '../snapshots.ts';
+import { readSnapshotManifest } from '../snapshots/index.ts';
+import { listSnapshots, publishedDir, snapshotFiles } from '../snapshots/index.ts';
 import type { WarehouseLayout } from '../layout.ts';
-import { readRecordsSync, recordFile, type CompactionRecord, type CoveredFile } from '../compaction-records.ts';
+import { readRecordsSync, recordFile, type CompactionRecord, type CoveredFile } from '../landing/index.ts';
 import { fsyncDir, readdirSyncOrEmpty } from '../../lib/fsx.ts';
 import type { HeldLock } from '../../lib/file-lock.ts';
 

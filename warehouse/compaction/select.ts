@@ -1,7 +1,7 @@
 // Which partitions a compaction merges, and which of their files (docs/warehouse-state.md,
 // "Compaction of small landed files"): a partition's small files, by size tier, once a tier holds enough of them.
-import type { LandedFile } from '../landing.ts';
-import { partitionKey, stateVersion, type StateMeta } from '../state-store.ts';
+import type { LandedFile } from '../landing/index.ts';
+import { partitionKey, stateVersion, type StateMeta } from '../states/index.ts';
 
 /**
  * `files` without those of a partition with a layered state that its newest state has not read:

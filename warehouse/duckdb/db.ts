@@ -48,7 +48,7 @@ export class Db {
 
   static async open(config: DuckDbConfig, spillDir: string, options: DbOptions = {}): Promise<Db> {
     fs.mkdirSync(spillDir, { recursive: true });
-    // A private in-memory database: no database file is ever shared between processes (design.md).
+    // A private in-memory database: no database file is ever shared between processes (docs/architecture.md).
     const instance = await DuckDBInstance.create(':memory:', instanceSettings(config, spillDir));
     await setUtc(instance);
     let smallReads = instance;

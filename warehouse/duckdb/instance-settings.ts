@@ -1,4 +1,4 @@
-// The settings every DuckDB instance of a process opens with (design.md): explicit threads,
+// The settings every DuckDB instance of a process opens with (docs/architecture.md): explicit threads,
 // memory limit and spill folder, nothing downloaded at run time, freed memory handed back, and
 // every timestamp in UTC whatever the machine's zone.
 import type { DuckDBInstance } from '@duckdb/node-api';

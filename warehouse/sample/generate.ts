@@ -5,9 +5,9 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { LIST, VARCHAR, listValue } from '@duckdb/node-api';
 import { z } from 'zod';
-import type { Db } from '../duckdb/db.ts';
-import type { DbSession } from '../duckdb/session.ts';
-import { fillSql, quotedString, sqlFile } from '../sql-files.ts';
+import type { Db } from '../duckdb/index.ts';
+import type { DbSession } from '../duckdb/index.ts';
+import { fillSql, quotedString, sqlFile } from '../duckdb/index.ts';
 import { exists, fsyncDir, listFiles, moveFile } from '../../lib/fsx.ts';
 import { compactIso } from '../../lib/time.ts';
 import { hostScratchDir, type WarehouseLayout } from '../layout.ts';
@@ -151,7 +151,7 @@ async function landGenerated(layout: WarehouseLayout, scratch: string): Promise<
       throw new GenerateError(`${path.relative(layout.root, m.to)} already exists: this seed and start were generated before (nothing written)`);
     }
   }
-  // Land every file by rename; each is complete before it appears (session-report.md).
+  // Land every file by rename; each is complete before it appears (docs/sdk-ingest.md).
   const dirs = new Set<string>();
   for (const m of moves) {
     await moveFile(m.from, m.to);

@@ -1,0 +1,96 @@
+// The session classes of the hour pieces, kept in the state area per class unit (window-pieces.ts:
+// a customer's days before asOf's date, or one hour file of asOf's date) and linked into every
+// snapshot. A unit's files never change, and the window class of each of its whole hour pieces
+// (and whether the snapshot reads it) changes only when an edge or asOf reaches another hour or
+// the first instant of one, or the hours cut change: so a unit's classes are computed once an hour
+// at most, and a run computes those of the units that are new (a layer it added), not all of them.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { copyToParquet } from '../duckdb/index.ts';
+import { fileList, fillSql, quotedString, sqlFile } from '../duckdb/index.ts';
+import type { DbSession } from '../duckdb/index.ts';
+import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from '../reads/index.ts';
+import { unitSignature, type CombinePlan } from '../states/index.ts';
+import { hourPiecesSql, type ClassUnit } from '../states/index.ts';
+import { classesFile, durableStateFileName } from '../states/index.ts';
+import { exists } from '../../lib/fsx.ts';
+
+/** Bumped when the files' columns or classing change: a new version names new files. */
+const VERSION = 'class-units-1';
+
+/** The units' session class files by customer, how many of them this run computed, and their union's SQL. */
+export interface UnitClasses {
+  /**
+   * The files the snapshot links, by customer: with `combineBefore`, the classes of the units
+   * before it in one file (their rows, sorted by stream), then each later unit's file.
+   */
+  files: Map<string, string[]>;
+  /** Every unit's classes file, and the combined ones: retention keeps them. */
+  used: string[];
+  /** Units, and those whose classes this run computed. */
+  units: number;
+  computed: number;
+  unionSql: string;
+}
+
+/**
+ * The session classes file of every unit at asOf (written the first time a run needs it, touched
+ * on every use so that retention keeps it), by customer, and the SQL that adds them to the
+ * classes of the cut hours in the view `session_classes`. With `combineBefore` (asOf's date),
+ * a customer's units that end by then (the days before it, in runs of days: window-pieces.ts) are
+ * read through one file of all their rows, named by theirs, so that a reader of the snapshot (the
+ * API's breakdowns) opens one file for them instead of one per unit; it is made again only when
+ * one of theirs is, and costs a copy of their rows.
+ */
+export async function unitSessionClasses(
+  s: DbSession,
+  plan: Pick<CombinePlan, 'layout' | 'asOf' | 'asOfUs' | 'cutHours'>,
+  units: readonly ClassUnit[],
+  combineBefore?: bigint,
+): Promise<UnitClasses> {
+  const { params, types } = windowClassParams(plan.asOf);
+  const files = new Map<string, string[]>();
+  const earlier = new Map<string, string[]>();
+  const used: string[] = [];
+  let computed = 0;
+  const touch = async (file: string) => {
+    const now = new Date();
+    await fs.utimes(file, now, now).catch(() => {});
+    used.push(file);
+  };
+  for (const u of units) {
+    const signature = unitSignature(plan, u.fromUs, u.toUs);
+    const key = createHash('sha256').update([VERSION, signature, ...u.files.map(durableStateFileName)].join('\n')).digest('hex').slice(0, 24);
+    const file = classesFile(plan.layout, u.customerId, key);
+    if (!(await exists(file))) {
+      const query = breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, u.files)})` });
+      await copyToParquet(s, query, file, params, types, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
+      computed++;
+    }
+    await touch(file);
+    const to = combineBefore !== undefined && u.toUs <= combineBefore ? earlier : files;
+    to.set(u.customerId, [...(to.get(u.customerId) ?? []), file]);
+  }
+  for (const [customerId, list] of earlier) {
+    let file = list[0]!;
+    if (list.length > 1) {
+      const key = createHash('sha256').update([VERSION, 'combined', ...list.map((f) => path.basename(f))].join('\n')).digest('hex').slice(0, 24);
+      file = classesFile(plan.layout, customerId, key);
+      if (!(await exists(file))) {
+        await copyToParquet(s, `SELECT * FROM read_parquet(${fileList(list)}, hive_partitioning = false) ORDER BY streamId`, file, undefined, undefined, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
+      }
+      await touch(file);
+    }
+    files.set(customerId, [file, ...(files.get(customerId) ?? [])]);
+  }
+  const unionSql = [...files]
+    .map(([c, list]) => `UNION ALL BY NAME SELECT ${quotedString(c)} AS customer, * FROM read_parquet(${fileList(list)}, hive_partitioning = false)`)
+    .join('\n');
+  return { files, used, units: units.length, computed, unionSql };
+}
+
+/** The view `session_classes`: the classes of the cut hours and those of every unit. */
+export async function createSessionClassesView(s: DbSession, unionSql: string): Promise<void> {
+  await s.run(fillSql(sqlFile('session_classes_view'), { units: unionSql }));
+}

@@ -1,0 +1,112 @@
+// What the steps of combining partition states into a snapshot share (state-combine.ts): the
+// instants they work in (microseconds since the epoch, UTC days), the hours that the windows'
+// edges cut at asOf, and which states serve the snapshot whole.
+import { WINDOWS } from '../figures/index.ts';
+import type { SnapshotFiles } from '../snapshots/index.ts';
+import type { StateMeta } from './state-store.ts';
+import type { WarehouseLayout } from '../layout.ts';
+
+export const HOUR_US = 3_600_000_000n;
+
+export function usOf(d: Date): bigint {
+  return BigInt(d.getTime()) * 1000n;
+}
+
+export function dateOfUs(us: bigint): string {
+  return new Date(Number(us / 1000n)).toISOString().slice(0, 10);
+}
+
+/** UTC dates as days since the epoch, and back. */
+const DAY_MS = 86_400_000;
+export const epochDay = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
+export const dateOfDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+export const DAY_US = 86_400_000_000n;
+
+/** The first instant of a UTC date, in microseconds since the epoch. */
+export const dayStartUs = (date: string) => BigInt(epochDay(date)) * DAY_US;
+
+/** The start of the `grain`-long interval whose open part (start, start + grain) strictly holds `edge`. */
+function cutInterval(edge: bigint, grain: bigint): bigint | null {
+  const start = edge - (((edge % grain) + grain) % grain);
+  return start + 1n <= edge && edge < start + grain - 1n ? start : null;
+}
+
+/**
+ * The hours that the windows' edges at `asOf` cut: those of the four lower edges (asOf - w), and
+ * asOf's own hour (`asOfHour`), which hour pieces serve whole only when no report of it lies after
+ * asOf (window-pieces.ts reads its raw reports otherwise).
+ */
+export function windowEdges(asOf: Date) {
+  const u = usOf(asOf);
+  const lower = WINDOWS.filter((w) => w.seconds !== null).map((w) => u - BigInt(w.seconds!) * 1_000_000n);
+  const lowerCutHours = [...new Set(lower.map((e) => cutInterval(e, HOUR_US)).filter((x): x is bigint => x !== null))];
+  return { asOfUs: u, lowerCutHours, asOfHour: cutInterval(u, HOUR_US) };
+}
+
+export interface CombineInput {
+  layout: WarehouseLayout;
+  asOf: Date;
+  horizonSeconds: number;
+  customers: readonly string[];
+  /** The state of every partition of the snapshot. */
+  states: readonly StateMeta[];
+  build: SnapshotFiles;
+}
+
+export interface CombinePlan extends CombineInput {
+  asOfUs: bigint;
+  asOfDate: string;
+  /** The states of asOf's date and before that have files. */
+  states: readonly StateMeta[];
+  /** Those holding a report after asOf (only those of asOf's date can). */
+  after: readonly StateMeta[];
+  /** The others: each serves the snapshot whole (its hour pieces and its day's series). */
+  whole: readonly StateMeta[];
+  /** The hours that an edge cuts: the lower edges', and asOf's own when a state of its day holds a report after asOf. */
+  cutHours: readonly bigint[];
+}
+
+export function planCombine(input: CombineInput): CombinePlan {
+  const { asOfUs, lowerCutHours, asOfHour } = windowEdges(input.asOf);
+  const asOfDate = dateOfUs(asOfUs);
+  const states = input.states.filter((m) => m.date <= asOfDate && m.files.length > 0);
+  const after = states.filter((m) => m.maxTs !== null && Date.parse(m.maxTs) > input.asOf.getTime());
+  const afterIds = new Set(after.map((m) => m.stateId));
+  const cutHours = [...lowerCutHours];
+  if (asOfHour !== null && after.some((m) => m.date === dateOfUs(asOfHour))) cutHours.push(asOfHour);
+  return { ...input, asOfUs, asOfDate, states, after, whole: states.filter((m) => !afterIds.has(m.stateId)), cutHours };
+}
+
+/** What the snapshot holds of one customer. */
+export interface CustomerFigures {
+  /** Deduplicated reports with ts <= asOf. */
+  reports: number;
+  streams: number;
+  summaryRows: number;
+  seriesRows: number;
+  /** Days whose series file is the state's own (hard link), and days computed by this run. */
+  seriesDaysLinked: number;
+  seriesDaysWritten: number;
+}
+
+/**
+ * What fixes, at asOf, the window class of every whole hour piece lying in [fromUs, toUs) and
+ * whether the snapshot reads it (window_class.sql, hour_pieces.sql): where each window's lower edge
+ * and asOf sit, and the hours cut there. A piece's earliest instant lo_us is its hour's start h
+ * (the hour's first instant) or h + 1 (the rest); it is in a window when lo_us > edge, read when
+ * lo_us <= asOf. For an instant x in the span that is decided, for every piece, by x's hour and
+ * whether x is its first instant; x before the span puts every piece on one side, after on the
+ * other; a cut hour leaves out the rest of that hour.
+ */
+export function unitSignature(plan: Pick<CombinePlan, 'asOfUs' | 'cutHours'>, fromUs: bigint | null, toUs: bigint): string {
+  const place = (x: bigint) => {
+    if (fromUs !== null && x < fromUs) return 'before';
+    if (x >= toUs) return 'after';
+    const h = x - (((x % HOUR_US) + HOUR_US) % HOUR_US);
+    return `${h}:${x === h ? 0 : 1}`;
+  };
+  const edges = WINDOWS.filter((w) => w.seconds !== null).map((w) => place(plan.asOfUs - BigInt(w.seconds!) * 1_000_000n));
+  const cut = plan.cutHours.filter((h) => (fromUs === null || h >= fromUs) && h < toUs).map(String).sort();
+  return [...edges, `asOf ${place(plan.asOfUs)}`, `cut ${cut.join(' ')}`].join(',');
+}

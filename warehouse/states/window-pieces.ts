@@ -1,0 +1,238 @@
+// The pieces of every window at asOf (window_pieces.sql), read where they lie: hour pieces wholly
+// inside every window they touch, and the raw reports of the hours that a window edge cuts, each a
+// piece of its own (docs/warehouse-state.md, "How a snapshot is made from states").
+import { BIGINT, VARCHAR } from '@duckdb/node-api';
+import { copyToParquet, STATE_COMPRESSION } from '../duckdb/index.ts';
+import { fileList, fillSql, sqlFile } from '../duckdb/index.ts';
+import type { DbSession } from '../duckdb/index.ts';
+import { compactedFile, statesKey } from './state-files.ts';
+import { dateOfDay, dateOfUs, DAY_US, dayStartUs, epochDay, HOUR_US, unitSignature, type CombinePlan } from './combine-plan.ts';
+import { noPiecesSql, pieceSql } from '../figures/index.ts';
+import { loadStateReports } from './state-session-reports.ts';
+import { compactedHoursFile, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
+import { dropRelations } from '../duckdb/index.ts';
+import type { WarehouseLayout } from '../layout.ts';
+import { exists } from '../../lib/fsx.ts';
+
+/** Days this recent are read from their own states; older ones from a customer's compacted file. */
+const RECENT_DAYS = 2;
+
+/** Literals of code-computed instants (never input), for filters DuckDB can push into Parquet reads. */
+const lit = (xs: readonly bigint[]) => xs.map((x) => `${x}::BIGINT`).join(', ');
+
+export interface WindowPieces {
+  /** Hour-piece files read (retention keeps the compacted ones). */
+  usedFiles: string[];
+  /** Raw reports read to keep the pieces of newly cut hours. */
+  edgeReportsRead: number;
+  /** Ids of the layered states whose cut hours came from their layers' report files. */
+  layeredStatesCut: string[];
+  /**
+   * The hour pieces, which the view leaves out, as the units whose session classes are kept in
+   * the state area (class-units.ts): per customer, its days before asOf's date; then each hour
+   * file of asOf's date (a layer of a layered state, or a state's own).
+   */
+  units: ClassUnit[];
+}
+
+/** Hour-piece files of one customer whose pieces lie in [fromUs, toUs) (microseconds; fromUs null: unbounded). */
+export interface ClassUnit {
+  customerId: string;
+  files: string[];
+  fromUs: bigint | null;
+  toUs: bigint;
+}
+
+
+/**
+ * The view `window_pieces` of the plan's states at asOf: the pieces of the hours an edge cuts;
+ * the hour pieces, wholly inside every window they touch, are named in `units`.
+ */
+export async function createWindowPieces(s: DbSession, plan: CombinePlan): Promise<WindowPieces> {
+  const units = await classUnits(s, plan);
+  const edges = await edgePieces(s, plan);
+  const sources = [...(edges.sql ? [edges.sql] : []), noPiecesSql()];
+  await s.run(fillSql(sqlFile('window_pieces'), { sources: sources.join('\nUNION ALL\n') }));
+  return { usedFiles: units.flatMap((u) => u.files), edgeReportsRead: edges.reportsRead, layeredStatesCut: edges.layeredStatesCut, units };
+}
+
+/**
+ * Hour pieces of `files` wholly inside every window they touch (hour_pieces.sql). Hours after
+ * asOf's are left out by lo_us; asOf's own hour is whole unless cut.
+ */
+export function hourPiecesSql(plan: Pick<CombinePlan, 'asOfUs' | 'cutHours'>, files: readonly string[]): string {
+  const notCut = plan.cutHours.length > 0 ? `NOT (NOT at_start AND start_us IN (${lit(plan.cutHours)}))` : 'true';
+  return pieceSql('hour_pieces', { files: fileList(files), not_cut: notCut, as_of_us: lit([plan.asOfUs]) });
+}
+
+/**
+ * The class units of the plan's states, so that a unit's session classes change as seldom as
+ * they can (class-units.ts keeps them per unit and signature; a unit is made again when its
+ * signature changes, once an hour at most). Each hour file of asOf's date is a unit of its own
+ * (a layered state adds a layer at each run, and only the new layer's classes are new), over
+ * the hours its reports lie in: a layer whose hours all lie before the 1h window's edge keeps its
+ * classes when the edge moves on. A customer's days before asOf's date are grouped by their
+ * signature: the days that an edge or asOf falls in are units of their own, and each run of days
+ * between two of them one unit, whose classes then stay the same until the edges move to another
+ * day (once a day); before that, the customer's 30 days were one unit, made again at every hour.
+ * A group's days from RECENT_DAYS before asOf's date are read from their states' own files, the
+ * older ones from one compacted file of their hour pieces (compacted-files.ts) when there are
+ * several, so that a run opens a few files per customer instead of one per day of history (a late
+ * file into an old day rebuilds its group's compacted file).
+ */
+async function classUnits(s: DbSession, plan: CombinePlan): Promise<ClassUnit[]> {
+  const cutoff = dateOfDay(epochDay(plan.asOfDate) - RECENT_DAYS);
+  const units: ClassUnit[] = [];
+  const before = new Map<string, StateMeta[]>();
+  for (const m of plan.states) {
+    if (m.date === plan.asOfDate) units.push(...todayUnits(plan, m));
+    else before.set(m.customerId, [...(before.get(m.customerId) ?? []), m]);
+  }
+  for (const [customerId, states] of before) {
+    for (const group of daysBySignature(plan, states)) {
+      const recent = group.filter((m) => m.date >= cutoff);
+      const older = group.filter((m) => m.date < cutoff);
+      const files = recent.flatMap((m) => stateHourFiles(plan.layout, m));
+      if (older.length === 1) files.push(...stateHourFiles(plan.layout, older[0]!));
+      else if (older.length > 1) {
+        const file = compactedHoursFile(plan.layout, customerId, statesKey(older));
+        const query = fillSql(sqlFile('compacted_hours'), { files: fileList(older.flatMap((m) => stateHourFiles(plan.layout, m))) });
+        files.push(await compactedFile(s, file, query, { compression: STATE_COMPRESSION }));
+      }
+      const first = dayStartUs(group[0]!.date);
+      const last = dayStartUs(group[group.length - 1]!.date) + DAY_US;
+      units.push({ customerId, files, fromUs: first, toUs: last });
+    }
+  }
+  return units;
+}
+
+/**
+ * A customer's states of days before asOf's date, in runs of consecutive days of one signature
+ * (combine-plan.ts unitSignature over each day): an edge lies in one day only, so a day that holds
+ * one is a run of its own, and the days between two edges share theirs.
+ */
+function daysBySignature(plan: CombinePlan, states: readonly StateMeta[]): StateMeta[][] {
+  const groups: { signature: string; states: StateMeta[] }[] = [];
+  for (const m of [...states].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0))) {
+    const from = dayStartUs(m.date);
+    const signature = unitSignature(plan, from, from + DAY_US);
+    const last = groups[groups.length - 1];
+    if (last && last.signature === signature) last.states.push(m);
+    else groups.push({ signature, states: [m] });
+  }
+  return groups.map((g) => g.states);
+}
+
+/**
+ * The units of a state of asOf's date: each layer's hour file over the hours from its earliest
+ * report's to its latest's (a layer made before layers recorded their earliest report: from the
+ * day's start); a state built whole, its hour file over the day.
+ */
+function todayUnits(plan: CombinePlan, m: StateMeta): ClassUnit[] {
+  const dayUs = dayStartUs(m.date);
+  if (!m.layers) return [{ customerId: m.customerId, files: [stateFiles(plan.layout, m).hours], fromUs: dayUs, toUs: dayUs + DAY_US }];
+  return m.layers.map((l) => layerClassUnit(plan.layout, m, l));
+}
+
+/** The class unit of one layer of a state of asOf's date (todayUnits). */
+export function layerClassUnit(layout: WarehouseLayout, m: StateMeta, l: LayerMeta): ClassUnit {
+  const dayUs = dayStartUs(m.date);
+  // The hour of a ts of the layer's day; null for one that is not (then the day's edge serves:
+  // a span too wide only makes the classes change more often, one too narrow would be wrong).
+  const hourOf = (ts: string | null | undefined): bigint | null => {
+    const ms = ts ? Date.parse(ts) : NaN;
+    if (!Number.isFinite(ms)) return null;
+    const us = BigInt(ms) * 1000n;
+    return us >= dayUs && us < dayUs + DAY_US ? us - (us % HOUR_US) : null;
+  };
+  const first = hourOf(l.minTs);
+  const last = hourOf(l.maxTs);
+  return {
+    customerId: m.customerId,
+    files: [stateFiles(layout, m).layer(l.layerId).hours],
+    fromUs: first ?? dayUs,
+    toUs: last === null ? dayUs + DAY_US : last + HOUR_US,
+  };
+}
+
+/** An hour that an edge cuts, in a state of its day, and the file beside the state that keeps its pieces. */
+interface EdgeHour {
+  m: StateMeta;
+  h: bigint;
+  file: string;
+}
+
+/**
+ * The hours an edge cuts (the hour's first instant is in its hour piece), each state's reports of
+ * them as pieces of their own, classed by their ts (edge_pieces.sql). A state's reports of an hour
+ * never change, so they are kept beside the state the first time an edge cuts that hour (an edge
+ * stays in an hour for an hour of 5-minute runs), and read from there.
+ */
+async function edgePieces(s: DbSession, plan: CombinePlan): Promise<{ sql: string | null; reportsRead: number; layeredStatesCut: string[] }> {
+  const layered = layeredEdgePieces(plan);
+  const whole = await wholeStateEdgePieces(s, { ...plan, states: plan.states.filter((m) => !m.layers) });
+  const sources = [layered?.sql ?? null, whole.sql].filter((x): x is string => x !== null);
+  return { sql: sources.length > 0 ? sources.join('\nUNION ALL\n') : null, reportsRead: whole.reportsRead, layeredStatesCut: layered?.states ?? [] };
+}
+
+/** A TIMESTAMP literal of an instant in microseconds since the epoch (code-computed, never input). */
+export function timestampLiteral(us: bigint): string {
+  const ms = us / 1000n;
+  const micros = String(us % 1000n).padStart(3, '0');
+  return `TIMESTAMP '${new Date(Number(ms)).toISOString().replace('T', ' ').replace('Z', '')}${micros}'`;
+}
+
+/**
+ * The cut hours of layered states, from their layers' report files (sorted by ts: only the row
+ * groups of those hours are read), each report a piece of its own (layer_edge_pieces.sql).
+ */
+function layeredEdgePieces(plan: CombinePlan): { sql: string; states: string[] } | null {
+  const cut = plan.states.filter((m) => m.layers && m.layers.length > 0 && plan.cutHours.some((h) => dateOfUs(h) === m.date));
+  // One statement per cut hour over the report files of its day's states: a range on ts alone,
+  // which DuckDB serves from the row groups' statistics (an OR of the hours made it read every
+  // row group's ts, ~0.1 s more on a day of 2.8 M reports).
+  const queries = plan.cutHours.flatMap((h) => {
+    const files = cut.filter((m) => m.date === dateOfUs(h)).flatMap((m) => stateReportFiles(plan.layout, m));
+    if (files.length === 0) return [];
+    const hourEnd = h + HOUR_US - 1n < plan.asOfUs ? h + HOUR_US - 1n : plan.asOfUs;
+    return [pieceSql('layer_edge_pieces', { files: fileList(files), after: timestampLiteral(h), up_to: timestampLiteral(hourEnd) })];
+  });
+  if (queries.length === 0) return null;
+  return { sql: queries.map((q) => `(${q})`).join('\nUNION ALL\n'), states: cut.map((m) => m.stateId) };
+}
+
+/** The cut hours of states built whole, from the edge-hour files kept beside them. */
+async function wholeStateEdgePieces(s: DbSession, plan: CombinePlan): Promise<{ sql: string | null; reportsRead: number }> {
+  const cut: EdgeHour[] = plan.states.flatMap((m) =>
+    plan.cutHours.filter((h) => dateOfUs(h) === m.date).map((h) => ({ m, h, file: stateFiles(plan.layout, m).edgeHour(h) })),
+  );
+  const missing: EdgeHour[] = [];
+  for (const e of cut) if (!(await exists(e.file))) missing.push(e);
+  const reportsRead = missing.length > 0 ? await writeEdgeHours(s, plan.layout, missing) : 0;
+  if (cut.length === 0) return { sql: null, reportsRead };
+  return { sql: pieceSql('edge_pieces', { files: fileList(cut.map((e) => e.file)), as_of_us: lit([plan.asOfUs]) }), reportsRead };
+}
+
+/**
+ * The edge-hour files of `missing`, from the raw reports of their states' files, deduplicated by
+ * the one rule (all copies of a report share its ts, hence its partition); returns the rows read.
+ */
+async function writeEdgeHours(s: DbSession, layout: WarehouseLayout, missing: readonly EdgeHour[]): Promise<number> {
+  const hours = [...new Set(missing.map((e) => e.h))];
+  const inHours = hours.map((h) => `(ts > make_timestamp(${h}::BIGINT) AND ts < make_timestamp(${h + HOUR_US}::BIGINT))`).join(' OR ');
+  const read = await loadStateReports(s, layout, [...new Set(missing.map((e) => e.m))], inHours);
+  await s.run(pieceSql('edge_reports', { source: 'reports' }));
+  for (const e of missing) {
+    await copyToParquet(
+      s,
+      pieceSql('edge_hour_pieces'),
+      e.file,
+      { customer: e.m.customerId, hour_start: e.h, hour_end: e.h + HOUR_US },
+      { customer: VARCHAR, hour_start: BIGINT, hour_end: BIGINT },
+      { compression: STATE_COMPRESSION },
+    );
+  }
+  await dropRelations(s, ['edge_reports']);
+  return read;
+}
