@@ -58,14 +58,49 @@ export async function startApi<P extends ApiPages | null = null>(config: AppConf
   const spill = path.join(hostScratchDir(layout), `duckdb-${process.pid}`);
   // The API's DuckDB is sized on its own (API_DUCKDB_*): small reads, not the jobs' partitions.
   // Exports run in their own DuckDB slots; a request's work waits in a bounded queue (503 beyond).
-  const db = await Db.open(config.api.duckdb, spill, { exportSlots: config.api.exports.duckdbSlots, maxQueued: config.api.duckdbMaxQueued });
   // DuckDB's parquet_metadata_cache stays off: it would keep a descriptor open for every Parquet
   // file the process ever read, a count that grows with history (docs/api.md).
+  const db = await Db.open(config.api.duckdb, spill, { exportSlots: config.api.exports.duckdbSlots, maxQueued: config.api.duckdbMaxQueued });
+  await prepareWarehouse(layout, log);
+  const { deps, closeQueueClient } = await apiDeps(config, log, layout, db, opts.deliveries ?? config.alerts.deliveries);
+  deps.outbox.start();
+  collectProcessMetrics();
+  bindApiMetrics(deps.store, db);
+  const pages = (opts.pages?.(deps) ?? null) as P;
+  const server = httpServer(config, createApp(deps, pages).listener);
+  const url = await listen(server, config.api.port, config.api.host);
+  pages?.listening(url);
+  const metrics: MetricsListener | null = config.api.metrics ? await listenMetrics(config.api.metrics.port, config.api.metrics.host) : null;
+  log.info({ url, metrics: metrics?.url ?? null, snapshot: deps.store.current()?.id ?? null }, 'API listening');
+  const close = async () => {
+    deps.store.stop();
+    await metrics?.close();
+    deps.revocation.stop();
+    await deps.outbox.stop();
+    await closeQueueClient();
+    await closeServer(server);
+    db.close();
+    await fs.rm(spill, { recursive: true, force: true });
+  };
+  return { url, metricsUrl: metrics?.url ?? null, server, deps, pages, close };
+}
+
+/** The control area private, a report-signing key from the start (the JWK Set is never empty), dead exports' scratch gone. */
+async function prepareWarehouse(layout: WarehouseLayout, log: Logger): Promise<void> {
   await secureControlArea(layout.control);
-  // A report-signing key from the start: the JWK Set a verifier fetches is never empty.
   await currentReportKey(layout);
   const removed = await prepareExportScratch(layout);
   if (removed.length > 0) log.info({ files: removed.length }, 'removed export scratch files of processes that no longer run');
+}
+
+/** The API's parts: the snapshot store (started), caches, on-demand work, keys, revocation, deliveries. */
+async function apiDeps(
+  config: AppConfig,
+  log: Logger,
+  layout: WarehouseLayout,
+  db: Db,
+  deliveries: 'outbox' | 'queue',
+): Promise<{ deps: ApiDeps; closeQueueClient: () => Promise<void> }> {
   const store = new SnapshotStore(db, layout, log, config.api.snapshotPollMs, new ResponseCache(config.api.caches.responsesBytes, config.api.memoryTargetBytes));
   await store.start();
   // Read through the stat-checked reader on every use: an edit applies without a restart, and the
@@ -74,7 +109,7 @@ export async function startApi<P extends ApiPages | null = null>(config: AppConf
     log.error({ err: err.message }, 'the platform configuration is invalid; keeping the last good one'),
   );
   platform.current(); // an invalid document at start is fatal
-  let closeQueueClient: (() => Promise<void>) | null = null;
+  let closeQueueClient = async (): Promise<void> => {};
   const deps: ApiDeps = {
     db,
     layout,
@@ -96,53 +131,43 @@ export async function startApi<P extends ApiPages | null = null>(config: AppConf
     }),
     exports: new Admission(config.api.exports.max, config.api.exports.perTenant),
     revocation: await Revocation.start(layout, config.api.revocationPollMs, log),
-    outbox: await deliveriesOf(config, layout, log, opts.deliveries ?? config.alerts.deliveries, (close) => (closeQueueClient = close)),
+    outbox: await deliveriesOf(config, layout, log, deliveries, (close) => (closeQueueClient = close)),
   };
-  deps.outbox.start();
-  collectProcessMetrics();
-  bindApiMetrics(store, db);
-  const served = (opts.pages?.(deps) ?? null) as P;
-  const app = createApp(deps, served);
-  // Slow or stalled clients do not hold the server: receiving a request has a deadline, checked
-  // twice a second (Node checks every 30 s by default, so a deadline acted up to 30 s late), and
-  // an idle keep-alive connection is closed.
-  const server = http.createServer({ connectionsCheckingInterval: 500 }, app.listener);
+  return { deps, closeQueueClient: () => closeQueueClient() };
+}
+
+/**
+ * The HTTP server: slow or stalled clients do not hold it (receiving a request has a deadline,
+ * checked twice a second: Node checks every 30 s by default, so a deadline acted up to 30 s late),
+ * and an idle keep-alive connection is closed.
+ */
+function httpServer(config: AppConfig, listener: http.RequestListener): http.Server {
+  const server = http.createServer({ connectionsCheckingInterval: 500 }, listener);
   server.requestTimeout = config.api.requestTimeoutMs;
   server.headersTimeout = Math.min(config.api.requestTimeoutMs, config.api.headersTimeoutMs);
   server.keepAliveTimeout = 5_000;
   server.maxConnections = config.api.maxConnections;
   server.on('clientError', answerClientError);
+  return server;
+}
+
+/** Listen on port and host; the URL it answers on. */
+async function listen(server: http.Server, port: number, host: string): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.api.port, config.api.host, () => resolve());
+    server.listen(port, host, () => resolve());
   });
   const addr = server.address() as AddressInfo;
-  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const url = `http://${host}:${addr.port}`;
-  served?.listening(url);
-  const metrics: MetricsListener | null = config.api.metrics ? await listenMetrics(config.api.metrics.port, config.api.metrics.host) : null;
-  log.info({ url, metrics: metrics?.url ?? null, snapshot: store.current()?.id ?? null }, 'API listening');
-  return {
-    url,
-    metricsUrl: metrics?.url ?? null,
-    server,
-    deps,
-    pages: served,
-    async close() {
-      store.stop();
-      await metrics?.close();
-      deps.revocation.stop();
-      await deps.outbox.stop();
-      await closeQueueClient?.();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), 5_000).unref();
-      });
-      db.close();
-      await fs.rm(spill, { recursive: true, force: true });
-    },
-  };
+  return `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+}
+
+/** Close the server: idle connections at once, the others once their answer is sent, all after 5 s. */
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), 5_000).unref();
+  });
 }
 
 /**
