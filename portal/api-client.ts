@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
 import { Readable as NodeReadable } from 'node:stream';
+import { SharedWork } from './shared-work.ts';
 
 export interface ApiAnswer<T> {
   status: number;
@@ -29,6 +30,13 @@ export class ApiRefusal extends Error {
 
 /** Bytes of telemetry answers the portal keeps for repeats at the same snapshot (PortalApi.getAtSnapshot). */
 const SNAPSHOT_ANSWERS_BYTES = 32 * 2 ** 20;
+/**
+ * The snapshots whose answers are kept: the one served and the one before it (a page that started
+ * just before a swap still reads at it). A page starts at the served snapshot, so older answers can
+ * never be asked for again: they are dropped rather than left to fill the cache (live pages make a
+ * new set of answers at every swap, every few seconds).
+ */
+const SNAPSHOTS_KEPT = 2;
 
 export class PortalApi {
   private base: string | null = null;
@@ -36,6 +44,12 @@ export class PortalApi {
   private readonly atSnapshot = new LRUCache<string, { body: unknown }>({ maxSize: SNAPSHOT_ANSWERS_BYTES });
   /** Answers with their ETag by caller and path: see getRevalidated. */
   private readonly revalidated = new LRUCache<string, { etag: string; body: unknown }>({ maxSize: SNAPSHOT_ANSWERS_BYTES });
+  /** Telemetry reads in flight by the same key as atSnapshot: concurrent pages share one request and one parsed answer. */
+  readonly inFlight = new SharedWork();
+  /** The snapshots atSnapshot holds answers of, oldest first (at most SNAPSHOTS_KEPT). */
+  private readonly keptSnapshots: string[] = [];
+  /** The snapshots whose answers were dropped (the last few hundred ids). */
+  private readonly droppedSnapshots = new LRUCache<string, true>({ max: 256 });
 
   /** Where the API listens, once it does (startApi sets it). */
   listening(url: string): void {
@@ -53,17 +67,38 @@ export class PortalApi {
    * GET a telemetry route whose answer depends on nothing but the caller, the URL and the snapshot
    * (the API's own rule for the answers it replays: api/replayed-answers.ts), once per caller,
    * path and served snapshot: a repeat while the same snapshot is served is the answer the API
-   * gave. A page request still checks its session and revocation first (sign-in.ts); the answers
+   * gave; pages that ask while the request is in flight wait for it (one request, one parsed
+   * answer). A page request still checks its session and revocation first (sign-in.ts); the answers
    * are read-only (pages copy what they change).
    */
   async getAtSnapshot<T>(path: string, token: string, snapshotId: string, signal?: AbortSignal): Promise<T> {
     const key = `${createHash('sha256').update(token).digest('base64url')}|${snapshotId}|${path}`;
+    const kept = this.keepSnapshot(snapshotId);
     const hit = this.atSnapshot.get(key);
     if (hit) return hit.body as T;
-    const a = await this.request<T>('GET', path, token, undefined, signal);
-    if (a.status < 200 || a.status > 299) throw refusalOf(a);
-    this.atSnapshot.set(key, { body: a.body }, { size: 256 + key.length + Number(a.headers.get('content-length') ?? JSON.stringify(a.body).length) });
-    return a.body;
+    return this.inFlight.run(key, signal, async (shared) => {
+      const a = await this.request<T>('GET', path, token, undefined, shared);
+      if (a.status < 200 || a.status > 299) throw refusalOf(a);
+      if (kept && this.keptSnapshots.includes(snapshotId)) this.atSnapshot.set(key, { body: a.body }, { size: 256 + key.length + Number(a.headers.get('content-length') ?? JSON.stringify(a.body).length) });
+      return a.body;
+    });
+  }
+
+  /** A snapshot's answers are kept; those of the snapshots before the last SNAPSHOTS_KEPT are dropped. */
+  private keepSnapshot(snapshotId: string): boolean {
+    if (this.keptSnapshots.includes(snapshotId)) return true;
+    // A page that started before two swaps reads at a dropped snapshot: its answers are not kept.
+    if (this.droppedSnapshots.has(snapshotId)) return false;
+    this.keptSnapshots.push(snapshotId);
+    const dropped = new Set(this.keptSnapshots.splice(0, Math.max(0, this.keptSnapshots.length - SNAPSHOTS_KEPT)));
+    for (const id of dropped) this.droppedSnapshots.set(id, true);
+    if (dropped.size > 0) for (const key of [...this.atSnapshot.keys()]) if (dropped.has(key.split('|')[1]!)) this.atSnapshot.delete(key);
+    return true;
+  }
+
+  /** How many answers are kept (for tests). */
+  get keptAnswers(): number {
+    return this.atSnapshot.size;
   }
 
   /**

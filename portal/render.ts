@@ -28,8 +28,16 @@ export function wantsFragment(ctx: Context): boolean {
 }
 
 export function renderPage(ctx: Context, assets: PortalAssets, template: string, view: Record<string, unknown>, status = 200): void {
-  const fragment = wantsFragment(ctx);
-  const html = environment().render(`${template}.njk`, { ...view, fragment, layout: fragment ? 'fragment.njk' : 'layout.njk', assets: { script: assets.script.name, style: assets.style.name } });
+  sendPage(ctx, pageHtml(assets, template, view, wantsFragment(ctx)), status);
+}
+
+/** A page's HTML: the whole page, or its <main> alone (`fragment`). */
+export function pageHtml(assets: PortalAssets, template: string, view: Record<string, unknown>, fragment: boolean): string {
+  return environment().render(`${template}.njk`, { ...view, fragment, layout: fragment ? 'fragment.njk' : 'layout.njk', assets: { script: assets.script.name, style: assets.style.name } });
+}
+
+/** Sends a page's HTML, gzip'd when the browser takes it. */
+export function sendPage(ctx: Context, html: string, status = 200): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'private, no-store');

@@ -11,7 +11,8 @@ import { PageReads } from './figures.ts';
 import { filterOf, pageState, stateQuery, type PageState } from './page-state.ts';
 import { parseFilters } from '../served/breakdown-filters.ts';
 import { portalHeaders } from './security.ts';
-import { renderPage, wantsFragment } from './render.ts';
+import { pageHtml, renderPage, sendPage, wantsFragment } from './render.ts';
+import { FragmentRenders } from './fragment-renders.ts';
 import { requireSession, sessionOf, signInRoutes } from './sign-in.ts';
 import { eventStream } from './events.ts';
 import { exportDownload, reportDownload } from './downloads.ts';
@@ -29,7 +30,7 @@ import type { PortalDeps } from './deps.ts';
 
 type PageHandler = (ctx: Context, reads: PageReads, state: PageState, viewer: Viewer) => Promise<Record<string, unknown>>;
 
-export function portalRouter(deps: PortalDeps, assets: PortalAssets): Router {
+export function portalRouter(deps: PortalDeps, assets: PortalAssets, fragments = new FragmentRenders()): Router {
   const router = new Router({ prefix: '/portal' });
   router.get('/assets/:name', (ctx) => serveAsset(ctx, assets));
   signInRoutes(router, deps, assets);
@@ -39,7 +40,11 @@ export function portalRouter(deps: PortalDeps, assets: PortalAssets): Router {
     if (ctx.query['fdim'] !== undefined) return addedFilter(ctx, state);
     const viewer = viewerOf(ctx, state);
     if (operatorOnly && viewer.role !== 'operator') throw new ApiRefusal(403, { code: 'operator_only', detail: 'This page is for the platform operators.' }, null);
-    renderPage(ctx, assets, template, await view(ctx, reads(ctx, deps), state, viewer));
+    if (!wantsFragment(ctx)) return renderPage(ctx, assets, template, await view(ctx, reads(ctx, deps), state, viewer));
+    // A live update: the concurrent ones of this session, URL and snapshot share one render.
+    const snapshotId = deps.store.current()?.id ?? null;
+    const html = await fragments.html(sessionOf(ctx), snapshotId, ctx.url, clientGone(ctx), async (signal) => pageHtml(assets, template, await view(ctx, reads(ctx, deps, signal, snapshotId), state, viewer), true));
+    sendPage(ctx, html);
   };
   router.get('/', signedIn, page('overview', overviewView));
   router.get('/reports', signedIn, page('reports', reportsView));
@@ -71,7 +76,7 @@ export function portalRouter(deps: PortalDeps, assets: PortalAssets): Router {
   return router;
 }
 
-const reads = (ctx: Context, deps: PortalDeps) => new PageReads(deps.api, sessionOf(ctx).token, clientGone(ctx), deps.store.current()?.id ?? null);
+const reads = (ctx: Context, deps: PortalDeps, signal: AbortSignal = clientGone(ctx), snapshotId = deps.store.current()?.id ?? null) => new PageReads(deps.api, sessionOf(ctx).token, signal, snapshotId);
 
 /** The stream's page: its figures, and on a whole page (not a live update) its report's verdict. */
 const streamPage: PageHandler = async (ctx, r, state, viewer) => {
