@@ -23,7 +23,7 @@ import { fileSchema, loadSql, quarantineUnreadable, screenFiles, type LoadContex
 import { pieceSql } from './piece-columns.ts';
 import { STATE_COLUMNS } from './report-columns.ts';
 import { buildSeries, SERIES_ROW_GROUP_SIZE, type PartitionToBuild } from './partition-state.ts';
-import { newStateId, stateFiles, stateInput, stateVersion, writeStates, type LayerMeta, type StateInput, type StateMeta } from './state-store.ts';
+import { newStateId, stateFiles, stateInput, stateLayout, stateVersion, writeStates, type LayerMeta, type StateInput, type StateMeta } from './state-store.ts';
 import { dropRelations } from './temp-relations.ts';
 import { partitionFolder, type RecordsByPartition } from './compaction-records.ts';
 import { codeVersion } from '../lib/version.ts';
@@ -177,6 +177,7 @@ async function buildOn(
     formatVersion: 1,
     stateId: newStateId(),
     stateVersion: stateVersion(),
+    stateLayout: stateLayout(),
     codeVersion: codeVersion(),
     customerId: p.customerId,
     date: p.date,

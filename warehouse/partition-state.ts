@@ -13,7 +13,7 @@ import { isFileError, type LandedFile } from './landing.ts';
 import { loadSql, quarantineUnreadable, screenFiles, type LoadContext, type LoadOutcome } from './partition-load.ts';
 import { pieceSql } from './piece-columns.ts';
 import { STATE_COLUMNS } from './report-columns.ts';
-import { newStateId, partitionKey, stateInput, stateVersion, writeStates, type stateFiles, type StateMeta, type StateToWrite } from './state-store.ts';
+import { newStateId, partitionKey, stateInput, stateLayout, stateVersion, writeStates, type stateFiles, type StateMeta, type StateToWrite } from './state-store.ts';
 import { dropRelations } from './temp-relations.ts';
 import { MIN_BUCKET_SECONDS, STANDARD_BUCKET_SECONDS } from './windows.ts';
 import { codeVersion } from '../lib/version.ts';
@@ -180,6 +180,7 @@ function stateToWrite(
     formatVersion: 1,
     stateId: newStateId(),
     stateVersion: stateVersion(),
+    stateLayout: stateLayout(),
     codeVersion: codeVersion(),
     customerId,
     date,
