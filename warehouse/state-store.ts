@@ -17,6 +17,7 @@ import { KNOWN_COLUMNS } from './report-columns.ts';
 import { compactIso } from '../lib/time.ts';
 import { fsyncDir, fsyncFile, readdirSyncOrEmpty, writeJsonDurable } from '../lib/fsx.ts';
 import { codeVersion } from '../lib/version.ts';
+import { testStateSalts } from '../lib/config.ts';
 import { StampedReads } from '../lib/stamped-reads.ts';
 import { ownedScratchName } from '../lib/scratch-owner.ts';
 import type { WarehouseLayout } from './layout.ts';
@@ -44,14 +45,6 @@ const STATE_SQL = [
   'layer_coarse_sums', 'layer_coarse_delta', 'coarse_series_rows', 'layer_touched_series',
 ];
 
-/**
- * For tests only: text mixed into the hash of the state code (`P2PTEL_TEST_STATE_CODE_SALT`) or of
- * the state layout (`P2PTEL_TEST_STATE_LAYOUT_SALT`), to simulate a deployment that changes the SQL
- * or what a state's files hold. Never set in production.
- */
-const CODE_SALT = 'P2PTEL_TEST_STATE_CODE_SALT';
-const LAYOUT_SALT = 'P2PTEL_TEST_STATE_LAYOUT_SALT';
-
 const cached = new Map<string, string>();
 function memo(key: string, make: () => string): string {
   let v = cached.get(key);
@@ -65,7 +58,8 @@ function memo(key: string, make: () => string): string {
  * code: it is rebuilt before a run publishes.
  */
 export function stateLayout(): string {
-  const salt = process.env[LAYOUT_SALT] ?? '';
+  // Tests simulate a deployment by salting the hashes (lib/config.ts `testStateSalts`); '' otherwise.
+  const salt = testStateSalts().layout;
   return memo(`layout\n${salt}`, () => {
     const h = createHash('sha256');
     h.update(`format ${STATE_FORMAT}\n${salt}\n`);
@@ -81,7 +75,7 @@ export function stateLayout(): string {
  * away. A state of the same layout but other SQL is stale but readable (`decidePartition`).
  */
 export function stateVersion(): string {
-  const salt = process.env[CODE_SALT] ?? '';
+  const salt = testStateSalts().code;
   const layout = stateLayout();
   return memo(`version\n${layout}\n${salt}`, () => {
     const h = createHash('sha256');
