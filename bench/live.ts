@@ -1,4 +1,4 @@
-// npm run bench:live -- [--mode both|start|workers] [--tiny] [--one-report-sessions] [--cross-hour] [--logs DIR] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 2s]
+// npm run bench:live -- [--mode both|start|workers|deploy] [--tiny] [--one-report-sessions] [--cross-hour] [--logs DIR] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 2s]
 // End-to-end freshness of live figures (issue 30's figure; goal p95 ≤ 10 s): the time from the
 // collector's acknowledgement of a report to the first API answer that counts it, in two
 // deployments over the same generated history (30 days × 100 streams by default, ending now,
@@ -7,6 +7,12 @@
 //   workers  the worker tier: a redis-server of the bench's own (a free port), `schedule
 //            --rollup-every 2s` (`--rollup-every`; and the compaction job, every 60 s), two `worker` processes, a
 //            `collect` and a `serve` process, with the live settings of docs/operations.md.
+//   deploy   `start`, then restarts of it as deployments: one whose state SQL differs (the rebuild
+//            in the background, docs/warehouse-state.md "After a deployment"; simulated by
+//            P2PTEL_TEST_STATE_CODE_SALT), the same with ROLLUP_REBUILD_BUDGET=0 (the blocking
+//            rebuild, as before 2026-11-28) and a plain restart, each measured from the restart until
+//            no state is stale (freshness, the API's answers every 250 ms, peak RSS), against the
+//            first process's steady freshness.
 // In each, a background load posts `--rate` reports/s to the collector (batches of 100, evenly
 // spaced) as SDKs do: rate × 30 sessions at once, each reporting every 30 s for 15 minutes
 // (`--one-report-sessions`: every report a session of its own, rate new sessions a second), and
@@ -27,12 +33,13 @@ import { Command } from 'commander';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import { warehouseLayout } from '../warehouse/layout.ts';
 import { discoverLanding } from '../warehouse/landing/index.ts';
-import { readCurrent } from '../warehouse/snapshots/index.ts';
+import { publishedDir, readCurrent, snapshotFiles } from '../warehouse/snapshots/index.ts';
+import { readSnapshotManifest } from '../warehouse/snapshots/index.ts';
 import { startRedisServer } from '../test/helpers/redis-server.ts';
 import { writeResult } from './report.ts';
 
 const cli = new Command()
-  .option('--mode <mode>', 'start, workers, or both (one after the other)', 'both')
+  .option('--mode <mode>', 'start, workers, both (one after the other), or deploy (restarts of start as deployments)', 'both')
   .option('--tiny', 'small history and a short run: checks the benchmark runs (overrides the sizes below)')
   .option('--dir <dir>', 'warehouse folder (history generated into it when empty); default bench/output/live (live-tiny with --tiny)')
   .option('--days <n>', 'days of history', '30')
@@ -50,7 +57,7 @@ const cli = new Command()
   .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean; crossHour?: boolean; logs?: string }>();
 const TINY = { days: '1', customers: '2', streams: '2', sessions: '40', rate: '200', probes: '4', probeEvery: '2' };
 const opts = cli.tiny ? { ...cli, ...TINY } : cli;
-if (!['start', 'workers', 'both'].includes(opts.mode)) throw new Error(`--mode: start, workers or both, not ${opts.mode}`);
+if (!['start', 'workers', 'both', 'deploy'].includes(opts.mode)) throw new Error(`--mode: start, workers, both or deploy, not ${opts.mode}`);
 
 const dir = path.resolve(opts.dir ?? path.join(PROJECT_ROOT, 'bench', 'output', cli.tiny ? 'live-tiny' : 'live'));
 const layout = warehouseLayout(dir);
@@ -135,8 +142,8 @@ async function stop(p: Proc, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> 
 }
 
 /** `p2ptel start` on the warehouse, once it prints its live line: its URLs, token and ingest key. */
-async function startStart(): Promise<{ proc: Proc; target: Target }> {
-  const proc = launch('start', ['start', '--warehouse', dir, '--port', '0', '--collector-port', '0']);
+async function startStart(name = 'start', env: NodeJS.ProcessEnv = process.env): Promise<{ proc: Proc; target: Target }> {
+  const proc = launch(name, ['start', '--warehouse', dir, '--port', '0', '--collector-port', '0'], env);
   await waitForOutput(proc, /^live: a rollup runs/m);
   const out = proc.output();
   const lines = out.split('\n');
@@ -378,7 +385,149 @@ function describe(r: ModeResult): string[] {
   ];
 }
 
+/** One restart of `start` as a deployment, measured from the restart until no state is stale. */
+interface RestartResult {
+  name: string;
+  /** From the launch to the ports answering, to the live loop, and to the first snapshot with no stale state (the rebuild's end). */
+  portsOpenMs: number;
+  liveMs: number;
+  rebuildMs: number;
+  /** Snapshots published from the launch to the rebuild's end, and the most stale states one of them used. */
+  snapshots: number;
+  maxStale: number;
+  /** Probes posted from the ports' opening to the rebuild's end (at least `--probes`): ms from the 202 to the API listing it. */
+  freshnessMs: { p50: number; p95: number; max: number; n: number };
+  /** GET /telemetry/streams every 250 ms from the ports' opening to the rebuild's end: answered, failed, and the longest wait between two answers. */
+  api: { answered: number; failed: number; longestGapMs: number };
+  peakRssMiB: number;
+}
+
+/** The current snapshot's asOf and stale states (null: none readable). */
+async function currentStale(): Promise<{ asOf: number; stale: number; snapshot: string } | null> {
+  const current = await readCurrent(layout).catch(() => null);
+  if (!current) return null;
+  const manifest = await readSnapshotManifest(snapshotFiles(publishedDir(layout, current.snapshot)).manifest);
+  return { asOf: Date.parse(current.asOf), stale: manifest.partitionStates?.stale ?? 0, snapshot: current.snapshot };
+}
+
+/** Stop `prev`, launch `start` with `env`, and measure until the first snapshot of the new process with no stale state. */
+async function restart(name: string, prev: Proc, token: string, env: NodeJS.ProcessEnv): Promise<{ proc: Proc; target: Target; result: RestartResult }> {
+  await stop(prev, 'SIGINT');
+  const launched = Date.now();
+  const proc = launch(name, ['start', '--warehouse', dir, '--port', '0', '--collector-port', '0'], env);
+  const open = await waitForOutput(proc, /^API on (\S+) and collector on (\S+) answer now/m);
+  const portsOpenMs = Date.now() - launched;
+  const partial: Target = { api: open[1]!, collector: open[2]!, token, key: '', customer: '' };
+  // The sample key and customer are the previous process's (kept across starts): read from its output.
+  const before = prev.output();
+  partial.key = before.split('\n')[before.split('\n').findIndex((l) => /ingest key of \S+ \(public/.test(l)) + 1]!.trim();
+  partial.customer = /ingest key of (\S+) \(public/.exec(before)![1]!;
+  let over = false;
+  let liveMs = NaN;
+  void waitForOutput(proc, /^live: a rollup runs/m).then(() => (liveMs = Date.now() - launched), () => {});
+  const seen = new Set<string>();
+  let maxStale = 0;
+  const watch = (async () => {
+    while (!over) {
+      const c = await currentStale();
+      if (c && c.asOf >= launched && !seen.has(c.snapshot)) {
+        seen.add(c.snapshot);
+        maxStale = Math.max(maxStale, c.stale);
+        if (c.stale === 0) return Date.now() - launched;
+      }
+      if (proc.child.exitCode !== null) throw new Error(`${name} exited ${proc.child.exitCode}: ${proc.output().slice(-2000)}`);
+      await sleep(250);
+    }
+    return NaN;
+  })();
+  const api = { answered: 0, failed: 0, longestGapMs: 0 };
+  const asking = (async () => {
+    let last = Date.now();
+    while (!over) {
+      const ok = await fetch(`${partial.api}/telemetry/streams?window=1h`, { headers: { Authorization: `Bearer ${token}` } }).then((r) => r.ok, () => false);
+      const now = Date.now();
+      if (ok) {
+        api.answered++;
+        api.longestGapMs = Math.max(api.longestGapMs, now - last);
+        last = now;
+      } else api.failed++;
+      await sleep(250);
+    }
+  })();
+  let stopping = false;
+  const load = backgroundLoad(partial, Number(opts.rate), () => stopping);
+  const freshness: number[] = [];
+  const probes: Promise<void>[] = [];
+  let rebuildMs = NaN;
+  void watch.then((ms) => (rebuildMs = ms));
+  for (let n = 0; Number.isNaN(rebuildMs) || n < Number(opts.probes); n++) {
+    probes.push(probe(partial, 1000 + n).then((ms) => void freshness.push(ms)));
+    await sleep(Number(opts.probeEvery) * 1000);
+  }
+  await Promise.all(probes);
+  await watch;
+  over = true;
+  stopping = true;
+  await Promise.all([load, asking]);
+  const f = freshness;
+  const result: RestartResult = {
+    name,
+    portsOpenMs,
+    liveMs,
+    rebuildMs,
+    snapshots: seen.size,
+    maxStale,
+    freshnessMs: { p50: percentile(f, 50), p95: percentile(f, 95), max: Math.max(...f), n: f.length },
+    api,
+    peakRssMiB: await peakRssMiB(proc),
+  };
+  return { proc, target: partial, result };
+}
+
+/** `start` steady, then three restarts: a deployment that changes the state SQL, the same with the blocking rebuild, and a plain restart. */
+async function runDeployMode(): Promise<{ steady: ModeResult; restarts: RestartResult[] }> {
+  process.stderr.write('deploy: p2ptel start, steady ...\n');
+  const first = await startStart();
+  const m = await measure(first.target);
+  const steady = summarize('start', m, [], { start: await peakRssMiB(first.proc) });
+  const salt = `bench-${Date.now()}`;
+  const restarts: RestartResult[] = [];
+  process.stderr.write('deploy: restart with other state SQL (the rebuild in the background) ...\n');
+  const a = await restart('deploy background', first.proc, first.target.token, { ...process.env, P2PTEL_TEST_STATE_CODE_SALT: `${salt}-a` });
+  restarts.push(a.result);
+  process.stderr.write('deploy: restart with other state SQL, ROLLUP_REBUILD_BUDGET=0 (blocking) ...\n');
+  const b = await restart('deploy blocking', a.proc, first.target.token, { ...process.env, P2PTEL_TEST_STATE_CODE_SALT: `${salt}-b`, ROLLUP_REBUILD_BUDGET: '0' });
+  restarts.push(b.result);
+  process.stderr.write('deploy: plain restart ...\n');
+  const c = await restart('plain restart', b.proc, first.target.token, { ...process.env, P2PTEL_TEST_STATE_CODE_SALT: `${salt}-b` });
+  restarts.push(c.result);
+  await stop(c.proc, 'SIGINT');
+  return { steady, restarts };
+}
+
+function describeRestart(r: RestartResult): string {
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const f = r.freshnessMs;
+  return (
+    `  ${r.name}: ports ${s(r.portsOpenMs)}, live loop ${s(r.liveMs)}, no stale state ${s(r.rebuildMs)} (${r.snapshots} snapshots, up to ${r.maxStale} stale); ` +
+    `freshness ${f.n} probes p50 ${s(f.p50)}, p95 ${s(f.p95)}, max ${s(f.max)}; API ${r.api.answered} answers, ${r.api.failed} failed, longest gap ${s(r.api.longestGapMs)}; peak RSS ${r.peakRssMiB} MiB`
+  );
+}
+
 await ensureHistory();
+if (opts.mode === 'deploy') {
+  const d = await runDeployMode();
+  process.stdout.write(
+    [
+      `live benchmark, deployments: ${opts.days} days × ${Number(opts.customers) * Number(opts.streams)} streams of history, ${opts.rate} reports/s in the background${cli.tiny ? ' (--tiny: a check that it runs, not a measure)' : ''}`,
+      ...describe(d.steady),
+      ...d.restarts.map(describeRestart),
+    ].join('\n') + '\n',
+  );
+  const file = await writeResult(cli.tiny ? 'live-deploy-tiny' : 'live-deploy', d);
+  process.stdout.write(`  (${path.relative(PROJECT_ROOT, file)})\n`);
+  process.exit(0);
+}
 const modes: ModeResult[] = [];
 if (opts.mode !== 'workers') modes.push(await runStartMode());
 if (opts.mode !== 'start') modes.push(await runWorkersMode());

@@ -1,7 +1,8 @@
 // Rolling up inline on a short cadence, for the embedded default (`start`): a run as soon as new
 // reports land (a collector in the same process says so), at most one at a time (a landing during
 // a run asks for one more right after it), and one at least every `idleMs` anyway, so that windows
-// and activity move with the clock; compaction runs beside them (live-compaction.ts). Stopping waits for the run in flight: nothing is left half done.
+// and activity move with the clock (or right after the previous one while a rebuild after a
+// deployment is under way: each run rebuilds a few stale states); compaction runs beside them (live-compaction.ts). Stopping waits for the run in flight: nothing is left half done.
 import type { JobDeps } from './deps.ts';
 import { runPipeline, type PipelineResult } from './pipeline.ts';
 
@@ -13,7 +14,8 @@ export interface LiveRollupPolicy {
 }
 
 export interface LiveRun {
-  reason: 'landed' | 'idle';
+  /** `rebuild`: the previous run still used stale states (docs/warehouse-state.md, "After a deployment"). */
+  reason: 'landed' | 'idle' | 'rebuild';
   ms: number;
   result: PipelineResult | null;
   error: unknown;
@@ -23,6 +25,8 @@ export class LiveRollups {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private wanted = false;
+  /** The last run published a snapshot that still used stale states. */
+  private rebuilding = false;
   private stopped = false;
 
   constructor(
@@ -60,7 +64,8 @@ export class LiveRollups {
       this.running = null;
       const again = this.wanted;
       this.wanted = false;
-      this.later(again ? 'landed' : 'idle', again ? this.policy.minGapMs : this.policy.idleMs);
+      if (again || this.rebuilding) this.later(again ? 'landed' : 'rebuild', this.policy.minGapMs);
+      else this.later('idle', this.policy.idleMs);
     });
   }
 
@@ -69,8 +74,11 @@ export class LiveRollups {
     try {
       // Compaction runs beside the runs (live-compaction.ts), not before each of them.
       const result = await runPipeline(this.deps, { asOf: new Date(), compact: false });
+      this.rebuilding = result.published && (result.manifest.partitionStates?.stale ?? 0) > 0;
       this.onRun({ reason, ms: performance.now() - started, result, error: null });
     } catch (error) {
+      // A failing run is not retried at once: the next comes when reports land, or at idle time.
+      this.rebuilding = false;
       this.onRun({ reason, ms: performance.now() - started, result: null, error });
     }
   }

@@ -79,3 +79,13 @@ function setPath(target: Record<string, unknown>, at: string, value: unknown): v
 function defined(values: object | undefined): Record<string, unknown> {
   return Object.fromEntries(Object.entries(values ?? {}).filter(([, v]) => v !== undefined));
 }
+
+/**
+ * For tests and benchmarks only, never set in production: text mixed into the hash of the state
+ * code (`P2PTEL_TEST_STATE_CODE_SALT`) or of the state layout (`P2PTEL_TEST_STATE_LAYOUT_SALT`),
+ * to simulate a deployment that changes a state's SQL or what its files hold
+ * (warehouse/state-store.ts). Read at each call, so that a test can change it between runs.
+ */
+export function testStateSalts(): { code: string; layout: string } {
+  return { code: process.env['P2PTEL_TEST_STATE_CODE_SALT'] ?? '', layout: process.env['P2PTEL_TEST_STATE_LAYOUT_SALT'] ?? '' };
+}

@@ -53,6 +53,9 @@ export function describePartitionStates(ps: PipelineResult['manifest']['partitio
     ...Object.entries(ps.reasons)
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([reason, n]) => `    ${int(n)} × ${reason}`),
+    ...(ps.stale
+      ? [`  rebuild under way   ${int(ps.stale)} stale states still used (a deployment changed their SQL; rebuilt a few a run; ROLLUP_REBUILD_BUDGET=0 rebuilds the rest before publishing)`]
+      : []),
   ];
 }
 

@@ -12,8 +12,9 @@ import { issueToken, tokenSecret } from '../../api/tokens.ts';
 import { addTenant, findTenant } from '../../control/tenants.ts';
 import { loadPlatformConfig } from '../../config/platform.ts';
 import { discoverLanding } from '../../warehouse/landing/index.ts';
-import { generateReports } from '../../warehouse/sample/index.ts';
-import { runPipeline } from '../../jobs/pipeline.ts';
+import { generateReports } from '../../warehouse/sample/generate.ts';
+import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
+import { STALE_REBUILT_REASON } from '../../jobs/rollup/rebuild-metrics.ts';
 import { runReports } from '../../jobs/pilot-reports/run.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshots/index.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
@@ -221,6 +222,7 @@ async function serveLive(rt: Runtime, served: Served, counted: number): Promise<
   const { api, collector } = served;
   await withJobDeps(rt, async (deps) => {
     let reports = counted;
+    let staleBefore = 0;
     // Rules are evaluated on every snapshot the API swaps in, off the rollups' path.
     const alerts = new LiveAlerts(api.deps, rt.log, (e) => {
       if (e.opened + e.resolved > 0) process.stdout.write(`alerts: ${e.opened} incident(s) opened, ${e.resolved} resolved at snapshot ${e.snapshot}\n`);
@@ -233,6 +235,11 @@ async function serveLive(rt: Runtime, served: Served, counted: number): Promise<
         void alerts.published();
       }
       if (line) process.stdout.write(`${line}\n`);
+      if (run.result?.published) {
+        const rebuild = describeRebuild(run.result.manifest.partitionStates, staleBefore);
+        staleBefore = run.result.manifest.partitionStates?.stale ?? 0;
+        if (rebuild) process.stdout.write(`${rebuild}\n`);
+      }
     });
     collector.deps.flusher.onLanded(() => live.landed());
     live.start();
@@ -261,6 +268,14 @@ function describeLiveRun(run: LiveRun, reportsBefore: number): string | null {
   if (reports === reportsBefore && run.reason === 'idle') return null;
   const added = reports - reportsBefore;
   return `live: snapshot as of ${r.manifest.asOf} counts ${reports.toLocaleString('en-US')} reports (${added >= 0 ? '+' : ''}${added.toLocaleString('en-US')}), rolled up in ${seconds} s`;
+}
+
+/** The rebuild after a deployment (docs/warehouse-state.md): its progress at each run while under way, and its end. */
+function describeRebuild(ps: PipelineResult['manifest']['partitionStates'], staleBefore: number): string | null {
+  const stale = ps?.stale ?? 0;
+  const rebuilt = ps?.reasons[STALE_REBUILT_REASON] ?? 0;
+  if (stale > 0) return `live: rebuild after a deployment under way: ${rebuilt} stale states rebuilt by this run, ${stale} left`;
+  return staleBefore > 0 || rebuilt > 0 ? `live: rebuild after a deployment over (${rebuilt} stale states rebuilt by this run, none left)` : null;
 }
 
 /** A shell line that posts one fresh report (its id and ts made when it runs), gzip'd. */

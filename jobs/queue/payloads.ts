@@ -5,7 +5,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { z, type ZodType } from 'zod';
 import { CUSTOMER_ID_PATTERN } from '../../warehouse/ids.ts';
 import { QuarantinedSchema } from '../../warehouse/snapshots/index.ts';
-import type { RebuildReason } from '../../warehouse/states/index.ts';
+import type { PartitionDecision } from '../../warehouse/states/index.ts';
 import { describeZodError } from '../../lib/errors.ts';
 import { parseIsoInstant } from '../../lib/time.ts';
 
@@ -42,7 +42,7 @@ export const PublishPayload = z.object({
       customerId,
       date,
       action: z.enum(['reuse', 'rebuild']),
-      reason: z.string().nullable() as z.ZodType<RebuildReason | null>,
+      reason: z.string().nullable() as z.ZodType<PartitionDecision['reason']>,
       stateId: z.string().nullable(),
     }),
   ),

@@ -32,6 +32,11 @@ export interface RunInfo {
   /** Date partitions whose state the run rebuilt / reused (null when not known). */
   partitionsRebuilt: number | null;
   partitionsReused: number | null;
+  /**
+   * A rebuild after a deployment that changed a state's SQL: the stale states the run still used,
+   * and those it rebuilt (null: none stale, or not known).
+   */
+  rebuild: { staleLeft: number; rebuilt: number } | null;
   reports: number | null;
   streams: number | null;
   snapshot: string | null;
@@ -56,6 +61,7 @@ function blank(kind: RunInfo['kind'], asOf: string): RunInfo {
     partitions: null,
     partitionsRebuilt: null,
     partitionsReused: null,
+    rebuild: null,
     reports: null,
     streams: null,
     snapshot: null,
@@ -132,6 +138,9 @@ function countPartitions(info: RunInfo, run: Job, result: PublishResult | null):
     const rebuilt = decisions.filter((d) => d.action === 'rebuild').length;
     info.partitionsRebuilt = rebuilt;
     info.partitionsReused = decisions.length - rebuilt;
+    const staleLeft = decisions.filter((d) => d.reason === 'stale').length;
+    const staleRebuilt = decisions.filter((d) => d.action === 'rebuild' && d.reason === 'state code changed').length;
+    if (staleLeft + staleRebuilt > 0) info.rebuild = { staleLeft, rebuilt: staleRebuilt };
   }
   // What the run did, once known: a job may have reused a state another run built meanwhile.
   if (typeof result?.partitionsRebuilt === 'number' && typeof result.partitionsReused === 'number') {
@@ -145,7 +154,9 @@ async function describeFlow(queues: Queues, info: RunInfo, flow: { job: Job; sta
   const { job: run, state } = flow;
   const { done, total } = info.partitions!;
   const partitionsLine =
-    `${done}/${total} jobs` + (info.partitionsRebuilt === null ? '' : `, ${info.partitionsRebuilt} partitions rebuilt, ${info.partitionsReused} reused`);
+    `${done}/${total} jobs` +
+    (info.partitionsRebuilt === null ? '' : `, ${info.partitionsRebuilt} partitions rebuilt, ${info.partitionsReused} reused`) +
+    (info.rebuild === null ? '' : `; rebuild after a deployment under way: ${info.rebuild.rebuilt} stale states rebuilt, ${info.rebuild.staleLeft} left`);
   switch (state) {
     case 'waiting-children':
       return Object.assign(info, { state: 'running', percent: 5 + (total > 0 ? (90 * done) / total : 0), progress: partitionsLine });

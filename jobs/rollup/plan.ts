@@ -1,7 +1,8 @@
 // First step of a rollup run: clear what dead runs left, quarantine files outside any partition,
 // open the build folder, and decide for every (customer, date) partition whether its state is
 // reused or rebuilt (and why); the partitions to rebuild are grouped into batches, the jobs of
-// the run.
+// the run. After a deployment that changed a state's SQL (same layout), stale states are reused
+// and a few of them rebuilt by each run (`staleToRebuild`), so that runs keep their pace.
 import { beginBuild, cleanDebris } from '../../warehouse/snapshots/index.ts';
 import { clearDeadRunLocks } from '../../warehouse/snapshots/index.ts';
 import { removeDeadScratchOnce } from '../../warehouse/states/index.ts';
@@ -9,6 +10,7 @@ import { discoverLanding, quarantineFile, type LandedFile, type QuarantinedFile 
 import { decidePartition, partitionKey, readStates, stateInput, type PartitionDecision, type StateMeta } from '../../warehouse/states/index.ts';
 import { supersededPrunable } from '../../warehouse/states/index.ts';
 import type { JobDeps } from '../deps.ts';
+import { STALE_REBUILT_REASON } from './rebuild-metrics.ts';
 
 /**
  * Partitions rebuilt by one job: about a month of one customer, so that a job's memory does not
@@ -39,6 +41,42 @@ export interface RollupPlan {
    * it does not use whose successor is older than the grace time (superseded earlier; younger ones are kept).
    */
   pruneNeeded: boolean;
+}
+
+/** How many stale partitions a run rebuilds at most (settings ROLLUP_REBUILD_BUDGET, ROLLUP_REBUILD_BUDGET_REPORTS). */
+export interface RebuildBudget {
+  /** 0: every one (the run publishes once none is stale). */
+  budgetPartitions: number;
+  /** The reports they hold together, past the first one. */
+  budgetReports: number;
+}
+
+/**
+ * The stale partitions (reused as `stale`: state of other SQL, same layout) that this run
+ * rebuilds: asOf's date first, then the newest dates, within the budget. A partition is a unit
+ * (rebuilt whole), so the first one is taken whatever its size.
+ */
+export function staleToRebuild(
+  decisions: readonly PartitionDecision[],
+  states: ReadonlyMap<string, readonly StateMeta[]>,
+  asOf: Date,
+  budget: RebuildBudget,
+): Set<PartitionDecision> {
+  const stale = decisions.filter((d) => d.reason === 'stale');
+  if (budget.budgetPartitions === 0) return new Set(stale);
+  const today = asOf.toISOString().slice(0, 10);
+  const rank = (d: PartitionDecision) => (d.date === today ? '9999-99-99' : d.date);
+  stale.sort((a, b) => (rank(a) !== rank(b) ? (rank(a) < rank(b) ? 1 : -1) : a.customerId < b.customerId ? -1 : 1));
+  const picked = new Set<PartitionDecision>();
+  let reports = 0;
+  for (const d of stale) {
+    if (picked.size >= budget.budgetPartitions) break;
+    const n = states.get(partitionKey(d.customerId, d.date))?.find((m) => m.stateId === d.stateId)?.reports ?? 0;
+    if (picked.size > 0 && reports + n > budget.budgetReports) break;
+    picked.add(d);
+    reports += n;
+  }
+  return picked;
 }
 
 /** What dead runs and processes left: build folders, scratch, run locks. */
@@ -82,11 +120,16 @@ export async function planRollup(
     else byPartition.set(key, [f]);
   }
   const states = await readStates(layout);
-  const decisions = [...byPartition.entries()]
+  const decided = [...byPartition.entries()]
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([key, list]) =>
-      decidePartition(list[0]!.customerId, list[0]!.date, list.map((f) => stateInput(f)), states.get(key), input.rebuild === true, input.asOf),
+      decidePartition(list[0]!.customerId, list[0]!.date, list.map((f) => stateInput(f)), states.get(key), input.rebuild === true, input.asOf, true),
     );
+  const picked = staleToRebuild(decided, states, input.asOf, config.rebuild);
+  const decisions = decided.map((d): PartitionDecision => (picked.has(d) ? { ...d, action: 'rebuild', reason: STALE_REBUILT_REASON, stateId: null } : d));
+  if (picked.size > 0) {
+    log.info({ rebuilding: picked.size, staleLeft: decided.filter((d) => d.reason === 'stale').length - picked.size }, 'rebuilding stale states (state code changed)');
+  }
   const rebuild = decisions.filter((d) => d.action === 'rebuild').map(({ customerId, date }) => ({ customerId, date }));
   const groups = input.batching === 'merged' ? [rebuild] : customers.map((c) => rebuild.filter((p) => p.customerId === c));
   const batches: PartitionBatch[] = [];

@@ -16,6 +16,7 @@ import { writeJsonDurable } from '../../lib/fsx.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { JobDeps } from '../deps.ts';
 import { runManifest } from './run-snapshot-manifest.ts';
+import { countRebuild, STALE_REBUILT_REASON } from './rebuild-metrics.ts';
 import { InternalError } from '../../lib/errors.ts';
 
 export interface PublishInput {
@@ -146,8 +147,11 @@ async function publishWithCatalog(deps: JobDeps, input: PublishInput, manifest: 
     throw err;
   });
   for (const p of outcome.pruned) log.info({ snapshot: p }, 'removed old snapshot');
-  const said = { snapshot, published: outcome.published, reports: manifest.rows.reports, reused: manifest.partitionStates?.reused, rebuilt: manifest.partitionStates?.rebuilt };
-  if (outcome.published) log.info(said, 'snapshot published');
+  const ps = manifest.partitionStates;
+  const said = { snapshot, published: outcome.published, reports: manifest.rows.reports, reused: ps?.reused, rebuilt: ps?.rebuilt, ...(ps?.stale ? { stale: ps.stale } : {}) };
+  if (outcome.published) countRebuild(manifest);
+  if (outcome.published && ps?.stale) log.info({ ...said, staleRebuilt: ps.reasons[STALE_REBUILT_REASON] ?? 0 }, 'snapshot published; rebuild after a deployment under way');
+  else if (outcome.published) log.info(said, 'snapshot published');
   else log.warn(said, 'snapshot discarded: a snapshot with a later asOf is current');
   return outcome;
 }

@@ -31,6 +31,7 @@ export function runManifest(
 ): SnapshotManifest {
   const partitions = input.customers.map((c) => partitionManifest(input, c, states, combined));
   const rebuilt = input.decisions.filter((d) => d.action === 'rebuild').length;
+  const stale = input.decisions.filter((d) => d.reason === 'stale').length;
   const sum = (f: (p: PartitionManifest) => number) => partitions.reduce((a, p) => a + f(p), 0);
   const linkedAndComputed = [...combined.customers.values()];
   return {
@@ -58,7 +59,13 @@ export function runManifest(
       platformSummaries: combined.platformRows,
     },
     partitions,
-    partitionStates: { reused: input.decisions.length - rebuilt, rebuilt, reasons: reasonCounts(input) },
+    partitionStates: {
+      reused: input.decisions.length - rebuilt,
+      rebuilt,
+      reasons: reasonCounts(input),
+      // Only while a rebuild after a deployment is under way.
+      ...(stale > 0 ? { stale } : {}),
+    },
     combine: {
       rawReportsRead: combined.edgeReportsRead,
       layeredStatesCut: combined.layeredStatesCut,
@@ -114,6 +121,6 @@ function partitionManifest(input: RunOutline, customerId: string, states: readon
 /** How many partitions were rebuilt for each reason. */
 function reasonCounts(input: RunOutline): Record<string, number> {
   const reasons: Record<string, number> = {};
-  for (const d of input.decisions) if (d.reason) reasons[d.reason] = (reasons[d.reason] ?? 0) + 1;
+  for (const d of input.decisions) if (d.action === 'rebuild' && d.reason) reasons[d.reason] = (reasons[d.reason] ?? 0) + 1;
   return reasons;
 }

@@ -53,6 +53,16 @@ export const CORE = {
     as: (value) => value === '1',
   }),
   ROLLUP_PARTITION_CONCURRENCY: setting({ schema: positiveInt.default(1), doc: 'customer partitions an inline run computes at once', at: 'partitionConcurrency' }),
+  ROLLUP_REBUILD_BUDGET: setting({
+    schema: nonNegativeInt.default(8),
+    doc: "after a deployment that changes a state's SQL (same layout), the stale partitions a run rebuilds at most beside those with new files, today's first, then newest first; the others serve as they are until rebuilt (docs/warehouse-state.md). 0: rebuild them all before the run publishes",
+    at: 'rebuild.budgetPartitions',
+  }),
+  ROLLUP_REBUILD_BUDGET_REPORTS: setting({
+    schema: positiveInt.default(1_000_000),
+    doc: 'and the reports those stale partitions hold together at most (one partition at least: a partition is rebuilt whole)',
+    at: 'rebuild.budgetReports',
+  }),
   COMPACTION_SMALL_FILE_MB: setting({
     schema: positiveNumber.default(16),
     doc: 'a landed file smaller than this is small: compaction merges the small files of a partition into one (docs/warehouse-state.md)',

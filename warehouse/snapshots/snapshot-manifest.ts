@@ -81,9 +81,14 @@ export const SnapshotManifestSchema = z.object({
     platformSummaries: z.number(),
   }),
   partitions: z.array(PartitionManifestSchema),
-  /** Date partitions whose state was reused or rebuilt, and how many were rebuilt for each reason. */
+  /**
+   * Date partitions whose state was reused or rebuilt, and how many were rebuilt for each reason
+   * (`state code changed`: a stale state rebuilt after a deployment); `stale`: of those reused, the
+   * states of other state code that a rebuild after a deployment has not replaced yet (present only
+   * while there are some; since 2026-11-28).
+   */
   partitionStates: z
-    .object({ reused: z.number(), rebuilt: z.number(), reasons: z.record(z.string(), z.number()) })
+    .object({ reused: z.number(), rebuilt: z.number(), reasons: z.record(z.string(), z.number()), stale: z.number().optional() })
     .optional(),
   quarantined: z.array(QuarantinedSchema.extend({ customerId: z.string().nullable() })),
   /**

@@ -23,7 +23,7 @@ import { fileSchema, loadSql, readScreened, type LoadContext, type LoadOutcome }
 import { pieceSql } from '../figures/index.ts';
 import { STATE_COLUMNS } from '../session-reports/index.ts';
 import { buildSeries, SERIES_ROW_GROUP_SIZE, type PartitionToBuild } from './partition-state.ts';
-import { newStateId, stateFiles, stateInput, stateVersion, writeStates, type LayerMeta, type StateInput, type StateMeta } from './state-store.ts';
+import { newStateId, stateFiles, stateInput, stateLayout, stateVersion, writeStates, type LayerMeta, type StateInput, type StateMeta } from './state-store.ts';
 import { dropRelations } from '../duckdb/index.ts';
 import { partitionFolder, type RecordsByPartition } from '../landing/index.ts';
 import { codeVersion } from '../../lib/version.ts';
@@ -177,6 +177,7 @@ async function buildOn(
     formatVersion: 1,
     stateId: newStateId(),
     stateVersion: stateVersion(),
+    stateLayout: stateLayout(),
     codeVersion: codeVersion(),
     customerId: p.customerId,
     date: p.date,

@@ -13,7 +13,7 @@ import type { LandedFile } from '../landing/index.ts';
 import { loadSql, readScreened, type LoadContext, type LoadOutcome } from '../landing/index.ts';
 import { pieceSql } from '../figures/index.ts';
 import { STATE_COLUMNS } from '../session-reports/index.ts';
-import { newStateId, partitionKey, stateInput, stateVersion, writeStates, type stateFiles, type StateMeta, type StateToWrite } from './state-store.ts';
+import { newStateId, partitionKey, stateInput, stateLayout, stateVersion, writeStates, type stateFiles, type StateMeta, type StateToWrite } from './state-store.ts';
 import { dropRelations } from '../duckdb/index.ts';
 import { MIN_BUCKET_SECONDS, STANDARD_BUCKET_SECONDS } from '../figures/index.ts';
 import { codeVersion } from '../../lib/version.ts';
@@ -156,6 +156,7 @@ function stateToWrite(
     formatVersion: 1,
     stateId: newStateId(),
     stateVersion: stateVersion(),
+    stateLayout: stateLayout(),
     codeVersion: codeVersion(),
     customerId,
     date,

@@ -27,7 +27,7 @@ import { readdirSyncOrEmpty } from '../../lib/fsx.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { runInFlight } from '../snapshots/index.ts';
 import { deadScratch } from './dead-scratch.ts';
-import { partitionKey, readStates, stateFiles, stateVersion, TMP_PREFIX, type StateMeta } from './state-store.ts';
+import { partitionKey, readStates, stateFiles, stateReadable, stateVersion, TMP_PREFIX, type StateMeta } from './state-store.ts';
 
 const LeaseSchema = z.object({
   runId: z.string(),
@@ -216,7 +216,9 @@ function pruneState(prune: Pruning, partDir: string, metas: readonly StateMeta[]
   const i = metas.findIndex((m) => m.stateId === id);
   if (i < 0) return removeIf(prune, p, 'debris', async () => deadScratch(id) || (await olderThan(prune, p, prune.opts.graceMs, false)));
   if (!live) return removeOld(prune, p, 'gone');
-  const newestFresh = metas.find((m) => m.stateVersion === stateVersion());
+  // The state runs use: the newest of this state code, else (a rebuild after a deployment under
+  // way) the newest this code can read, stale.
+  const newestFresh = metas.find((m) => m.stateVersion === stateVersion()) ?? metas.find(stateReadable);
   if (metas[i] === newestFresh) return false;
   // Superseded since its successor (the next newer state; metas are newest first) appeared.
   const successor: StateMeta | undefined = i > 0 ? metas[i - 1] : newestFresh;

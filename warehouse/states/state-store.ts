@@ -17,6 +17,7 @@ import { KNOWN_COLUMNS } from '../session-reports/index.ts';
 import { compactIso } from '../../lib/time.ts';
 import { fsyncDir, fsyncFile, readdirSyncOrEmpty, writeJsonDurable } from '../../lib/fsx.ts';
 import { codeVersion } from '../../lib/version.ts';
+import { testStateSalts } from '../../lib/config.ts';
 import { StampedReads } from '../../lib/stamped-reads.ts';
 import { ownedScratchName } from '../../lib/scratch-owner.ts';
 import type { WarehouseLayout } from '../layout.ts';
@@ -24,12 +25,17 @@ import type { LandedFile } from '../landing/index.ts';
 
 export const TMP_PREFIX = '.tmp-';
 
-/** Bump when the meaning or layout of a state's files changes without its SQL changing. */
+/**
+ * Bump when the meaning or layout of a state's files changes without the column catalogs changing
+ * (a column that means something else, a file added or reshaped by SQL alone): states of another
+ * format cannot be read by this code and are rebuilt before a run publishes.
+ */
 const STATE_FORMAT = 4;
 
 /**
  * SQL whose text decides what a state holds (its files, its meta's figures, and the edge-hour
- * files kept beside it): any change to it makes every state stale.
+ * files kept beside it): any change to it makes every state stale (rebuilt in the background,
+ * `decidePartition`).
  */
 const STATE_SQL = [
   'load_raw', 'validate_rows', 'dedup_reports', 'report_files', 'dedup_raw', 'dedup_raw_delete', 'dedup_batch', 'state_pieces', 'session_buckets', 'series_of_buckets',
@@ -39,23 +45,49 @@ const STATE_SQL = [
   'layer_coarse_sums', 'layer_coarse_delta', 'coarse_series_rows', 'layer_touched_series',
 ];
 
-let cachedVersion: string | undefined;
+const cached = new Map<string, string>();
+function memo(key: string, make: () => string): string {
+  let v = cached.get(key);
+  if (v === undefined) cached.set(key, (v = make()));
+  return v;
+}
 
 /**
- * The version of the code that builds states: a hash of the SQL that computes them, the column
- * catalogs (of reports, and of the pieces that SQL's column lists come from) and the format number. Not the git commit: a commit that does not touch how states are
- * built must not throw every state away.
+ * The layout of a state's files: the format number and the column catalogs (of reports, and of the
+ * pieces that the SQL's column lists come from). A state of another layout cannot be read by this
+ * code: it is rebuilt before a run publishes.
  */
-export function stateVersion(): string {
-  if (cachedVersion === undefined) {
+export function stateLayout(): string {
+  // Tests simulate a deployment by salting the hashes (lib/config.ts `testStateSalts`); '' otherwise.
+  const salt = testStateSalts().layout;
+  return memo(`layout\n${salt}`, () => {
     const h = createHash('sha256');
-    h.update(`format ${STATE_FORMAT}\n`);
-    for (const name of STATE_SQL) h.update(`${name}\n${sqlFile(name)}\n`);
+    h.update(`format ${STATE_FORMAT}\n${salt}\n`);
     h.update(JSON.stringify(KNOWN_COLUMNS));
     h.update(JSON.stringify(PIECE_COLUMNS));
-    cachedVersion = `s${STATE_FORMAT}-${h.digest('hex').slice(0, 16)}`;
-  }
-  return cachedVersion;
+    return `l${STATE_FORMAT}-${h.digest('hex').slice(0, 16)}`;
+  });
+}
+
+/**
+ * The version of the code that builds states: its layout and a hash of the SQL that computes them.
+ * Not the git commit: a commit that does not touch how states are built must not throw every state
+ * away. A state of the same layout but other SQL is stale but readable (`decidePartition`).
+ */
+export function stateVersion(): string {
+  const salt = testStateSalts().code;
+  const layout = stateLayout();
+  return memo(`version\n${layout}\n${salt}`, () => {
+    const h = createHash('sha256');
+    h.update(`${layout}\n${salt}\n`);
+    for (const name of STATE_SQL) h.update(`${name}\n${sqlFile(name)}\n`);
+    return `s${STATE_FORMAT}-${h.digest('hex').slice(0, 16)}`;
+  });
+}
+
+/** Whether this code can read a state: built by it, or by other SQL of the same layout (stale but readable). */
+export function stateReadable(m: Pick<StateMeta, 'stateVersion' | 'stateLayout'>): boolean {
+  return m.stateVersion === stateVersion() || m.stateLayout === stateLayout();
 }
 
 export const StateInputSchema = z.object({
@@ -87,7 +119,10 @@ export type LayerMeta = z.infer<typeof LayerMetaSchema>;
 export const StateMetaSchema = z.object({
   formatVersion: z.literal(1),
   stateId: z.string(),
+  /** The state code that built it: its layout and SQL (`stateVersion()`). */
   stateVersion: z.string(),
+  /** The layout of its files (`stateLayout()`); absent in states built before it was recorded, which no later code reads. */
+  stateLayout: z.string().optional(),
   codeVersion: z.string(),
   customerId: z.string(),
   date: z.string(),
@@ -278,6 +313,7 @@ export async function readStates(layout: WarehouseLayout): Promise<Map<string, S
 export type RebuildReason =
   | 'no state yet'
   | 'rebuild requested'
+  | 'state layout changed'
   | 'state code changed'
   | 'new files landed'
   | 'files removed or quarantined'
@@ -288,8 +324,11 @@ export interface PartitionDecision {
   customerId: string;
   date: string;
   action: 'reuse' | 'rebuild';
-  /** Why it is rebuilt; null when reused. */
-  reason: RebuildReason | null;
+  /**
+   * Why it is rebuilt; when reused, `stale` for a state of other state code (same layout) that a
+   * rebuild after a deployment has not replaced yet, else null.
+   */
+  reason: RebuildReason | 'stale' | null;
   /** The state reused (null when rebuilt). */
   stateId: string | null;
 }
@@ -297,6 +336,11 @@ export interface PartitionDecision {
 /**
  * Whether a partition's newest state still describes its files: the same paths, sizes and
  * modification times, built by the same state code. Otherwise, why not.
+ *
+ * With `staleUsable`, a partition whose states are all of other state code but whose newest one of
+ * this layout describes its files is reused as `stale` (a run rebuilds such partitions a few at a
+ * time, `jobs/rollup/plan.ts`); without it (a job checking for a state built meanwhile), only a
+ * state of this code is reused.
  */
 export function decidePartition(
   customerId: string,
@@ -306,25 +350,33 @@ export function decidePartition(
   rebuild: boolean,
   /** The run's asOf: a layered state holding reports back until then is appended to. */
   asOf?: Date,
+  staleUsable = false,
 ): PartitionDecision {
   const rebuildFor = (reason: RebuildReason): PartitionDecision => ({ customerId, date, action: 'rebuild', reason, stateId: null });
   if (rebuild) return rebuildFor('rebuild requested');
-  const fresh = (states ?? []).filter((m) => m.stateVersion === stateVersion());
-  if (fresh.length === 0) return rebuildFor(states && states.length > 0 ? 'state code changed' : 'no state yet');
-  const newest = fresh[0]!;
-  const had = new Map(newest.files.map((f) => [f.path, f]));
-  const now = new Map(current.map((f) => [f.path, f]));
+  const all = states ?? [];
+  const fresh = all.find((m) => m.stateVersion === stateVersion());
+  const readable = staleUsable ? all.find(stateReadable) : undefined;
+  const newest = fresh ?? readable;
+  if (!newest) return rebuildFor(all.length === 0 ? 'no state yet' : staleUsable ? 'state layout changed' : 'state code changed');
+  const why = filesChanged(newest, current, asOf);
+  if (why) return rebuildFor(why);
+  return { customerId, date, action: 'reuse', reason: newest === fresh ? null : 'stale', stateId: newest.stateId };
+}
+
+/** Why a state no longer describes a partition's files (null: it does). */
+function filesChanged(state: StateMeta, current: readonly StateInput[], asOf: Date | undefined): RebuildReason | null {
+  const had = new Map(state.files.map((f) => [f.path, f]));
+  const now = new Set(current.map((f) => f.path));
   for (const f of current) {
     const h = had.get(f.path);
-    if (!h) {
-      // A file the state's build quarantined is gone from the landing area, never back under its name.
-      return rebuildFor('new files landed');
-    }
-    if (h.size !== f.size || h.mtimeMs !== f.mtimeMs) return rebuildFor('a file changed');
+    // A file the state's build quarantined is gone from the landing area, never back under its name.
+    if (!h) return 'new files landed';
+    if (h.size !== f.size || h.mtimeMs !== f.mtimeMs) return 'a file changed';
   }
-  for (const f of newest.files) if (!now.has(f.path)) return rebuildFor('files removed or quarantined');
-  if (newest.pending && asOf && Date.parse(newest.pending.minTs) <= asOf.getTime()) return rebuildFor('held reports came due');
-  return { customerId, date, action: 'reuse', reason: null, stateId: newest.stateId };
+  for (const f of state.files) if (!now.has(f.path)) return 'files removed or quarantined';
+  if (state.pending && asOf && Date.parse(state.pending.minTs) <= asOf.getTime()) return 'held reports came due';
+  return null;
 }
 
 /** One state to write: its meta, and `write(files)` that fills its (temporary) folder. */

@@ -1,0 +1,189 @@
+// The rebuild after a deployment (docs/warehouse-state.md, "After a deployment"): a new version
+// whose state SQL differs (simulated by P2PTEL_TEST_STATE_CODE_SALT, which salts the hash of the
+// state code) publishes at its first run, reusing the stale states and rebuilding at most
+// ROLLUP_REBUILD_BUDGET of them (asOf's date first, then the newest), beside the partitions with
+// new files; runs converge to no stale state. Every snapshot equals the independent SQL over the
+// raw files and a from-scratch run over the same files; a run killed mid-rebuild (SIGKILL of a
+// child) is resumed by the next without loss or double counting; a change of the state layout
+// (P2PTEL_TEST_STATE_LAYOUT_SALT) still rebuilds every state before publishing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
+import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
+import { fixtureArgv } from '../helpers/fixtures.ts';
+import { generateReports } from '../../warehouse/sample/generate.ts';
+import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
+import { readStates, stateVersion, type StateMeta } from '../../warehouse/states/state-store.ts';
+import { discoverLanding } from '../../warehouse/landing/landed-files.ts';
+import { listFiles } from '../../lib/fsx.ts';
+
+const START = new Date('2026-11-16T00:00:00Z');
+const HOUR = 3_600_000;
+const at = (h: number) => new Date(START.getTime() + h * HOUR);
+const CUSTOMERS = ['acme', 'globex', 'initech'];
+const CODE_SALT = 'P2PTEL_TEST_STATE_CODE_SALT';
+const LAYOUT_SALT = 'P2PTEL_TEST_STATE_LAYOUT_SALT';
+const BUDGET = 2;
+
+let wh: TestWarehouse;
+let scratch: TestWarehouse;
+const saved = { code: process.env[CODE_SALT], layout: process.env[LAYOUT_SALT] };
+
+beforeAll(async () => {
+  wh = await openTestWarehouse({ ROLLUP_REBUILD_BUDGET: String(BUDGET), COMPACTION_MIN_FILES: '1000', SNAPSHOT_DEBRIS_GRACE_SECONDS: '0' });
+  scratch = await openTestWarehouse();
+  // Four whole days and the first hours of a fifth: 15 partitions.
+  await generateReports(wh.db, wh.layout, { customers: CUSTOMERS, streams: 2, sessions: 20, start: START, hours: 96, seed: 49 });
+  await generateReports(wh.db, wh.layout, { customers: CUSTOMERS, streams: 2, sessions: 10, start: at(96), hours: 3, seed: 50 });
+}, 120_000);
+
+afterAll(async () => {
+  for (const [k, v] of [[CODE_SALT, saved.code], [LAYOUT_SALT, saved.layout]] as const) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  await wh?.close();
+  await scratch?.close();
+});
+
+/** New reports of hour h (the live path's new files: today's partitions). */
+async function land(h: number): Promise<void> {
+  await generateReports(wh.db, wh.layout, { customers: CUSTOMERS, streams: 2, sessions: 5, start: at(h), hours: 1, seed: 100 + h });
+}
+
+/** The snapshot against the independent SQL over the raw files and against a from-scratch run over the same files. */
+async function expectExact(run: PipelineResult, what: string): Promise<void> {
+  expect(run.published, what).toBe(true);
+  await expectSnapshotMatchesIndependent(wh.db, wh.layout, run.manifest.snapshot, what);
+  await fs.rm(scratch.layout.rawReports, { recursive: true, force: true });
+  for (const f of (await discoverLanding(wh.layout)).files) {
+    const to = path.join(scratch.layout.rawReports, f.relPath);
+    await fs.mkdir(path.dirname(to), { recursive: true });
+    await fs.copyFile(f.path, to);
+  }
+  const asOf = new Date(run.manifest.asOf);
+  const base = await runPipeline(scratch, { asOf, rebuild: true, compact: false, replaceCurrent: true });
+  expectSameSnapshotRows(await snapshotRows(wh.db, wh.layout, run.manifest.snapshot), await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot), what);
+  expect(run.manifest.rows, what).toEqual(base.manifest.rows);
+}
+
+/** The state each partition's newest, by `customer/date`. */
+async function newestStates(): Promise<Map<string, StateMeta>> {
+  return new Map([...(await readStates(wh.layout))].map(([k, list]) => [k, list[0]!]));
+}
+
+const staleOf = (run: PipelineResult) => run.manifest.partitionStates!.stale ?? 0;
+const rebuiltForCode = (run: PipelineResult) => run.manifest.partitionStates!.reasons['state code changed'] ?? 0;
+/** The partitions a run rebuilt for a reason, as `customer/date`. */
+const rebuiltFor = (run: PipelineResult, reason: string) =>
+  run.manifest.partitions.flatMap((p) => (p.states ?? []).filter((s) => s.action === 'rebuild' && s.reason === reason).map((s) => `${p.customerId}/${s.date}`));
+
+describe('the rebuild after a deployment', () => {
+  let hour = 99;
+
+  it('publishes at once with stale states reused, rebuilds a budget of them a run, today first, and converges', async () => {
+    const first = await runPipeline(wh, { asOf: at(hour), compact: false });
+    expect(first.manifest.partitionStates).toEqual({ reused: 0, rebuilt: 15, reasons: { 'no state yet': 15 } });
+    const before = stateVersion();
+
+    // The deployment: other state SQL, the same layout.
+    process.env[CODE_SALT] = 'deploy-1';
+    expect(stateVersion()).not.toBe(before);
+    await land(hour);
+    hour++;
+    const deployed = await runPipeline(wh, { asOf: at(hour), compact: false });
+    // Today's partitions (new files) are built by the new code; two stale ones more, the newest
+    // day's (the day before today), in customer order; the ten others serve as they are.
+    expect(deployed.manifest.partitionStates).toEqual({
+      reused: 10,
+      rebuilt: 5,
+      reasons: { 'new files landed': 3, 'state code changed': BUDGET },
+      stale: 10,
+    });
+    expect(rebuiltFor(deployed, 'new files landed').sort()).toEqual(CUSTOMERS.map((c) => `${c}/2026-11-20`));
+    expect(rebuiltFor(deployed, 'state code changed')).toEqual(['acme/2026-11-19', 'globex/2026-11-19']);
+    expect(deployed.manifest.partitions.flatMap((p) => (p.states ?? []).filter((s) => s.reason === 'stale'))).toHaveLength(10);
+    await expectExact(deployed, 'first run after the deployment');
+
+    // Each later run rebuilds at most the budget, newest first, until none is stale.
+    let left = staleOf(deployed);
+    let runs = 0;
+    while (left > 0) {
+      await land(hour);
+      hour++;
+      const run = await runPipeline(wh, { asOf: at(hour), compact: false });
+      expect(rebuiltForCode(run)).toBe(Math.min(BUDGET, left));
+      expect(staleOf(run)).toBe(left - Math.min(BUDGET, left));
+      const rebuiltDates = rebuiltFor(run, 'state code changed').map((k) => k.split('/')[1]!);
+      const staleDates = run.manifest.partitions.flatMap((p) => (p.states ?? []).filter((s) => s.reason === 'stale').map((s) => s.date));
+      for (const d of rebuiltDates) for (const s of staleDates) expect(d >= s).toBe(true);
+      await expectExact(run, `run ${++runs} of the rebuild`);
+      left = staleOf(run);
+    }
+    expect(runs).toBe(Math.ceil(10 / BUDGET));
+    for (const m of (await newestStates()).values()) expect(m.stateVersion).toBe(stateVersion());
+    // Over: the next run rebuilds nothing but today's new files, and says nothing of a rebuild.
+    await land(hour);
+    hour++;
+    const after = await runPipeline(wh, { asOf: at(hour), compact: false });
+    expect(after.manifest.partitionStates!.stale).toBeUndefined();
+    expect(rebuiltForCode(after)).toBe(0);
+  }, 600_000);
+
+  it('resumes a run killed mid-rebuild without losing or doubling a report', async () => {
+    process.env[CODE_SALT] = 'deploy-2';
+    await land(hour);
+    hour++;
+    const asOf = at(hour);
+    const staleBefore = [...(await newestStates()).values()].filter((m) => m.stateVersion !== stateVersion()).length;
+    expect(staleBefore).toBe(15);
+    // A run in a child (its own budget: the default), killed while it writes the rebuilt states.
+    const child = spawn(process.execPath, fixtureArgv('pipeline-run.ts', wh.root, asOf.toISOString()), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, HOLD_TMP_MS: '2000' },
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    let done = false;
+    void exited.then(() => (done = true));
+    const tmpStates = async () => (await listFiles(wh.layout.state, '')).some((f) => f.includes(`${path.sep}.tmp-`));
+    while (!done && !(await tmpStates())) await new Promise((r) => setTimeout(r, 2));
+    expect(done, `the run ended before it wrote a state: ${out}`).toBe(false);
+    child.kill('SIGKILL');
+    await exited;
+    expect(out).not.toContain('DONE');
+
+    // The next runs go on with what is still stale, each snapshot exact, until none is.
+    let left = Infinity;
+    let runs = 0;
+    while (left > 0) {
+      const run = await runPipeline(wh, { asOf: at(hour), compact: false });
+      await expectExact(run, `run ${++runs} after the kill`);
+      expect(staleOf(run)).toBeLessThan(left);
+      left = staleOf(run);
+      await land(hour);
+      hour++;
+    }
+    expect(runs).toBeLessThanOrEqual(Math.ceil(15 / BUDGET));
+    for (const m of (await newestStates()).values()) expect(m.stateVersion).toBe(stateVersion());
+  }, 600_000);
+
+  it('rebuilds every state before publishing when the layout changes, or when the budget is 0', async () => {
+    process.env[LAYOUT_SALT] = 'layout-2';
+    const layoutRun = await runPipeline(wh, { asOf: at(hour), compact: false });
+    const partitions = layoutRun.manifest.partitionStates!.reused + layoutRun.manifest.partitionStates!.rebuilt;
+    expect(layoutRun.manifest.partitionStates).toEqual({ reused: 0, rebuilt: partitions, reasons: { 'state layout changed': partitions } });
+    await expectExact(layoutRun, 'after a layout change');
+
+    process.env[CODE_SALT] = 'deploy-3';
+    const blocking = { ...wh, config: { ...wh.config, rebuild: { ...wh.config.rebuild, budgetPartitions: 0 } } };
+    const run = await runPipeline(blocking, { asOf: at(hour), compact: false });
+    expect(run.manifest.partitionStates).toEqual({ reused: 0, rebuilt: partitions, reasons: { 'state code changed': partitions } });
+    await expectExact(run, 'budget 0');
+  }, 600_000);
+});
