@@ -7,11 +7,11 @@
 
 /** `start`'s own defaults (cli/actions/start.ts). */
 export const START_DEFAULTS = {
-  DUCKDB_MEMORY_LIMIT: '384MB',
+  DUCKDB_MEMORY_LIMIT: '256MB',
   LAYER_MERGE_MAX_REPORTS: '250000',
 } as const satisfies Record<string, string>;
 
 /** A `worker` process's own defaults (cli/actions/worker.ts). */
 export const WORKER_DEFAULTS = {
-  DUCKDB_MEMORY_LIMIT: '512MB',
+  DUCKDB_MEMORY_LIMIT: '384MB',
 } as const satisfies Record<string, string>;

@@ -27,9 +27,9 @@ describe('config from the settings table', () => {
     const table = loadConfig({ env: {} });
     expect(table.compaction.layerMergeMaxReports).toBe(1_000_000);
     const start = withDefaults(START_DEFAULTS);
-    expect(start.duckdb.memoryLimit).toBe('384MB');
+    expect(start.duckdb.memoryLimit).toBe('256MB');
     expect(start.compaction.layerMergeMaxReports).toBe(250_000);
-    expect(withDefaults(WORKER_DEFAULTS).duckdb.memoryLimit).toBe('512MB');
+    expect(withDefaults(WORKER_DEFAULTS).duckdb.memoryLimit).toBe('384MB');
     const chosen = withDefaults(START_DEFAULTS, { DUCKDB_MEMORY_LIMIT: '2GB', LAYER_MERGE_MAX_REPORTS: '500000' });
     expect([chosen.duckdb.memoryLimit, chosen.compaction.layerMergeMaxReports]).toEqual(['2GB', 500_000]);
   });
