@@ -18,7 +18,8 @@
 // (`--one-report-sessions`: every report a session of its own, rate new sessions a second), and
 // every `--probe-every` seconds a probe posts one report of a stream never seen before and polls
 // `/telemetry/streams?window=1h` until the stream is listed. Prints freshness p50/p95/max per
-// mode, the rollups' durations, and the peak RSS (VmHWM) of every process. `--tiny`: a day of 4
+// mode, the rollups' durations, and the peak RSS (VmHWM) of every process: over its whole life,
+// once it served its first snapshot (before the load), and the highest RSS sampled under the load. `--tiny`: a day of 4
 // streams, 200 reports/s, 4 probes (a check that it runs, in a minute or two; not a measure).
 // `--cross-hour`: each mode waits so that its probes' middle falls on a full hour (the first run of
 // an hour makes the classes of the class units whose signature changes, and the newly cut hours).
@@ -127,8 +128,39 @@ async function waitForOutput(p: Proc, re: RegExp, timeoutMs = 600_000): Promise<
 
 /** Peak resident memory of a live process (VmHWM), MiB. */
 async function peakRssMiB(p: Proc): Promise<number> {
+  return statusMiB(p, 'VmHWM');
+}
+
+async function statusMiB(p: Proc, field: 'VmHWM' | 'VmRSS'): Promise<number> {
   const status = await fs.readFile(`/proc/${p.child.pid}/status`, 'utf8');
-  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)![1]) / 1024);
+  return Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) / 1024);
+}
+
+/**
+ * Samples the resident memory (VmRSS) of processes every 250 ms until stopped: the highest
+ * sample of each, MiB. VmHWM holds the peak of a process's whole life (its first run included);
+ * this says what the load itself reached.
+ */
+function sampleRss(procs: Proc[]): () => Promise<Record<string, number>> {
+  const max: Record<string, number> = Object.fromEntries(procs.map((p) => [p.name, 0]));
+  let stopped = false;
+  const loop = (async () => {
+    for (; !stopped; await sleep(250)) {
+      for (const p of procs) max[p.name] = Math.max(max[p.name]!, await statusMiB(p, 'VmRSS').catch(() => 0));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+    return max;
+  };
+}
+
+/** Every process's peak RSS so far (VmHWM), MiB. */
+async function peaks(procs: Proc[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const p of procs) out[p.name] = await peakRssMiB(p);
+  return out;
 }
 
 /** SIGINT/SIGTERM, then SIGKILL after a while. */
@@ -289,25 +321,41 @@ interface ModeResult {
   background: { sent: number; refused: number };
   freshnessMs: { p50: number; p95: number; max: number; n: number };
   rollupsMs: { n: number; p50: number; p95: number; max: number };
+  /** VmHWM at the end: the peak of each process's whole life. */
   peakRssMiB: Record<string, number>;
+  /** VmHWM once the deployment served its first snapshot, before the load (`start`: its first run and pilot reports). */
+  readyPeakRssMiB: Record<string, number>;
+  /** The highest VmRSS sampled (every 250 ms) while the load ran. */
+  loadPeakRssMiB: Record<string, number>;
 }
 
-function summarize(mode: ModeResult['mode'], m: Measured, rollups: number[], peakRss: Record<string, number>): ModeResult {
+interface RssPhases {
+  peak: Record<string, number>;
+  ready: Record<string, number>;
+  load: Record<string, number>;
+}
+
+function summarize(mode: ModeResult['mode'], m: Measured, rollups: number[], rss: RssPhases): ModeResult {
   const f = m.freshness;
   return {
     mode,
     background: m.background,
     freshnessMs: { p50: percentile(f, 50), p95: percentile(f, 95), max: Math.max(...f), n: f.length },
     rollupsMs: { n: rollups.length, p50: percentile(rollups, 50), p95: percentile(rollups, 95), max: Math.max(...rollups) },
-    peakRssMiB: peakRss,
+    peakRssMiB: rss.peak,
+    readyPeakRssMiB: rss.ready,
+    loadPeakRssMiB: rss.load,
   };
 }
 
 async function runStartMode(): Promise<ModeResult> {
   process.stderr.write('start: p2ptel start (a from-scratch rollup and every pilot report first) ...\n');
   const { proc, target } = await startStart();
+  const ready = await peaks([proc]);
+  const sampled = sampleRss([proc]);
   const m = await measure(target);
-  const rss = { start: await peakRssMiB(proc) };
+  const load = await sampled();
+  const rss = { peak: await peaks([proc]), ready, load };
   await stop(proc, 'SIGINT');
   // The runs of the measure (with --cross-hour, not those of the wait before it).
   const runs = [...proc.output().matchAll(/^live: snapshot as of (\S+) counts [\d,]+ reports \([^)]*\), rolled up in ([\d.]+) s$/gm)]
@@ -361,9 +409,11 @@ async function runWorkersMode(): Promise<ModeResult> {
       for (const p of procs) if (p.child.exitCode !== null) throw new Error(`${p.name} exited ${p.child.exitCode}: ${p.output().slice(-2000)}`);
       await sleep(500);
     }
+    const ready = await peaks(procs);
+    const sampled = sampleRss(procs);
     const m = await measure({ api, token, collector, key, customer });
-    const rss: Record<string, number> = {};
-    for (const p of procs) rss[p.name] = await peakRssMiB(p);
+    const load = await sampled();
+    const rss = { peak: await peaks(procs), ready, load };
     const runs = JSON.parse(await command(['runs', '--json', '--limit', '2000'], env)) as { kind: string; state: string; startedAt: number | null; durationMs: number | null }[];
     const rollups = runs.filter((r) => r.kind === 'rollup' && r.state === 'completed' && (r.startedAt ?? 0) >= m.from).map((r) => r.durationMs!);
     return summarize('workers', m, rollups, rss);
@@ -381,7 +431,7 @@ function describe(r: ModeResult): string[] {
     `${title}: ${r.background.sent} reports sent, ${r.background.refused} requests refused`,
     `  freshness (acknowledgement → first API answer counting it), ${f.n} probes: p50 ${s(f.p50)}, p95 ${s(f.p95)}, max ${s(f.max)} (goal p95 ≤ 10 s: ${f.p95 <= 10_000 ? 'met' : 'NOT met'})`,
     `  rollups: ${r.rollupsMs.n}, p50 ${s(r.rollupsMs.p50, 2)}, p95 ${s(r.rollupsMs.p95, 2)}, max ${s(r.rollupsMs.max, 2)}`,
-    `  peak RSS: ${Object.entries(r.peakRssMiB).map(([name, mib]) => `${name} ${mib} MiB`).join(', ')}`,
+    `  peak RSS: ${Object.entries(r.peakRssMiB).map(([name, mib]) => `${name} ${mib} MiB (before the load ${r.readyPeakRssMiB[name]}, under it ${r.loadPeakRssMiB[name]})`).join(', ')}`,
   ];
 }
 

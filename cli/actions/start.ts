@@ -34,6 +34,7 @@ import type { RunningCollector } from '../../collector/server.ts';
 import { LiveRollups, type LiveRun } from '../../jobs/live-rollups.ts';
 import { LiveCompaction } from '../../jobs/live-compaction.ts';
 import { LiveAlerts } from '../../alerts/live-alerts.ts';
+import { START_DEFAULTS } from '../../lib/settings/command-defaults.ts';
 
 /** Its flags are all settings' (PORT, HOST, COLLECTOR_PORT). */
 export const Flags = noFlags;
@@ -69,7 +70,8 @@ interface Example {
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
 export async function run(_flags: unknown, settings: SettingOverrides): Promise<void> {
-  const rt = runtime(settings, 'command');
+  // Its own defaults for memory (lib/settings/command-defaults.ts): all of it in one process.
+  const rt = runtime(settings, 'command', START_DEFAULTS);
   const layout = warehouseLayout(rt.config.warehouseDir);
   out(`warehouse: ${layout.root}`);
   // What is durable is served at once (docs/architecture.md, principle 12); the first run catches up behind.

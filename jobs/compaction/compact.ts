@@ -104,7 +104,10 @@ function layeredPartitions(states: ReadonlyMap<string, readonly StateMeta[]>, sc
 async function mergeOne(deps: JobDeps, p: PartitionRef): Promise<MergedLayers | null | 'failed'> {
   try {
     return await deps.db.withSession((s) =>
-      mergePartitionLayers({ s, layout: deps.layout, log: deps.log, runId: `merge-${Date.now()}`, lockStaleMs: deps.config.snapshots.lockStaleMs }, p),
+      mergePartitionLayers(
+        { s, layout: deps.layout, log: deps.log, runId: `merge-${Date.now()}`, lockStaleMs: deps.config.snapshots.lockStaleMs, maxReports: deps.config.compaction.layerMergeMaxReports },
+        p,
+      ),
     );
   } catch (err) {
     deps.log.error({ err, partition: `${p.customerId}/${p.date}` }, 'layer merge of a partition failed; its state stays as it is');

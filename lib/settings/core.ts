@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { setting } from './define.ts';
+import { START_DEFAULTS, WORKER_DEFAULTS } from './command-defaults.ts';
 import { PROJECT_ROOT } from '../version.ts';
 import { daysToMs, memorySize, mibToBytes, nonNegativeInt, positiveInt, positiveNumber, secondsToMs, text } from './values.ts';
 
@@ -40,8 +41,8 @@ export const CORE = {
   }),
   DUCKDB_MEMORY_LIMIT: setting({
     schema: memorySize.default(defaultMemoryLimit),
-    shown: 'half the RAM, 1 to 8 GiB',
-    doc: 'DuckDB memory limit of a job process (it spills to `tmp/` beyond)',
+    shown: `half the RAM, 1 to 8 GiB (\`start\`: ${START_DEFAULTS.DUCKDB_MEMORY_LIMIT}; \`worker\`: ${WORKER_DEFAULTS.DUCKDB_MEMORY_LIMIT})`,
+    doc: 'DuckDB memory limit of a job process: its rollups, compaction and pilot reports (it spills to `tmp/` beyond; lower is less RSS and slower big runs: docs/operations.md, "Memory")',
     at: 'duckdb.memoryLimit',
   }),
   DUCKDB_MAX_CONCURRENT: setting({ schema: positiveInt.default(2), doc: "DuckDB calls in flight per job process (they use libuv's pool)", at: 'duckdb.maxConcurrent' }),
@@ -73,6 +74,13 @@ export const CORE = {
     schema: z.coerce.number().int('a whole number').min(2, '2 or more').default(16),
     doc: "a partition's small files of one size tier are merged once it holds this many of them (`compact --force`: any partition of two files)",
     at: 'compaction.minFiles',
+  }),
+  LAYER_MERGE_MAX_REPORTS: setting({
+    // The default is warehouse/layered-state.ts's MAX_MERGED_LAYER_REPORTS (not imported: settings load no warehouse code).
+    schema: positiveInt.default(1_000_000),
+    shown: `1000000 (\`start\`: ${START_DEFAULTS.LAYER_MERGE_MAX_REPORTS})`,
+    doc: "the largest layer compaction's background merge makes of today's layered states (docs/warehouse-state.md, \"Merging layers\"): a merge holds that many reports in memory beside the runs; smaller merges leave more layers a day for runs to read (docs/operations.md, \"Memory\")",
+    at: 'compaction.layerMergeMaxReports',
   }),
   ACTIVITY_HORIZON_SECONDS: setting({
     schema: positiveInt.default(120),

@@ -36,6 +36,13 @@ describe('layersDueForMerge', () => {
     expect(layersDueForMerge([layer(1000), layer(1000), layer(1000)])).toEqual([]);
     expect(layersDueForMerge([layer(5 * K)])).toEqual([]);
   });
+
+  it('keeps the merged layer within LAYER_MERGE_MAX_REPORTS when given a smaller one', () => {
+    const due = [layer(300_000), layer(120_000), layer(100_000), layer(70_000)];
+    expect(sizes(layersDueForMerge(due))).toEqual([300_000, 120_000, 100_000, 70_000]);
+    // 250,000: 70,000 + 100,000 fit, 120,000 more would not.
+    expect(sizes(layersDueForMerge(due, 250_000))).toEqual([100_000, 70_000]);
+  });
 });
 
 const DAY = '2026-11-24';

@@ -28,17 +28,17 @@ import { exists } from '../../lib/fsx.ts';
 
 /**
  * The layers of `layers` (oldest first) that the background merge merges into one: the trailing
- * run that the doubling rule takes (layersToMerge, up to MAX_MERGED_LAYER_REPORTS), two layers at
- * least, leaving out the newest layers that a build's own merge may still take (those holding
+ * run that the doubling rule takes (layersToMerge, up to `maxReports`: LAYER_MERGE_MAX_REPORTS,
+ * whose memory the merge holds), two layers at least, leaving out the newest layers that a build's own merge may still take (those holding
  * INLINE_MERGE_MAX_REPORTS together), so that a run going on meanwhile never merges them first.
  * Empty when there is nothing to merge.
  */
-export function layersDueForMerge(layers: readonly LayerMeta[]): LayerMeta[] {
+export function layersDueForMerge(layers: readonly LayerMeta[], maxReports: number = MAX_MERGED_LAYER_REPORTS): LayerMeta[] {
   let end = layers.length;
   for (let tail = 0; end > 0 && tail + layers[end - 1]!.reports <= INLINE_MERGE_MAX_REPORTS; end--) tail += layers[end - 1]!.reports;
   if (end < 2) return [];
   const last = layers[end - 1]!;
-  const { merged } = layersToMerge(layers.slice(0, end - 1), last.reports, MAX_MERGED_LAYER_REPORTS);
+  const { merged } = layersToMerge(layers.slice(0, end - 1), last.reports, maxReports);
   return merged.length > 0 ? [...merged, last] : [];
 }
 
@@ -49,6 +49,8 @@ export interface MergeContext {
   /** Recorded as the new state's runId. */
   runId: string;
   lockStaleMs: number;
+  /** The largest merged layer (LAYER_MERGE_MAX_REPORTS): a merge holds its reports in memory (or spills them). */
+  maxReports?: number;
   /** Called once the merged layer's files are written, before the partition's lock is taken (tests: a run meanwhile). */
   beforeCommit?: () => Promise<void>;
 }
@@ -66,7 +68,7 @@ export async function mergePartitionLayers(ctx: MergeContext, p: PartitionRef): 
   const started = Date.now();
   const newest = await newestState(ctx.layout, p);
   if (!newest?.layers || newest.stateVersion !== stateVersion()) return null;
-  const due = layersDueForMerge(newest.layers);
+  const due = layersDueForMerge(newest.layers, ctx.maxReports);
   if (due.length < 2) return null;
   const from = stateFiles(ctx.layout, newest);
   const scratch = stateFiles(ctx.layout, { ...p, stateId: `${TMP_PREFIX}${ownedScratchName(`merge-${newStateId()}`)}` });

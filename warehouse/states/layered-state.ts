@@ -34,7 +34,10 @@ const REPORT_ROW_GROUP_SIZE = 16_384;
 /** A layer is merged into a newer one while it holds at most this many times the newer reports. */
 const MERGE_RATIO = 2;
 
-/** Layers larger than this are never merged again (a merge costs what it rewrites). */
+/**
+ * Layers larger than this are never merged again (a merge costs what it rewrites, and holds it in
+ * memory): the background merge's default, LAYER_MERGE_MAX_REPORTS (`start`: less).
+ */
 export const MAX_MERGED_LAYER_REPORTS = 1_000_000;
 
 /**
@@ -327,7 +330,7 @@ async function streamCount(s: DbSession, query: string): Promise<number> {
  * The layers kept as they are, and the trailing ones merged into a layer of `newReports`: a layer
  * is merged while it holds at most MERGE_RATIO times what the new layer holds so far (so sizes at
  * least double going back, and a day holds a few layers), never past `maxReports` in all (a
- * build's own merge: INLINE_MERGE_MAX_REPORTS; the background merge: MAX_MERGED_LAYER_REPORTS).
+ * build's own merge: INLINE_MERGE_MAX_REPORTS; the background merge: LAYER_MERGE_MAX_REPORTS).
  */
 export function layersToMerge(prior: readonly LayerMeta[], newReports: number, maxReports = INLINE_MERGE_MAX_REPORTS): { kept: LayerMeta[]; merged: LayerMeta[] } {
   const kept = [...prior];
@@ -335,7 +338,7 @@ export function layersToMerge(prior: readonly LayerMeta[], newReports: number, m
   let size = newReports;
   for (;;) {
     const last = kept[kept.length - 1];
-    if (!last || last.reports > MERGE_RATIO * Math.max(size, 1) || last.reports + size > Math.min(maxReports, MAX_MERGED_LAYER_REPORTS)) break;
+    if (!last || last.reports > MERGE_RATIO * Math.max(size, 1) || last.reports + size > maxReports) break;
     kept.pop();
     merged.unshift(last);
     size += last.reports;
