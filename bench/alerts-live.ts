@@ -26,8 +26,10 @@ export interface AlertsLiveOptions extends HistorySize {
   dir: string;
   logs?: string;
   rate: string;
-  /** Probes per phase (two phases per deployment). */
+  /** Probes per phase. */
   probes: string;
+  /** The phases in order, comma-separated: `fast` (the fast receivers only) or `slow` (and the slow one). */
+  phases: string;
   probeEvery: string;
   rollupEvery: string;
   /** Receivers answering at once. */
@@ -50,10 +52,11 @@ interface ProbeTimes {
   freshnessMs: number;
   /** From the report's 202 to each fast receiver's verified incident.opened. */
   webhookMs: number[];
-  /** Of the first fast receiver's delivery: 202 → snapshot asOf, asOf → event made, event → received. */
+  /** Of the first fast receiver's delivery: 202 → snapshot asOf, asOf → event made. */
   toAsOfMs: number;
   toEventMs: number;
-  deliveryMs: number;
+  /** Each fast receiver's: event made → received (the rest of the evaluation, the enqueueing, the delivery). */
+  deliveryMs: number[];
 }
 
 interface Stats {
@@ -67,7 +70,7 @@ const stats = (xs: number[]): Stats => ({ p50: percentile(xs, 50), p95: percenti
 
 interface PhaseResult {
   freshnessMs: Stats;
-  /** The first fast receiver's, per probe: the issue's figure. */
+  /** The first fast receiver's, per probe. */
   webhookMs: Stats;
   /** Every fast receiver's deliveries. */
   fastMs: Stats;
@@ -134,9 +137,10 @@ async function alertProbe(t: Target, fast: Endpoint[], tag: string, n: number): 
   const first = got[0]!;
   const asOf = Date.parse(first.event.data.incident.openedAt);
   const made = Date.parse(first.event.timestamp);
+  const delivery = got.map((g) => g.at - Date.parse(g.event.timestamp));
   return {
     ruleId: rule.id,
-    times: { freshnessMs, webhookMs: got.map((g) => g.at - ackedAt), toAsOfMs: asOf - ackedAt, toEventMs: made - asOf, deliveryMs: first.at - made },
+    times: { freshnessMs, webhookMs: got.map((g) => g.at - ackedAt), toAsOfMs: asOf - ackedAt, toEventMs: made - asOf, deliveryMs: delivery },
   };
 }
 
@@ -158,12 +162,16 @@ function summarize(ps: ProbeTimes[], slowReceived: number | null): PhaseResult {
     overFreshnessMs: stats(ps.map((p) => p.webhookMs[0]! - p.freshnessMs)),
     toAsOfMs: stats(ps.map((p) => p.toAsOfMs)),
     toEventMs: stats(ps.map((p) => p.toEventMs)),
-    deliveryMs: stats(ps.map((p) => p.deliveryMs)),
+    deliveryMs: stats(ps.flatMap((p) => p.deliveryMs)),
     slowReceived,
   };
 }
 
-/** Both phases against a running deployment, under the background load; the rules and endpoints removed after. */
+/**
+ * The phases against a running deployment, under the background load, in the order `o.phases`
+ * says (`fast`: the fast receivers only; `slow`: the slow receiver registered beside them, and
+ * removed at the phase's end, its backlog with it); the rules and endpoints removed after.
+ */
 async function measure(o: AlertsLiveOptions, bench: LiveBench, t: Target, mode: DeploymentResult['mode']): Promise<DeploymentResult> {
   const receivers = await Promise.all(Array.from({ length: Number(o.fast) + 1 }, () => startReceiver()));
   const slowRx = receivers.pop()!;
@@ -176,13 +184,22 @@ async function measure(o: AlertsLiveOptions, bench: LiveBench, t: Target, mode: 
     for (const rx of receivers) endpoints.push(await register(t, rx));
     const fast = [...endpoints];
     const tag = `${Date.now()}-${randomBytes(2).toString('hex')}`;
-    process.stderr.write(`  ${mode}: ${o.probes} probes with ${fast.length} fast receivers ...\n`);
-    const without = summarize(await phase(o, t, fast, `${tag}-a`, rules), null);
-    endpoints.push(await register(t, slowRx));
-    process.stderr.write(`  ${mode}: ${o.probes} probes with a receiver answering in ${o.slowMs} ms beside them ...\n`);
-    const withSlow = await phase(o, t, fast, `${tag}-b`, rules);
+    const times: Record<Phase, ProbeTimes[]> = { fast: [], slow: [] };
+    let slowReceived = 0;
+    for (const [i, kind] of phasesOf(o).entries()) {
+      process.stderr.write(`  ${mode}: ${o.probes} probes with ${fast.length} fast receivers${kind === 'slow' ? ` and one answering in ${o.slowMs} ms` : ''} ...\n`);
+      const slow = kind === 'slow' ? await register(t, slowRx) : null;
+      if (slow) endpoints.push(slow);
+      const before = slowRx.received.length;
+      times[kind].push(...(await phase(o, t, fast, `${tag}-${i}`, rules)));
+      if (slow) {
+        slowReceived += slowRx.received.length - before;
+        await call(t, 'DELETE', `/control/webhooks/${slow.id}`);
+        endpoints.splice(endpoints.indexOf(slow), 1);
+      }
+    }
     stopping = true;
-    return { mode, background: await load, without, withSlow: summarize(withSlow, slowRx.received.length) };
+    return { mode, background: await load, without: summarize(times.fast, null), withSlow: summarize(times.slow, slowReceived) };
   } finally {
     stopping = true;
     await load;
@@ -190,6 +207,16 @@ async function measure(o: AlertsLiveOptions, bench: LiveBench, t: Target, mode: 
     for (const e of endpoints) await call(t, 'DELETE', `/control/webhooks/${e.id}`).catch(() => null);
     await Promise.all([...receivers, slowRx].map((rx) => rx.close()));
   }
+}
+
+type Phase = 'fast' | 'slow';
+
+/** `--phases`, e.g. `fast,slow` or `slow,fast,slow,fast`: each phase `--probes` probes; at least one of each. */
+function phasesOf(o: AlertsLiveOptions): Phase[] {
+  const kinds = o.phases.split(',').map((k) => k.trim());
+  const bad = kinds.filter((k) => k !== 'fast' && k !== 'slow');
+  if (bad.length > 0 || !kinds.includes('fast') || !kinds.includes('slow')) throw new Error(`--phases: fast and slow, comma-separated, each at least once, not ${o.phases}`);
+  return kinds as Phase[];
 }
 
 function describe(o: AlertsLiveOptions, r: DeploymentResult): string[] {
@@ -201,11 +228,11 @@ function describe(o: AlertsLiveOptions, r: DeploymentResult): string[] {
   const gap = a.webhookMs.p95 - a.freshnessMs.p95;
   return [
     `${title}: ${r.background.sent} reports sent, ${r.background.refused} requests refused`,
-    `  webhook (202 → verified incident.opened), ${a.webhookMs.n} probes: ${st(a.webhookMs)}; freshness of the same reports: ${st(a.freshnessMs)}`,
+    `  webhook (202 → verified incident.opened at the first fast receiver), ${a.webhookMs.n} probes without the slow receiver: ${st(a.webhookMs)}; freshness of the same reports: ${st(a.freshnessMs)}`,
     `    p95 webhook − p95 freshness = ${s(gap)} (goal ≤ 2 s: ${gap <= 2000 ? 'met' : 'NOT met'}); per probe webhook − freshness: ${st(a.overFreshnessMs)}`,
-    `    where (p50): 202 → snapshot asOf ${s(a.toAsOfMs.p50)}, asOf → event made (run, publication, evaluation) ${s(a.toEventMs.p50)}, event → received ${s(a.deliveryMs.p50)} (p95 ${s(a.deliveryMs.p95)})`,
-    `  fast receivers' deliveries: without the slow one ${st(a.fastMs)} (${a.fastMs.n}); with a receiver answering in ${s(Number(o.slowMs))} beside them ${st(b.fastMs)} (${b.fastMs.n}), event → received p50 ${s(b.deliveryMs.p50)}, p95 ${s(b.deliveryMs.p95)}; the slow one got ${b.slowReceived} of ${b.webhookMs.n} meanwhile`,
-    `    freshness in that phase: ${st(b.freshnessMs)}; webhook − freshness per probe: ${st(b.overFreshnessMs)}`,
+    `    where (p50 / p95): 202 → snapshot asOf ${s(a.toAsOfMs.p50)} / ${s(a.toAsOfMs.p95)}, asOf → event made (run, publication, evaluation) ${s(a.toEventMs.p50)} / ${s(a.toEventMs.p95)}, event made → received ${s(a.deliveryMs.p50)} / ${s(a.deliveryMs.p95)}`,
+    `  with a receiver answering in ${s(Number(o.slowMs))} beside them, ${b.webhookMs.n} probes: webhook ${st(b.webhookMs)}; freshness ${st(b.freshnessMs)}; per probe webhook − freshness ${st(b.overFreshnessMs)}; the slow one received ${b.slowReceived} of its ${b.webhookMs.n}`,
+    `  fast receivers (${o.fast}), event made → received: without the slow one ${st(a.deliveryMs)} (${a.deliveryMs.n}); with it ${st(b.deliveryMs)} (${b.deliveryMs.n}); 202 → received: ${st(a.fastMs)}; with it ${st(b.fastMs)}`,
   ];
 }
 
@@ -233,7 +260,7 @@ export async function runAlertsLive(o: AlertsLiveOptions): Promise<void> {
   }
   process.stdout.write(
     [
-      `alerts under live load: ${o.days} days × ${Number(o.customers) * Number(o.streams)} streams of history, ${o.rate} reports/s in the background, ${o.probes} probes per phase every ${o.probeEvery} s${o.small ? ' (--small: a check that it runs, not a measure)' : ''}`,
+      `alerts under live load: ${o.days} days × ${Number(o.customers) * Number(o.streams)} streams of history, ${o.rate} reports/s in the background, ${o.probes} probes per phase (${o.phases}) every ${o.probeEvery} s${o.small ? ' (--small: a check that it runs, not a measure)' : ''}`,
       ...results.flatMap((r) => describe(o, r)),
     ].join('\n') + '\n',
   );

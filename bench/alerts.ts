@@ -47,7 +47,7 @@ const opts = new Command()
   .option('--customers-per-query <n>', 'customers per batched query', String(ALERT_CUSTOMERS_PER_QUERY))
   .option('--unbatched <n>', 'rounds of the unbatched baseline (one query per question)', '1')
   .option('--live <mode>', 'instead: report → verified webhook under the live load, in start, workers or both (bench/alerts-live.ts)')
-  .option('--small', 'with --live: a day of 10 streams, 200 reports/s, 3 probes per phase (a check that it runs, not a measure)')
+  .option('--small', 'with --live: a day of 10 streams, 200 reports/s, 2 probes per phase (a check that it runs, not a measure)')
   .option('--dir <dir>', 'with --live: warehouse folder (history generated into it when empty); default bench/output/live (live-small with --small)')
   .option('--logs <dir>', "with --live: keep every process's whole output in <dir>/<name>.log")
   .option('--days <n>', 'with --live: days of history', '30')
@@ -55,17 +55,18 @@ const opts = new Command()
   .option('--streams <n>', 'with --live: streams per customer', '10')
   .option('--sessions <n>', 'with --live: sessions per stream over the period', '1350')
   .option('--rate <n>', 'with --live: background reports per second', '5000')
-  .option('--probes <n>', 'with --live: probes per phase (without, then with the slow receiver)', '10')
+  .option('--probes <n>', 'with --live: probes per phase', '10')
+  .option('--phases <list>', 'with --live: phases in order, `fast` (the fast receivers only) or `slow` (a slow receiver beside them)', 'fast,slow')
   .option('--probe-every <s>', 'with --live: seconds between probes', '3')
   .option('--rollup-every <duration>', "with --live: the worker tier's rollup interval", '2s')
   .option('--fast <n>', 'with --live: receivers answering at once', '3')
   .option('--slow-ms <ms>', 'with --live: how long the slow receiver takes to answer', '5000')
   .parse()
-  .opts<{ tenants: string; rules: string; pings: string; rounds: string; customersPerQuery: string; unbatched: string; live?: string; small?: boolean; dir?: string; logs?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; fast: string; slowMs: string }>();
+  .opts<{ tenants: string; rules: string; pings: string; rounds: string; customersPerQuery: string; unbatched: string; live?: string; small?: boolean; dir?: string; logs?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; phases: string; probeEvery: string; rollupEvery: string; fast: string; slowMs: string }>();
 if (opts.live !== undefined) {
   if (opts.live !== 'start' && opts.live !== 'workers' && opts.live !== 'both') throw new Error(`--live: start, workers or both, not ${opts.live}`);
   const small = opts.small === true;
-  const sizes = small ? { days: '1', customers: '2', streams: '5', sessions: '40', rate: '200', probes: '3', probeEvery: '2' } : {};
+  const sizes = small ? { days: '1', customers: '2', streams: '5', sessions: '40', rate: '200', probes: '2', probeEvery: '2' } : {};
   const { live, ...rest } = opts;
   await runAlertsLive({
     ...rest,
