@@ -1,13 +1,16 @@
 // bench:alerts: the cost of evaluating many rules on one snapshot (default 10,000 rules over 100
 // tenants; goal ≤ 200 ms, rules sharing a question computed once) and the latency of a webhook
 // from the outbox to a receiver on loopback (p50/p95). `--tenants 3 --rules 30 --pings 5` runs it
-// small. Not measured here: the time from a posted report to the webhook under live load.
+// small. `--live start|workers|both`: the time from a posted report to the verified webhook under
+// bench:live's load, beside the API's freshness, and with a slow receiver (bench/alerts-live.ts;
+// `--live both --small` runs it small).
 // Baselines measured in the same run, over the same snapshot files: `bare`, one DuckDB statement
 // reading the session class rows (of the widest window asked) of the rules' customers into a
 // table, nothing computed (the floor of any computation of these figures: reading the files is
 // most of the cost); `unbatched`, one breakdown query per distinct question (the route's
 // breakdownRows, as evaluation did before batching; --unbatched 0 skips it).
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { Command } from 'commander';
 import { loadConfig } from '../lib/config.ts';
 import { silentLogger } from '../lib/log.ts';
@@ -33,6 +36,8 @@ import { sessionClassesRelation, windowClass } from '../warehouse/reads/index.ts
 import type { ServedSnapshot } from '../served/snapshot-store.ts';
 import { addEndpoint } from '../alerts/webhooks/endpoints-store.ts';
 import { WebhookOutbox } from '../alerts/webhooks/outbox.ts';
+import { PROJECT_ROOT } from '../lib/version.ts';
+import { runAlertsLive } from './alerts-live.ts';
 
 const opts = new Command()
   .option('--tenants <n>', 'tenants (one customer each)', '100')
@@ -41,8 +46,37 @@ const opts = new Command()
   .option('--rounds <n>', 'evaluations timed', '5')
   .option('--customers-per-query <n>', 'customers per batched query', String(ALERT_CUSTOMERS_PER_QUERY))
   .option('--unbatched <n>', 'rounds of the unbatched baseline (one query per question)', '1')
+  .option('--live <mode>', 'instead: report → verified webhook under the live load, in start, workers or both (bench/alerts-live.ts)')
+  .option('--small', 'with --live: a day of 10 streams, 200 reports/s, 2 probes per phase (a check that it runs, not a measure)')
+  .option('--dir <dir>', 'with --live: warehouse folder (history generated into it when empty); default bench/output/live (live-small with --small)')
+  .option('--logs <dir>', "with --live: keep every process's whole output in <dir>/<name>.log")
+  .option('--days <n>', 'with --live: days of history', '30')
+  .option('--customers <n>', 'with --live: customers', '10')
+  .option('--streams <n>', 'with --live: streams per customer', '10')
+  .option('--sessions <n>', 'with --live: sessions per stream over the period', '1350')
+  .option('--rate <n>', 'with --live: background reports per second', '5000')
+  .option('--probes <n>', 'with --live: probes per phase', '10')
+  .option('--phases <list>', 'with --live: phases in order, `fast` (the fast receivers only) or `slow` (a slow receiver beside them)', 'fast,slow')
+  .option('--probe-every <s>', 'with --live: seconds between probes', '3')
+  .option('--rollup-every <duration>', "with --live: the worker tier's rollup interval", '2s')
+  .option('--fast <n>', 'with --live: receivers answering at once', '3')
+  .option('--slow-ms <ms>', 'with --live: how long the slow receiver takes to answer', '5000')
   .parse()
-  .opts<{ tenants: string; rules: string; pings: string; rounds: string; customersPerQuery: string; unbatched: string }>();
+  .opts<{ tenants: string; rules: string; pings: string; rounds: string; customersPerQuery: string; unbatched: string; live?: string; small?: boolean; dir?: string; logs?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; phases: string; probeEvery: string; rollupEvery: string; fast: string; slowMs: string }>();
+if (opts.live !== undefined) {
+  if (opts.live !== 'start' && opts.live !== 'workers' && opts.live !== 'both') throw new Error(`--live: start, workers or both, not ${opts.live}`);
+  const small = opts.small === true;
+  const sizes = small ? { days: '1', customers: '2', streams: '5', sessions: '40', rate: '200', probes: '2', probeEvery: '2' } : {};
+  const { live, ...rest } = opts;
+  await runAlertsLive({
+    ...rest,
+    ...sizes,
+    mode: live,
+    small,
+    dir: path.resolve(opts.dir ?? path.join(PROJECT_ROOT, 'bench', 'output', small ? 'live-small' : 'live')),
+  });
+  process.exit(0);
+}
 const tenants = Number(opts.tenants);
 const rules = Number(opts.rules);
 

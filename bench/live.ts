@@ -23,20 +23,13 @@
 // streams, 200 reports/s, 4 probes (a check that it runs, in a minute or two; not a measure).
 // `--cross-hour`: each mode waits so that its probes' middle falls on a full hour (the first run of
 // an hour makes the classes of the class units whose signature changes, and the newly cut hours).
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
-import fs from 'node:fs/promises';
-import http from 'node:http';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { gzipSync } from 'node:zlib';
 import { Command } from 'commander';
 import { PROJECT_ROOT } from '../lib/version.ts';
-import { warehouseLayout } from '../warehouse/layout.ts';
-import { discoverLanding } from '../warehouse/landing/index.ts';
 import { publishedDir, readCurrent, snapshotFiles } from '../warehouse/snapshots/index.ts';
 import { readSnapshotManifest } from '../warehouse/snapshots/index.ts';
-import { startRedisServer } from '../test/helpers/redis-server.ts';
+import { HOUR, LiveBench, command, peakRssMiB, peaks, percentile, probe, sampleRss, sleep, stop, waitForOutput, type Proc, type Target } from './live-harness.ts';
 import { writeResult } from './report.ts';
 
 const cli = new Command()
@@ -61,217 +54,9 @@ const opts = cli.tiny ? { ...cli, ...TINY } : cli;
 if (!['start', 'workers', 'both', 'deploy'].includes(opts.mode)) throw new Error(`--mode: start, workers, both or deploy, not ${opts.mode}`);
 
 const dir = path.resolve(opts.dir ?? path.join(PROJECT_ROOT, 'bench', 'output', cli.tiny ? 'live-tiny' : 'live'));
-const layout = warehouseLayout(dir);
 if (opts.logs) mkdirSync(opts.logs, { recursive: true });
-const bin = path.join(PROJECT_ROOT, 'bin/p2ptel.js');
-const HOUR = 3_600_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-};
-
-async function ensureHistory(): Promise<void> {
-  if ((await discoverLanding(layout)).files.length > 0) return;
-  const days = Number(opts.days);
-  const customers = Array.from({ length: Number(opts.customers) }, (_, i) => `c${i + 1}`);
-  const end = Math.floor(Date.now() / HOUR) * HOUR - HOUR;
-  process.stderr.write(`generating ${days} days × ${customers.length * Number(opts.streams)} streams into ${dir} ...\n`);
-  await promisify(execFile)(
-    process.execPath,
-    [bin, 'generate', '--warehouse', dir, '--customers', customers.join(','), '--streams', opts.streams,
-      '--sessions', opts.sessions, '--start', new Date(end - days * 24 * HOUR).toISOString(), '--hours', String(days * 24), '--seed', '11'],
-    { maxBuffer: 64 * 1024 * 1024 },
-  );
-}
-
-/** Where the probes and the load go: the API (and a token it takes), the collector (and an ingest key). */
-interface Target {
-  api: string;
-  token: string;
-  collector: string;
-  key: string;
-  customer: string;
-}
-
-/** A process of the benchmark, its output kept. */
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  output: () => string;
-}
-
-function launch(name: string, args: string[], env: NodeJS.ProcessEnv = process.env): Proc {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  // Only the tail: a worker's logs over minutes would be large.
-  const log = opts.logs ? createWriteStream(path.join(opts.logs, `${name.replace(/\s+/g, '-')}.log`)) : null;
-  const keep = (d: Buffer) => {
-    out = (out + d.toString()).slice(-200_000);
-    log?.write(d);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  process.once('exit', () => child.kill('SIGKILL'));
-  return { name, child, output: () => out };
-}
-
-/** Resolves with `re`'s first match in the process's output. */
-async function waitForOutput(p: Proc, re: RegExp, timeoutMs = 600_000): Promise<RegExpExecArray> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(100)) {
-    const m = re.exec(p.output());
-    if (m) return m;
-    if (p.child.exitCode !== null) throw new Error(`${p.name} exited ${p.child.exitCode}: ${p.output().slice(-2000)}`);
-  }
-  throw new Error(`${p.name}: no ${re} within ${timeoutMs} ms: ${p.output().slice(-2000)}`);
-}
-
-/** Peak resident memory of a live process (VmHWM), MiB. */
-async function peakRssMiB(p: Proc): Promise<number> {
-  return statusMiB(p, 'VmHWM');
-}
-
-async function statusMiB(p: Proc, field: 'VmHWM' | 'VmRSS'): Promise<number> {
-  const status = await fs.readFile(`/proc/${p.child.pid}/status`, 'utf8');
-  return Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) / 1024);
-}
-
-/**
- * Samples the resident memory (VmRSS) of processes every 250 ms until stopped: the highest
- * sample of each, MiB. VmHWM holds the peak of a process's whole life (its first run included);
- * this says what the load itself reached.
- */
-function sampleRss(procs: Proc[]): () => Promise<Record<string, number>> {
-  const max: Record<string, number> = Object.fromEntries(procs.map((p) => [p.name, 0]));
-  let stopped = false;
-  const loop = (async () => {
-    for (; !stopped; await sleep(250)) {
-      for (const p of procs) max[p.name] = Math.max(max[p.name]!, await statusMiB(p, 'VmRSS').catch(() => 0));
-    }
-  })();
-  return async () => {
-    stopped = true;
-    await loop;
-    return max;
-  };
-}
-
-/** Every process's peak RSS so far (VmHWM), MiB. */
-async function peaks(procs: Proc[]): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const p of procs) out[p.name] = await peakRssMiB(p);
-  return out;
-}
-
-/** SIGINT/SIGTERM, then SIGKILL after a while. */
-async function stop(p: Proc, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-  const exited = new Promise((r) => p.child.once('exit', r));
-  p.child.kill(signal);
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), 60_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** `p2ptel start` on the warehouse, once it prints its live line: its URLs, token and ingest key. */
-async function startStart(name = 'start', env: NodeJS.ProcessEnv = process.env): Promise<{ proc: Proc; target: Target }> {
-  const proc = launch(name, ['start', '--warehouse', dir, '--port', '0', '--collector-port', '0'], env);
-  await waitForOutput(proc, /^live: a rollup runs/m);
-  const out = proc.output();
-  const lines = out.split('\n');
-  const after = (re: RegExp) => lines[lines.findIndex((l) => re.test(l)) + 1]!.trim();
-  return {
-    proc,
-    target: {
-      api: /API listening on (\S+)/.exec(out)![1]!,
-      token: after(/its token, valid/),
-      collector: /collector of SDK reports listening on (\S+);/.exec(out)![1]!,
-      key: after(/ingest key of \S+ \(public/),
-      customer: /ingest key of (\S+) \(public/.exec(out)![1]!,
-    },
-  };
-}
-
-/** A report of a session (a session of its own by default); the startup time is on its seq 0 report only. */
-function report(streamId: string, id: string, ts: Date, session: { sessionId: string; seq: number; final: boolean } = { sessionId: `s-${id}`, seq: 0, final: false }): Record<string, unknown> {
-  return {
-    reportId: id, sessionId: session.sessionId, streamId, ts: ts.toISOString(), intervalMs: INTERVAL_MS, seq: session.seq, final: session.final, cohort: 'p2p', contentType: 'live',
-    bytesOffloaded: 3_000_000, bytesFallback: 1_000_000, peerCount: 3, bufferHealth: 12.5, watchMs: 30_000, ...(session.seq === 0 ? { startupMs: 900 } : {}), device: 'desktop', region: 'eu-west',
-  };
-}
-
-/** As the SDK reports (docs/sdk-ingest.md): every 30 s, each session 30 times (15 minutes), its last report final. */
-const INTERVAL_MS = 30_000;
-const SESSION_REPORTS = 30;
-
-/**
- * The session of the load's k-th report: `rate` reports/s every INTERVAL_MS make rate × 30 sessions
- * at once, report k going to slot k mod that; a slot's session ends after SESSION_REPORTS reports
- * and another takes its place. With --one-report-sessions, every report is a session of its own.
- */
-function loadSession(started: number, rate: number, k: number): { sessionId: string; seq: number; final: boolean; slot: number } | null {
-  if (opts.oneReportSessions) return null;
-  const slots = Math.max(1, Math.round((rate * INTERVAL_MS) / 1000));
-  const slot = k % slots;
-  const round = Math.floor(k / slots);
-  const seq = round % SESSION_REPORTS;
-  return { sessionId: `s-${started}-${slot}-${Math.floor(round / SESSION_REPORTS)}`, seq, final: seq === SESSION_REPORTS - 1, slot };
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-function post(url: string, key: string, reports: Record<string, unknown>[]): Promise<number> {
-  const body = gzipSync(JSON.stringify({ reports }));
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/v1/session-reports`, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'X-Ingest-Key': key } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** `rate` reports/s in batches of 100, evenly spaced, until `stop` says so. */
-async function backgroundLoad(s: Target, rate: number, stop: () => boolean): Promise<{ sent: number; refused: number }> {
-  const perSecond = Math.max(1, Math.round(rate / 100));
-  let sent = 0;
-  let refused = 0;
-  let n = 0;
-  const started = Date.now();
-  const inflight = new Set<Promise<void>>();
-  while (!stop()) {
-    const due = started + (n * 1000) / perSecond;
-    await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
-    const batch = Array.from({ length: 100 }, (_, i) => {
-      const session = loadSession(started, rate, n * 100 + i);
-      return report(`${s.customer}:live-${(session?.slot ?? n + i) % 10}`, `bg-${started}-${n}-${i}`, new Date(), session ?? undefined);
-    });
-    n++;
-    const p = post(s.collector, s.key, batch).then(
-      (status) => void (status === 202 ? (sent += 100) : refused++),
-      () => void refused++,
-    );
-    inflight.add(p);
-    void p.finally(() => inflight.delete(p));
-  }
-  await Promise.all(inflight);
-  return { sent, refused };
-}
-
-/** One probe: a report of a new stream, then polls until the API lists it; ms from the 202. */
-async function probe(s: Target, n: number): Promise<number> {
-  const streamId = `${s.customer}:probe-${Date.now()}-${n}`;
-  const status = await post(s.collector, s.key, [report(streamId, `probe-${streamId}`, new Date())]);
-  const acked = performance.now();
-  if (status !== 202) throw new Error(`probe ${n} answered ${status}`);
-  for (;;) {
-    const res = await fetch(`${s.api}/telemetry/streams?window=1h`, { headers: { Authorization: `Bearer ${s.token}` } });
-    const body = (await res.json()) as { streams: string[] };
-    if (body.streams.includes(streamId)) return performance.now() - acked;
-    if (performance.now() - acked > 180_000) throw new Error(`probe ${n} not counted after 180 s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const bench = new LiveBench({ dir, logs: opts.logs, oneReportSessions: opts.oneReportSessions });
+const layout = bench.layout;
 
 interface Measured {
   background: { sent: number; refused: number };
@@ -285,7 +70,7 @@ async function measure(target: Target): Promise<Measured> {
   if (opts.crossHour) await untilHourCrossing();
   let stopping = false;
   const from = Date.now();
-  const load = backgroundLoad(target, Number(opts.rate), () => stopping);
+  const load = bench.backgroundLoad(target, Number(opts.rate), () => stopping);
   if (opts.crossHour) await sleep(CROSS_HOUR_WARM_UP_MS);
   const freshness: number[] = [];
   const probes: Promise<void>[] = [];
@@ -350,7 +135,7 @@ function summarize(mode: ModeResult['mode'], m: Measured, rollups: number[], rss
 
 async function runStartMode(): Promise<ModeResult> {
   process.stderr.write('start: p2ptel start (a from-scratch rollup and every pilot report first) ...\n');
-  const { proc, target } = await startStart();
+  const { proc, target } = await bench.startStart();
   const ready = await peaks([proc]);
   const sampled = sampleRss([proc]);
   const m = await measure(target);
@@ -364,62 +149,21 @@ async function runStartMode(): Promise<ModeResult> {
   return summarize('start', m, runs, rss);
 }
 
-/** A `p2ptel` command to its end; its stdout, trimmed (throws on a non-zero exit). */
-async function command(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env, maxBuffer: 64 * 1024 * 1024 });
-  return stdout.trim();
-}
-
 /** The worker tier on this machine: Redis, two workers, a collector and an API, with the live settings (docs/operations.md). */
 async function runWorkersMode(): Promise<ModeResult> {
-  const redis = await startRedisServer();
-  const procs: Proc[] = [];
+  const tier = await bench.startWorkerTier(opts.rollupEvery, 'bench:live workers');
   try {
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      WAREHOUSE_DIR: dir,
-      REDIS_URL: redis.url,
-      QUEUE_PREFIX: 'bench-live',
-      LOG_LEVEL: 'warn',
-      COLLECTOR_FLUSH_SECONDS: '2',
-      WORKER_LOCK_DURATION_MS: '10000',
-      WORKER_STALLED_INTERVAL_MS: '5000',
-      // Two workers share the machine's cores (2 here): one DuckDB thread each.
-      DUCKDB_THREADS: '1',
-      PORT: '0',
-      COLLECTOR_PORT: '0',
-    };
-    const customer = 'c1';
-    await command(['tenants', 'add', '--customer', customer, '--name', `${customer} (bench)`], env).catch(() => ''); // made by an earlier run
-    const token = await command(['token', '--customer', customer], env);
-    const key = await command(['ingest-keys', 'add', '--customer', customer, '--label', 'bench:live workers'], env);
-    const since = Date.now();
-    process.stderr.write(`workers: redis ${redis.url}, two workers, schedule --rollup-every ${opts.rollupEvery}, collect, serve ...\n`);
-    for (const n of [1, 2]) procs.push(launch(`worker ${n}`, ['worker'], env));
-    await command(['schedule', '--rollup-every', opts.rollupEvery], env);
-    const collect = launch('collect', ['collect'], env);
-    const serve = launch('serve', ['serve'], env);
-    procs.push(collect, serve);
-    const collector = (await waitForOutput(collect, /collector listening on (\S+)/))[1]!;
-    const api = (await waitForOutput(serve, /API listening on (\S+)/))[1]!;
-    // The tier's own first snapshot (a run from scratch when the warehouse has none of its states).
-    for (;;) {
-      const current = await readCurrent(layout).catch(() => null);
-      if (current && Date.parse(current.asOf) >= since) break;
-      for (const p of procs) if (p.child.exitCode !== null) throw new Error(`${p.name} exited ${p.child.exitCode}: ${p.output().slice(-2000)}`);
-      await sleep(500);
-    }
+    const { procs, env } = tier;
     const ready = await peaks(procs);
     const sampled = sampleRss(procs);
-    const m = await measure({ api, token, collector, key, customer });
+    const m = await measure(tier.target);
     const load = await sampled();
     const rss = { peak: await peaks(procs), ready, load };
     const runs = JSON.parse(await command(['runs', '--json', '--limit', '2000'], env)) as { kind: string; state: string; startedAt: number | null; durationMs: number | null }[];
     const rollups = runs.filter((r) => r.kind === 'rollup' && r.state === 'completed' && (r.startedAt ?? 0) >= m.from).map((r) => r.durationMs!);
     return summarize('workers', m, rollups, rss);
   } finally {
-    await Promise.all(procs.map((p) => stop(p)));
-    await redis.stop();
+    await tier.close();
   }
 }
 
@@ -464,7 +208,7 @@ async function currentStale(): Promise<{ asOf: number; stale: number; snapshot: 
 async function restart(name: string, prev: Proc, token: string, env: NodeJS.ProcessEnv): Promise<{ proc: Proc; target: Target; result: RestartResult }> {
   await stop(prev, 'SIGINT');
   const launched = Date.now();
-  const proc = launch(name, ['start', '--warehouse', dir, '--port', '0', '--collector-port', '0'], env);
+  const proc = bench.launch(name, ['start', '--warehouse', dir, '--port', '0', '--collector-port', '0'], env);
   const open = await waitForOutput(proc, /^API on (\S+) and collector on (\S+) answer now/m);
   const portsOpenMs = Date.now() - launched;
   const partial: Target = { api: open[1]!, collector: open[2]!, token, key: '', customer: '' };
@@ -505,7 +249,7 @@ async function restart(name: string, prev: Proc, token: string, env: NodeJS.Proc
     }
   })();
   let stopping = false;
-  const load = backgroundLoad(partial, Number(opts.rate), () => stopping);
+  const load = bench.backgroundLoad(partial, Number(opts.rate), () => stopping);
   const freshness: number[] = [];
   const probes: Promise<void>[] = [];
   let rebuildMs = NaN;
@@ -537,7 +281,7 @@ async function restart(name: string, prev: Proc, token: string, env: NodeJS.Proc
 /** `start` steady, then three restarts: a deployment that changes the state SQL, the same with the blocking rebuild, and a plain restart. */
 async function runDeployMode(): Promise<{ steady: ModeResult; restarts: RestartResult[] }> {
   process.stderr.write('deploy: p2ptel start, steady ...\n');
-  const first = await startStart();
+  const first = await bench.startStart();
   const m = await measure(first.target);
   const peak = { start: await peakRssMiB(first.proc) };
   // The deploy mode times restarts; the steady phase's peak stands for all three phases' figures.
@@ -566,7 +310,7 @@ function describeRestart(r: RestartResult): string {
   );
 }
 
-await ensureHistory();
+await bench.ensureHistory(opts);
 if (opts.mode === 'deploy') {
   const d = await runDeployMode();
   process.stdout.write(
