@@ -1,6 +1,7 @@
 // Breakdowns by session dimension and filtered stream metrics, computed on demand with the one
 // breakdown SQL (warehouse/reads/breakdowns.ts) over the served snapshot's session classes: the files of
-// the customers in scope, nothing else. The work is admitted (a per-tenant limit, 429 beyond; a
+// the customers in scope, nothing else; for the short windows (5m, 15m), over the recent reports'
+// own session classes, made when first asked and kept for the snapshot (short-window-classes.ts). The work is admitted (a per-tenant limit, 429 beyond; a
 // global one, 503 `busy` beyond), bounded in time from the request's arrival (the wait for a
 // DuckDB slot included), and cancelled once every request waiting for it has gone. Answers are
 // kept by the response cache (per snapshot, with their ETag), not here.
