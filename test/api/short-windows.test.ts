@@ -262,3 +262,19 @@ describe('an alert rule on a short window', () => {
     expect(byRule.get(tenantWide.json['id'] as string)).toBe(3);
   });
 });
+
+describe('short window classes across snapshots', () => {
+  it("drops an older snapshot's tables once a newer snapshot's question is asked", async () => {
+    const classes = shortWindowClasses(api.deps.db);
+    expect(classes.size).toBeGreaterThan(1);
+    const later = new Date(AS_OF.getTime() + MIN);
+    await runPipeline(wh, { asOf: later });
+    await api.deps.store.refresh();
+    expect(api.deps.store.current()!.manifest.asOf).toBe(later.toISOString());
+    const r = await get(`/telemetry/metrics/${LIVE0}?window=5m`, tokens['acme']!);
+    expect(r.json).toMatchObject({ asOf: later.toISOString() });
+    // (12:04 − 5 min, 12:04]: s1 (12:03) and s2 (12:01); s3's report at 12:03:00.001 is in now.
+    expect(r.json['totalSessions']).toBe(3);
+    expect(classes.size).toBe(1);
+  });
+});
