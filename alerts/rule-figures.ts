@@ -1,11 +1,13 @@
 // The value of every rule at a snapshot, read through the functions that answer the JSON routes
 // (docs/architecture.md, principle 11): a stream's unfiltered figures as GET /telemetry/metrics/:streamId
 // serves them (served/stream-figures.ts), anything filtered or tenant-wide as the breakdown route
-// computes it (the breakdown SQL, batched: served/ondemand-breakdowns.ts breakdownBatch), activePeers
+// computes it (the breakdown SQL, batched: served/ondemand-breakdowns.ts breakdownBatch; the short
+// windows 5m and 15m always so, over the recent reports of the customers asked), activePeers
 // from the stream summaries or the customer's row. Rules that ask the same question (customer,
 // stream, window, filters) share one computation per snapshot, and every question not answered
 // from memory is part of one statement per group of customers.
 import type { Db } from '../warehouse/duckdb/index.ts';
+import { isShortWindow } from '../warehouse/figures/index.ts';
 import { NO_SESSIONS, type BreakdownFigures } from '../warehouse/reads/index.ts';
 import { parseFilters } from '../served/breakdown-filters.ts';
 import { breakdownBatch } from '../served/ondemand-breakdowns.ts';
@@ -40,7 +42,7 @@ export async function questionsFigures(db: Db, snap: ServedSnapshot, questions: 
   const out = new Map<string, Figures>();
   const batched: [string, Question][] = [];
   for (const [key, q] of questions) {
-    if (q.streamId !== null && q.filters.length === 0) {
+    if (q.streamId !== null && q.filters.length === 0 && !isShortWindow(q.window)) {
       out.set(key, { ...figuresOf({ ...NO_SESSIONS, ...streamMetricsBody(snap, q.streamId, q.window) }, snap.hasBreakdowns), activePeers: activePeers(snap, q) });
     } else if (!snap.hasBreakdowns) out.set(key, { totalSessions: 0 });
     else batched.push([key, q]);
@@ -67,8 +69,12 @@ function figuresOf(f: BreakdownFigures, quality: boolean): Figures {
   };
 }
 
-/** activePeers of the stream (its summary), or of the customer's streams together (its row). */
+/**
+ * activePeers of the stream (its summary), or of the customer's streams together (its row). It does
+ * not depend on the window (docs/metrics.md); a short window, in no snapshot, takes the `all` rows.
+ */
 function activePeers(snap: ServedSnapshot, q: Question): number {
-  if (q.streamId !== null) return snap.summaries.get(q.window)?.get(q.streamId)?.activePeers ?? 0;
-  return snap.customerRows.get(q.window)?.get(q.customerId)?.activePeers ?? 0;
+  const window = isShortWindow(q.window) ? 'all' : q.window;
+  if (q.streamId !== null) return snap.summaries.get(window)?.get(q.streamId)?.activePeers ?? 0;
+  return snap.customerRows.get(window)?.get(q.customerId)?.activePeers ?? 0;
 }

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { isoInstant } from '../lib/json-schema.ts';
 import { parseStreamId } from '../warehouse/ids.ts';
-import type { WindowName } from '../warehouse/figures/index.ts';
+import type { ServedWindow } from '../warehouse/figures/index.ts';
 
 /** The figures a rule watches: those of the breakdown route, and the stream summary's activePeers. */
 export const ALERT_METRICS = [
@@ -18,7 +18,8 @@ export const ALERT_METRICS = [
 ] as const;
 export type AlertMetric = (typeof ALERT_METRICS)[number];
 
-export const ALERT_WINDOWS = ['1h', '24h'] as const satisfies readonly WindowName[];
+/** 5m and 15m are computed on demand from the recent reports of the streams and customers rules name (docs/alerts.md). */
+export const ALERT_WINDOWS = ['5m', '15m', '1h', '24h'] as const satisfies readonly ServedWindow[];
 export const ALERT_STATES = ['ok', 'pending', 'firing', 'insufficient_data'] as const;
 export type AlertState = (typeof ALERT_STATES)[number];
 

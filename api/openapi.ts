@@ -144,7 +144,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       tags: ['telemetry'],
       summary:
-        "Metrics of one stream over a window (zeros when it has reports, but none in the window), with the quality figures; with filters, those of the sessions the filters keep (computed on demand); with period=previous, those of the period of the window's length that ends where the window starts, and the sessions active at its end (computed on demand from the raw files)",
+        "Metrics of one stream over a window (zeros when it has reports, but none in the window), with the quality figures; with filters, those of the sessions the filters keep (computed on demand); with period=previous, those of the period of the window's length that ends where the window starts, and the sessions active at its end (computed on demand from the raw files). window=5m and 15m are computed on demand from the stream's last 15 minutes of reports (docs/api.md, Short windows)",
       parameters: [STREAM_ID_PATH, FILTER_PARAM],
       query: StreamMetricsQuery,
       responses: {
@@ -165,7 +165,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       tags: ['telemetry'],
       summary:
-        "Sessions grouped by a session dimension (each session's value at its earliest report in the window), with filters: of one of the caller's streams, of all of them (a tenant), or of the platform (an operator)",
+        "Sessions grouped by a session dimension (each session's value at its earliest report in the window), with filters: of one of the caller's streams, of all of them (a tenant), or of the platform (an operator). window=5m and 15m are computed on demand from the last 15 minutes of reports (docs/api.md, Short windows)",
       parameters: [FILTER_PARAM],
       query: BreakdownQuery,
       responses: {

@@ -11,12 +11,12 @@ import type { Context } from 'koa';
 import type { Db } from '../warehouse/duckdb/index.ts';
 import type { DbSession } from '../warehouse/duckdb/index.ts';
 import { timestampParam } from '../warehouse/duckdb/index.ts';
-import { breakdownFileSql, NO_SESSIONS, queryBreakdown, windowClassParams, type BreakdownFigures, type BreakdownFilters } from '../warehouse/reads/index.ts';
+import { breakdownFileSql, NO_SESSIONS, queryBreakdown, shortClassParams, shortWindowClass, windowClassParams, type BreakdownFigures, type BreakdownFilters } from '../warehouse/reads/index.ts';
 import { pieceSql } from '../warehouse/figures/index.ts';
 import { sqlFile } from '../warehouse/duckdb/index.ts';
 import { inputsWithin, loadStreamReports } from '../warehouse/reads/index.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
-import { windowSeconds, type WindowName } from '../warehouse/figures/index.ts';
+import { isShortWindow, servedWindowSeconds, type ServedWindow } from '../warehouse/figures/index.ts';
 import { problems } from '../served/problems.ts';
 import { AdmittedWork } from '../served/shared-work.ts';
 import type { BreakdownScope } from '../served/ondemand-breakdowns.ts';
@@ -32,8 +32,8 @@ export interface PreviousPeriod {
 }
 
 /** The period before a window: its end (the window's start) and its start, in ms; 400 for `all`. */
-export function previousBounds(asOfMs: number, window: WindowName): { fromMs: number; toMs: number; seconds: number } {
-  const seconds = windowSeconds(window);
+export function previousBounds(asOfMs: number, window: ServedWindow): { fromMs: number; toMs: number; seconds: number } {
+  const seconds = servedWindowSeconds(window);
   if (seconds === null) throw problems.invalidQuery('no_previous_period', 'The window `all` has no previous period.', { parameter: 'period' });
   return { fromMs: asOfMs - 2 * seconds * 1000, toMs: asOfMs - seconds * 1000, seconds };
 }
@@ -55,7 +55,7 @@ export class PreviousPeriods {
     return this.work.inProgress;
   }
 
-  async figures(snap: ServedSnapshot, scope: BreakdownScope, q: { window: WindowName; filters: BreakdownFilters; canonical: readonly string[] }, ctx: Context): Promise<PreviousPeriod> {
+  async figures(snap: ServedSnapshot, scope: BreakdownScope, q: { window: ServedWindow; filters: BreakdownFilters; canonical: readonly string[] }, ctx: Context): Promise<PreviousPeriod> {
     const bounds = previousBounds(snap.asOfMs, q.window);
     const key = [snap.id, scope.customers.join(','), scope.streamId ?? '', q.window, ...q.canonical].join('\0');
     return this.work.run(ctx, key, scope.admittedAs, (signal) =>
@@ -67,7 +67,7 @@ export class PreviousPeriods {
     s: DbSession,
     snap: ServedSnapshot,
     scope: BreakdownScope,
-    q: { window: WindowName; filters: BreakdownFilters; fromMs: number; toMs: number; seconds: number },
+    q: { window: ServedWindow; filters: BreakdownFilters; fromMs: number; toMs: number; seconds: number },
   ): Promise<PreviousPeriod> {
     const end = new Date(q.toMs);
     const relations: string[] = [];
@@ -77,7 +77,8 @@ export class PreviousPeriods {
       const inputs = snap.customerInputs(this.layout, customerId);
       if (!inputs) continue;
       await loadStreamReports(s, inputsWithin(inputs, q.fromMs, q.toMs), scope.streamId, end);
-      const { params, types } = windowClassParams(end);
+      // A short window's period is classed by the short windows (short-windows.ts), the others by the snapshot's.
+      const { params, types } = isShortWindow(q.window) ? shortClassParams(end) : windowClassParams(end);
       await s.run(breakdownFileSql('report_session_classes', { pieces: `(${pieceSql('report_pieces', { source: 'reports' })})` }), params, types);
       // Each customer's classes apart: queryBreakdown makes each one's parts alone.
       await s.run(`ALTER TABLE report_session_classes RENAME TO previous_classes_${i}`);
@@ -90,7 +91,7 @@ export class PreviousPeriods {
       streams += Number(a?.streams ?? 0);
       activePeers += Number(a?.activePeers ?? 0);
     }
-    const [row] = relations.length === 0 ? [] : await queryBreakdown(s, relations, { window: q.window, streamId: scope.streamId, by: null, filters: q.filters });
+    const [row] = relations.length === 0 ? [] : await queryBreakdown(s, relations, { window: q.window, ...(isShortWindow(q.window) ? { maxClass: shortWindowClass(q.window) } : {}), streamId: scope.streamId, by: null, filters: q.filters });
     const { streamId: _s, value: _v, ...figures } = row ?? { streamId: null, value: null, ...NO_SESSIONS };
     return { from: new Date(q.fromMs).toISOString(), to: end.toISOString(), streams, activePeers, figures };
   }

@@ -1,6 +1,7 @@
 // Breakdowns by session dimension and filtered stream metrics, computed on demand with the one
 // breakdown SQL (warehouse/reads/breakdowns.ts) over the served snapshot's session classes: the files of
-// the customers in scope, nothing else. The work is admitted (a per-tenant limit, 429 beyond; a
+// the customers in scope, nothing else; for the short windows (5m, 15m), over the recent reports'
+// own session classes, made when first asked and kept for the snapshot (short-window-classes.ts). The work is admitted (a per-tenant limit, 429 beyond; a
 // global one, 503 `busy` beyond), bounded in time from the request's arrival (the wait for a
 // DuckDB slot included), and cancelled once every request waiting for it has gone. Answers are
 // kept by the response cache (per snapshot, with their ETag), not here.
@@ -8,7 +9,9 @@ import type { Context } from 'koa';
 import type { Db } from '../warehouse/duckdb/index.ts';
 import { NO_SESSIONS, queryBreakdown, sessionClassesRelation, type BreakdownFigures, type BreakdownFilters, type BreakdownRow, type SessionDimension } from '../warehouse/reads/index.ts';
 import { queryBreakdownBatch, type BatchQuestion } from '../warehouse/reads/index.ts';
-import type { WindowName } from '../warehouse/figures/index.ts';
+import { isShortWindow, type ServedWindow } from '../warehouse/figures/index.ts';
+import { shortClassOf, shortWindowClass } from '../warehouse/reads/index.ts';
+import { shortWindowClasses } from './short-window-classes.ts';
 import { problems } from './problems.ts';
 import { AdmittedWork } from './shared-work.ts';
 import type { ServedSnapshot } from './snapshot-store.ts';
@@ -24,7 +27,8 @@ export interface BreakdownScope {
 }
 
 export interface BreakdownRequest {
-  window: WindowName;
+  /** A snapshot's window, or a short one (computed from the recent reports: short-window-classes.ts). */
+  window: ServedWindow;
   by: SessionDimension | null;
   filters: BreakdownFilters;
   /** The filters' canonical form (parseFilters): what makes two requests the same work. */
@@ -62,6 +66,19 @@ export class OnDemandBreakdowns {
  * metrics serve, and what alert rules watch (alerts/rule-figures.ts), computed by this one function.
  */
 export async function breakdownRows(db: Db, snap: ServedSnapshot, scope: Pick<BreakdownScope, 'customers' | 'streamId'>, q: Omit<BreakdownRequest, 'canonical'>, signal?: AbortSignal): Promise<BreakdownRow[]> {
+  if (isShortWindow(q.window)) {
+    const maxClass = shortWindowClass(q.window);
+    // Short windows' classes are small (15 minutes of reports): a plain session, where their tables are.
+    const scopes = scope.customers.map((customerId) => ({ customerId, streamId: scope.streamId }));
+    return shortWindowClasses(db).using(snap, scopes, (tables) =>
+      tables.length === 0
+        ? Promise.resolve([])
+        : db.withSession((s) => queryBreakdown(s, tables, { window: q.window, maxClass, streamId: scope.streamId, by: q.by, filters: q.filters, perStream: q.perStream === true }), {
+            ...(signal ? { signal } : {}),
+            bounded: true,
+          }),
+    );
+  }
   // One relation per customer: queryBreakdown makes each one's parts alone.
   const relations = sessionClassFiles(snap, scope.customers).map(sessionClassesRelation);
   if (relations.length === 0) return [];
@@ -81,10 +98,16 @@ export async function breakdownRows(db: Db, snap: ServedSnapshot, scope: Pick<Br
  */
 export async function breakdownBatch(db: Db, snap: ServedSnapshot, questions: readonly BatchQuestion[], customersPerQuery: number): Promise<BreakdownFigures[]> {
   if (!snap.hasBreakdowns) throw problems.breakdownsUnavailable();
-  const asked = new Map<string, number[]>();
-  for (const [i, q] of questions.entries()) asked.set(q.customerId, [...(asked.get(q.customerId) ?? []), i]);
-  const customers = [...asked.keys()].filter((c) => snap.sessionClassFiles(c).length > 0);
   const results: BreakdownFigures[] = questions.map(() => NO_SESSIONS);
+  const short = [...questions.keys()].filter((i) => isShortWindow(questions[i]!.window));
+  if (short.length > 0) {
+    const figures = await shortBreakdownBatch(db, snap, short.map((i) => questions[i]!), customersPerQuery);
+    for (const [j, i] of short.entries()) results[i] = figures[j]!;
+    if (short.length === questions.length) return results;
+  }
+  const asked = new Map<string, number[]>();
+  for (const [i, q] of questions.entries()) if (!isShortWindow(q.window)) asked.set(q.customerId, [...(asked.get(q.customerId) ?? []), i]);
+  const customers = [...asked.keys()].filter((c) => snap.sessionClassFiles(c).length > 0);
   const groups: string[][] = [];
   for (let at = 0; at < customers.length; at += customersPerQuery) groups.push(customers.slice(at, at + customersPerQuery));
   if (groups.length === 0) return results;
@@ -101,6 +124,40 @@ export async function breakdownBatch(db: Db, snap: ServedSnapshot, questions: re
     { bounded: true, releaseAfter: customers.length > 1 },
   );
   return results;
+}
+
+/**
+ * breakdownBatch's questions of short windows (5m, 15m): each customer's short window classes (of
+ * its one stream asked, or of all its streams), made once for the snapshot, then one statement per
+ * group of `customersPerQuery` customers over theirs, both windows at once.
+ */
+async function shortBreakdownBatch(db: Db, snap: ServedSnapshot, questions: readonly BatchQuestion[], customersPerQuery: number): Promise<BreakdownFigures[]> {
+  const asked = new Map<string, number[]>();
+  for (const [i, q] of questions.entries()) asked.set(q.customerId, [...(asked.get(q.customerId) ?? []), i]);
+  const results: BreakdownFigures[] = questions.map(() => NO_SESSIONS);
+  const customers = [...asked.keys()];
+  for (let at = 0; at < customers.length; at += customersPerQuery) {
+    const group = customers.slice(at, at + customersPerQuery);
+    const scopes = group.map((customerId) => {
+      // One stream asked of a customer: its reports only; otherwise every stream's of the customer.
+      const streams = new Set(asked.get(customerId)!.map((i) => questions[i]!.streamId));
+      const [only] = streams;
+      return { customerId, streamId: streams.size === 1 && typeof only === 'string' ? only : null };
+    });
+    const indexes = group.flatMap((c) => asked.get(c)!);
+    const figures = await shortWindowClasses(db).using(snap, scopes, (tables) =>
+      tables.length === 0
+        ? Promise.resolve(indexes.map(() => NO_SESSIONS))
+        : db.withSession((s) => queryBreakdownBatch(s, unionOf(tables), indexes.map((i) => questions[i]!), shortClassOf), { bounded: true }),
+    );
+    for (const [j, i] of indexes.entries()) results[i] = figures[j]!;
+  }
+  return results;
+}
+
+/** One relation of several tables of the same columns. */
+function unionOf(tables: readonly string[]): string {
+  return tables.length === 1 ? tables[0]! : `(${tables.map((t) => `SELECT * FROM ${t}`).join(' UNION ALL ')})`;
 }
 
 /**

@@ -67,6 +67,8 @@ export class ServedSnapshot {
      * null for a snapshot published before breakdowns existed (no session classes either).
      */
     readonly quality: ReadonlyMap<WindowName, ReadonlyMap<string, QualityJson>> | null = null,
+    /** The warehouse's landing folder (layout.rawReports), where short windows read recent reports. */
+    private readonly rawReports: string | null = null,
   ) {
     this.asOfMs = Date.parse(manifest.asOf);
     this.lastModified = new Date(this.asOfMs).toUTCString();
@@ -128,8 +130,14 @@ export class ServedSnapshot {
 
   private readonly classFileLists = new LRUCache<string, readonly string[]>({ max: SERIES_FILE_LISTS });
 
+  /** customerInputs of the warehouse the snapshot was loaded from (null without a partition). */
+  recentInputs(customerId: string): { files: string[]; presentColumns: string[] } | null {
+    if (this.rawReports === null) return null;
+    return this.customerInputs({ rawReports: this.rawReports }, customerId);
+  }
+
   /** The landed files (absolute) and present columns of one customer's partition in this snapshot. */
-  customerInputs(layout: WarehouseLayout, customerId: string): { files: string[]; presentColumns: string[] } | null {
+  customerInputs(layout: Pick<WarehouseLayout, 'rawReports'>, customerId: string): { files: string[]; presentColumns: string[] } | null {
     const p = this.manifest.partitions.find((x) => x.customerId === customerId);
     if (!p) return null;
     return { files: p.files.map((f) => path.join(layout.rawReports, f.path)), presentColumns: p.presentColumns };
@@ -181,7 +189,7 @@ export async function loadSnapshot(db: Db, layout: WarehouseLayout, snapshot: st
       for (const { windowName, streamId, ...row } of rows) quality.get(windowName as WindowName)?.set(streamId, row);
     }
   });
-  return new ServedSnapshot(snapshot, dir, manifest, summaries, platform, customerRows, cache.forSnapshot(snapshot), quality);
+  return new ServedSnapshot(snapshot, dir, manifest, summaries, platform, customerRows, cache.forSnapshot(snapshot), quality, layout.rawReports);
 }
 
 const QUALITY_FIGURES = 'rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess';

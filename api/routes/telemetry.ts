@@ -23,7 +23,7 @@ import { guardedStream, readsTelemetry } from '../telemetry-guard.ts';
 import type { ApiDeps } from '../deps.ts';
 import { clientGoneSignal } from '../../served/request-signal.ts';
 import { QueryTimeout } from '../../warehouse/duckdb/index.ts';
-import { STANDARD_BUCKET_SECONDS, type WindowName } from '../../warehouse/figures/index.ts';
+import { isShortWindow, STANDARD_BUCKET_SECONDS, type WindowName } from '../../warehouse/figures/index.ts';
 
 /** What a refused export is told to wait: about the time a typical export takes. */
 const EXPORT_RETRY_AFTER_SECONDS = 10;
@@ -104,16 +104,19 @@ async function streamMetrics(ctx: Context, deps: ApiDeps): Promise<void> {
     });
     return;
   }
-  if (canonical.length === 0) {
+  if (canonical.length === 0 && !isShortWindow(window)) {
     sendSnapshotJson(ctx, snap, `metrics|${streamId}|${window}`, () => streamMetricsBody(snap, streamId, window));
     return;
   }
+  // Filtered, or a short window (5m, 15m: no part of the snapshot): the stream's one group of kept
+  // sessions, computed on demand like a breakdown (the same SQL and definitions).
   const scope = scopeOf(ctx, snap, streamId);
   await sendSnapshotJsonText(ctx, snap, `metrics|${streamId}|${window}|${canonical.join('\0')}`, async () => {
     const [row] = await deps.breakdowns.rows(snap, scope, { window, by: null, filters, canonical }, ctx);
     const { streamId: _s, value: _v, ...figures } = row ?? { streamId: null, value: null, ...NO_SESSIONS };
     const { rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess, ...summary } = figures;
-    return JSON.stringify({ streamId, ...summary, window, asOf: snap.manifest.asOf, rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess, filters: canonical });
+    const filtered = canonical.length > 0 ? { filters: canonical } : {};
+    return JSON.stringify({ streamId, ...summary, window, asOf: snap.manifest.asOf, rebufferEvents, rebufferRatio, startupTimeP95Ms, p2pConnectionSuccess, ...filtered });
   });
 }
 

@@ -2,12 +2,22 @@
 // and for the OpenAPI document (their JSON Schema, description and default).
 import { z } from 'zod';
 import { isoDate } from '../../lib/json-schema.ts';
-import { DEFAULT_BUCKET_SECONDS, DEFAULT_WINDOW, MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES, type WindowName } from '../../warehouse/figures/index.ts';
+import { DEFAULT_BUCKET_SECONDS, DEFAULT_WINDOW, MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, SERVED_WINDOW_NAMES, WINDOW_NAMES, type ServedWindow, type WindowName } from '../../warehouse/figures/index.ts';
 
 export const windowParam = z
   .enum(WINDOW_NAMES as [WindowName, ...WindowName[]])
   .default(DEFAULT_WINDOW)
   .describe('A window counts the reports with asOf − window < ts ≤ asOf (asOf: the snapshot time).');
+
+/**
+ * The window of the routes that compute on demand (stream metrics, breakdown): the snapshot's
+ * windows and the short ones (5m, 15m), computed from the recent reports when asked. The other
+ * routes serve a snapshot's rows only and refuse 5m and 15m (400 invalid_window, docs/api.md).
+ */
+export const servedWindowParam = z
+  .enum(SERVED_WINDOW_NAMES as [ServedWindow, ...ServedWindow[]])
+  .default(DEFAULT_WINDOW)
+  .describe('A window counts the reports with asOf − window < ts ≤ asOf (asOf: the snapshot time). 5m and 15m are computed on demand from the recent reports.');
 
 export const detailParam = z
   .enum(['1', 'true', '0', 'false'])

@@ -2,12 +2,12 @@
 import { z } from 'zod';
 import { count, fraction, isoInstant, nonNegative } from '../../lib/json-schema.ts';
 import { BucketSchema, QualityBucketSchema } from '../../warehouse/figures/index.ts';
-import { MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, WINDOW_NAMES, type WindowName } from '../../warehouse/figures/index.ts';
+import { MAX_BUCKET_SECONDS, MIN_BUCKET_SECONDS, SERVED_WINDOW_NAMES, WINDOW_NAMES, type ServedWindow, type WindowName } from '../../warehouse/figures/index.ts';
 import { EXPORT_FORMATS } from '../export/export.ts';
 import { BREAKDOWN_DIMENSIONS, type SessionDimension } from '../../warehouse/reads/index.ts';
 import { MAX_FILTER_CHARS, MAX_FILTERS } from '../../served/breakdown-filters.ts';
 import { MAX_BUCKETS } from '../timeseries.ts';
-import { bucketSecondsParam, detailParam, enumParam, optionalText, windowParam } from './params.ts';
+import { bucketSecondsParam, detailParam, enumParam, optionalText, servedWindowParam, windowParam } from './params.ts';
 
 const streamIdQuery = optionalText().describe("One of the caller's streams (required: without it the request is refused with 403)");
 
@@ -20,7 +20,7 @@ export const periodParam = z
   .describe(
     'previous: the figures of the period of the same length that ends where the window starts, (asOf − 2·window, asOf − window], computed on demand with the same definitions (filters apply the same way); not for window=all (400 no_previous_period)',
   );
-export const StreamMetricsQuery = z.object({ window: windowParam, period: periodParam });
+export const StreamMetricsQuery = z.object({ window: servedWindowParam, period: periodParam });
 export const TimeseriesQuery = z.object({
   streamId: streamIdQuery,
   bucketSeconds: bucketSecondsParam().describe(
@@ -40,6 +40,8 @@ export const ExportQuery = z.object({ streamId: streamIdQuery, window: windowPar
 export const StreamIdQuery = z.object({ streamId: streamIdQuery });
 
 const windowName = z.enum(WINDOW_NAMES as [WindowName, ...WindowName[]]);
+/** The window of an answer computed on demand (stream metrics, breakdown): short ones too. */
+const servedWindowName = z.enum(SERVED_WINDOW_NAMES as [ServedWindow, ...ServedWindow[]]);
 
 const figures = {
   totalSessions: count().describe('distinct sessions with a report in the window'),
@@ -84,7 +86,7 @@ export const FilterParam = z
 
 export const BreakdownQuery = z.object({
   by: dimension.describe('The session dimension to group sessions by (required)'),
-  window: windowParam,
+  window: servedWindowParam,
   streamId: optionalText().describe("One of the caller's streams; without it, every stream of the caller (an operator: the platform)"),
 });
 
@@ -106,7 +108,7 @@ export const StreamMetricsSchema = z
   .object({
     streamId: streamIdField,
     ...figures,
-    window: windowName,
+    window: servedWindowName,
     asOf: isoInstant(),
     rebufferEvents: quality.rebufferEvents.optional(),
     rebufferRatio: quality.rebufferRatio.optional(),
@@ -147,7 +149,7 @@ export const BreakdownRowSchema = z
 export const BreakdownSchema = z
   .object({
     asOf: isoInstant(),
-    window: windowName,
+    window: servedWindowName,
     by: dimension,
     streamId: z.string().nullable().describe('the stream, or null: every stream of the caller (an operator: the platform)'),
     filters: filtersField,

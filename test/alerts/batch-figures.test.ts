@@ -1,4 +1,4 @@
-// Alert figures batched: many questions (two customers, both windows, one stream or a tenant's
+// Alert figures batched: many questions (two customers, every alert window (5m and 15m apart), one stream or a tenant's
 // streams, several filters each, one that keeps no session) answered by one statement; each
 // question's figures equal the breakdown route's own computation of it alone, and independent SQL
 // over the raw reports.
@@ -27,6 +27,10 @@ const QUESTIONS: Question[] = [
   { customerId: 'acme', streamId: 'acme:live-main', window: '1h', filters: ['!device:mobile', '!region:us-east'] },
   { customerId: 'globex', streamId: null, window: '24h', filters: [] },
   { customerId: 'globex', streamId: null, window: '1h', filters: ['region:nowhere'] },
+  // Short windows: computed from the recent reports of the customers asked, batched apart.
+  { customerId: 'acme', streamId: null, window: '15m', filters: ['device:mobile'] },
+  { customerId: 'acme', streamId: 'acme:live-main', window: '5m', filters: [] },
+  { customerId: 'globex', streamId: null, window: '5m', filters: ['!region:eu-west'] },
 ];
 
 /** The independent filters of a question's filter strings. */

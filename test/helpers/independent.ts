@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import type { Db } from '../../warehouse/duckdb/db.ts';
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
 import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
-import { windowSeconds, type WindowName } from '../../warehouse/figures/windows.ts';
+import { servedWindowSeconds, windowSeconds, type ServedWindow, type WindowName } from '../../warehouse/figures/windows.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -108,9 +108,9 @@ export class Independent {
    * (test values). `by` null: one row of every kept session. `end`: the window ends there instead
    * of at asOf (a previous period).
    */
-  async breakdown(window: WindowName, q: { by: string | null; streams?: string[]; filters?: IndependentFilters; end?: Date }): Promise<Row[]> {
+  async breakdown(window: ServedWindow, q: { by: string | null; streams?: string[]; filters?: IndependentFilters; end?: Date }): Promise<Row[]> {
     const end = q.end ?? this.asOf;
-    const seconds = windowSeconds(window);
+    const seconds = servedWindowSeconds(window);
     const lower = seconds === null ? null : new Date(end.getTime() - seconds * 1000);
     const dims = ['cohort', 'device', 'region', 'contentType', 'sdkVersion', 'signalingVersion'];
     const scope = q.streams ? `(${q.streams.map((p) => (p.endsWith(':') ? `starts_with(streamId, ${quotedString(p)})` : `streamId = ${quotedString(p)}`)).join(' OR ')})` : 'true';

@@ -16,6 +16,32 @@ export function isWindowName(v: string): v is WindowName {
   return (WINDOW_NAMES as readonly string[]).includes(v);
 }
 
+/**
+ * Short trailing windows (alert rules, live views; docs/api.md "Short windows"): exact like the
+ * others, but no part of a snapshot. They are computed only when asked, for the streams or
+ * customers asked, from the reports of their last 15 minutes (warehouse/reads/short-windows.ts).
+ */
+export const SHORT_WINDOWS = [
+  { name: '5m', seconds: 300 },
+  { name: '15m', seconds: 900 },
+] as const;
+
+export type ShortWindowName = (typeof SHORT_WINDOWS)[number]['name'];
+export const SHORT_WINDOW_NAMES: readonly ShortWindowName[] = SHORT_WINDOWS.map((w) => w.name);
+
+/** A window a route that computes on demand serves: a short one or a snapshot's. */
+export type ServedWindow = ShortWindowName | WindowName;
+export const SERVED_WINDOW_NAMES: readonly ServedWindow[] = [...SHORT_WINDOW_NAMES, ...WINDOW_NAMES];
+
+export function isShortWindow(v: string): v is ShortWindowName {
+  return (SHORT_WINDOW_NAMES as readonly string[]).includes(v);
+}
+
+/** Length of any served window in seconds; null for `all`. */
+export function servedWindowSeconds(name: ServedWindow): number | null {
+  return isShortWindow(name) ? SHORT_WINDOWS.find((w) => w.name === name)!.seconds : windowSeconds(name);
+}
+
 /** Length of a window in seconds; null for `all`. */
 export function windowSeconds(name: WindowName): number | null {
   return WINDOWS.find((w) => w.name === name)!.seconds;

@@ -11,15 +11,15 @@ import { VARCHAR } from '@duckdb/node-api';
 import type { DbSession } from '../duckdb/index.ts';
 import type { SqlParams, SqlTypes } from '../duckdb/index.ts';
 import { pieceSql } from '../figures/index.ts';
-import { breakdownFileSql, filterConditions, filterParams, NO_SESSIONS, windowClass, type BreakdownFigures, type BreakdownFilters, type BreakdownRow } from './breakdowns.ts';
-import type { WindowName } from '../figures/index.ts';
+import { breakdownFileSql, filterConditions, filterParams, NO_SESSIONS, snapshotWindowClass, type BreakdownFigures, type BreakdownFilters, type BreakdownRow } from './breakdowns.ts';
+import type { ServedWindow } from '../figures/index.ts';
 
 export interface BatchQuestion {
   /** The customer whose sessions the question counts. */
   customerId: string;
   /** One stream of the customer's; null: every stream of theirs. */
   streamId: string | null;
-  window: WindowName;
+  window: ServedWindow;
   filters: BreakdownFilters;
 }
 
@@ -35,7 +35,7 @@ function questionCondition(q: BatchQuestion, i: number, params: SqlParams, types
 }
 
 /** The rows of one window's questions (`indexes` into the batch) over the relation `classes`. */
-function windowSql(window: WindowName, indexes: readonly number[], conditions: readonly string[]): string {
+function windowSql(windowClass: number, indexes: readonly number[], conditions: readonly string[]): string {
   const cases = indexes.map((i) => `CASE WHEN ${conditions[i]} THEN '${i}' END`);
   const parts = breakdownFileSql('breakdown_parts', {
     classes: 'classes',
@@ -45,20 +45,21 @@ function windowSql(window: WindowName, indexes: readonly number[], conditions: r
     dimension_filters: 'true',
   });
   // One statement holds several windows: the window's class is written as its number (a code constant).
-  return pieceSql('breakdown_rows', { parts: `(${parts})` }).replaceAll('$max_class', String(windowClass(window)));
+  return pieceSql('breakdown_rows', { parts: `(${parts})` }).replaceAll('$max_class', String(windowClass));
 }
 
 /**
- * The statement answering `questions` over `relation` (read_parquet of session class files): one
- * row per question that keeps a session, `value` its index.
+ * The statement answering `questions` over `relation` (read_parquet of session class files, or a
+ * table of short window classes with their `classOf`): one row per question that keeps a session,
+ * `value` its index.
  */
-export function batchSql(relation: string, questions: readonly BatchQuestion[]): { sql: string; params: SqlParams; types: SqlTypes } {
+export function batchSql(relation: string, questions: readonly BatchQuestion[], classOf: (w: ServedWindow) => number = snapshotWindowClass): { sql: string; params: SqlParams; types: SqlTypes } {
   const params: SqlParams = {};
   const types: SqlTypes = {};
   const conditions = questions.map((q, i) => questionCondition(q, i, params, types));
-  const windows = new Map<WindowName, number[]>();
+  const windows = new Map<ServedWindow, number[]>();
   for (const [i, q] of questions.entries()) windows.set(q.window, [...(windows.get(q.window) ?? []), i]);
-  const widest = Math.max(...[...windows.keys()].map(windowClass));
+  const widest = Math.max(...[...windows.keys()].map(classOf));
   const streams = new Set(questions.map((q) => q.streamId));
   const [only] = streams;
   let streamFilter = '';
@@ -68,15 +69,15 @@ export function batchSql(relation: string, questions: readonly BatchQuestion[]):
     params['stream'] = only;
     types['stream'] = VARCHAR;
   }
-  const selects = [...windows].map(([w, indexes]) => `SELECT * FROM (${windowSql(w, indexes, conditions)})`);
+  const selects = [...windows].map(([w, indexes]) => `SELECT * FROM (${windowSql(classOf(w), indexes, conditions)})`);
   const sql = `WITH classes AS MATERIALIZED (SELECT * FROM ${relation} WHERE class <= ${widest}${streamFilter})\n${selects.join('\nUNION ALL\n')}`;
   return { sql, params, types };
 }
 
 /** The one-group figures of each question (NO_SESSIONS where it keeps no session), in the questions' order. */
-export async function queryBreakdownBatch(s: DbSession, relation: string, questions: readonly BatchQuestion[]): Promise<BreakdownFigures[]> {
+export async function queryBreakdownBatch(s: DbSession, relation: string, questions: readonly BatchQuestion[], classOf?: (w: ServedWindow) => number): Promise<BreakdownFigures[]> {
   if (questions.length === 0) return [];
-  const { sql, params, types } = batchSql(relation, questions);
+  const { sql, params, types } = batchSql(relation, questions, classOf);
   const out: BreakdownFigures[] = questions.map(() => NO_SESSIONS);
   for (const { streamId: _s, value, ...figures } of await s.all<BreakdownRow>(sql, params, types)) out[Number(value)] = figures;
   return out;

@@ -8,7 +8,7 @@ import { timestampParam, type SqlParams, type SqlTypes } from '../duckdb/index.t
 import { PIECE_COLUMNS, pieceSql } from '../figures/index.ts';
 import { fileList } from '../duckdb/index.ts';
 import { SESSION_DIMENSIONS } from '../session-reports/index.ts';
-import { WINDOWS, WINDOW_NAMES, type WindowName } from '../figures/index.ts';
+import { isShortWindow, WINDOWS, WINDOW_NAMES, type ServedWindow, type WindowName } from '../figures/index.ts';
 import type { StreamSummary } from '../snapshots/index.ts';
 
 export type SessionDimension = (typeof SESSION_DIMENSIONS)[number];
@@ -69,14 +69,23 @@ export const NO_SESSIONS: BreakdownFigures = {
  */
 export const SESSION_CLASSES_ROW_GROUP = 16_384;
 
-/** The parameters of session_classes.sql (window_class.sql) at asOf. */
-export function windowClassParams(asOf: Date): { params: SqlParams; types: SqlTypes } {
-  const bounded = WINDOWS.filter((w) => w.seconds !== null).map((w) => BigInt(w.seconds!));
+/** The parameters of session_classes.sql (window_class.sql) at asOf: the bounded windows' lengths (the snapshot's unless given). */
+export function windowClassParams(asOf: Date, lengths: readonly number[] = WINDOWS.flatMap((w) => (w.seconds === null ? [] : [w.seconds]))): { params: SqlParams; types: SqlTypes } {
+  const bounded = lengths.map((seconds) => BigInt(seconds));
   return { params: { as_of: timestampParam(asOf), window_seconds: listValue(bounded) }, types: { as_of: TIMESTAMP, window_seconds: LIST(BIGINT) } };
 }
 
 /** A window's class in session_classes.sql (window_class.sql: 1 for 1h … 5 for all). */
 export const windowClass = (w: WindowName): number => WINDOW_NAMES.indexOf(w) + 1;
+
+/**
+ * A window's class in a snapshot's session classes; a short window is none of them (its classes
+ * are made on demand, short-windows.ts, and queries over them say their class: `maxClass`).
+ */
+export function snapshotWindowClass(w: ServedWindow): number {
+  if (isShortWindow(w)) throw new Error(`the window ${w} is not classed in a snapshot's session classes (short-windows.ts)`);
+  return windowClass(w);
+}
 
 const paramName = (kind: 'keep' | 'drop', d: SessionDimension, prefix = '') => `${prefix}${kind}_${d.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
 const inList = (param: string, d: SessionDimension) => `len(list_filter($${param}, v -> v IS NOT DISTINCT FROM ${d})) > 0`;
@@ -173,7 +182,9 @@ export function breakdownSql(classes: string, q: BreakdownQuery): string {
 }
 
 export interface BreakdownQuery {
-  window: WindowName;
+  window: ServedWindow;
+  /** The window's class in the classes read when they are not a snapshot's (short windows: short-windows.ts). */
+  maxClass?: number;
   /** One stream; null: every stream of the classes read. */
   streamId: string | null;
   /** null: one group of every kept session. */
@@ -185,7 +196,7 @@ export interface BreakdownQuery {
 
 /** The bound parameters of breakdown_parts.sql for `q` (those its text refers to, querySql). */
 export function breakdownParams(q: BreakdownQuery): { params: SqlParams; types: SqlTypes } {
-  const params: SqlParams = { max_class: windowClass(q.window) };
+  const params: SqlParams = { max_class: q.maxClass ?? snapshotWindowClass(q.window) };
   const types: SqlTypes = { max_class: INTEGER };
   if (q.streamId !== null) {
     params['stream'] = q.streamId;

@@ -3,3 +3,4 @@ export * from './breakdown-batch.ts';
 export * from './breakdowns.ts';
 export * from './series-read.ts';
 export * from './stream-session-reports.ts';
+export * from './short-windows.ts';

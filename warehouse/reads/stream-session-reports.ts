@@ -20,6 +20,8 @@ export async function loadStreamReports(
   streamId: string | null,
   asOf: Date,
   columns: readonly string[] = STATE_COLUMNS,
+  /** Only the reports with ts after it (null: every report up to asOf). */
+  since: Date | null = null,
 ): Promise<void> {
   if (inputs.files.length === 0) {
     // The same relation, over no rows: every column at its type.
@@ -30,12 +32,22 @@ export async function loadStreamReports(
         files: fileList(inputs.files),
         projection: projectionSql(columns, new Set(inputs.presentColumns)),
         provenance: provenanceSql(new Set(inputs.presentColumns)),
-        stream_filter: streamId === null ? 'true' : `streamId = ${quotedString(streamId)}`,
+        stream_filter: [streamId === null ? 'true' : `streamId = ${quotedString(streamId)}`, ...(since === null ? [] : [tsAfter(since)])].join(' AND '),
       }),
     );
   }
   await dedupRawReports(s, inputs.files, asOf);
   await s.run('DROP VIEW raw_reports');
+}
+
+/**
+ * The condition `ts > since` over a landed file's column, as a literal (a view takes no
+ * parameters), at the type the reports are read at: every copy of a report has the same ts, so
+ * leaving out the copies before `since` before deduplicating keeps the same report of each later
+ * one (dedup_raw.sql filters on asOf the same way), and the scan skips the row groups before it.
+ */
+function tsAfter(since: Date): string {
+  return `CAST(ts AS TIMESTAMP) > make_timestamp(CAST(${since.getTime() * 1000} AS BIGINT))`;
 }
 
 /**
