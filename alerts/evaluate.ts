@@ -64,7 +64,7 @@ export async function evaluateSnapshot(deps: EvaluationDeps, snap: ServedSnapsho
   await settleEvaluation(deps.layout, snap, async (settledMs) => {
     // Tenants' documents are separate files under their own locks: several are written at once.
     await inLanes(tenants, STATE_WRITES_AT_ONCE, async ({ tenant, rules }) => {
-      const observe = (rule: AlertRule) => observation(snap, figures.get(questionKey(tenant.customerId, rule).key), rule);
+      const observe = (rule: AlertRule) => observation(snap, figures.get(questionOf(tenant.customerId, rule).key), rule);
       const steps = (doc: StateDoc) => applyRules(doc, tenant, rules, snap, settledMs, observe);
       // The steps from the document as it is (its parse kept while the file is unchanged); only
       // when they change something durable, again under its lock from the document then, written.
@@ -99,13 +99,26 @@ async function answerQuestions(deps: EvaluationDeps, snap: ServedSnapshot, tenan
   const questions = new Map<string, Question>();
   for (const { tenant, rules } of tenants) {
     for (const rule of rules) {
-      const { key, question } = questionKey(tenant.customerId, rule);
+      const { key, question } = questionOf(tenant.customerId, rule);
       questions.set(key, question);
     }
   }
   return questionsFigures(deps.db, snap, questions, deps.customersPerQuery ?? ALERT_CUSTOMERS_PER_QUERY, (err) =>
     deps.log.warn({ err: err.message, snapshot: snap.id }, 'alert figures failed; the rules asking a query are insufficient_data'),
   );
+}
+
+/**
+ * questionKey of a rule, kept while the rule's object lives: rules come from the parsed rules
+ * documents, kept while their files are unchanged (readDocumentCached), so each is worked out once.
+ */
+const asked = new WeakMap<AlertRule, { customerId: string; key: string; question: Question }>();
+function questionOf(customerId: string, rule: AlertRule): { key: string; question: Question } {
+  const hit = asked.get(rule);
+  if (hit?.customerId === customerId) return hit;
+  const q = { customerId, ...questionKey(customerId, rule) };
+  asked.set(rule, q);
+  return q;
 }
 
 function observation(snap: ServedSnapshot, f: Figures | undefined, rule: AlertRule): Observation {
