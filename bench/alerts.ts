@@ -12,9 +12,8 @@
 // Baselines measured in the same run, over the same snapshot files: `bare`, one DuckDB statement
 // reading the session class rows (of the widest window asked) of the rules' customers into a
 // table, nothing computed, of the columns the figures' statement reads (its Parquet scan's
-// projections in EXPLAIN: every column but `reports`, `last_ts`, `last_final_ts` and the hive
-// partition's `customer`): the floor of any computation of these figures, reading the files
-// being most of the cost; `unbatched`, one breakdown query per distinct question (the route's
+// projections, from EXPLAIN of that statement): the floor of any computation of these figures,
+// reading the files being most of the cost; `unbatched`, one breakdown query per distinct question (the route's
 // breakdownRows, as evaluation did before batching; --unbatched 0 skips it).
 import fs from 'node:fs/promises';
 import { Command } from 'commander';
@@ -39,7 +38,7 @@ import { listRules } from '../alerts/rules-store.ts';
 import { listTenants } from '../control/tenants.ts';
 import { parseFilters } from '../served/breakdown-filters.ts';
 import { breakdownRows } from '../served/ondemand-breakdowns.ts';
-import { sessionClassesRelation, windowClass } from '../warehouse/reads/index.ts';
+import { batchSql, sessionClassesRelation, windowClass } from '../warehouse/reads/index.ts';
 import type { ServedSnapshot } from '../served/snapshot-store.ts';
 import { addEndpoint } from '../alerts/webhooks/endpoints-store.ts';
 import { WebhookOutbox } from '../alerts/webhooks/outbox.ts';
@@ -84,6 +83,8 @@ try {
   const snap = await loadSnapshot(deps.db, deps.layout, (await currentSnapshot(deps.layout))!.manifest.snapshot, new ResponseCache(16 * 2 ** 20));
   const questions = await distinctQuestions(deps.layout);
   const customersPerQuery = Number(opts.customersPerQuery);
+  const columns = await scannedColumns(deps.db, snap, questions);
+  console.log(`the figures' statement reads ${columns.length} columns of the session classes: ${columns.join(', ')}`);
   const times: number[] = [];
   const figureTimes: number[] = [];
   const fresh: number[] = [];
@@ -104,7 +105,7 @@ try {
     times.push(performance.now() - started);
     figureTimes.push(e.figuresMs);
     if (r === 0) console.log(`evaluation: ${e.rules} rules, ${e.questions} distinct questions, ${customersPerQuery} customer(s) per query; first evaluation ${first.opened} opened, new snapshot ${e.opened} opened ${e.resolved} resolved, ${e.firing} firing`);
-    bare.push(await bareRead(deps.db, snap, questions));
+    bare.push(await bareRead(deps.db, snap, questions, columns));
     if (r < Number(opts.unbatched)) unbatched.push(await perQuestion(deps.db, snap, questions));
   }
   const ms = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
@@ -150,17 +151,32 @@ function queried(q: Question): boolean {
   return q.streamId === null || q.filters.length > 0;
 }
 
-/** The session class columns the figures' statement does not read (EXPLAIN of breakdown-batch.ts's statement). */
-const UNREAD = ['reports', 'last_ts', 'last_final_ts', 'customer'];
+/** The session class columns the batched statement of `questions` reads: its Parquet scan's projections (EXPLAIN). */
+async function scannedColumns(db: Db, snap: ServedSnapshot, questions: Question[]): Promise<string[]> {
+  const asked = questions.filter(queried);
+  const relation = sessionClassesRelation([...new Set(asked.map((q) => q.customerId))].flatMap((c) => snap.sessionClassFiles(c)));
+  const { sql, params, types } = batchSql(relation, asked.map((q) => ({ ...q, filters: parseFilters([...q.filters]).filters })));
+  const rows = await db.withSession((s) => s.all<{ explain_value: string }>(`EXPLAIN (FORMAT json) ${sql}`, params, types));
+  interface PlanNode { name?: string; extra_info?: { Projections?: string | string[] }; children?: PlanNode[] }
+  const out = new Set<string>();
+  const walk = (n: PlanNode): void => {
+    const p = n.extra_info?.Projections;
+    if (n.name?.includes('READ_PARQUET') && p !== undefined) for (const c of typeof p === 'string' ? [p] : p) out.add(c);
+    (n.children ?? []).forEach(walk);
+  };
+  (JSON.parse(rows[0]!.explain_value) as PlanNode[]).forEach(walk);
+  if (out.size === 0) throw new Error('no Parquet scan in the plan of the figures statement');
+  return [...out];
+}
 
 /** The floor of any computation of these figures: reading the rules' customers' session class rows of the widest window once. */
-async function bareRead(db: Db, snap: ServedSnapshot, questions: Question[]): Promise<number> {
+async function bareRead(db: Db, snap: ServedSnapshot, questions: Question[], columns: readonly string[]): Promise<number> {
   const started = performance.now();
   const customers = [...new Set(questions.filter(queried).map((q) => q.customerId))];
   const widest = Math.max(...questions.map((q) => windowClass(q.window)));
   const relation = sessionClassesRelation(customers.flatMap((c) => snap.sessionClassFiles(c)));
   await db.withSession(async (s) => {
-    await s.run(`CREATE OR REPLACE TEMP TABLE bench_read AS SELECT * EXCLUDE (${UNREAD.join(', ')}) FROM ${relation} WHERE class <= ${widest}`);
+    await s.run(`CREATE OR REPLACE TEMP TABLE bench_read AS SELECT ${columns.map((c) => `"${c}"`).join(', ')} FROM ${relation} WHERE class <= ${widest}`);
     await s.run('DROP TABLE bench_read');
   });
   return performance.now() - started;

@@ -7,7 +7,7 @@
 import type { Context } from 'koa';
 import type { Db } from '../warehouse/duckdb/index.ts';
 import { NO_SESSIONS, queryBreakdown, sessionClassesRelation, type BreakdownFigures, type BreakdownFilters, type BreakdownRow, type SessionDimension } from '../warehouse/reads/index.ts';
-import { queryBreakdownBatch, type BatchQuestion } from '../warehouse/reads/index.ts';
+import { queryBreakdownBatch, type BatchFigures, type BatchQuestion } from '../warehouse/reads/index.ts';
 import type { WindowName } from '../warehouse/figures/index.ts';
 import { problems } from './problems.ts';
 import { AdmittedWork } from './shared-work.ts';
@@ -79,12 +79,12 @@ export async function breakdownRows(db: Db, snap: ServedSnapshot, scope: Pick<Br
  * every window at once (breakdown-batch.ts), all in one session. In the questions' order; a
  * customer without session classes gets NO_SESSIONS, with no query.
  */
-export async function breakdownBatch(db: Db, snap: ServedSnapshot, questions: readonly BatchQuestion[], customersPerQuery: number): Promise<BreakdownFigures[]> {
+export async function breakdownBatch(db: Db, snap: ServedSnapshot, questions: readonly BatchQuestion[], customersPerQuery: number): Promise<BatchFigures[]> {
   if (!snap.hasBreakdowns) throw problems.breakdownsUnavailable();
   const asked = new Map<string, number[]>();
   for (const [i, q] of questions.entries()) asked.set(q.customerId, [...(asked.get(q.customerId) ?? []), i]);
   const customers = [...asked.keys()].filter((c) => snap.sessionClassFiles(c).length > 0);
-  const results: BreakdownFigures[] = questions.map(() => NO_SESSIONS);
+  const results: BatchFigures[] = questions.map(() => NO_SESSIONS);
   const groups: string[][] = [];
   for (let at = 0; at < customers.length; at += customersPerQuery) groups.push(customers.slice(at, at + customersPerQuery));
   if (groups.length === 0) return results;
