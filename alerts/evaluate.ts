@@ -65,11 +65,13 @@ export async function evaluateSnapshot(deps: EvaluationDeps, snap: ServedSnapsho
     // Tenants' documents are separate files under their own locks: several are written at once.
     await inLanes(tenants, STATE_WRITES_AT_ONCE, async ({ tenant, rules }) => {
       const observe = (rule: AlertRule) => observation(snap, figures.get(questionOf(tenant.customerId, rule).key), rule);
-      const steps = (doc: StateDoc) => applyRules(doc, tenant, rules, snap, settledMs, observe);
+      const steps = (doc: Readonly<StateDoc>) => applyRules(doc, tenant, rules, snap, settledMs, observe);
       // The steps from the document as it is (its parse kept while the file is unchanged); only
       // when they change something durable, again under its lock from the document then, written.
-      const dry = steps(await readState(deps.layout, tenant.id));
-      const counts = dry.changed ? await updateState(deps.layout, tenant.id, steps) : dry.result;
+      const read = await readState(deps.layout, tenant.id);
+      const dry = steps(read);
+      // Under the lock, the document unchanged since is the very object read: its steps are made.
+      const counts = dry.changed ? await updateState(deps.layout, tenant.id, (doc) => (doc === read ? dry : steps(doc))) : dry.result;
       alertMetrics.evaluations.inc(counts.evaluated);
       out.rules += rules.length;
       out.opened += counts.opened;

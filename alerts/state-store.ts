@@ -21,12 +21,22 @@ export function readState(layout: WarehouseLayout, tenantId: string): Promise<Re
   return readDocumentCached(stateFile(layout, tenantId), StateDocSchema, EMPTY);
 }
 
-/** Change the state document under its lock: `change` returns the next document and a result. */
-export function updateState<R>(layout: WarehouseLayout, tenantId: string, change: (doc: StateDoc) => { next: StateDoc; result: R }): Promise<R> {
-  return updateDocument(stateFile(layout, tenantId), StateDocSchema, EMPTY, (doc) => {
-    const { next, result } = change(doc);
-    return { next: { ...next, incidents: pruned(next.incidents) }, result };
-  });
+/**
+ * Change the state document under its lock: `change` returns the next document and a result. It
+ * gets the document readState gives while the file is unchanged (the same object), which it must
+ * not modify.
+ */
+export function updateState<R>(layout: WarehouseLayout, tenantId: string, change: (doc: Readonly<StateDoc>) => { next: StateDoc; result: R }): Promise<R> {
+  return updateDocument(
+    stateFile(layout, tenantId),
+    StateDocSchema,
+    EMPTY,
+    (doc) => {
+      const { next, result } = change(doc);
+      return { next: { ...next, incidents: pruned(next.incidents) }, result };
+    },
+    { shared: true },
+  );
 }
 
 /** The newest snapshot whose evaluation completed (control/alerts/evaluated.json). */
