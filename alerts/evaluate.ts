@@ -1,8 +1,12 @@
 // Every rule of every tenant evaluated on one published snapshot (docs/alerts.md): the figures of
 // each distinct question computed once (rule-figures.ts), each rule's step (transitions.ts), and
-// the tenant's state document changed once under its lock. Idempotent per (rule, snapshot): a
-// rule already evaluated at this asOf or a later one is left as it is, so a snapshot evaluated
-// twice opens no second incident and makes no second event.
+// the tenant's state document changed under its lock only when something durable changed (an
+// incident opened, resolved or worsened, a rule's state, a rule new or gone). Evaluations take
+// turns (state-store.ts settleEvaluation, every process) and a completed one records its asOf:
+// a rule is stepped only by a snapshot later than both its own last change and the newest
+// snapshot evaluated, so a snapshot evaluated twice, or after a later one, opens no second
+// incident and makes no second event. A step that changes nothing durable is not written: the
+// same snapshot evaluated again from the same state makes the same step.
 import { createHash } from 'node:crypto';
 import type { Db } from '../warehouse/duckdb/index.ts';
 import type { WarehouseLayout } from '../warehouse/layout.ts';
@@ -10,7 +14,7 @@ import type { Logger } from '../lib/log.ts';
 import { listTenants, type Tenant } from '../control/tenants.ts';
 import type { ServedSnapshot } from '../served/snapshot-store.ts';
 import { listRules } from './rules-store.ts';
-import { updateState } from './state-store.ts';
+import { readState, settleEvaluation, updateState } from './state-store.ts';
 import { questionsFigures, questionKey, type Figures, type Question } from './rule-figures.ts';
 import { nextStep, worse, type Observation, type Step } from './transitions.ts';
 import type { AlertRule } from './rule-schema.ts';
@@ -57,14 +61,23 @@ export async function evaluateSnapshot(deps: EvaluationDeps, snap: ServedSnapsho
   const asked = performance.now();
   const figures = await answerQuestions(deps, snap, tenants);
   const out: Evaluation = { snapshot: snap.id, rules: 0, questions: figures.size, opened: 0, resolved: 0, firing: 0, ms: 0, figuresMs: performance.now() - asked };
-  // Tenants' documents are separate files under their own locks: several are written at once.
-  await inLanes(tenants, STATE_WRITES_AT_ONCE, async ({ tenant, rules }) => {
-    const observe = (rule: AlertRule) => observation(snap, figures.get(questionKey(tenant.customerId, rule).key), rule);
-    const counts = await updateState(deps.layout, tenant.id, (doc) => applyRules(doc, tenant, rules, snap, observe));
-    out.rules += rules.length;
-    out.opened += counts.opened;
-    out.resolved += counts.resolved;
-    out.firing += counts.firing;
+  await settleEvaluation(deps.layout, snap, async (settledMs) => {
+    // Tenants' documents are separate files under their own locks: several are written at once.
+    await inLanes(tenants, STATE_WRITES_AT_ONCE, async ({ tenant, rules }) => {
+      const observe = (rule: AlertRule) => observation(snap, figures.get(questionOf(tenant.customerId, rule).key), rule);
+      const steps = (doc: Readonly<StateDoc>) => applyRules(doc, tenant, rules, snap, settledMs, observe);
+      // The steps from the document as it is (its parse kept while the file is unchanged); only
+      // when they change something durable, again under its lock from the document then, written.
+      const read = await readState(deps.layout, tenant.id);
+      const dry = steps(read);
+      // Under the lock, the document unchanged since is the very object read: its steps are made.
+      const counts = dry.changed ? await updateState(deps.layout, tenant.id, (doc) => (doc === read ? dry : steps(doc))) : dry.result;
+      alertMetrics.evaluations.inc(counts.evaluated);
+      out.rules += rules.length;
+      out.opened += counts.opened;
+      out.resolved += counts.resolved;
+      out.firing += counts.firing;
+    });
   });
   out.ms = performance.now() - started;
   record(out);
@@ -88,7 +101,7 @@ async function answerQuestions(deps: EvaluationDeps, snap: ServedSnapshot, tenan
   const questions = new Map<string, Question>();
   for (const { tenant, rules } of tenants) {
     for (const rule of rules) {
-      const { key, question } = questionKey(tenant.customerId, rule);
+      const { key, question } = questionOf(tenant.customerId, rule);
       questions.set(key, question);
     }
   }
@@ -97,31 +110,53 @@ async function answerQuestions(deps: EvaluationDeps, snap: ServedSnapshot, tenan
   );
 }
 
+/**
+ * questionKey of a rule, kept while the rule's object lives: rules come from the parsed rules
+ * documents, kept while their files are unchanged (readDocumentCached), so each is worked out once.
+ */
+const asked = new WeakMap<AlertRule, { customerId: string; key: string; question: Question }>();
+function questionOf(customerId: string, rule: AlertRule): { key: string; question: Question } {
+  const hit = asked.get(rule);
+  if (hit?.customerId === customerId) return hit;
+  const q = { customerId, ...questionKey(customerId, rule) };
+  asked.set(rule, q);
+  return q;
+}
+
 function observation(snap: ServedSnapshot, f: Figures | undefined, rule: AlertRule): Observation {
   const value = f?.[rule.metric];
   return { snapshot: snap.id, asOf: snap.manifest.asOf, value: typeof value === 'number' ? value : null, sessions: f?.totalSessions ?? 0 };
 }
 
-/** The state document after this snapshot's steps of the tenant's rules (rules gone are forgotten). */
-function applyRules(doc: StateDoc, tenant: Tenant, rules: readonly AlertRule[], snap: ServedSnapshot, observe: (r: AlertRule) => Observation) {
+/**
+ * The state document after this snapshot's steps of the tenant's rules (rules gone are forgotten),
+ * and whether anything durable changed. A rule is stepped unless its last recorded step or the
+ * newest snapshot evaluated (`settledMs`) is at least as late as this one.
+ */
+function applyRules(doc: Readonly<StateDoc>, tenant: Tenant, rules: readonly AlertRule[], snap: ServedSnapshot, settledMs: number, observe: (r: AlertRule) => Observation) {
   const runs: StateDoc['runs'] = {};
   const incidents = [...doc.incidents];
-  const counts = { opened: 0, resolved: 0, firing: 0 };
+  const counts = { opened: 0, resolved: 0, firing: 0, evaluated: 0 };
+  const ids = new Set(rules.map((r) => r.id));
+  let changed = Object.keys(doc.runs).some((id) => !ids.has(id));
   for (const rule of rules) {
     const prev = Object.hasOwn(doc.runs, rule.id) ? doc.runs[rule.id] : undefined;
-    if (prev && Date.parse(prev.asOf) >= snap.asOfMs) {
-      runs[rule.id] = prev;
+    if (Math.max(settledMs, prev ? Date.parse(prev.asOf) : Number.NEGATIVE_INFINITY) >= snap.asOfMs) {
+      if (prev) runs[rule.id] = prev;
     } else {
-      alertMetrics.evaluations.inc();
+      counts.evaluated++;
       const step = nextStep(rule, prev, observe(rule));
-      runs[rule.id] = applyChange(incidents, tenant, rule, step, counts);
+      const { run, durable } = applyChange(incidents, tenant, rule, step, counts);
+      runs[rule.id] = run;
+      if (durable || !prev || run.state !== prev.state || run.since !== prev.since || run.pendingSince !== prev.pendingSince || run.openIncident !== prev.openIncident) changed = true;
     }
-    if (runs[rule.id]!.state === 'firing') counts.firing++;
+    if (runs[rule.id]?.state === 'firing') counts.firing++;
   }
-  return { next: { runs, incidents }, result: counts };
+  return { next: { runs, incidents }, result: counts, changed };
 }
 
-function applyChange(incidents: StoredIncident[], tenant: Tenant, rule: AlertRule, step: Step, counts: { opened: number; resolved: number }): StateDoc['runs'][string] {
+/** The rule's run after the step, and whether its incidents changed (opened, resolved, a worse value). */
+function applyChange(incidents: StoredIncident[], tenant: Tenant, rule: AlertRule, step: Step, counts: { opened: number; resolved: number }): { run: StateDoc['runs'][string]; durable: boolean } {
   const { run, change } = step;
   const value = run.value!;
   const event = (incidentId: string, type: EventType) => ({ id: stableId('msg', incidentId, type), type, timestamp: new Date().toISOString(), enqueued: false });
@@ -132,18 +167,20 @@ function applyChange(incidents: StoredIncident[], tenant: Tenant, rule: AlertRul
       valueAtClose: null, openedSnapshot: run.snapshot, resolvedSnapshot: null, rule, events: [event(id, 'incident.opened')],
     });
     counts.opened++;
-    return { ...run, openIncident: id };
+    return { run: { ...run, openIncident: id }, durable: true };
   }
   const at = incidents.findIndex((i) => i.id === run.openIncident || (change === 'resolve' && i.state === 'open' && i.ruleId === rule.id));
-  if (at < 0 || change === null) return run;
+  if (at < 0 || change === null) return { run, durable: false };
   const inc = incidents[at]!;
   const worst = worse(rule, value, inc.worstValue) ? value : inc.worstValue;
-  if (change === 'worse') incidents[at] = { ...inc, worstValue: worst };
-  else {
+  if (change === 'worse') {
+    if (worst === inc.worstValue) return { run, durable: false };
+    incidents[at] = { ...inc, worstValue: worst };
+  } else {
     incidents[at] = { ...inc, state: 'resolved', resolvedAt: run.asOf, valueAtClose: value, worstValue: worst, resolvedSnapshot: run.snapshot, events: [...inc.events, event(inc.id, 'incident.resolved')] };
     counts.resolved++;
   }
-  return run;
+  return { run, durable: true };
 }
 
 function record(e: Evaluation): void {

@@ -8,7 +8,7 @@
 // from memory is part of one statement per group of customers.
 import type { Db } from '../warehouse/duckdb/index.ts';
 import { isShortWindow } from '../warehouse/figures/index.ts';
-import { NO_SESSIONS, type BreakdownFigures } from '../warehouse/reads/index.ts';
+import { NO_SESSIONS, type BatchFigures } from '../warehouse/reads/index.ts';
 import { parseFilters } from '../served/breakdown-filters.ts';
 import { breakdownBatch } from '../served/ondemand-breakdowns.ts';
 import { streamMetricsBody } from '../served/stream-figures.ts';
@@ -59,7 +59,7 @@ export async function questionsFigures(db: Db, snap: ServedSnapshot, questions: 
 }
 
 /** The rule metrics of a row of figures; the quality ones only where the snapshot has them. */
-function figuresOf(f: BreakdownFigures, quality: boolean): Figures {
+function figuresOf(f: BatchFigures, quality: boolean): Figures {
   return {
     totalSessions: f.totalSessions,
     totalBytesFallback: f.totalBytesFallback,

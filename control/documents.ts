@@ -70,14 +70,18 @@ function inProcessQueue<T>(file: string, fn: () => Promise<T>): Promise<T> {
 /**
  * Read-modify-write a document under its lock. `change` gets the current value and returns the
  * new one (validated before it is written) and a result for the caller, or throws to write nothing.
+ * The value written is kept as the file's parse (readDocumentCached reads it without parsing).
+ * `shared`: `change` gets the parse readDocumentCached keeps (one stat when the file is unchanged
+ * since it was read or written), which it must not modify.
  */
 export function updateDocument<S extends z.ZodType, R>(
   file: string,
   schema: S,
   empty: z.infer<S>,
   change: (current: z.infer<S>) => { next: z.infer<S>; result: R } | Promise<{ next: z.infer<S>; result: R }>,
+  options: { shared?: boolean } = {},
 ): Promise<R> {
-  return inProcessQueue(file, () => lockedUpdate(file, schema, empty, change));
+  return inProcessQueue(file, () => lockedUpdate(file, schema, empty, change, options.shared === true));
 }
 
 async function lockedUpdate<S extends z.ZodType, R>(
@@ -85,6 +89,7 @@ async function lockedUpdate<S extends z.ZodType, R>(
   schema: S,
   empty: z.infer<S>,
   change: (current: z.infer<S>) => { next: z.infer<S>; result: R } | Promise<{ next: z.infer<S>; result: R }>,
+  shared: boolean,
 ): Promise<R> {
   // Control data is private to the service's user: folders 0700, files 0600 (docs/architecture.md, principle 5).
   await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
@@ -94,11 +99,13 @@ async function lockedUpdate<S extends z.ZodType, R>(
     retries: { retries: 200, minTimeout: 10, maxTimeout: 200 },
   });
   try {
-    const current = await readDocument(file, schema, empty);
+    const current = shared ? ((await readDocumentCached(file, schema, empty)) as z.infer<S>) : await readDocument(file, schema, empty);
     const { next, result } = await change(current);
     const checked = schema.safeParse(next);
     if (!checked.success) throw new ControlDocumentError(`refusing to write an invalid ${path.basename(file)}: ${describeZodError(checked.error)}`);
     await writeJsonDurable(file, checked.data, { mode: 0o600 });
+    // Every writer holds the lock: the file is what was just written (a new object of zod's, held by no caller).
+    await parsed.remember(file, checked.data);
     return result;
   } finally {
     await release();

@@ -27,6 +27,11 @@ export class StampedReads<T> {
     return hit?.stamp === stamp ? hit.value : this.keep(file, stamp, await read(file));
   }
 
+  /** Keep `value` as what `file` holds now (it was just written, and nothing else writes it meanwhile). */
+  async remember(file: string, value: T): Promise<void> {
+    this.keep(file, stampOf(await fsp.stat(file, { bigint: true })), value);
+  }
+
   /** Drop what is kept of `file` (it is gone). */
   forget(file: string): void {
     this.kept.delete(file);

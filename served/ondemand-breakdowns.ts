@@ -8,7 +8,7 @@
 import type { Context } from 'koa';
 import type { Db } from '../warehouse/duckdb/index.ts';
 import { NO_SESSIONS, queryBreakdown, sessionClassesRelation, type BreakdownFigures, type BreakdownFilters, type BreakdownRow, type SessionDimension } from '../warehouse/reads/index.ts';
-import { queryBreakdownBatch, type BatchQuestion } from '../warehouse/reads/index.ts';
+import { queryBreakdownBatch, type BatchFigures, type BatchQuestion } from '../warehouse/reads/index.ts';
 import { isShortWindow, type ServedWindow } from '../warehouse/figures/index.ts';
 import { shortClassOf, shortWindowClass } from '../warehouse/reads/index.ts';
 import { shortWindowClasses } from './short-window-classes.ts';
@@ -96,9 +96,9 @@ export async function breakdownRows(db: Db, snap: ServedSnapshot, scope: Pick<Br
  * every window at once (breakdown-batch.ts), all in one session. In the questions' order; a
  * customer without session classes gets NO_SESSIONS, with no query.
  */
-export async function breakdownBatch(db: Db, snap: ServedSnapshot, questions: readonly BatchQuestion[], customersPerQuery: number): Promise<BreakdownFigures[]> {
+export async function breakdownBatch(db: Db, snap: ServedSnapshot, questions: readonly BatchQuestion[], customersPerQuery: number): Promise<BatchFigures[]> {
   if (!snap.hasBreakdowns) throw problems.breakdownsUnavailable();
-  const results: BreakdownFigures[] = questions.map(() => NO_SESSIONS);
+  const results: BatchFigures[] = questions.map(() => NO_SESSIONS);
   const short = [...questions.keys()].filter((i) => isShortWindow(questions[i]!.window));
   if (short.length > 0) {
     const figures = await shortBreakdownBatch(db, snap, short.map((i) => questions[i]!), customersPerQuery);
@@ -131,10 +131,10 @@ export async function breakdownBatch(db: Db, snap: ServedSnapshot, questions: re
  * its one stream asked, or of all its streams), made once for the snapshot, then one statement per
  * group of `customersPerQuery` customers over theirs, both windows at once.
  */
-async function shortBreakdownBatch(db: Db, snap: ServedSnapshot, questions: readonly BatchQuestion[], customersPerQuery: number): Promise<BreakdownFigures[]> {
+async function shortBreakdownBatch(db: Db, snap: ServedSnapshot, questions: readonly BatchQuestion[], customersPerQuery: number): Promise<BatchFigures[]> {
   const asked = new Map<string, number[]>();
   for (const [i, q] of questions.entries()) asked.set(q.customerId, [...(asked.get(q.customerId) ?? []), i]);
-  const results: BreakdownFigures[] = questions.map(() => NO_SESSIONS);
+  const results: BatchFigures[] = questions.map(() => NO_SESSIONS);
   const customers = [...asked.keys()];
   for (let at = 0; at < customers.length; at += customersPerQuery) {
     const group = customers.slice(at, at + customersPerQuery);

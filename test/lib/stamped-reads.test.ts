@@ -1,5 +1,6 @@
 // StampedReads (lib/stamped-reads.ts): a value is read again only when its file's stamp changed,
-// and `keepOnly` drops what is kept of the other files (read again at their next use).
+// `keepOnly` drops what is kept of the other files (read again at their next use), and `remember`
+// keeps what was just written without reading it, until the file changes again.
 import { afterAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,5 +30,22 @@ describe('StampedReads', () => {
     kept.keepOnly((file) => file === a);
     expect([kept.readSync(a, read), kept.readSync(b, read)]).toEqual([10, 2]);
     expect(reads).toEqual(['a.json', 'b.json', 'a.json', 'b.json']);
+  });
+
+  it('keeps a value remembered as written until the file changes', async () => {
+    const c = path.join(dir, 'c.json');
+    const reads: string[] = [];
+    const read = async (file: string) => {
+      reads.push(path.basename(file));
+      return Number(fs.readFileSync(file, 'utf8'));
+    };
+    const kept = new StampedReads<number>();
+    fs.writeFileSync(c, '3');
+    await kept.remember(c, 3);
+    expect(await kept.read(c, read)).toBe(3);
+    expect(reads).toEqual([]);
+    fs.writeFileSync(c, '40');
+    expect(await kept.read(c, read)).toBe(40);
+    expect(reads).toEqual(['c.json']);
   });
 });

@@ -7,12 +7,22 @@
 // materialized): reading the snapshot's files is most of the cost (each column of each file is a
 // chunk to open and decompress). A question is a customer's streams or one stream, and filters;
 // its conditions reach SQL as bound parameters ($q<i>_…), written from code constants.
+// Only the columns its figures need are read (DuckDB prunes the others from the scan): the batch
+// answers the alert rules' figures (BATCH_FIGURES, not avgPeerCount nor rebufferEvents), and a
+// session's head holds its first report and the dimensions up to the last one a question filters
+// on (in SESSION_DIMENSIONS order): the least head over those is the prefix of the least head over
+// all of them, so each session keeps exactly the values the route's rule gives it.
 import { VARCHAR } from '@duckdb/node-api';
 import type { DbSession } from '../duckdb/index.ts';
 import type { SqlParams, SqlTypes } from '../duckdb/index.ts';
 import { pieceSql } from '../figures/index.ts';
-import { breakdownFileSql, filterConditions, filterParams, NO_SESSIONS, snapshotWindowClass, type BreakdownFigures, type BreakdownFilters, type BreakdownRow } from './breakdowns.ts';
+import { breakdownFileSql, filterConditions, filterParams, NO_SESSIONS, snapshotWindowClass, type BreakdownFigures, type BreakdownFilters } from './breakdowns.ts';
 import type { ServedWindow } from '../figures/index.ts';
+import { SESSION_DIMENSIONS } from '../session-reports/index.ts';
+
+/** The figures a batch answers (an alert rule's metrics): a row of breakdown_rows.sql's columns. */
+export const BATCH_FIGURES = ['totalSessions', 'totalBytesFallback', 'avgOffloadRatio', 'avgBufferHealth', 'rebufferRatio', 'startupTimeP95Ms', 'p2pConnectionSuccess'] as const;
+export type BatchFigures = Pick<BreakdownFigures, (typeof BATCH_FIGURES)[number]>;
 
 export interface BatchQuestion {
   /** The customer whose sessions the question counts. */
@@ -34,10 +44,18 @@ function questionCondition(q: BatchQuestion, i: number, params: SqlParams, types
   return [scope, ...filterConditions(q.filters, prefix)].join(' AND ');
 }
 
+/** The session dimensions a session's head needs for `questions`' filters: those up to the last one filtered on (at least one). */
+function headDimensions(questions: readonly BatchQuestion[]): readonly string[] {
+  const last = Math.max(0, ...questions.flatMap((q) => [...q.filters.keys()].map((d) => SESSION_DIMENSIONS.indexOf(d))));
+  return SESSION_DIMENSIONS.slice(0, last + 1);
+}
+
 /** The rows of one window's questions (`indexes` into the batch) over the relation `classes`. */
-function windowSql(windowClass: number, indexes: readonly number[], conditions: readonly string[]): string {
+function windowSql(windowClass: number, indexes: readonly number[], conditions: readonly string[], dims: readonly string[]): string {
   const cases = indexes.map((i) => `CASE WHEN ${conditions[i]} THEN '${i}' END`);
   const parts = breakdownFileSql('breakdown_parts', {
+    head_fields: ['first_report := first_report', ...dims.map((d) => `${d} := ${d}`)].join(', '),
+    head_columns: dims.map((d) => `head.${d} AS ${d}`).join(', '),
     classes: 'classes',
     stream_filter: 'true',
     stream_group: 'CAST(NULL AS VARCHAR)',
@@ -45,7 +63,8 @@ function windowSql(windowClass: number, indexes: readonly number[], conditions: 
     dimension_filters: 'true',
   });
   // One statement holds several windows: the window's class is written as its number (a code constant).
-  return pieceSql('breakdown_rows', { parts: `(${parts})` }).replaceAll('$max_class', String(windowClass));
+  const rows = pieceSql('breakdown_rows', { parts: `(${parts})` }).replaceAll('$max_class', String(windowClass));
+  return `SELECT value, ${BATCH_FIGURES.join(', ')} FROM (${rows})`;
 }
 
 /**
@@ -69,16 +88,17 @@ export function batchSql(relation: string, questions: readonly BatchQuestion[], 
     params['stream'] = only;
     types['stream'] = VARCHAR;
   }
-  const selects = [...windows].map(([w, indexes]) => `SELECT * FROM (${windowSql(classOf(w), indexes, conditions)})`);
+  const dims = headDimensions(questions);
+  const selects = [...windows].map(([w, indexes]) => windowSql(classOf(w), indexes, conditions, dims));
   const sql = `WITH classes AS MATERIALIZED (SELECT * FROM ${relation} WHERE class <= ${widest}${streamFilter})\n${selects.join('\nUNION ALL\n')}`;
   return { sql, params, types };
 }
 
-/** The one-group figures of each question (NO_SESSIONS where it keeps no session), in the questions' order. */
-export async function queryBreakdownBatch(s: DbSession, relation: string, questions: readonly BatchQuestion[], classOf?: (w: ServedWindow) => number): Promise<BreakdownFigures[]> {
+/** The one-group figures of each question (NO_SESSIONS' where it keeps no session), in the questions' order. */
+export async function queryBreakdownBatch(s: DbSession, relation: string, questions: readonly BatchQuestion[], classOf?: (w: ServedWindow) => number): Promise<BatchFigures[]> {
   if (questions.length === 0) return [];
   const { sql, params, types } = batchSql(relation, questions, classOf);
-  const out: BreakdownFigures[] = questions.map(() => NO_SESSIONS);
-  for (const { streamId: _s, value, ...figures } of await s.all<BreakdownRow>(sql, params, types)) out[Number(value)] = figures;
+  const out: BatchFigures[] = questions.map(() => NO_SESSIONS);
+  for (const { value, ...figures } of await s.all<BatchFigures & { value: string }>(sql, params, types)) out[Number(value)] = figures;
   return out;
 }
