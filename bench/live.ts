@@ -12,7 +12,12 @@
 //            P2PTEL_TEST_STATE_CODE_SALT), the same with ROLLUP_REBUILD_BUDGET=0 (the blocking
 //            rebuild, as before 2026-11-28) and a plain restart, each measured from the restart until
 //            no state is stale (freshness, the API's answers every 250 ms, peak RSS), against the
-//            first process's steady freshness.
+//            first process's steady freshness. `--deploys background,blocking,plain` picks the
+//            restarts (`P2PTEL_BUILD=dist-x` runs another build of `p2ptel` under the same bench).
+//            Freshness during the rebuild is also given from the moment the live loop runs (the
+//            probes posted from then until no state is stale: a restart's catch-up, its first run
+//            and pilot reports before the live loop, is not in it), with the process's runs over
+//            the same time and the highest RSS sampled then.
 // In each, a background load posts `--rate` reports/s to the collector (batches of 100, evenly
 // spaced) as SDKs do: rate × 30 sessions at once, each reporting every 30 s for 15 minutes
 // (`--one-report-sessions`: every report a session of its own, rate new sessions a second), and
@@ -24,6 +29,7 @@
 // `--cross-hour`: each mode waits so that its probes' middle falls on a full hour (the first run of
 // an hour makes the classes of the class units whose signature changes, and the newly cut hours).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -53,9 +59,10 @@ const cli = new Command()
   .option('--rollup-every <duration>', "the worker tier's rollup interval (`schedule --rollup-every`; docs/operations.md's live setting)", '2s')
   .option('--logs <dir>', "keep every process's whole output in <dir>/<name>.log (with P2PTEL_SQL_TRACE=1: each statement's time)")
   .option('--cross-hour', "time each mode's probes so that their middle falls on a full hour (waits for it): the first run of an hour makes more anew")
+  .option('--deploys <list>', 'deploy mode: the restarts to measure, in order, of background, blocking, plain', 'background,blocking,plain')
   .option('--one-report-sessions', 'the background load posts every report as a session of its own (rate new sessions a second) instead of sessions reporting every 30 s')
   .parse()
-  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean; crossHour?: boolean; logs?: string }>();
+  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean; crossHour?: boolean; logs?: string; deploys: string }>();
 const TINY = { days: '1', customers: '2', streams: '2', sessions: '40', rate: '200', probes: '4', probeEvery: '2' };
 const opts = cli.tiny ? { ...cli, ...TINY } : cli;
 if (!['start', 'workers', 'both', 'deploy'].includes(opts.mode)) throw new Error(`--mode: start, workers, both or deploy, not ${opts.mode}`);
@@ -447,9 +454,17 @@ interface RestartResult {
   maxStale: number;
   /** Probes posted from the ports' opening to the rebuild's end (at least `--probes`): ms from the 202 to the API listing it. */
   freshnessMs: { p50: number; p95: number; max: number; n: number };
+  /** The probes posted from the live loop's start to the rebuild's end (the restart's catch-up not in them). */
+  liveFreshnessMs: { p50: number; p95: number; max: number; n: number };
+  /** The runs of the live loop (its `live: snapshot … rolled up in` lines) from its start to the rebuild's end. */
+  liveRunsMs: { n: number; p50: number; p95: number; max: number };
   /** GET /telemetry/streams every 250 ms from the ports' opening to the rebuild's end: answered, failed, and the longest wait between two answers. */
   api: { answered: number; failed: number; longestGapMs: number };
   peakRssMiB: number;
+  /** The highest RSS sampled from the live loop's start to the rebuild's end. */
+  livePeakRssMiB: number;
+  /** The load average (1 min) at the rebuild's end. */
+  loadAverage: number;
 }
 
 /** The current snapshot's asOf and stale states (null: none readable). */
@@ -474,7 +489,14 @@ async function restart(name: string, prev: Proc, token: string, env: NodeJS.Proc
   partial.customer = /ingest key of (\S+) \(public/.exec(before)![1]!;
   let over = false;
   let liveMs = NaN;
-  void waitForOutput(proc, /^live: a rollup runs/m).then(() => (liveMs = Date.now() - launched), () => {});
+  let liveRss: (() => Promise<Record<string, number>>) | null = null;
+  void waitForOutput(proc, /^live: a rollup runs/m).then(
+    () => {
+      liveMs = Date.now() - launched;
+      liveRss = sampleRss([proc]);
+    },
+    () => {},
+  );
   const seen = new Set<string>();
   let maxStale = 0;
   const watch = (async () => {
@@ -507,11 +529,14 @@ async function restart(name: string, prev: Proc, token: string, env: NodeJS.Proc
   let stopping = false;
   const load = backgroundLoad(partial, Number(opts.rate), () => stopping);
   const freshness: number[] = [];
+  const liveFreshness: number[] = [];
   const probes: Promise<void>[] = [];
   let rebuildMs = NaN;
   void watch.then((ms) => (rebuildMs = ms));
   for (let n = 0; Number.isNaN(rebuildMs) || n < Number(opts.probes); n++) {
-    probes.push(probe(partial, 1000 + n).then((ms) => void freshness.push(ms)));
+    // Posted once the live loop runs and before the rebuild's end: freshness during the rebuild proper.
+    const duringLive = !Number.isNaN(liveMs) && Number.isNaN(rebuildMs);
+    probes.push(probe(partial, 1000 + n).then((ms) => void (freshness.push(ms), duringLive && liveFreshness.push(ms))));
     await sleep(Number(opts.probeEvery) * 1000);
   }
   await Promise.all(probes);
@@ -519,7 +544,14 @@ async function restart(name: string, prev: Proc, token: string, env: NodeJS.Proc
   over = true;
   stopping = true;
   await Promise.all([load, asking]);
+  const liveFrom = launched + liveMs;
+  const liveTo = launched + rebuildMs;
+  const runs = [...proc.output().matchAll(/^live: snapshot as of (\S+) counts [\d,]+ reports \([^)]*\), rolled up in ([\d.]+) s$/gm)]
+    .filter((x) => Date.parse(x[1]!) >= liveFrom && Date.parse(x[1]!) <= liveTo)
+    .map((x) => Number(x[2]) * 1000);
+  const sampled = liveRss ? (await (liveRss as () => Promise<Record<string, number>>)())[name]! : NaN;
   const f = freshness;
+  const lf = liveFreshness;
   const result: RestartResult = {
     name,
     portsOpenMs,
@@ -528,32 +560,54 @@ async function restart(name: string, prev: Proc, token: string, env: NodeJS.Proc
     snapshots: seen.size,
     maxStale,
     freshnessMs: { p50: percentile(f, 50), p95: percentile(f, 95), max: Math.max(...f), n: f.length },
+    liveFreshnessMs: { p50: percentile(lf, 50), p95: percentile(lf, 95), max: Math.max(...lf), n: lf.length },
+    liveRunsMs: { n: runs.length, p50: percentile(runs, 50), p95: percentile(runs, 95), max: Math.max(...runs) },
     api,
     peakRssMiB: await peakRssMiB(proc),
+    livePeakRssMiB: sampled,
+    loadAverage: os.loadavg()[0]!,
   };
   return { proc, target: partial, result };
 }
 
 /** `start` steady, then three restarts: a deployment that changes the state SQL, the same with the blocking rebuild, and a plain restart. */
-async function runDeployMode(): Promise<{ steady: ModeResult; restarts: RestartResult[] }> {
+async function runDeployMode(): Promise<{ steady: ModeResult & { loadAverage: number }; restarts: RestartResult[] }> {
   process.stderr.write('deploy: p2ptel start, steady ...\n');
   const first = await startStart();
+  const ready = { start: await peakRssMiB(first.proc) };
+  const sampled = sampleRss([first.proc]);
   const m = await measure(first.target);
+  const load = await sampled();
   const peak = { start: await peakRssMiB(first.proc) };
-  // The deploy mode times restarts; the steady phase's peak stands for all three phases' figures.
-  const steady = summarize('start', m, [], { peak, ready: peak, load: peak });
+  const steadyRuns = [...first.proc.output().matchAll(/^live: snapshot as of (\S+) counts [\d,]+ reports \([^)]*\), rolled up in ([\d.]+) s$/gm)]
+    .filter((x) => Date.parse(x[1]!) >= m.from)
+    .map((x) => Number(x[2]) * 1000);
+  const steady = { ...summarize('start', m, steadyRuns, { peak, ready, load }), loadAverage: os.loadavg()[0]! };
   const salt = `bench-${Date.now()}`;
   const restarts: RestartResult[] = [];
-  process.stderr.write('deploy: restart with other state SQL (the rebuild in the background) ...\n');
-  const a = await restart('deploy background', first.proc, first.target.token, { ...process.env, P2PTEL_TEST_STATE_CODE_SALT: `${salt}-a` });
-  restarts.push(a.result);
-  process.stderr.write('deploy: restart with other state SQL, ROLLUP_REBUILD_BUDGET=0 (blocking) ...\n');
-  const b = await restart('deploy blocking', a.proc, first.target.token, { ...process.env, P2PTEL_TEST_STATE_CODE_SALT: `${salt}-b`, ROLLUP_REBUILD_BUDGET: '0' });
-  restarts.push(b.result);
-  process.stderr.write('deploy: plain restart ...\n');
-  const c = await restart('plain restart', b.proc, first.target.token, { ...process.env, P2PTEL_TEST_STATE_CODE_SALT: `${salt}-b` });
-  restarts.push(c.result);
-  await stop(c.proc, 'SIGINT');
+  let prev = first.proc;
+  let code = `${salt}-0`;
+  for (const kind of opts.deploys.split(',')) {
+    if (kind === 'background') {
+      process.stderr.write('deploy: restart with other state SQL (the rebuild in the background) ...\n');
+      code = `${salt}-${restarts.length}`;
+      const r = await restart('deploy background', prev, first.target.token, { ...process.env, P2PTEL_TEST_STATE_CODE_SALT: code });
+      restarts.push(r.result);
+      prev = r.proc;
+    } else if (kind === 'blocking') {
+      process.stderr.write('deploy: restart with other state SQL, ROLLUP_REBUILD_BUDGET=0 (blocking) ...\n');
+      code = `${salt}-${restarts.length}`;
+      const r = await restart('deploy blocking', prev, first.target.token, { ...process.env, P2PTEL_TEST_STATE_CODE_SALT: code, ROLLUP_REBUILD_BUDGET: '0' });
+      restarts.push(r.result);
+      prev = r.proc;
+    } else if (kind === 'plain') {
+      process.stderr.write('deploy: plain restart ...\n');
+      const r = await restart('plain restart', prev, first.target.token, { ...process.env, ...(restarts.length > 0 ? { P2PTEL_TEST_STATE_CODE_SALT: code } : {}) });
+      restarts.push(r.result);
+      prev = r.proc;
+    } else throw new Error(`--deploys: background, blocking or plain, not ${kind}`);
+  }
+  await stop(prev, 'SIGINT');
   return { steady, restarts };
 }
 
@@ -562,7 +616,9 @@ function describeRestart(r: RestartResult): string {
   const f = r.freshnessMs;
   return (
     `  ${r.name}: ports ${s(r.portsOpenMs)}, live loop ${s(r.liveMs)}, no stale state ${s(r.rebuildMs)} (${r.snapshots} snapshots, up to ${r.maxStale} stale); ` +
-    `freshness ${f.n} probes p50 ${s(f.p50)}, p95 ${s(f.p95)}, max ${s(f.max)}; API ${r.api.answered} answers, ${r.api.failed} failed, longest gap ${s(r.api.longestGapMs)}; peak RSS ${r.peakRssMiB} MiB`
+    `freshness ${f.n} probes p50 ${s(f.p50)}, p95 ${s(f.p95)}, max ${s(f.max)}; API ${r.api.answered} answers, ${r.api.failed} failed, longest gap ${s(r.api.longestGapMs)}; peak RSS ${r.peakRssMiB} MiB\n` +
+    `    from the live loop to no stale state (${s(r.rebuildMs - r.liveMs)}): freshness ${r.liveFreshnessMs.n} probes p50 ${s(r.liveFreshnessMs.p50)}, p95 ${s(r.liveFreshnessMs.p95)}, max ${s(r.liveFreshnessMs.max)}; ` +
+    `runs ${r.liveRunsMs.n}, p50 ${(r.liveRunsMs.p50 / 1000).toFixed(2)} s, p95 ${(r.liveRunsMs.p95 / 1000).toFixed(2)} s, max ${(r.liveRunsMs.max / 1000).toFixed(2)} s; RSS sampled up to ${r.livePeakRssMiB} MiB; load average ${r.loadAverage.toFixed(1)}`
   );
 }
 
@@ -573,6 +629,7 @@ if (opts.mode === 'deploy') {
     [
       `live benchmark, deployments: ${opts.days} days × ${Number(opts.customers) * Number(opts.streams)} streams of history, ${opts.rate} reports/s in the background${cli.tiny ? ' (--tiny: a check that it runs, not a measure)' : ''}`,
       ...describe(d.steady),
+      `  load average at the steady phase's end: ${d.steady.loadAverage.toFixed(1)}`,
       ...d.restarts.map(describeRestart),
     ].join('\n') + '\n',
   );

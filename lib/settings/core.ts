@@ -56,13 +56,19 @@ export const CORE = {
   ROLLUP_PARTITION_CONCURRENCY: setting({ schema: positiveInt.default(1), doc: 'customer partitions an inline run computes at once', at: 'partitionConcurrency' }),
   ROLLUP_REBUILD_BUDGET: setting({
     schema: nonNegativeInt.default(8),
-    doc: "after a deployment that changes a state's SQL (same layout), the stale partitions a run rebuilds at most beside those with new files, today's first, then newest first; the others serve as they are until rebuilt (docs/warehouse-state.md). 0: rebuild them all before the run publishes",
+    doc: "after a deployment that changes a state's SQL (same layout), the stale partitions a run (`pipeline`, the worker tier) rebuilds at most beside those with new files, today's first, then newest first; the others serve as they are until rebuilt (docs/warehouse-state.md). `start`'s runs rebuild none: its background rebuild does (ROLLUP_REBUILD_SECONDS). 0: rebuild them all before the run publishes (`start` too)",
     at: 'rebuild.budgetPartitions',
   }),
   ROLLUP_REBUILD_BUDGET_REPORTS: setting({
     schema: positiveInt.default(1_000_000),
     doc: 'and the reports those stale partitions hold together at most (one partition at least: a partition is rebuilt whole)',
     at: 'rebuild.budgetReports',
+  }),
+  ROLLUP_REBUILD_SECONDS: setting({
+    schema: positiveNumber.default(5),
+    doc: "`start`'s background rebuild of stale states (docs/warehouse-state.md, \"After a deployment\"): it rebuilds one partition at a time while no live run is in flight or due, waiting this long at most for such a moment (so that it converges under any load), and asks for a run (a snapshot using what it rebuilt) after this long of its work. Shorter: a faster rebuild whose builds overlap more live runs (docs/operations.md)",
+    at: 'rebuild.backgroundWaitMs',
+    as: secondsToMs,
   }),
   COMPACTION_SMALL_FILE_MB: setting({
     schema: positiveNumber.default(16),

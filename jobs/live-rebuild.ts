@@ -1,0 +1,117 @@
+// The rebuild after a deployment in the background of the embedded default (`start`): a lane of
+// its own beside the live rollups (live-rollups.ts, whose runs then rebuild no stale state), so
+// that a run's duration holds no rebuild work (docs/warehouse-state.md, "After a deployment").
+// A pass lists the stale partitions (rollup/rebuild-stale.ts) and rebuilds them one at a time,
+// each when no live run is in flight or due (`busy`), or once it has waited `maxWaitMs` for such a
+// moment (so that it converges however busy the runs are); it asks for a run (`requested`) every
+// `maxWaitMs` of the pass and at its end, and that run's snapshot uses the rebuilt states. A pass
+// starts when a published snapshot still used stale states (`wake`). Stopping waits for the
+// partition in flight; a process killed mid-build leaves debris, never a half-read state.
+import type { JobDeps } from './deps.ts';
+import { rebuildStalePartition, stalePartitions } from './rollup/rebuild-stale.ts';
+
+export interface LiveRebuildPolicy {
+  /** ROLLUP_REBUILD_SECONDS: the longest wait for a quiet moment before a partition, and between two requests for a run. */
+  maxWaitMs: number;
+}
+
+/** What the lane needs of the live rollups. */
+export interface LiveLoop {
+  busy(): boolean;
+  requested(): void;
+}
+
+export interface RebuildPass {
+  /** Stale partitions found at the pass's start, rebuilt by it, and its duration (ms). */
+  found: number;
+  rebuilt: number;
+  ms: number;
+  error: unknown;
+}
+
+/** How often a waiting partition looks whether the live runs are quiet. */
+const POLL_MS = 50;
+
+export class LiveRebuild {
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private sleeping: { timer: NodeJS.Timeout; wake: () => void } | null = null;
+
+  constructor(
+    private readonly deps: JobDeps,
+    private readonly loop: LiveLoop,
+    private readonly policy: LiveRebuildPolicy,
+    private readonly onPass: (pass: RebuildPass) => void = () => {},
+  ) {}
+
+  /** A snapshot still used stale states: a pass now, or another one after the pass in flight. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass().finally(() => {
+      this.running = null;
+      if (this.again) {
+        this.again = false;
+        // Not at once: a pass that found nothing to do (or failed) is not repeated in a loop.
+        void this.sleep(this.policy.maxWaitMs).then(() => this.wake());
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.sleeping) {
+      clearTimeout(this.sleeping.timer);
+      this.sleeping.wake();
+    }
+    await this.running;
+  }
+
+  private async pass(): Promise<void> {
+    const started = performance.now();
+    let found = 0;
+    let rebuilt = 0;
+    let lastAsked = started;
+    try {
+      const stale = await stalePartitions(this.deps, new Date());
+      found = stale.length;
+      for (const p of stale) {
+        await this.quietMoment();
+        if (this.stopped) break;
+        const r = await rebuildStalePartition(this.deps, p, new Date());
+        if (r.state) rebuilt++;
+        if (performance.now() - lastAsked >= this.policy.maxWaitMs) {
+          lastAsked = performance.now();
+          this.loop.requested();
+        }
+      }
+      if (rebuilt > 0) this.loop.requested();
+      this.onPass({ found, rebuilt, ms: performance.now() - started, error: null });
+    } catch (error) {
+      // What was rebuilt stays rebuilt; the next snapshot with stale states wakes the lane again.
+      if (rebuilt > 0) this.loop.requested();
+      this.deps.log.error({ err: error }, 'background rebuild of stale states failed; the next snapshot with stale states starts it again');
+      this.onPass({ found, rebuilt, ms: performance.now() - started, error });
+    }
+  }
+
+  /** Until no live run is in flight or due, `maxWaitMs` at most. */
+  private async quietMoment(): Promise<void> {
+    const deadline = performance.now() + this.policy.maxWaitMs;
+    while (!this.stopped && this.loop.busy() && performance.now() < deadline) await this.sleep(POLL_MS);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        this.sleeping = null;
+        resolve();
+      };
+      this.sleeping = { timer: setTimeout(wake, ms), wake };
+    });
+  }
+}
