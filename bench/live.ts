@@ -108,8 +108,15 @@ interface Proc {
   output: () => string;
 }
 
+/** With P2PTEL_BUILD (another build of `p2ptel`, e.g. the code before a change): that build, not the sources that bin/run-ts.js's P2PTEL_FROM_SOURCE would run. */
+function ofBuild(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (!env['P2PTEL_BUILD']) return env;
+  const { P2PTEL_FROM_SOURCE: _fromSource, ...rest } = env;
+  return rest;
+}
+
 function launch(name: string, args: string[], env: NodeJS.ProcessEnv = process.env): Proc {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env: ofBuild(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   // Only the tail: a worker's logs over minutes would be large.
   const log = opts.logs ? createWriteStream(path.join(opts.logs, `${name.replace(/\s+/g, '-')}.log`)) : null;
@@ -373,7 +380,7 @@ async function runStartMode(): Promise<ModeResult> {
 
 /** A `p2ptel` command to its end; its stdout, trimmed (throws on a non-zero exit). */
 async function command(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env: ofBuild(env), maxBuffer: 64 * 1024 * 1024 });
   return stdout.trim();
 }
 

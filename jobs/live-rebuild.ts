@@ -1,18 +1,21 @@
 // The rebuild after a deployment in the background of the embedded default (`start`): a lane of
 // its own beside the live rollups (live-rollups.ts, whose runs then rebuild no stale state), so
 // that a run's duration holds no rebuild work (docs/warehouse-state.md, "After a deployment").
-// A pass lists the stale partitions (rollup/rebuild-stale.ts) and rebuilds them one at a time,
-// each when no live run is in flight or due (`busy`), or once it has waited `maxWaitMs` for such a
-// moment (so that it converges however busy the runs are); it asks for a run (`requested`) every
-// `maxWaitMs` of the pass and at its end, and that run's snapshot uses the rebuilt states. A pass
-// starts when a published snapshot still used stale states (`wake`). Stopping waits for the
-// partition in flight; a process killed mid-build leaves debris, never a half-read state.
+// A pass lists the stale partitions (rollup/rebuild-stale.ts) and rebuilds them in steps of about
+// `stepMs` each (as many partitions as the previous step's time per partition says fit, one at
+// least), each step started when no live run is in flight or due (`busy`), or once it has waited
+// `stepMs` for such a moment (so that it converges however busy the runs are: under runs that
+// never pause, it works half the time at most); it asks for a run (`requested`) after every
+// `stepMs` of the pass and at its end, and that run's snapshot uses the rebuilt states. A pass
+// starts when a published snapshot still used stale states (`wake`). Stopping waits for the step
+// in flight; a process killed mid-build leaves debris, never a half-read state.
 import type { JobDeps } from './deps.ts';
-import { rebuildStalePartition, stalePartitions } from './rollup/rebuild-stale.ts';
+import { rebuildStalePartitions, stalePartitions } from './rollup/rebuild-stale.ts';
+import { PARTITIONS_PER_BATCH } from './rollup/plan.ts';
 
 export interface LiveRebuildPolicy {
-  /** ROLLUP_REBUILD_SECONDS: the longest wait for a quiet moment before a partition, and between two requests for a run. */
-  maxWaitMs: number;
+  /** ROLLUP_REBUILD_SECONDS: a step's target duration, the longest wait for a quiet moment before one, and between two requests for a run. */
+  stepMs: number;
 }
 
 /** What the lane needs of the live rollups. */
@@ -57,7 +60,7 @@ export class LiveRebuild {
       if (this.again) {
         this.again = false;
         // Not at once: a pass that found nothing to do (or failed) is not repeated in a loop.
-        void this.sleep(this.policy.maxWaitMs).then(() => this.wake());
+        void this.sleep(this.policy.stepMs).then(() => this.wake());
       }
     });
   }
@@ -79,12 +82,17 @@ export class LiveRebuild {
     try {
       const stale = await stalePartitions(this.deps, new Date());
       found = stale.length;
-      for (const p of stale) {
+      let msPerPartition: number | null = null;
+      for (let i = 0; i < stale.length && !this.stopped; ) {
         await this.quietMoment();
         if (this.stopped) break;
-        const r = await rebuildStalePartition(this.deps, p, new Date());
-        if (r.state) rebuilt++;
-        if (performance.now() - lastAsked >= this.policy.maxWaitMs) {
+        const fit = msPerPartition === null ? 1 : Math.floor(this.policy.stepMs / Math.max(1, msPerPartition));
+        const step = stale.slice(i, i + Math.max(1, Math.min(PARTITIONS_PER_BATCH, fit)));
+        i += step.length;
+        const r = await rebuildStalePartitions(this.deps, step, new Date());
+        msPerPartition = r.ms / step.length;
+        rebuilt += r.states.length;
+        if (performance.now() - lastAsked >= this.policy.stepMs) {
           lastAsked = performance.now();
           this.loop.requested();
         }
@@ -99,9 +107,9 @@ export class LiveRebuild {
     }
   }
 
-  /** Until no live run is in flight or due, `maxWaitMs` at most. */
+  /** Until no live run is in flight or due, `stepMs` at most. */
   private async quietMoment(): Promise<void> {
-    const deadline = performance.now() + this.policy.maxWaitMs;
+    const deadline = performance.now() + this.policy.stepMs;
     while (!this.stopped && this.loop.busy() && performance.now() < deadline) await this.sleep(POLL_MS);
   }
 

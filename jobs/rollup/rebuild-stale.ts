@@ -1,9 +1,9 @@
 // Stale partition states rebuilt outside any run (after a deployment that changed a state's SQL,
 // same layout: docs/warehouse-state.md, "After a deployment"), for `start`'s background rebuild
 // (jobs/live-rebuild.ts). The stale partitions are those a run's plan would reuse as `stale`, in
-// the order a run's budget takes them (plan.ts `staleInOrder`); each is rebuilt alone by the
-// partition job of the runs (partition.ts: under its partition lock, from its files as they are
-// then; a state of this code built meanwhile for those files is kept, not built again). A state so
+// the order a run's budget takes them (plan.ts `staleInOrder`); a few at a time are rebuilt by the
+// partition job of the runs (partition.ts: under their partition locks, from their files as they
+// are then; a state of this code built meanwhile for those files is kept, not built again). A state so
 // built joins no snapshot by itself: the next run's plan finds it (it describes the partition's
 // files) and reuses it instead of the stale one, so every snapshot combines, per partition, either
 // the stale state or the rebuilt one, each exact for its own SQL. Killed mid-way, a build leaves a
@@ -35,16 +35,16 @@ export async function stalePartitions(deps: Pick<JobDeps, 'layout'>, asOf: Date)
 }
 
 export interface StaleRebuilt {
-  /** The state built (null: one of this code for the files as they are was there already, built meanwhile by a run). */
-  state: StateMeta | null;
+  /** The states built (a partition with one of this code for its files as they are, built meanwhile by a run, has none). */
+  states: StateMeta[];
   ms: number;
 }
 
-/** Rebuild one stale partition by this code, outside any run (its state's runId: `rebuild-<asOf>-<random>`). */
-export async function rebuildStalePartition(deps: JobDeps, partition: PartitionToBuild, asOf: Date): Promise<StaleRebuilt> {
+/** Rebuild stale partitions by this code in one job, outside any run (their states' runId: `rebuild-<asOf>-<random>`). */
+export async function rebuildStalePartitions(deps: JobDeps, partitions: readonly PartitionToBuild[], asOf: Date): Promise<StaleRebuilt> {
   const started = performance.now();
   const runId = `rebuild-${compactIso(asOf)}-${randomBytes(3).toString('hex')}`;
-  const r = await rollupPartition(deps, { runId, asOf, partitions: [partition] });
+  const r = await rollupPartition(deps, { runId, asOf, partitions: [...partitions] });
   countStaleRebuilt(r.states.length);
-  return { state: r.states[0] ?? null, ms: performance.now() - started };
+  return { states: r.states, ms: performance.now() - started };
 }

@@ -65,9 +65,9 @@ export const CORE = {
     at: 'rebuild.budgetReports',
   }),
   ROLLUP_REBUILD_SECONDS: setting({
-    schema: positiveNumber.default(5),
-    doc: "`start`'s background rebuild of stale states (docs/warehouse-state.md, \"After a deployment\"): it rebuilds one partition at a time while no live run is in flight or due, waiting this long at most for such a moment (so that it converges under any load), and asks for a run (a snapshot using what it rebuilt) after this long of its work. Shorter: a faster rebuild whose builds overlap more live runs (docs/operations.md)",
-    at: 'rebuild.backgroundWaitMs',
+    schema: positiveNumber.default(1),
+    doc: "`start`'s background rebuild of stale states (docs/warehouse-state.md, \"After a deployment\"): it rebuilds them in steps of about this long (as many partitions as fit, one at least), each started when no live run is in flight or due or after waiting this long for that (so that it converges under any load), and asks for a run (a snapshot using what it rebuilt) after this long of its work. Longer: a faster rebuild whose steps overlap live runs longer (docs/operations.md)",
+    at: 'rebuild.backgroundStepMs',
     as: secondsToMs,
   }),
   COMPACTION_SMALL_FILE_MB: setting({

@@ -18,7 +18,7 @@ import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
-import { rebuildStalePartition, stalePartitions } from '../../jobs/rollup/rebuild-stale.ts';
+import { rebuildStalePartitions, stalePartitions } from '../../jobs/rollup/rebuild-stale.ts';
 import { readStates, stateVersion, type StateMeta } from '../../warehouse/states/state-store.ts';
 import { discoverLanding } from '../../warehouse/landing/landed-files.ts';
 import { listFiles } from '../../lib/fsx.ts';
@@ -237,7 +237,11 @@ describe('the rebuild after a deployment', () => {
     expect(rest).toHaveLength(partitions - rebuiltBeforeKill);
     await land(hour);
     hour++;
-    for (const p of rest) expect((await rebuildStalePartition(wh, p, at(hour))).state?.stateVersion).toBe(stateVersion());
+    // In steps of two, as the lane does (a step is one job of a few partitions).
+    for (let i = 0; i < rest.length; i += 2) {
+      const step = rest.slice(i, i + 2);
+      expect((await rebuildStalePartitions(wh, step, at(hour))).states.map((m) => m.stateVersion)).toEqual(step.map(() => stateVersion()));
+    }
     expect(await stalePartitions(wh, at(hour))).toEqual([]);
     const last = await runPipeline(wh, { asOf: at(hour), compact: false, rebuildStale: false });
     expect(last.manifest.partitionStates!.stale).toBeUndefined();
