@@ -38,7 +38,8 @@ export class LiveRollups {
   /** Why the timer is set. */
   private pending: LiveRun['reason'] | null = null;
   private running: Promise<void> | null = null;
-  private wanted = false;
+  /** A run asked for during the run in flight, and why (reports landed outrank the rebuild). */
+  private wanted: 'landed' | 'rebuild' | null = null;
   /** The last run published a snapshot that still used stale states. */
   private rebuilding = false;
   private stopped = false;
@@ -55,13 +56,13 @@ export class LiveRollups {
 
   /** New reports landed: roll up now, or right after the run in flight. */
   landed(): void {
-    if (this.running) this.wanted = true;
+    if (this.running) this.wanted = 'landed';
     else this.later('landed', 0);
   }
 
   /** The background rebuild replaced stale states: a run publishes them now, or right after the run in flight. */
   requested(): void {
-    if (this.running) this.wanted = true;
+    if (this.running) this.wanted ??= 'rebuild';
     else if (this.pending === null || this.pending === 'idle') this.later('rebuild', 0);
   }
 
@@ -90,8 +91,8 @@ export class LiveRollups {
     this.running = this.run(reason).finally(() => {
       this.running = null;
       const again = this.wanted;
-      this.wanted = false;
-      if (again || this.rebuilding) this.later(again ? 'landed' : 'rebuild', this.policy.minGapMs);
+      this.wanted = null;
+      if (again || this.rebuilding) this.later(again ?? 'rebuild', this.policy.minGapMs);
       else this.later('idle', this.policy.idleMs);
     });
   }
