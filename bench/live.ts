@@ -18,6 +18,10 @@
 //            probes posted from then until no state is stale: a restart's catch-up, its first run
 //            and pilot reports before the live loop, is not in it), with the process's runs over
 //            the same time and the highest RSS sampled then.
+//   deploy-workers  the worker tier, steady, then its two workers restarted with other state SQL
+//            (P2PTEL_TEST_STATE_CODE_SALT; the collector and the API go on), measured from the
+//            restart until CURRENT's snapshot uses no stale state: freshness, runs, the API's
+//            answers, the workers' peak RSS.
 // In each, a background load posts `--rate` reports/s to the collector (batches of 100, evenly
 // spaced) as SDKs do: rate × 30 sessions at once, each reporting every 30 s for 15 minutes
 // (`--one-report-sessions`: every report a session of its own, rate new sessions a second), and
@@ -46,7 +50,7 @@ import { startRedisServer } from '../test/helpers/redis-server.ts';
 import { writeResult } from './report.ts';
 
 const cli = new Command()
-  .option('--mode <mode>', 'start, workers, both (one after the other), or deploy (restarts of start as deployments)', 'both')
+  .option('--mode <mode>', 'start, workers, both (one after the other), deploy (restarts of start as deployments), or deploy-workers (the worker tier, then its workers restarted as a deployment)', 'both')
   .option('--tiny', 'small history and a short run: checks the benchmark runs (overrides the sizes below)')
   .option('--dir <dir>', 'warehouse folder (history generated into it when empty); default bench/output/live (live-tiny with --tiny)')
   .option('--days <n>', 'days of history', '30')
@@ -65,7 +69,7 @@ const cli = new Command()
   .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean; crossHour?: boolean; logs?: string; deploys: string }>();
 const TINY = { days: '1', customers: '2', streams: '2', sessions: '40', rate: '200', probes: '4', probeEvery: '2' };
 const opts = cli.tiny ? { ...cli, ...TINY } : cli;
-if (!['start', 'workers', 'both', 'deploy'].includes(opts.mode)) throw new Error(`--mode: start, workers, both or deploy, not ${opts.mode}`);
+if (!['start', 'workers', 'both', 'deploy', 'deploy-workers'].includes(opts.mode)) throw new Error(`--mode: start, workers, both, deploy or deploy-workers, not ${opts.mode}`);
 
 const dir = path.resolve(opts.dir ?? path.join(PROJECT_ROOT, 'bench', 'output', cli.tiny ? 'live-tiny' : 'live'));
 const layout = warehouseLayout(dir);
@@ -384,8 +388,24 @@ async function command(args: string[], env: NodeJS.ProcessEnv): Promise<string> 
   return stdout.trim();
 }
 
+/** The worker tier's restart as a deployment (deploy-workers), measured from the restart until CURRENT uses no stale state. */
+interface WorkersDeployResult {
+  /** From the restart to the first snapshot of the new workers, and to the first with no stale state. */
+  firstSnapshotMs: number;
+  rebuildMs: number;
+  snapshots: number;
+  maxStale: number;
+  freshnessMs: { p50: number; p95: number; max: number; n: number };
+  rollupsMs: { n: number; p50: number; p95: number; max: number };
+  api: { answered: number; failed: number; longestGapMs: number };
+  /** Each worker's VmHWM (its whole life: the restart on) and the highest RSS sampled. */
+  peakRssMiB: Record<string, number>;
+  loadPeakRssMiB: Record<string, number>;
+  loadAverage: number;
+}
+
 /** The worker tier on this machine: Redis, two workers, a collector and an API, with the live settings (docs/operations.md). */
-async function runWorkersMode(): Promise<ModeResult> {
+async function runWorkersMode(deploy = false): Promise<ModeResult & { deploy?: WorkersDeployResult }> {
   const redis = await startRedisServer();
   const procs: Proc[] = [];
   try {
@@ -428,9 +448,86 @@ async function runWorkersMode(): Promise<ModeResult> {
     const m = await measure({ api, token, collector, key, customer });
     const load = await sampled();
     const rss = { peak: await peaks(procs), ready, load };
-    const runs = JSON.parse(await command(['runs', '--json', '--limit', '2000'], env)) as { kind: string; state: string; startedAt: number | null; durationMs: number | null }[];
+    const listRuns = async () => JSON.parse(await command(['runs', '--json', '--limit', '2000'], env)) as { kind: string; state: string; startedAt: number | null; durationMs: number | null }[];
+    const runs = await listRuns();
     const rollups = runs.filter((r) => r.kind === 'rollup' && r.state === 'completed' && (r.startedAt ?? 0) >= m.from).map((r) => r.durationMs!);
-    return summarize('workers', m, rollups, rss);
+    const steady = summarize('workers', m, rollups, rss);
+    if (!deploy) return steady;
+    // The deployment: the workers stopped, then started with other state SQL; the collector and the API go on.
+    process.stderr.write('deploy-workers: the workers restarted with other state SQL ...\n');
+    const workers = procs.filter((p) => p.name.startsWith('worker'));
+    await Promise.all(workers.map((p) => stop(p)));
+    const launched = Date.now();
+    const salted = { ...env, P2PTEL_TEST_STATE_CODE_SALT: `bench-${launched}` };
+    const restarted = [1, 2].map((n) => launch(`worker ${n} deployed`, ['worker'], salted));
+    procs.push(...restarted);
+    const sampledAfter = sampleRss(restarted);
+    const target: Target = { api, token, collector, key, customer };
+    let over = false;
+    let firstSnapshotMs = NaN;
+    let maxStale = 0;
+    const seen = new Set<string>();
+    const watch = (async () => {
+      while (!over) {
+        const c = await currentStale();
+        if (c && c.asOf >= launched && !seen.has(c.snapshot)) {
+          seen.add(c.snapshot);
+          if (Number.isNaN(firstSnapshotMs)) firstSnapshotMs = Date.now() - launched;
+          maxStale = Math.max(maxStale, c.stale);
+          if (c.stale === 0) return Date.now() - launched;
+        }
+        for (const p of restarted) if (p.child.exitCode !== null) throw new Error(`${p.name} exited ${p.child.exitCode}: ${p.output().slice(-2000)}`);
+        await sleep(250);
+      }
+      return NaN;
+    })();
+    const answers = { answered: 0, failed: 0, longestGapMs: 0 };
+    const asking = (async () => {
+      let last = Date.now();
+      while (!over) {
+        const ok = await fetch(`${api}/telemetry/streams?window=1h`, { headers: { Authorization: `Bearer ${token}` } }).then((r) => r.ok, () => false);
+        const now = Date.now();
+        if (ok) {
+          answers.answered++;
+          answers.longestGapMs = Math.max(answers.longestGapMs, now - last);
+          last = now;
+        } else answers.failed++;
+        await sleep(250);
+      }
+    })();
+    let stopping = false;
+    const loading = backgroundLoad(target, Number(opts.rate), () => stopping);
+    const freshness: number[] = [];
+    const probes: Promise<void>[] = [];
+    let rebuildMs = NaN;
+    void watch.then((ms) => (rebuildMs = ms));
+    for (let n = 0; Number.isNaN(rebuildMs) || n < Number(opts.probes); n++) {
+      probes.push(probe(target, 2000 + n).then((ms) => void freshness.push(ms)));
+      await sleep(Number(opts.probeEvery) * 1000);
+    }
+    await Promise.all(probes);
+    await watch;
+    over = true;
+    stopping = true;
+    await Promise.all([loading, asking]);
+    const loadPeak = await sampledAfter();
+    const after = (await listRuns()).filter((r) => r.kind === 'rollup' && r.state === 'completed' && (r.startedAt ?? 0) >= launched && (r.startedAt ?? 0) <= launched + rebuildMs).map((r) => r.durationMs!);
+    const f = freshness;
+    return {
+      ...steady,
+      deploy: {
+        firstSnapshotMs,
+        rebuildMs,
+        snapshots: seen.size,
+        maxStale,
+        freshnessMs: { p50: percentile(f, 50), p95: percentile(f, 95), max: Math.max(...f), n: f.length },
+        rollupsMs: { n: after.length, p50: percentile(after, 50), p95: percentile(after, 95), max: Math.max(...after) },
+        api: answers,
+        peakRssMiB: await peaks(restarted),
+        loadPeakRssMiB: loadPeak,
+        loadAverage: os.loadavg()[0]!,
+      },
+    };
   } finally {
     await Promise.all(procs.map((p) => stop(p)));
     await redis.stop();
@@ -630,6 +727,24 @@ function describeRestart(r: RestartResult): string {
 }
 
 await ensureHistory();
+if (opts.mode === 'deploy-workers') {
+  const w = await runWorkersMode(true);
+  const d = w.deploy!;
+  const sec = (ms: number, digits = 1) => `${(ms / 1000).toFixed(digits)} s`;
+  process.stdout.write(
+    [
+      `live benchmark, a deployment of the worker tier: ${opts.days} days × ${Number(opts.customers) * Number(opts.streams)} streams of history, ${opts.rate} reports/s in the background${cli.tiny ? ' (--tiny: a check that it runs, not a measure)' : ''}`,
+      ...describe(w),
+      `  workers restarted with other state SQL: first snapshot ${sec(d.firstSnapshotMs)}, no stale state ${sec(d.rebuildMs)} (${d.snapshots} snapshots, up to ${d.maxStale} stale); ` +
+        `freshness ${d.freshnessMs.n} probes p50 ${sec(d.freshnessMs.p50)}, p95 ${sec(d.freshnessMs.p95)}, max ${sec(d.freshnessMs.max)}; ` +
+        `rollups ${d.rollupsMs.n}, p50 ${sec(d.rollupsMs.p50, 2)}, p95 ${sec(d.rollupsMs.p95, 2)}, max ${sec(d.rollupsMs.max, 2)}; API ${d.api.answered} answers, ${d.api.failed} failed, longest gap ${sec(d.api.longestGapMs)}`,
+      `  peak RSS of the restarted workers: ${Object.entries(d.peakRssMiB).map(([name, mib]) => `${name} ${mib} MiB (sampled up to ${d.loadPeakRssMiB[name]})`).join(', ')}; load average ${d.loadAverage.toFixed(1)}`,
+    ].join('\n') + '\n',
+  );
+  const file = await writeResult(cli.tiny ? 'live-deploy-workers-tiny' : 'live-deploy-workers', w);
+  process.stdout.write(`  (${path.relative(PROJECT_ROOT, file)})\n`);
+  process.exit(0);
+}
 if (opts.mode === 'deploy') {
   const d = await runDeployMode();
   process.stdout.write(
