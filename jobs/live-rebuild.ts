@@ -3,7 +3,8 @@
 // that a run's duration holds no rebuild work (docs/warehouse-state.md, "After a deployment").
 // A pass lists the stale partitions (rollup/rebuild-stale.ts) and rebuilds them in steps of about
 // `stepMs` each (as many partitions as the previous step's time per partition says fit, one at
-// least), each step started when no live run is in flight or due (`busy`), or once it has waited
+// least, and no more than a run's budget: `maxPartitions`, `maxReports`, which bound a step's
+// memory in the DuckDB the runs share), each step started when no live run is in flight or due (`busy`), or once it has waited
 // `stepMs` for such a moment (so that it converges however busy the runs are: under runs that
 // never pause, it works half the time at most); it asks for a run (`requested`) after every
 // `stepMs` of the pass and at its end, and that run's snapshot uses the rebuilt states. A pass
@@ -16,6 +17,9 @@ import { PARTITIONS_PER_BATCH } from './rollup/plan.ts';
 export interface LiveRebuildPolicy {
   /** ROLLUP_REBUILD_SECONDS: a step's target duration, the longest wait for a quiet moment before one, and between two requests for a run. */
   stepMs: number;
+  /** ROLLUP_REBUILD_BUDGET, ROLLUP_REBUILD_BUDGET_REPORTS: a step's partitions and their reports at most (one partition at least). */
+  maxPartitions: number;
+  maxReports: number;
 }
 
 /** What the lane needs of the live rollups. */
@@ -87,7 +91,13 @@ export class LiveRebuild {
         await this.quietMoment();
         if (this.stopped) break;
         const fit = msPerPartition === null ? 1 : Math.floor(this.policy.stepMs / Math.max(1, msPerPartition));
-        const step = stale.slice(i, i + Math.max(1, Math.min(PARTITIONS_PER_BATCH, fit)));
+        const most = Math.max(1, Math.min(PARTITIONS_PER_BATCH, this.policy.maxPartitions, fit));
+        const step = [stale[i]!];
+        let reports = stale[i]!.reports;
+        while (step.length < most && i + step.length < stale.length && reports + stale[i + step.length]!.reports <= this.policy.maxReports) {
+          reports += stale[i + step.length]!.reports;
+          step.push(stale[i + step.length]!);
+        }
         i += step.length;
         const r = await rebuildStalePartitions(this.deps, step, new Date());
         msPerPartition = r.ms / step.length;

@@ -251,7 +251,7 @@ async function serveLive(rt: Runtime, served: Served, counted: number): Promise<
       }
     });
     if (background) {
-      rebuild = new LiveRebuild(deps, live, { stepMs: rt.config.rebuild.backgroundStepMs }, (pass) => {
+      rebuild = new LiveRebuild(deps, live, { stepMs: rt.config.rebuild.backgroundStepMs, maxPartitions: rt.config.rebuild.budgetPartitions, maxReports: rt.config.rebuild.budgetReports }, (pass) => {
         if (pass.found === 0) return;
         const failed = pass.error ? ` and failed (${pass.error instanceof Error ? pass.error.message.split('\n')[0] : String(pass.error)})` : '';
         process.stdout.write(`live: background rebuild: ${pass.rebuilt} of ${pass.found} stale states rebuilt in ${(pass.ms / 1000).toFixed(1)} s${failed}\n`);

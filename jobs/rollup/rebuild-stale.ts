@@ -17,8 +17,13 @@ import { rollupPartition } from './partition.ts';
 import { staleInOrder } from './plan.ts';
 import { countStaleRebuilt } from './rebuild-metrics.ts';
 
+/** A stale partition and the reports its stale state holds (what its rebuild reads, about). */
+export interface StalePartition extends PartitionToBuild {
+  reports: number;
+}
+
 /** The partitions whose state a run would reuse stale now, in the order they are rebuilt (asOf's date first, then the newest). */
-export async function stalePartitions(deps: Pick<JobDeps, 'layout'>, asOf: Date): Promise<PartitionToBuild[]> {
+export async function stalePartitions(deps: Pick<JobDeps, 'layout'>, asOf: Date): Promise<StalePartition[]> {
   const { files } = await discoverLanding(deps.layout);
   const byPartition = new Map<string, LandedFile[]>();
   for (const f of files) {
@@ -31,7 +36,11 @@ export async function stalePartitions(deps: Pick<JobDeps, 'layout'>, asOf: Date)
   const decided = [...byPartition.entries()].map(([key, list]) =>
     decidePartition(list[0]!.customerId, list[0]!.date, list.map((f) => stateInput(f)), states.get(key), false, asOf, true),
   );
-  return staleInOrder(decided, asOf).map(({ customerId, date }) => ({ customerId, date }));
+  return staleInOrder(decided, asOf).map(({ customerId, date, stateId }) => ({
+    customerId,
+    date,
+    reports: states.get(partitionKey(customerId, date))?.find((m) => m.stateId === stateId)?.reports ?? 0,
+  }));
 }
 
 export interface StaleRebuilt {
@@ -44,7 +53,7 @@ export interface StaleRebuilt {
 export async function rebuildStalePartitions(deps: JobDeps, partitions: readonly PartitionToBuild[], asOf: Date): Promise<StaleRebuilt> {
   const started = performance.now();
   const runId = `rebuild-${compactIso(asOf)}-${randomBytes(3).toString('hex')}`;
-  const r = await rollupPartition(deps, { runId, asOf, partitions: [...partitions] });
+  const r = await rollupPartition(deps, { runId, asOf, partitions: partitions.map(({ customerId, date }) => ({ customerId, date })) });
   countStaleRebuilt(r.states.length);
   return { states: r.states, ms: performance.now() - started };
 }

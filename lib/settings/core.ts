@@ -56,12 +56,12 @@ export const CORE = {
   ROLLUP_PARTITION_CONCURRENCY: setting({ schema: positiveInt.default(1), doc: 'customer partitions an inline run computes at once', at: 'partitionConcurrency' }),
   ROLLUP_REBUILD_BUDGET: setting({
     schema: nonNegativeInt.default(8),
-    doc: "after a deployment that changes a state's SQL (same layout), the stale partitions a run (`pipeline`, the worker tier) rebuilds at most beside those with new files, today's first, then newest first; the others serve as they are until rebuilt (docs/warehouse-state.md). `start`'s runs rebuild none: its background rebuild does (ROLLUP_REBUILD_SECONDS). 0: rebuild them all before the run publishes (`start` too)",
+    doc: "after a deployment that changes a state's SQL (same layout), the stale partitions a run (`pipeline`, the worker tier) rebuilds at most beside those with new files, today's first, then newest first; the others serve as they are until rebuilt (docs/warehouse-state.md). `start`'s runs rebuild none: its background rebuild does (ROLLUP_REBUILD_SECONDS), at most this many in a step. 0: rebuild them all before the run publishes (`start` too)",
     at: 'rebuild.budgetPartitions',
   }),
   ROLLUP_REBUILD_BUDGET_REPORTS: setting({
     schema: positiveInt.default(1_000_000),
-    doc: 'and the reports those stale partitions hold together at most (one partition at least: a partition is rebuilt whole)',
+    doc: "and the reports those stale partitions hold together at most (one partition at least: a partition is rebuilt whole); likewise a step of `start`'s background rebuild",
     at: 'rebuild.budgetReports',
   }),
   ROLLUP_REBUILD_SECONDS: setting({

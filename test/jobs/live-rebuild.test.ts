@@ -43,7 +43,7 @@ function onePass(busy: () => boolean, maxWaitMs: number): { pass: Promise<Rebuil
   let asked = 0;
   let resolve: (p: RebuildPass) => void;
   const pass = new Promise<RebuildPass>((r) => (resolve = r));
-  const lane = new LiveRebuild(wh, { busy, requested: () => void asked++ }, { stepMs: maxWaitMs }, (p) => resolve(p));
+  const lane = new LiveRebuild(wh, { busy, requested: () => void asked++ }, { stepMs: maxWaitMs, maxPartitions: 8, maxReports: 1_000_000 }, (p) => resolve(p));
   lane.wake();
   return { pass, requested: () => asked, lane };
 }
@@ -63,7 +63,7 @@ describe("start's background rebuild", () => {
       if (run.error || (run.result && stale === 0)) over();
       else if (stale > 0) lane!.wake();
     });
-    lane = new LiveRebuild(wh, live, { stepMs: 300 }, (p) => passes.push(p));
+    lane = new LiveRebuild(wh, live, { stepMs: 300, maxPartitions: 2, maxReports: 1_000_000 }, (p) => passes.push(p));
     live.start();
     live.landed();
     await done;
@@ -84,6 +84,14 @@ describe("start's background rebuild", () => {
     expect(runs.slice(1).map((r) => r.reason)).toEqual(runs.slice(1).map(() => 'rebuild'));
     expect(passes.reduce((a, p) => a + p.rebuilt, 0)).toBe(partitions);
     for (const m of await newest()) expect(m.stateVersion).toBe(stateVersion());
+    // Built by the lane's steps (a step's states share a runId), two partitions at most a step (maxPartitions).
+    const bySteps = new Map<string, number>();
+    for (const m of await newest()) bySteps.set(m.runId, (bySteps.get(m.runId) ?? 0) + 1);
+    for (const [runId, n] of bySteps) {
+      expect(runId).toMatch(/^rebuild-/);
+      expect(n).toBeLessThanOrEqual(2);
+    }
+    expect(bySteps.size).toBeGreaterThanOrEqual(Math.ceil(partitions / 2));
   }, 120_000);
 
   it('builds nothing while the live runs are busy, and converges when they never are quiet', async () => {
