@@ -6,7 +6,9 @@
 // least, and no more than a run's budget: `maxPartitions`, `maxReports`, which bound a step's
 // memory in the DuckDB the runs share), each step started when no live run is in flight or due (`busy`), or once it has waited
 // `stepMs` for such a moment (so that it converges however busy the runs are: under runs that
-// never pause, it works half the time at most); it asks for a run (`requested`) after every
+// never pause, it works half the time at most). A step is taken between runs, never beside one
+// (`turn`: a run due meanwhile waits for the step, about `stepMs`; two DuckDB jobs at once, with
+// compaction's merges beside them, exceeded `start`'s 256MB limit under load); it asks for a run (`requested`) after every
 // `stepMs` of the pass and at its end, and that run's snapshot uses the rebuilt states. A pass
 // starts when a published snapshot still used stale states (`wake`). Stopping waits for the step
 // in flight; a process killed mid-build leaves debris, never a half-read state.
@@ -26,6 +28,8 @@ export interface LiveRebuildPolicy {
 export interface LiveLoop {
   busy(): boolean;
   requested(): void;
+  /** `work` between runs, never beside one (they share the DuckDB and its memory limit). */
+  turn<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export interface RebuildPass {
@@ -99,7 +103,7 @@ export class LiveRebuild {
           step.push(stale[i + step.length]!);
         }
         i += step.length;
-        const r = await rebuildStalePartitions(this.deps, step, new Date());
+        const r = await this.loop.turn(() => rebuildStalePartitions(this.deps, step, new Date()));
         msPerPartition = r.ms / step.length;
         rebuilt += r.states.length;
         if (performance.now() - lastAsked >= this.policy.stepMs) {

@@ -3,8 +3,9 @@
 // a run asks for one more right after it), and one at least every `idleMs` anyway, so that windows
 // and activity move with the clock; compaction runs beside them (live-compaction.ts). After a
 // deployment that changed a state's SQL, either the runs rebuild no stale state and the background
-// rebuild (live-rebuild.ts) replaces them, asking for a run when it has (`start`), or each run
-// rebuilds a budget of them and the next run follows right after it (`staleInRuns`). Stopping
+// rebuild (live-rebuild.ts) replaces them in steps taken between runs (`turn`), asking for a run
+// when it has (`start`), or each run rebuilds a budget of them and the next run follows right
+// after it (`staleInRuns`). Stopping
 // waits for the run in flight: nothing is left half done.
 import type { JobDeps } from './deps.ts';
 import { runPipeline, type PipelineResult } from './pipeline.ts';
@@ -33,7 +34,19 @@ export interface LiveRun {
   error: unknown;
 }
 
+/** One thing at a time: a run, or a step of the background rebuild (they share the process's DuckDB and its memory limit). */
+class Turns {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  take<T>(work: () => Promise<T>): Promise<T> {
+    const mine = this.tail.then(work, work);
+    this.tail = mine.catch(() => {});
+    return mine;
+  }
+}
+
 export class LiveRollups {
+  private readonly turns = new Turns();
   private timer: NodeJS.Timeout | null = null;
   /** Why the timer is set. */
   private pending: LiveRun['reason'] | null = null;
@@ -64,6 +77,14 @@ export class LiveRollups {
   requested(): void {
     if (this.running) this.wanted ??= 'rebuild';
     else if (this.pending === null || this.pending === 'idle') this.later('rebuild', 0);
+  }
+
+  /**
+   * Run `work` (a step of the background rebuild) between runs, never beside one: a run due
+   * meanwhile waits for it (one step, about ROLLUP_REBUILD_SECONDS), and it waits for a run in flight.
+   */
+  turn<T>(work: () => Promise<T>): Promise<T> {
+    return this.turns.take(work);
   }
 
   /** Whether a run is in flight or due at once (reports landed, a run asked for): the background rebuild then waits. */
@@ -98,11 +119,15 @@ export class LiveRollups {
   }
 
   private async run(reason: LiveRun['reason']): Promise<void> {
-    const started = performance.now();
+    let started = performance.now();
     try {
       // Compaction runs beside the runs (live-compaction.ts), not before each of them.
       const staleInRuns = this.policy.staleInRuns !== false;
-      const result = await runPipeline(this.deps, { asOf: new Date(), compact: false, rebuildStale: staleInRuns });
+      // After a step of the background rebuild in progress, if any: `ms` is the run's own time.
+      const result = await this.turns.take(() => {
+        started = performance.now();
+        return runPipeline(this.deps, { asOf: new Date(), compact: false, rebuildStale: staleInRuns });
+      });
       this.rebuilding = staleInRuns && result.published && (result.manifest.partitionStates?.stale ?? 0) > 0;
       this.onRun({ reason, ms: performance.now() - started, result, error: null });
     } catch (error) {

@@ -43,7 +43,7 @@ function onePass(busy: () => boolean, maxWaitMs: number): { pass: Promise<Rebuil
   let asked = 0;
   let resolve: (p: RebuildPass) => void;
   const pass = new Promise<RebuildPass>((r) => (resolve = r));
-  const lane = new LiveRebuild(wh, { busy, requested: () => void asked++ }, { stepMs: maxWaitMs, maxPartitions: 8, maxReports: 1_000_000 }, (p) => resolve(p));
+  const lane = new LiveRebuild(wh, { busy, requested: () => void asked++, turn: (work) => work() }, { stepMs: maxWaitMs, maxPartitions: 8, maxReports: 1_000_000 }, (p) => resolve(p));
   lane.wake();
   return { pass, requested: () => asked, lane };
 }
