@@ -300,9 +300,13 @@ function describeRebuild(ps: PipelineResult['manifest']['partitionStates'], stal
   return staleBefore > 0 || replaced > 0 ? `live: rebuild after a deployment over (${replaced} stale states replaced since the previous snapshot, none left)` : null;
 }
 
-/** Whether `start` rebuilds stale states in a lane of its own (live-rebuild.ts) rather than before its first run publishes (ROLLUP_REBUILD_BUDGET=0). */
+/**
+ * Whether `start` rebuilds stale states in a lane of its own (live-rebuild.ts, ROLLUP_REBUILD_SECONDS
+ * above 0) rather than a budget of them in each run (the default), or all before its first run
+ * publishes (ROLLUP_REBUILD_BUDGET=0, which wins).
+ */
 function backgroundRebuild(config: AppConfig): boolean {
-  return config.rebuild.budgetPartitions > 0;
+  return config.rebuild.budgetPartitions > 0 && config.rebuild.backgroundStepMs > 0;
 }
 
 /** A shell line that posts one fresh report (its id and ts made when it runs), gzip'd. */
