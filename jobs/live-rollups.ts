@@ -1,8 +1,12 @@
 // Rolling up inline on a short cadence, for the embedded default (`start`): a run as soon as new
 // reports land (a collector in the same process says so), at most one at a time (a landing during
 // a run asks for one more right after it), and one at least every `idleMs` anyway, so that windows
-// and activity move with the clock (or right after the previous one while a rebuild after a
-// deployment is under way: each run rebuilds a few stale states); compaction runs beside them (live-compaction.ts). Stopping waits for the run in flight: nothing is left half done.
+// and activity move with the clock; compaction runs beside them (live-compaction.ts). After a
+// deployment that changed a state's SQL, either the runs rebuild no stale state and the background
+// rebuild (live-rebuild.ts) replaces them in steps taken between runs (`turn`), asking for a run
+// when it has (`start`), or each run rebuilds a budget of them and the next run follows right
+// after it (`staleInRuns`). Stopping
+// waits for the run in flight: nothing is left half done.
 import type { JobDeps } from './deps.ts';
 import { runPipeline, type PipelineResult } from './pipeline.ts';
 
@@ -11,20 +15,44 @@ export interface LiveRollupPolicy {
   minGapMs: number;
   /** A run at least this often, new reports or not. */
   idleMs: number;
+  /**
+   * True (the default): each run rebuilds a budget of stale states (ROLLUP_REBUILD_BUDGET), and
+   * runs follow one another while some are left. False: runs rebuild none (the background rebuild
+   * does, and says when with `requested()`).
+   */
+  staleInRuns?: boolean;
 }
 
 export interface LiveRun {
-  /** `rebuild`: the previous run still used stale states (docs/warehouse-state.md, "After a deployment"). */
+  /**
+   * `rebuild`: the previous run still used stale states, or the background rebuild replaced some
+   * (docs/warehouse-state.md, "After a deployment").
+   */
   reason: 'landed' | 'idle' | 'rebuild';
   ms: number;
   result: PipelineResult | null;
   error: unknown;
 }
 
+/** One thing at a time: a run, or a step of the background rebuild (they share the process's DuckDB and its memory limit). */
+class Turns {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  take<T>(work: () => Promise<T>): Promise<T> {
+    const mine = this.tail.then(work, work);
+    this.tail = mine.catch(() => {});
+    return mine;
+  }
+}
+
 export class LiveRollups {
+  private readonly turns = new Turns();
   private timer: NodeJS.Timeout | null = null;
+  /** Why the timer is set. */
+  private pending: LiveRun['reason'] | null = null;
   private running: Promise<void> | null = null;
-  private wanted = false;
+  /** A run asked for during the run in flight, and why (reports landed outrank the rebuild). */
+  private wanted: 'landed' | 'rebuild' | null = null;
   /** The last run published a snapshot that still used stale states. */
   private rebuilding = false;
   private stopped = false;
@@ -41,8 +69,27 @@ export class LiveRollups {
 
   /** New reports landed: roll up now, or right after the run in flight. */
   landed(): void {
-    if (this.running) this.wanted = true;
+    if (this.running) this.wanted = 'landed';
     else this.later('landed', 0);
+  }
+
+  /** The background rebuild replaced stale states: a run publishes them now, or right after the run in flight. */
+  requested(): void {
+    if (this.running) this.wanted ??= 'rebuild';
+    else if (this.pending === null || this.pending === 'idle') this.later('rebuild', 0);
+  }
+
+  /**
+   * Run `work` (a step of the background rebuild) between runs, never beside one: a run due
+   * meanwhile waits for it (one step, about ROLLUP_REBUILD_SECONDS), and it waits for a run in flight.
+   */
+  turn<T>(work: () => Promise<T>): Promise<T> {
+    return this.turns.take(work);
+  }
+
+  /** Whether a run is in flight or due at once (reports landed, a run asked for): the background rebuild then waits. */
+  busy(): boolean {
+    return this.running !== null || (this.timer !== null && this.pending !== 'idle');
   }
 
   async stop(): Promise<void> {
@@ -54,27 +101,34 @@ export class LiveRollups {
   private later(reason: LiveRun['reason'], ms: number): void {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
+    this.pending = reason;
     this.timer = setTimeout(() => this.kick(reason), ms);
   }
 
   private kick(reason: LiveRun['reason']): void {
     this.timer = null;
+    this.pending = null;
     if (this.stopped || this.running) return;
     this.running = this.run(reason).finally(() => {
       this.running = null;
       const again = this.wanted;
-      this.wanted = false;
-      if (again || this.rebuilding) this.later(again ? 'landed' : 'rebuild', this.policy.minGapMs);
+      this.wanted = null;
+      if (again || this.rebuilding) this.later(again ?? 'rebuild', this.policy.minGapMs);
       else this.later('idle', this.policy.idleMs);
     });
   }
 
   private async run(reason: LiveRun['reason']): Promise<void> {
-    const started = performance.now();
+    let started = performance.now();
     try {
       // Compaction runs beside the runs (live-compaction.ts), not before each of them.
-      const result = await runPipeline(this.deps, { asOf: new Date(), compact: false });
-      this.rebuilding = result.published && (result.manifest.partitionStates?.stale ?? 0) > 0;
+      const staleInRuns = this.policy.staleInRuns !== false;
+      // After a step of the background rebuild in progress, if any: `ms` is the run's own time.
+      const result = await this.turns.take(() => {
+        started = performance.now();
+        return runPipeline(this.deps, { asOf: new Date(), compact: false, rebuildStale: staleInRuns });
+      });
+      this.rebuilding = staleInRuns && result.published && (result.manifest.partitionStates?.stale ?? 0) > 0;
       this.onRun({ reason, ms: performance.now() - started, result, error: null });
     } catch (error) {
       // A failing run is not retried at once: the next comes when reports land, or at idle time.

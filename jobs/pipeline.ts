@@ -35,6 +35,8 @@ export interface PipelineOptions {
   replaceCurrent?: boolean;
   /** False: no compaction of small files before the plan (`pipeline --no-compact`). */
   compact?: boolean;
+  /** False: rebuild no stale state in this run (`start`, whose background rebuild does: jobs/live-rebuild.ts). */
+  rebuildStale?: boolean;
 }
 
 export async function runPipeline(
@@ -64,7 +66,7 @@ async function runLocked(
   const startedAt = Date.now();
   const runId = newSnapshotId(opts.asOf);
   const compaction = opts.compact === false ? null : await compactBeforePlan(deps);
-  const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid, rebuild: opts.rebuild === true, batching: 'merged' });
+  const plan = await planRollup(deps, { runId, asOf: opts.asOf, ownerPid: process.pid, rebuild: opts.rebuild === true, batching: 'merged', rebuildStale: opts.rebuildStale !== false });
   // The states this run reads are leased until it publishes (warehouse/states/state-retention.ts).
   await leaseStates(deps.layout, runId, plan.reused.map((m) => m.stateId));
   const total = plan.batches.length + 1;

@@ -33,6 +33,7 @@ import { createPortal, type Portal } from '../../portal/portal.ts';
 import type { RunningCollector } from '../../collector/server.ts';
 import { LiveRollups, type LiveRun } from '../../jobs/live-rollups.ts';
 import { LiveCompaction } from '../../jobs/live-compaction.ts';
+import { LiveRebuild } from '../../jobs/live-rebuild.ts';
 import { LiveAlerts } from '../../alerts/live-alerts.ts';
 import { START_DEFAULTS } from '../../lib/settings/command-defaults.ts';
 
@@ -112,7 +113,9 @@ async function openPorts(config: AppConfig): Promise<Served> {
 async function catchUp(deps: JobDeps, config: AppConfig): Promise<Example | null> {
   await sampleDataIfEmpty(deps);
   const bar = progressBar('pipeline');
-  const run = await runPipeline(deps, { asOf: new Date() }, (p) => bar.update((100 * p.done) / p.total, p.step)).finally(() => bar.stop());
+  // After a deployment that changed a state's SQL, the stale states serve as they are: the
+  // background rebuild replaces them once the live loop runs (serveLive), unless it is off.
+  const run = await runPipeline(deps, { asOf: new Date(), rebuildStale: !backgroundRebuild(config) }, (p) => bar.update((100 * p.done) / p.total, p.step)).finally(() => bar.stop());
   out(describeRun(run));
   const snap = await currentSnapshot(deps.layout);
   if (!snap) return null;
@@ -230,7 +233,10 @@ async function serveLive(rt: Runtime, served: Served, counted: number): Promise<
       if (e.opened + e.resolved > 0) process.stdout.write(`alerts: ${e.opened} incident(s) opened, ${e.resolved} resolved at snapshot ${e.snapshot}\n`);
     });
     void alerts.published();
-    const live = new LiveRollups(deps, { minGapMs: MIN_GAP_MS, idleMs: Math.max(MIN_GAP_MS, rt.config.schedules.idleRefreshMs) }, (run) => {
+    const background = backgroundRebuild(rt.config);
+    const policy = { minGapMs: MIN_GAP_MS, idleMs: Math.max(MIN_GAP_MS, rt.config.schedules.idleRefreshMs), staleInRuns: !background };
+    let rebuild: LiveRebuild | null = null;
+    const live = new LiveRollups(deps, policy, (run) => {
       const line = describeLiveRun(run, reports);
       if (run.result?.published) {
         reports = run.result.manifest.rows.reports;
@@ -238,11 +244,21 @@ async function serveLive(rt: Runtime, served: Served, counted: number): Promise<
       }
       if (line) process.stdout.write(`${line}\n`);
       if (run.result?.published) {
-        const rebuild = describeRebuild(run.result.manifest.partitionStates, staleBefore);
+        const said = describeRebuild(run.result.manifest.partitionStates, staleBefore);
         staleBefore = run.result.manifest.partitionStates?.stale ?? 0;
-        if (rebuild) process.stdout.write(`${rebuild}\n`);
+        if (said) process.stdout.write(`${said}\n`);
+        if (staleBefore > 0) rebuild?.wake();
       }
     });
+    if (background) {
+      rebuild = new LiveRebuild(deps, live, { stepMs: rt.config.rebuild.backgroundStepMs, maxPartitions: rt.config.rebuild.budgetPartitions, maxReports: rt.config.rebuild.budgetReports }, (pass) => {
+        if (pass.found === 0) return;
+        const failed = pass.error ? ` and failed (${pass.error instanceof Error ? pass.error.message.split('\n')[0] : String(pass.error)})` : '';
+        process.stdout.write(`live: background rebuild: ${pass.rebuilt} of ${pass.found} stale states rebuilt in ${(pass.ms / 1000).toFixed(1)} s${failed}\n`);
+      });
+      // The first run may have left stale states (a deployment): the lane looks at once.
+      rebuild.wake();
+    }
     collector.deps.flusher.onLanded(() => live.landed());
     live.start();
     // Reports landed while the first run caught up: roll them up now.
@@ -251,7 +267,7 @@ async function serveLive(rt: Runtime, served: Served, counted: number): Promise<
     compaction.start();
     const stopping = {
       async close() {
-        await Promise.all([live.stop(), compaction.stop()]);
+        await Promise.all([live.stop(), compaction.stop(), rebuild?.stop()]);
         await alerts.idle();
         await Promise.all([collector.close(), api.close()]);
       },
@@ -272,12 +288,25 @@ function describeLiveRun(run: LiveRun, reportsBefore: number): string | null {
   return `live: snapshot as of ${r.manifest.asOf} counts ${reports.toLocaleString('en-US')} reports (${added >= 0 ? '+' : ''}${added.toLocaleString('en-US')}), rolled up in ${seconds} s`;
 }
 
-/** The rebuild after a deployment (docs/warehouse-state.md): its progress at each run while under way, and its end. */
+/**
+ * The rebuild after a deployment (docs/warehouse-state.md): its progress at each snapshot while
+ * under way (the stale states the snapshot still used; those replaced since the previous one, by
+ * the background rebuild or, with ROLLUP_REBUILD_BUDGET=0, by the run), and its end.
+ */
 function describeRebuild(ps: PipelineResult['manifest']['partitionStates'], staleBefore: number): string | null {
   const stale = ps?.stale ?? 0;
-  const rebuilt = ps?.reasons[STALE_REBUILT_REASON] ?? 0;
-  if (stale > 0) return `live: rebuild after a deployment under way: ${rebuilt} stale states rebuilt by this run, ${stale} left`;
-  return staleBefore > 0 || rebuilt > 0 ? `live: rebuild after a deployment over (${rebuilt} stale states rebuilt by this run, none left)` : null;
+  const replaced = Math.max(ps?.reasons[STALE_REBUILT_REASON] ?? 0, staleBefore - stale);
+  if (stale > 0) return `live: rebuild after a deployment under way: ${replaced} stale states replaced since the previous snapshot, ${stale} left`;
+  return staleBefore > 0 || replaced > 0 ? `live: rebuild after a deployment over (${replaced} stale states replaced since the previous snapshot, none left)` : null;
+}
+
+/**
+ * Whether `start` rebuilds stale states in a lane of its own (live-rebuild.ts, ROLLUP_REBUILD_SECONDS
+ * above 0) rather than a budget of them in each run (the default), or all before its first run
+ * publishes (ROLLUP_REBUILD_BUDGET=0, which wins).
+ */
+function backgroundRebuild(config: AppConfig): boolean {
+  return config.rebuild.budgetPartitions > 0 && config.rebuild.backgroundStepMs > 0;
 }
 
 /** A shell line that posts one fresh report (its id and ts made when it runs), gzip'd. */

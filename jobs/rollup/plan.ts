@@ -62,11 +62,8 @@ export function staleToRebuild(
   asOf: Date,
   budget: RebuildBudget,
 ): Set<PartitionDecision> {
-  const stale = decisions.filter((d) => d.reason === 'stale');
-  if (budget.budgetPartitions === 0) return new Set(stale);
-  const today = asOf.toISOString().slice(0, 10);
-  const rank = (d: PartitionDecision) => (d.date === today ? '9999-99-99' : d.date);
-  stale.sort((a, b) => (rank(a) !== rank(b) ? (rank(a) < rank(b) ? 1 : -1) : a.customerId < b.customerId ? -1 : 1));
+  if (budget.budgetPartitions === 0) return new Set(decisions.filter((d) => d.reason === 'stale'));
+  const stale = staleInOrder(decisions, asOf);
   const picked = new Set<PartitionDecision>();
   let reports = 0;
   for (const d of stale) {
@@ -77,6 +74,15 @@ export function staleToRebuild(
     reports += n;
   }
   return picked;
+}
+
+/** The stale partitions of `decisions` in the order they are rebuilt: asOf's date first, then the newest dates, each date's customers in order. */
+export function staleInOrder<D extends Pick<PartitionDecision, 'customerId' | 'date' | 'reason'>>(decisions: readonly D[], asOf: Date): D[] {
+  const today = asOf.toISOString().slice(0, 10);
+  const rank = (d: D) => (d.date === today ? '9999-99-99' : d.date);
+  return decisions
+    .filter((d) => d.reason === 'stale')
+    .sort((a, b) => (rank(a) !== rank(b) ? (rank(a) < rank(b) ? 1 : -1) : a.customerId < b.customerId ? -1 : 1));
 }
 
 /** What dead runs and processes left: build folders, scratch, run locks. */
@@ -99,6 +105,12 @@ export async function planRollup(
      * customers make one job, which pays the fixed costs of a job once.
      */
     batching?: 'per-customer' | 'merged';
+    /**
+     * False: this run rebuilds no stale state (they all serve as they are): `start`'s background
+     * rebuild (jobs/live-rebuild.ts) replaces them off the runs' path. Default true: a budget of
+     * them (ROLLUP_REBUILD_BUDGET), or all of them with a budget of 0.
+     */
+    rebuildStale?: boolean;
   },
 ): Promise<RollupPlan> {
   const { layout, config, log } = deps;
@@ -125,7 +137,7 @@ export async function planRollup(
     .map(([key, list]) =>
       decidePartition(list[0]!.customerId, list[0]!.date, list.map((f) => stateInput(f)), states.get(key), input.rebuild === true, input.asOf, true),
     );
-  const picked = staleToRebuild(decided, states, input.asOf, config.rebuild);
+  const picked = input.rebuildStale === false ? new Set<PartitionDecision>() : staleToRebuild(decided, states, input.asOf, config.rebuild);
   const decisions = decided.map((d): PartitionDecision => (picked.has(d) ? { ...d, action: 'rebuild', reason: STALE_REBUILT_REASON, stateId: null } : d));
   if (picked.size > 0) {
     log.info({ rebuilding: picked.size, staleLeft: decided.filter((d) => d.reason === 'stale').length - picked.size }, 'rebuilding stale states (state code changed)');

@@ -1,6 +1,6 @@
 // The rebuild after a deployment that changed a state's SQL, as metrics of the process that runs
 // the rollups (`start`, a worker): the stale states its latest published run still used, and the
-// stale states its runs rebuilt (docs/warehouse-state.md, "After a deployment").
+// stale states it rebuilt, in its runs or (`start`) in the background (docs/warehouse-state.md, "After a deployment").
 import client from 'prom-client';
 import { registry } from '../../lib/metrics.ts';
 import type { SnapshotManifest } from '../../warehouse/snapshots/index.ts';
@@ -17,7 +17,7 @@ const staleLeft = new client.Gauge({
 
 const staleRebuilt = new client.Counter({
   name: 'p2ptel_rollup_stale_rebuilt_total',
-  help: 'Stale partition states (other state code) rebuilt by the runs of this process, within ROLLUP_REBUILD_BUDGET a run',
+  help: "Stale partition states (other state code) rebuilt by this process: by its runs, within ROLLUP_REBUILD_BUDGET a run, or (`start`) by its background rebuild",
   registers: [registry],
 });
 
@@ -27,4 +27,9 @@ export function countRebuild(manifest: SnapshotManifest): void {
   if (!ps) return;
   staleLeft.set(ps.stale ?? 0);
   staleRebuilt.inc(ps.reasons[STALE_REBUILT_REASON] ?? 0);
+}
+
+/** Count stale states rebuilt outside any run (`start`'s background rebuild, rebuild-stale.ts). */
+export function countStaleRebuilt(n: number): void {
+  staleRebuilt.inc(n);
 }

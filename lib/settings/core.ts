@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { setting } from './define.ts';
 import { START_DEFAULTS, WORKER_DEFAULTS } from './command-defaults.ts';
 import { PROJECT_ROOT } from '../version.ts';
-import { daysToMs, memorySize, mibToBytes, nonNegativeInt, positiveInt, positiveNumber, secondsToMs, text } from './values.ts';
+import { daysToMs, memorySize, mibToBytes, nonNegativeInt, nonNegativeNumber, positiveInt, positiveNumber, secondsToMs, text } from './values.ts';
 
 /** The platform configuration shipped with the code (config/platform.json; PLATFORM_CONFIG overrides). */
 export const DEFAULT_PLATFORM_CONFIG_FILE = path.join(PROJECT_ROOT, 'config', 'platform.json');
@@ -56,13 +56,20 @@ export const CORE = {
   ROLLUP_PARTITION_CONCURRENCY: setting({ schema: positiveInt.default(1), doc: 'customer partitions an inline run computes at once', at: 'partitionConcurrency' }),
   ROLLUP_REBUILD_BUDGET: setting({
     schema: nonNegativeInt.default(8),
-    doc: "after a deployment that changes a state's SQL (same layout), the stale partitions a run rebuilds at most beside those with new files, today's first, then newest first; the others serve as they are until rebuilt (docs/warehouse-state.md). 0: rebuild them all before the run publishes",
+    doc: "after a deployment that changes a state's SQL (same layout), the stale partitions a run (`pipeline`, the worker tier) rebuilds at most beside those with new files, today's first, then newest first; the others serve as they are until rebuilt (docs/warehouse-state.md). with ROLLUP_REBUILD_SECONDS above 0, `start`'s runs rebuild none and its background rebuild takes at most this many a step. 0: rebuild them all before the run publishes (`start` too)",
     at: 'rebuild.budgetPartitions',
   }),
   ROLLUP_REBUILD_BUDGET_REPORTS: setting({
     schema: positiveInt.default(1_000_000),
-    doc: 'and the reports those stale partitions hold together at most (one partition at least: a partition is rebuilt whole)',
+    doc: "and the reports those stale partitions hold together at most (one partition at least: a partition is rebuilt whole); likewise a step of `start`'s background rebuild (ROLLUP_REBUILD_SECONDS)",
     at: 'rebuild.budgetReports',
+  }),
+  ROLLUP_REBUILD_SECONDS: setting({
+    schema: nonNegativeNumber.default(0),
+    shown: '0 (off)',
+    doc: "`start` only: above 0, its runs rebuild no stale state and a background rebuild does (docs/warehouse-state.md, \"After a deployment\"), in steps of about this long (as many partitions as fit, at most ROLLUP_REBUILD_BUDGET), taken between runs, each started when no live run is in flight or due or after waiting this long for that, asking for a run after this long of its work. 0: each run rebuilds ROLLUP_REBUILD_BUDGET of them. Not the default: measured no better (docs/benchmarks.md)",
+    at: 'rebuild.backgroundStepMs',
+    as: secondsToMs,
   }),
   COMPACTION_SMALL_FILE_MB: setting({
     schema: positiveNumber.default(16),

@@ -5,7 +5,9 @@
 // new files; runs converge to no stale state. Every snapshot equals the independent SQL over the
 // raw files and a from-scratch run over the same files; a run killed mid-rebuild (SIGKILL of a
 // child) is resumed by the next without loss or double counting; a change of the state layout
-// (P2PTEL_TEST_STATE_LAYOUT_SALT) still rebuilds every state before publishing.
+// (P2PTEL_TEST_STATE_LAYOUT_SALT) still rebuilds every state before publishing. `start`'s way
+// (jobs/live-rebuild.ts): runs that rebuild no stale state while the partitions are rebuilt outside
+// any run (jobs/rollup/rebuild-stale.ts), that process SIGKILLed mid-partition, each snapshot exact.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -16,6 +18,7 @@ import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
+import { rebuildStalePartitions, stalePartitions } from '../../jobs/rollup/rebuild-stale.ts';
 import { readStates, stateVersion, type StateMeta } from '../../warehouse/states/state-store.ts';
 import { discoverLanding } from '../../warehouse/landing/landed-files.ts';
 import { listFiles } from '../../lib/fsx.ts';
@@ -185,5 +188,65 @@ describe('the rebuild after a deployment', () => {
     const run = await runPipeline(blocking, { asOf: at(hour), compact: false });
     expect(run.manifest.partitionStates).toEqual({ reused: 0, rebuilt: partitions, reasons: { 'state code changed': partitions } });
     await expectExact(run, 'budget 0');
+  }, 600_000);
+
+  it("start's way: runs rebuild no stale state while they are rebuilt outside any run, killed mid-partition, then resumed", async () => {
+    process.env[CODE_SALT] = 'deploy-4';
+    const asOf = at(hour);
+    const partitions = (await newestStates()).size;
+    expect([...(await newestStates()).values()].filter((m) => m.stateVersion !== stateVersion())).toHaveLength(partitions);
+    // The order of a run's budget: asOf's date first, then the newest dates.
+    const stale = await stalePartitions(wh, asOf);
+    expect(stale).toHaveLength(partitions);
+    expect(stale.map((p) => p.date)).toEqual([...stale.map((p) => p.date)].sort().reverse());
+
+    // A run that rebuilds no stale state: every partition serves stale, the snapshot exact.
+    const first = await runPipeline(wh, { asOf, compact: false, rebuildStale: false });
+    expect(first.manifest.partitionStates).toEqual({ reused: partitions, rebuilt: 0, reasons: {}, stale: partitions });
+    await expectExact(first, 'all stale, none rebuilt by the run');
+
+    // The rebuild outside any run, in a child killed while it writes a state.
+    const child = spawn(process.execPath, fixtureArgv('rebuild-stale-run.ts', wh.root, asOf.toISOString()), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, HOLD_TMP_MS: '1500' },
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    let done = false;
+    void exited.then(() => (done = true));
+    const tmpStates = async () => (await listFiles(wh.layout.state, '')).some((f) => f.includes(`${path.sep}.tmp-`));
+    // Past the first partition, so that the kill leaves some rebuilt and some stale.
+    while (!done && !(out.includes('REBUILT') && (await tmpStates()))) await new Promise((r) => setTimeout(r, 2));
+    expect(done, `the rebuild ended before it wrote a second state: ${out}`).toBe(false);
+    child.kill('SIGKILL');
+    await exited;
+    expect(out).not.toContain('DONE');
+    const rebuiltBeforeKill = out.split('\n').filter((l) => l.startsWith('REBUILT')).length;
+    expect(rebuiltBeforeKill).toBeGreaterThanOrEqual(1);
+    expect(rebuiltBeforeKill).toBeLessThan(partitions);
+
+    // The next run uses what the child rebuilt (this code's states, not rebuilt again) and the rest stale.
+    const mid = await runPipeline(wh, { asOf, compact: false, rebuildStale: false });
+    expect(mid.manifest.partitionStates).toEqual({ reused: partitions, rebuilt: 0, reasons: {}, stale: partitions - rebuiltBeforeKill });
+    await expectExact(mid, 'after the kill, part rebuilt outside the runs');
+
+    // The rebuild resumed with what is still stale, new reports landing meanwhile (in today's partitions).
+    const rest = await stalePartitions(wh, asOf);
+    expect(rest).toHaveLength(partitions - rebuiltBeforeKill);
+    await land(hour);
+    hour++;
+    // In steps of two, as the lane does (a step is one job of a few partitions).
+    for (let i = 0; i < rest.length; i += 2) {
+      const step = rest.slice(i, i + 2);
+      expect((await rebuildStalePartitions(wh, step, at(hour))).states.map((m) => m.stateVersion)).toEqual(step.map(() => stateVersion()));
+    }
+    expect(await stalePartitions(wh, at(hour))).toEqual([]);
+    const last = await runPipeline(wh, { asOf: at(hour), compact: false, rebuildStale: false });
+    expect(last.manifest.partitionStates!.stale).toBeUndefined();
+    expect(last.manifest.partitionStates!.reasons['state code changed']).toBeUndefined();
+    await expectExact(last, 'the rebuild outside the runs over');
+    for (const m of (await newestStates()).values()) expect(m.stateVersion).toBe(stateVersion());
   }, 600_000);
 });
