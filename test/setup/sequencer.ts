@@ -2,12 +2,13 @@
 // while the other workers idle. Vitest orders by the durations of the last run on this machine
 // when it has them (node_modules/.vite), and by file size otherwise, as on a fresh clone, where
 // several of the longest files started last. The files below took longest in a run of the whole
-// suite (three at a time, 2026-11-27), longest first; every other file keeps vitest's order, after
+// suite (three at a time, 2026-11-27; rebuild-after-deploy.test.ts, 95 s on 2026-11-28, added first), longest first; every other file keeps vitest's order, after
 // them. A file missing from the list costs time, never a result.
 import path from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const LONGEST = [
+  'test/warehouse/rebuild-after-deploy.test.ts',
   'test/portal/portal.test.ts',
   'test/jobs/live-schedule.test.ts',
   'test/warehouse/layer-merge.test.ts',
