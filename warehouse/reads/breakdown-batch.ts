@@ -50,16 +50,34 @@ function headDimensions(questions: readonly BatchQuestion[]): readonly string[] 
   return SESSION_DIMENSIONS.slice(0, last + 1);
 }
 
+/**
+ * The value expression of one window's questions (`indexes` into the batch): the indexes of the
+ * questions that keep the session. The questions are grouped by customer under one CASE on the
+ * session's customer (`customerParams`: the parameter holding each customer's `<id>:` prefix), so
+ * that a session is tested against its own customer's questions only, not every question of the
+ * batch (sessions never span customers).
+ */
+function valueSql(questions: readonly BatchQuestion[], indexes: readonly number[], conditions: readonly string[], customerParams: ReadonlyMap<string, string>): string {
+  const byCustomer = new Map<string, number[]>();
+  for (const i of indexes) byCustomer.set(questions[i]!.customerId, [...(byCustomer.get(questions[i]!.customerId) ?? []), i]);
+  const branches = [...byCustomer].map(([customerId, own]) => {
+    const cases = own.map((i) => `CASE WHEN ${conditions[i]} THEN '${i}' END`);
+    return `WHEN starts_with(streamId, $${customerParams.get(customerId)!}) THEN list_filter([${cases.join(', ')}], k -> k IS NOT NULL)`;
+  });
+  return `unnest(CASE
+    ${branches.join('\n    ')}
+  END)`;
+}
+
 /** The rows of one window's questions (`indexes` into the batch) over the relation `classes`. */
-function windowSql(windowClass: number, indexes: readonly number[], conditions: readonly string[], dims: readonly string[]): string {
-  const cases = indexes.map((i) => `CASE WHEN ${conditions[i]} THEN '${i}' END`);
+function windowSql(windowClass: number, value: string, dims: readonly string[]): string {
   const parts = breakdownFileSql('breakdown_parts', {
     head_fields: ['first_report := first_report', ...dims.map((d) => `${d} := ${d}`)].join(', '),
     head_columns: dims.map((d) => `head.${d} AS ${d}`).join(', '),
     classes: 'classes',
     stream_filter: 'true',
     stream_group: 'CAST(NULL AS VARCHAR)',
-    by_value: `unnest(list_filter([${cases.join(',\n    ')}], k -> k IS NOT NULL))`,
+    by_value: value,
     dimension_filters: 'true',
   });
   // One statement holds several windows: the window's class is written as its number (a code constant).
@@ -88,8 +106,16 @@ export function batchSql(relation: string, questions: readonly BatchQuestion[], 
     params['stream'] = only;
     types['stream'] = VARCHAR;
   }
+  const customerParams = new Map<string, string>();
+  for (const q of questions) {
+    if (customerParams.has(q.customerId)) continue;
+    const name = `c${customerParams.size}_prefix`;
+    customerParams.set(q.customerId, name);
+    params[name] = `${q.customerId}:`;
+    types[name] = VARCHAR;
+  }
   const dims = headDimensions(questions);
-  const selects = [...windows].map(([w, indexes]) => windowSql(classOf(w), indexes, conditions, dims));
+  const selects = [...windows].map(([w, indexes]) => windowSql(classOf(w), valueSql(questions, indexes, conditions, customerParams), dims));
   const sql = `WITH classes AS MATERIALIZED (SELECT * FROM ${relation} WHERE class <= ${widest}${streamFilter})\n${selects.join('\nUNION ALL\n')}`;
   return { sql, params, types };
 }
