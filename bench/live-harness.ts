@@ -113,9 +113,16 @@ export async function stop(p: Proc, signal: NodeJS.Signals = 'SIGTERM'): Promise
   clearTimeout(timer);
 }
 
+/** With P2PTEL_BUILD (another build of `p2ptel`, e.g. the code before a change): that build, not the sources that bin/run-ts.js's P2PTEL_FROM_SOURCE would run. */
+export function ofBuild(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (!env['P2PTEL_BUILD']) return env;
+  const { P2PTEL_FROM_SOURCE: _fromSource, ...rest } = env;
+  return rest;
+}
+
 /** A `p2ptel` command to its end; its stdout, trimmed (throws on a non-zero exit). */
 export async function command(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env: ofBuild(env), maxBuffer: 64 * 1024 * 1024 });
   return stdout.trim();
 }
 
@@ -194,7 +201,7 @@ export class LiveBench {
   }
 
   launch(name: string, args: string[], env: NodeJS.ProcessEnv = process.env): Proc {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env: ofBuild(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     // Only the tail: a worker's logs over minutes would be large.
     const log = this.opts.logs ? createWriteStream(path.join(this.opts.logs, `${name.replace(/\s+/g, '-')}.log`)) : null;

@@ -1,4 +1,4 @@
-// npm run bench:live -- [--mode both|start|workers|deploy] [--tiny] [--one-report-sessions] [--cross-hour] [--logs DIR] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 2s]
+// npm run bench:live -- [--mode both|start|workers|deploy|deploy-workers] [--deploys background,blocking,plain] [--tiny] [--one-report-sessions] [--cross-hour] [--logs DIR] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 2s]
 // End-to-end freshness of live figures (issue 30's figure; goal p95 ≤ 10 s): the time from the
 // collector's acknowledgement of a report to the first API answer that counts it, in two
 // deployments over the same generated history (30 days × 100 streams by default, ending now,
@@ -12,7 +12,16 @@
 //            P2PTEL_TEST_STATE_CODE_SALT), the same with ROLLUP_REBUILD_BUDGET=0 (the blocking
 //            rebuild, as before 2026-11-28) and a plain restart, each measured from the restart until
 //            no state is stale (freshness, the API's answers every 250 ms, peak RSS), against the
-//            first process's steady freshness.
+//            first process's steady freshness. `--deploys background,blocking,plain` picks the
+//            restarts (`P2PTEL_BUILD=dist-x` runs another build of `p2ptel` under the same bench).
+//            Freshness during the rebuild is also given from the moment the live loop runs (the
+//            probes posted from then until no state is stale: a restart's catch-up, its first run
+//            and pilot reports before the live loop, is not in it), with the process's runs over
+//            the same time and the highest RSS sampled then.
+//   deploy-workers  the worker tier, steady, then its two workers restarted with other state SQL
+//            (P2PTEL_TEST_STATE_CODE_SALT; the collector and the API go on), measured from the
+//            restart until CURRENT's snapshot uses no stale state: freshness, runs, the API's
+//            answers, the workers' peak RSS.
 // In each, a background load posts `--rate` reports/s to the collector (batches of 100, evenly
 // spaced) as SDKs do: rate × 30 sessions at once, each reporting every 30 s for 15 minutes
 // (`--one-report-sessions`: every report a session of its own, rate new sessions a second), and
@@ -24,6 +33,7 @@
 // `--cross-hour`: each mode waits so that its probes' middle falls on a full hour (the first run of
 // an hour makes the classes of the class units whose signature changes, and the newly cut hours).
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { PROJECT_ROOT } from '../lib/version.ts';
@@ -33,7 +43,7 @@ import { HOUR, LiveBench, command, peakRssMiB, peaks, percentile, probe, sampleR
 import { writeResult } from './report.ts';
 
 const cli = new Command()
-  .option('--mode <mode>', 'start, workers, both (one after the other), or deploy (restarts of start as deployments)', 'both')
+  .option('--mode <mode>', 'start, workers, both (one after the other), deploy (restarts of start as deployments), or deploy-workers (the worker tier, then its workers restarted as a deployment)', 'both')
   .option('--tiny', 'small history and a short run: checks the benchmark runs (overrides the sizes below)')
   .option('--dir <dir>', 'warehouse folder (history generated into it when empty); default bench/output/live (live-tiny with --tiny)')
   .option('--days <n>', 'days of history', '30')
@@ -46,12 +56,13 @@ const cli = new Command()
   .option('--rollup-every <duration>', "the worker tier's rollup interval (`schedule --rollup-every`; docs/operations.md's live setting)", '2s')
   .option('--logs <dir>', "keep every process's whole output in <dir>/<name>.log (with P2PTEL_SQL_TRACE=1: each statement's time)")
   .option('--cross-hour', "time each mode's probes so that their middle falls on a full hour (waits for it): the first run of an hour makes more anew")
+  .option('--deploys <list>', 'deploy mode: the restarts to measure, in order, of background, blocking, plain', 'background,blocking,plain')
   .option('--one-report-sessions', 'the background load posts every report as a session of its own (rate new sessions a second) instead of sessions reporting every 30 s')
   .parse()
-  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean; crossHour?: boolean; logs?: string }>();
+  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean; crossHour?: boolean; logs?: string; deploys: string }>();
 const TINY = { days: '1', customers: '2', streams: '2', sessions: '40', rate: '200', probes: '4', probeEvery: '2' };
 const opts = cli.tiny ? { ...cli, ...TINY } : cli;
-if (!['start', 'workers', 'both', 'deploy'].includes(opts.mode)) throw new Error(`--mode: start, workers, both or deploy, not ${opts.mode}`);
+if (!['start', 'workers', 'both', 'deploy', 'deploy-workers'].includes(opts.mode)) throw new Error(`--mode: start, workers, both, deploy or deploy-workers, not ${opts.mode}`);
 
 const dir = path.resolve(opts.dir ?? path.join(PROJECT_ROOT, 'bench', 'output', cli.tiny ? 'live-tiny' : 'live'));
 if (opts.logs) mkdirSync(opts.logs, { recursive: true });
@@ -120,13 +131,36 @@ interface RssPhases {
   load: Record<string, number>;
 }
 
+interface Stats {
+  p50: number;
+  p95: number;
+  max: number;
+  n: number;
+}
+
+const stats = (xs: number[]): Stats => ({ p50: percentile(xs, 50), p95: percentile(xs, 95), max: Math.max(...xs), n: xs.length });
+
+/** The durations (ms) of `start`'s live-loop runs (its `live: snapshot … rolled up in` lines) whose snapshot is as of `from` to `to`. */
+function liveRuns(proc: Proc, from: number, to = Infinity): number[] {
+  return [...proc.output().matchAll(/^live: snapshot as of (\S+) counts [\d,]+ reports \([^)]*\), rolled up in ([\d.]+) s$/gm)]
+    .filter((x) => Date.parse(x[1]!) >= from && Date.parse(x[1]!) <= to)
+    .map((x) => Number(x[2]) * 1000);
+}
+
+type RunRow = { kind: string; state: string; startedAt: number | null; durationMs: number | null };
+
+/** The worker tier's completed rollups (`p2ptel runs`) started from `from` to `to`: their durations, ms. */
+async function tierRollups(env: NodeJS.ProcessEnv, from: number, to = Infinity): Promise<number[]> {
+  const runs = JSON.parse(await command(['runs', '--json', '--limit', '2000'], env)) as RunRow[];
+  return runs.filter((r) => r.kind === 'rollup' && r.state === 'completed' && (r.startedAt ?? 0) >= from && (r.startedAt ?? 0) <= to).map((r) => r.durationMs!);
+}
+
 function summarize(mode: ModeResult['mode'], m: Measured, rollups: number[], rss: RssPhases): ModeResult {
-  const f = m.freshness;
   return {
     mode,
     background: m.background,
-    freshnessMs: { p50: percentile(f, 50), p95: percentile(f, 95), max: Math.max(...f), n: f.length },
-    rollupsMs: { n: rollups.length, p50: percentile(rollups, 50), p95: percentile(rollups, 95), max: Math.max(...rollups) },
+    freshnessMs: stats(m.freshness),
+    rollupsMs: stats(rollups),
     peakRssMiB: rss.peak,
     readyPeakRssMiB: rss.ready,
     loadPeakRssMiB: rss.load,
@@ -143,14 +177,27 @@ async function runStartMode(): Promise<ModeResult> {
   const rss = { peak: await peaks([proc]), ready, load };
   await stop(proc, 'SIGINT');
   // The runs of the measure (with --cross-hour, not those of the wait before it).
-  const runs = [...proc.output().matchAll(/^live: snapshot as of (\S+) counts [\d,]+ reports \([^)]*\), rolled up in ([\d.]+) s$/gm)]
-    .filter((x) => Date.parse(x[1]!) >= m.from)
-    .map((x) => Number(x[2]) * 1000);
-  return summarize('start', m, runs, rss);
+  return summarize('start', m, liveRuns(proc, m.from), rss);
 }
 
-/** The worker tier on this machine: Redis, two workers, a collector and an API, with the live settings (docs/operations.md). */
-async function runWorkersMode(): Promise<ModeResult> {
+/** The worker tier's restart as a deployment (deploy-workers), measured from the restart until CURRENT uses no stale state. */
+interface WorkersDeployResult {
+  /** From the restart to the first snapshot of the new workers, and to the first with no stale state. */
+  firstSnapshotMs: number;
+  rebuildMs: number;
+  snapshots: number;
+  maxStale: number;
+  freshnessMs: Stats;
+  rollupsMs: Stats;
+  api: ApiAnswers;
+  /** Each worker's VmHWM (its whole life: the restart on) and the highest RSS sampled. */
+  peakRssMiB: Record<string, number>;
+  loadPeakRssMiB: Record<string, number>;
+  loadAverage: number;
+}
+
+/** The worker tier on this machine: Redis, two workers, a collector and an API, with the live settings (docs/operations.md); with `deploy`, then its workers restarted with other state SQL. */
+async function runWorkersMode(deploy = false): Promise<ModeResult & { deploy?: WorkersDeployResult }> {
   const tier = await bench.startWorkerTier(opts.rollupEvery, 'bench:live workers');
   try {
     const { procs, env } = tier;
@@ -159,9 +206,33 @@ async function runWorkersMode(): Promise<ModeResult> {
     const m = await measure(tier.target);
     const load = await sampled();
     const rss = { peak: await peaks(procs), ready, load };
-    const runs = JSON.parse(await command(['runs', '--json', '--limit', '2000'], env)) as { kind: string; state: string; startedAt: number | null; durationMs: number | null }[];
-    const rollups = runs.filter((r) => r.kind === 'rollup' && r.state === 'completed' && (r.startedAt ?? 0) >= m.from).map((r) => r.durationMs!);
-    return summarize('workers', m, rollups, rss);
+    const steady = summarize('workers', m, await tierRollups(env, m.from), rss);
+    if (!deploy) return steady;
+    // The deployment: the workers stopped, then started with other state SQL; the collector and the API go on.
+    process.stderr.write('deploy-workers: the workers restarted with other state SQL ...\n');
+    await Promise.all(procs.filter((p) => p.name.startsWith('worker')).map((p) => stop(p)));
+    const launched = Date.now();
+    const salted = { ...env, P2PTEL_TEST_STATE_CODE_SALT: `bench-${launched}` };
+    const restarted = [1, 2].map((n) => bench.launch(`worker ${n} deployed`, ['worker'], salted));
+    procs.push(...restarted);
+    const sampledAfter = sampleRss(restarted);
+    const d = await untilNoStale(tier.target, launched, restarted, 2000);
+    const loadPeak = await sampledAfter();
+    return {
+      ...steady,
+      deploy: {
+        firstSnapshotMs: d.firstSnapshotMs,
+        rebuildMs: d.rebuildMs,
+        snapshots: d.snapshots,
+        maxStale: d.maxStale,
+        freshnessMs: stats(d.freshness),
+        rollupsMs: stats(await tierRollups(env, launched, launched + d.rebuildMs)),
+        api: d.api,
+        peakRssMiB: await peaks(restarted),
+        loadPeakRssMiB: loadPeak,
+        loadAverage: os.loadavg()[0]!,
+      },
+    };
   } finally {
     await tier.close();
   }
@@ -179,6 +250,14 @@ function describe(r: ModeResult): string[] {
   ];
 }
 
+
+/** GET /telemetry/streams every 250 ms: answered, failed, and the longest wait between two answers. */
+interface ApiAnswers {
+  answered: number;
+  failed: number;
+  longestGapMs: number;
+}
+
 /** One restart of `start` as a deployment, measured from the restart until no state is stale. */
 interface RestartResult {
   name: string;
@@ -190,10 +269,18 @@ interface RestartResult {
   snapshots: number;
   maxStale: number;
   /** Probes posted from the ports' opening to the rebuild's end (at least `--probes`): ms from the 202 to the API listing it. */
-  freshnessMs: { p50: number; p95: number; max: number; n: number };
-  /** GET /telemetry/streams every 250 ms from the ports' opening to the rebuild's end: answered, failed, and the longest wait between two answers. */
-  api: { answered: number; failed: number; longestGapMs: number };
+  freshnessMs: Stats;
+  /** The probes posted from the live loop's start to the rebuild's end (the restart's catch-up not in them). */
+  liveFreshnessMs: Stats;
+  /** The runs of the live loop (its `live: snapshot … rolled up in` lines) from its start to the rebuild's end. */
+  liveRunsMs: Stats;
+  /** GET /telemetry/streams every 250 ms from the ports' opening to the rebuild's end. */
+  api: ApiAnswers;
   peakRssMiB: number;
+  /** The highest RSS sampled from the live loop's start to the rebuild's end. */
+  livePeakRssMiB: number;
+  /** The load average (1 min) at the rebuild's end. */
+  loadAverage: number;
 }
 
 /** The current snapshot's asOf and stale states (null: none readable). */
@@ -202,6 +289,69 @@ async function currentStale(): Promise<{ asOf: number; stale: number; snapshot: 
   if (!current) return null;
   const manifest = await readSnapshotManifest(snapshotFiles(publishedDir(layout, current.snapshot)).manifest);
   return { asOf: Date.parse(current.asOf), stale: manifest.partitionStates?.stale ?? 0, snapshot: current.snapshot };
+}
+
+/**
+ * A deployment measured from `launched` until CURRENT's first snapshot as of then with no stale
+ * state: the background load, probes (at least `--probes`; `tagged()` at a probe's posting puts it
+ * in `taggedFreshness` too), the API asked every 250 ms; throws if one of `procs` exits.
+ */
+async function untilNoStale(target: Target, launched: number, procs: Proc[], firstProbe: number, tagged: () => boolean = () => false) {
+  let over = false;
+  let firstSnapshotMs = NaN;
+  let maxStale = 0;
+  const seen = new Set<string>();
+  const watch = (async () => {
+    while (!over) {
+      const c = await currentStale();
+      if (c && c.asOf >= launched && !seen.has(c.snapshot)) {
+        seen.add(c.snapshot);
+        if (Number.isNaN(firstSnapshotMs)) firstSnapshotMs = Date.now() - launched;
+        maxStale = Math.max(maxStale, c.stale);
+        if (c.stale === 0) return Date.now() - launched;
+      }
+      for (const p of procs) if (p.child.exitCode !== null) throw new Error(`${p.name} exited ${p.child.exitCode}: ${p.output().slice(-2000)}`);
+      await sleep(250);
+    }
+    return NaN;
+  })();
+  const api: ApiAnswers = { answered: 0, failed: 0, longestGapMs: 0 };
+  const asking = (async () => {
+    let last = Date.now();
+    while (!over) {
+      const ok = await fetch(`${target.api}/telemetry/streams?window=1h`, { headers: { Authorization: `Bearer ${target.token}` } }).then((r) => r.ok, () => false);
+      const now = Date.now();
+      if (ok) {
+        api.answered++;
+        api.longestGapMs = Math.max(api.longestGapMs, now - last);
+        last = now;
+      } else api.failed++;
+      await sleep(250);
+    }
+  })();
+  let stopping = false;
+  const load = bench.backgroundLoad(target, Number(opts.rate), () => stopping);
+  const freshness: number[] = [];
+  const taggedFreshness: number[] = [];
+  const probes: Promise<void>[] = [];
+  let rebuildMs = NaN;
+  void watch.then((ms) => (rebuildMs = ms), () => {});
+  for (let n = 0; Number.isNaN(rebuildMs) || n < Number(opts.probes); n++) {
+    const tag = Number.isNaN(rebuildMs) && tagged();
+    probes.push(probe(target, firstProbe + n).then((ms) => void (freshness.push(ms), tag && taggedFreshness.push(ms))));
+    await sleep(Number(opts.probeEvery) * 1000);
+    // A process's exit ends the measure.
+    if (procs.some((p) => p.child.exitCode !== null)) break;
+  }
+  await Promise.all(probes);
+  try {
+    await watch;
+  } finally {
+    over = true;
+    stopping = true;
+    await Promise.all([load, asking]);
+  }
+  return { rebuildMs, firstSnapshotMs, snapshots: seen.size, maxStale, api, freshness, taggedFreshness };
 }
 
 /** Stop `prev`, launch `start` with `env`, and measure until the first snapshot of the new process with no stale state. */
@@ -216,107 +366,108 @@ async function restart(name: string, prev: Proc, token: string, env: NodeJS.Proc
   const before = prev.output();
   partial.key = before.split('\n')[before.split('\n').findIndex((l) => /ingest key of \S+ \(public/.test(l)) + 1]!.trim();
   partial.customer = /ingest key of (\S+) \(public/.exec(before)![1]!;
-  let over = false;
   let liveMs = NaN;
-  void waitForOutput(proc, /^live: a rollup runs/m).then(() => (liveMs = Date.now() - launched), () => {});
-  const seen = new Set<string>();
-  let maxStale = 0;
-  const watch = (async () => {
-    while (!over) {
-      const c = await currentStale();
-      if (c && c.asOf >= launched && !seen.has(c.snapshot)) {
-        seen.add(c.snapshot);
-        maxStale = Math.max(maxStale, c.stale);
-        if (c.stale === 0) return Date.now() - launched;
-      }
-      if (proc.child.exitCode !== null) throw new Error(`${name} exited ${proc.child.exitCode}: ${proc.output().slice(-2000)}`);
-      await sleep(250);
-    }
-    return NaN;
-  })();
-  const api = { answered: 0, failed: 0, longestGapMs: 0 };
-  const asking = (async () => {
-    let last = Date.now();
-    while (!over) {
-      const ok = await fetch(`${partial.api}/telemetry/streams?window=1h`, { headers: { Authorization: `Bearer ${token}` } }).then((r) => r.ok, () => false);
-      const now = Date.now();
-      if (ok) {
-        api.answered++;
-        api.longestGapMs = Math.max(api.longestGapMs, now - last);
-        last = now;
-      } else api.failed++;
-      await sleep(250);
-    }
-  })();
-  let stopping = false;
-  const load = bench.backgroundLoad(partial, Number(opts.rate), () => stopping);
-  const freshness: number[] = [];
-  const probes: Promise<void>[] = [];
-  let rebuildMs = NaN;
-  void watch.then((ms) => (rebuildMs = ms));
-  for (let n = 0; Number.isNaN(rebuildMs) || n < Number(opts.probes); n++) {
-    probes.push(probe(partial, 1000 + n).then((ms) => void freshness.push(ms)));
-    await sleep(Number(opts.probeEvery) * 1000);
-  }
-  await Promise.all(probes);
-  await watch;
-  over = true;
-  stopping = true;
-  await Promise.all([load, asking]);
-  const f = freshness;
+  let liveRss: (() => Promise<Record<string, number>>) | null = null;
+  void waitForOutput(proc, /^live: a rollup runs/m).then(
+    () => {
+      liveMs = Date.now() - launched;
+      liveRss = sampleRss([proc]);
+    },
+    () => {},
+  );
+  // Probes posted once the live loop runs and before the rebuild's end: freshness during the rebuild proper.
+  const d = await untilNoStale(partial, launched, [proc], 1000, () => !Number.isNaN(liveMs));
+  const sampledLive: (() => Promise<Record<string, number>>) | null = liveRss;
   const result: RestartResult = {
     name,
     portsOpenMs,
     liveMs,
-    rebuildMs,
-    snapshots: seen.size,
-    maxStale,
-    freshnessMs: { p50: percentile(f, 50), p95: percentile(f, 95), max: Math.max(...f), n: f.length },
-    api,
+    rebuildMs: d.rebuildMs,
+    snapshots: d.snapshots,
+    maxStale: d.maxStale,
+    freshnessMs: stats(d.freshness),
+    liveFreshnessMs: stats(d.taggedFreshness),
+    liveRunsMs: stats(liveRuns(proc, launched + liveMs, launched + d.rebuildMs)),
+    api: d.api,
     peakRssMiB: await peakRssMiB(proc),
+    livePeakRssMiB: sampledLive ? (await (sampledLive as () => Promise<Record<string, number>>)())[name]! : NaN,
+    loadAverage: os.loadavg()[0]!,
   };
   return { proc, target: partial, result };
 }
 
-/** `start` steady, then three restarts: a deployment that changes the state SQL, the same with the blocking rebuild, and a plain restart. */
-async function runDeployMode(): Promise<{ steady: ModeResult; restarts: RestartResult[] }> {
+/** `start` steady, then the restarts of `--deploys`: a deployment that changes the state SQL (background), the same with the blocking rebuild, a plain restart. */
+async function runDeployMode(): Promise<{ steady: ModeResult & { loadAverage: number }; restarts: RestartResult[] }> {
+  const kinds = opts.deploys.split(',');
+  for (const kind of kinds) if (!['background', 'blocking', 'plain'].includes(kind)) throw new Error(`--deploys: background, blocking or plain, not ${kind}`);
   process.stderr.write('deploy: p2ptel start, steady ...\n');
   const first = await bench.startStart();
+  const ready = { start: await peakRssMiB(first.proc) };
+  const sampled = sampleRss([first.proc]);
   const m = await measure(first.target);
+  const load = await sampled();
   const peak = { start: await peakRssMiB(first.proc) };
-  // The deploy mode times restarts; the steady phase's peak stands for all three phases' figures.
-  const steady = summarize('start', m, [], { peak, ready: peak, load: peak });
+  const steady = { ...summarize('start', m, liveRuns(first.proc, m.from), { peak, ready, load }), loadAverage: os.loadavg()[0]! };
   const salt = `bench-${Date.now()}`;
   const restarts: RestartResult[] = [];
-  process.stderr.write('deploy: restart with other state SQL (the rebuild in the background) ...\n');
-  const a = await restart('deploy background', first.proc, first.target.token, { ...process.env, P2PTEL_TEST_STATE_CODE_SALT: `${salt}-a` });
-  restarts.push(a.result);
-  process.stderr.write('deploy: restart with other state SQL, ROLLUP_REBUILD_BUDGET=0 (blocking) ...\n');
-  const b = await restart('deploy blocking', a.proc, first.target.token, { ...process.env, P2PTEL_TEST_STATE_CODE_SALT: `${salt}-b`, ROLLUP_REBUILD_BUDGET: '0' });
-  restarts.push(b.result);
-  process.stderr.write('deploy: plain restart ...\n');
-  const c = await restart('plain restart', b.proc, first.target.token, { ...process.env, P2PTEL_TEST_STATE_CODE_SALT: `${salt}-b` });
-  restarts.push(c.result);
-  await stop(c.proc, 'SIGINT');
+  let prev = first.proc;
+  // The state SQL's current version: a plain restart keeps the last deployment's.
+  let code: string | undefined;
+  for (const kind of kinds) {
+    if (kind === 'plain') process.stderr.write('deploy: plain restart ...\n');
+    else {
+      process.stderr.write(`deploy: restart with other state SQL${kind === 'blocking' ? ', ROLLUP_REBUILD_BUDGET=0 (blocking)' : ' (the rebuild in the background)'} ...\n`);
+      code = `${salt}-${restarts.length}`;
+    }
+    const env = { ...process.env, ...(code ? { P2PTEL_TEST_STATE_CODE_SALT: code } : {}), ...(kind === 'blocking' ? { ROLLUP_REBUILD_BUDGET: '0' } : {}) };
+    const r = await restart(kind === 'plain' ? 'plain restart' : `deploy ${kind}`, prev, first.target.token, env);
+    restarts.push(r.result);
+    prev = r.proc;
+  }
+  await stop(prev, 'SIGINT');
   return { steady, restarts };
 }
 
+const sec = (ms: number, digits = 1) => `${(ms / 1000).toFixed(digits)} s`;
+
 function describeRestart(r: RestartResult): string {
-  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const f = r.freshnessMs;
+  const lf = r.liveFreshnessMs;
+  const runs = r.liveRunsMs;
   return (
-    `  ${r.name}: ports ${s(r.portsOpenMs)}, live loop ${s(r.liveMs)}, no stale state ${s(r.rebuildMs)} (${r.snapshots} snapshots, up to ${r.maxStale} stale); ` +
-    `freshness ${f.n} probes p50 ${s(f.p50)}, p95 ${s(f.p95)}, max ${s(f.max)}; API ${r.api.answered} answers, ${r.api.failed} failed, longest gap ${s(r.api.longestGapMs)}; peak RSS ${r.peakRssMiB} MiB`
+    `  ${r.name}: ports ${sec(r.portsOpenMs)}, live loop ${sec(r.liveMs)}, no stale state ${sec(r.rebuildMs)} (${r.snapshots} snapshots, up to ${r.maxStale} stale); ` +
+    `freshness ${f.n} probes p50 ${sec(f.p50)}, p95 ${sec(f.p95)}, max ${sec(f.max)}; API ${r.api.answered} answers, ${r.api.failed} failed, longest gap ${sec(r.api.longestGapMs)}; peak RSS ${r.peakRssMiB} MiB\n` +
+    `    from the live loop to no stale state (${sec(r.rebuildMs - r.liveMs)}): freshness ${lf.n} probes p50 ${sec(lf.p50)}, p95 ${sec(lf.p95)}, max ${sec(lf.max)}; ` +
+    `runs ${runs.n}, p50 ${sec(runs.p50, 2)}, p95 ${sec(runs.p95, 2)}, max ${sec(runs.max, 2)}; RSS sampled up to ${r.livePeakRssMiB} MiB; load average ${r.loadAverage.toFixed(1)}`
   );
 }
 
+const history = `${opts.days} days × ${Number(opts.customers) * Number(opts.streams)} streams of history, ${opts.rate} reports/s in the background${cli.tiny ? ' (--tiny: a check that it runs, not a measure)' : ''}`;
 await bench.ensureHistory(opts);
+if (opts.mode === 'deploy-workers') {
+  const w = await runWorkersMode(true);
+  const d = w.deploy!;
+  process.stdout.write(
+    [
+      `live benchmark, a deployment of the worker tier: ${history}`,
+      ...describe(w),
+      `  workers restarted with other state SQL: first snapshot ${sec(d.firstSnapshotMs)}, no stale state ${sec(d.rebuildMs)} (${d.snapshots} snapshots, up to ${d.maxStale} stale); ` +
+        `freshness ${d.freshnessMs.n} probes p50 ${sec(d.freshnessMs.p50)}, p95 ${sec(d.freshnessMs.p95)}, max ${sec(d.freshnessMs.max)}; ` +
+        `rollups ${d.rollupsMs.n}, p50 ${sec(d.rollupsMs.p50, 2)}, p95 ${sec(d.rollupsMs.p95, 2)}, max ${sec(d.rollupsMs.max, 2)}; API ${d.api.answered} answers, ${d.api.failed} failed, longest gap ${sec(d.api.longestGapMs)}`,
+      `  peak RSS of the restarted workers: ${Object.entries(d.peakRssMiB).map(([name, mib]) => `${name} ${mib} MiB (sampled up to ${d.loadPeakRssMiB[name]})`).join(', ')}; load average ${d.loadAverage.toFixed(1)}`,
+    ].join('\n') + '\n',
+  );
+  const file = await writeResult(cli.tiny ? 'live-deploy-workers-tiny' : 'live-deploy-workers', w);
+  process.stdout.write(`  (${path.relative(PROJECT_ROOT, file)})\n`);
+  process.exit(0);
+}
 if (opts.mode === 'deploy') {
   const d = await runDeployMode();
   process.stdout.write(
     [
-      `live benchmark, deployments: ${opts.days} days × ${Number(opts.customers) * Number(opts.streams)} streams of history, ${opts.rate} reports/s in the background${cli.tiny ? ' (--tiny: a check that it runs, not a measure)' : ''}`,
+      `live benchmark, deployments: ${history}`,
       ...describe(d.steady),
+      `  load average at the steady phase's end: ${d.steady.loadAverage.toFixed(1)}`,
       ...d.restarts.map(describeRestart),
     ].join('\n') + '\n',
   );
@@ -328,12 +479,7 @@ const modes: ModeResult[] = [];
 if (opts.mode !== 'workers') modes.push(await runStartMode());
 if (opts.mode !== 'start') modes.push(await runWorkersMode());
 const result = { history: { days: Number(opts.days), streams: Number(opts.customers) * Number(opts.streams) }, rate: Number(opts.rate), tiny: cli.tiny === true, modes };
-process.stdout.write(
-  [
-    `live benchmark: ${result.history.days} days × ${result.history.streams} streams of history, ${result.rate} reports/s in the background${result.tiny ? ' (--tiny: a check that it runs, not a measure)' : ''}`,
-    ...modes.flatMap(describe),
-  ].join('\n') + '\n',
-);
+process.stdout.write([`live benchmark: ${history}`, ...modes.flatMap(describe)].join('\n') + '\n');
 const file = await writeResult(cli.tiny ? 'live-tiny' : 'live', result);
 process.stdout.write(`  (${path.relative(PROJECT_ROOT, file)})\n`);
 process.exit(0);
