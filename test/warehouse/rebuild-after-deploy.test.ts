@@ -84,6 +84,31 @@ const rebuiltForCode = (run: PipelineResult) => run.manifest.partitionStates!.re
 const rebuiltFor = (run: PipelineResult, reason: string) =>
   run.manifest.partitions.flatMap((p) => (p.states ?? []).filter((s) => s.action === 'rebuild' && s.reason === reason).map((s) => `${p.customerId}/${s.date}`));
 
+/** Whether a state is half-written (a .tmp- folder under the states). */
+const tmpStates = async () => (await listFiles(wh.layout.state, '')).some((f) => f.includes(`${path.sep}.tmp-`));
+
+/**
+ * A fixture run in a child over the warehouse at `asOf` (its .tmp- folders held `holdMs` before
+ * their rename), SIGKILLed as soon as `ready(output so far)` holds, unless it ended first (`done`).
+ */
+async function killedWhen(fixture: string, asOf: Date, holdMs: number, ready: (out: string) => Promise<boolean>): Promise<{ out: string; done: boolean }> {
+  const child = spawn(process.execPath, fixtureArgv(fixture, wh.root, asOf.toISOString()), {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, HOLD_TMP_MS: String(holdMs) },
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  let done = false;
+  void exited.then(() => (done = true));
+  while (!done && !(await ready(out))) await new Promise((r) => setTimeout(r, 2));
+  const ended = done;
+  child.kill('SIGKILL');
+  await exited;
+  return { out, done: ended };
+}
+
 describe('the rebuild after a deployment', () => {
   let hour = 99;
 
@@ -144,21 +169,8 @@ describe('the rebuild after a deployment', () => {
     const staleBefore = [...(await newestStates()).values()].filter((m) => m.stateVersion !== stateVersion()).length;
     expect(staleBefore).toBe(15);
     // A run in a child (its own budget: the default), killed while it writes the rebuilt states.
-    const child = spawn(process.execPath, fixtureArgv('pipeline-run.ts', wh.root, asOf.toISOString()), {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, HOLD_TMP_MS: '2000' },
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-    let done = false;
-    void exited.then(() => (done = true));
-    const tmpStates = async () => (await listFiles(wh.layout.state, '')).some((f) => f.includes(`${path.sep}.tmp-`));
-    while (!done && !(await tmpStates())) await new Promise((r) => setTimeout(r, 2));
+    const { out, done } = await killedWhen('pipeline-run.ts', asOf, 2000, () => tmpStates());
     expect(done, `the run ended before it wrote a state: ${out}`).toBe(false);
-    child.kill('SIGKILL');
-    await exited;
     expect(out).not.toContain('DONE');
 
     // The next runs go on with what is still stale, each snapshot exact, until none is.
@@ -206,22 +218,9 @@ describe('the rebuild after a deployment', () => {
     await expectExact(first, 'all stale, none rebuilt by the run');
 
     // The rebuild outside any run, in a child killed while it writes a state.
-    const child = spawn(process.execPath, fixtureArgv('rebuild-stale-run.ts', wh.root, asOf.toISOString()), {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, HOLD_TMP_MS: '1500' },
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-    let done = false;
-    void exited.then(() => (done = true));
-    const tmpStates = async () => (await listFiles(wh.layout.state, '')).some((f) => f.includes(`${path.sep}.tmp-`));
     // Past the first partition, so that the kill leaves some rebuilt and some stale.
-    while (!done && !(out.includes('REBUILT') && (await tmpStates()))) await new Promise((r) => setTimeout(r, 2));
+    const { out, done } = await killedWhen('rebuild-stale-run.ts', asOf, 1500, async (sofar) => sofar.includes('REBUILT') && (await tmpStates()));
     expect(done, `the rebuild ended before it wrote a second state: ${out}`).toBe(false);
-    child.kill('SIGKILL');
-    await exited;
     expect(out).not.toContain('DONE');
     const rebuiltBeforeKill = out.split('\n').filter((l) => l.startsWith('REBUILT')).length;
     expect(rebuiltBeforeKill).toBeGreaterThanOrEqual(1);
