@@ -5,35 +5,27 @@
 // quiet still converges (it waits ROLLUP_REBUILD_SECONDS at most), and one whose runs are busy for a
 // while builds nothing before they are quiet.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import type { TestWarehouse } from '../helpers/warehouse.ts';
+import { CODE_SALT, openDeployedWarehouse, type DeployedWarehouse } from '../helpers/deployed-warehouse.ts';
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
-import { generateReports } from '../../warehouse/sample/generate.ts';
-import { runPipeline } from '../../jobs/pipeline.ts';
 import { LiveRollups, type LiveRun } from '../../jobs/live-rollups.ts';
 import { LiveRebuild, type RebuildPass } from '../../jobs/live-rebuild.ts';
 import { readStates, stateVersion, type StateMeta } from '../../warehouse/states/state-store.ts';
 
-const CODE_SALT = 'P2PTEL_TEST_STATE_CODE_SALT';
-const saved = process.env[CODE_SALT];
 const HOUR = 3_600_000;
+let deployed: DeployedWarehouse;
 let wh: TestWarehouse;
+/** Partitions of the warehouse (each customer's dates). */
 let partitions = 0;
 
 beforeAll(async () => {
   // Every snapshot of the rebuild kept, to be checked at the end.
-  wh = await openTestWarehouse({ SNAPSHOT_KEEP: '100' });
-  // The three days before this hour: 6 or 8 partitions of two customers.
-  const start = new Date(Math.floor(Date.now() / HOUR) * HOUR - 72 * HOUR);
-  await generateReports(wh.db, wh.layout, { customers: ['acme', 'globex'], streams: 1, sessions: 40, start, hours: 71, seed: 3 });
-  await new Promise((r) => setTimeout(r, 2100));
-  const first = await runPipeline(wh, { asOf: new Date() });
-  partitions = first.manifest.partitionStates!.rebuilt;
+  deployed = await openDeployedWarehouse({ SNAPSHOT_KEEP: '100' });
+  ({ wh, partitions } = deployed);
 }, 120_000);
 
 afterAll(async () => {
-  if (saved === undefined) delete process.env[CODE_SALT];
-  else process.env[CODE_SALT] = saved;
-  await wh?.close();
+  await deployed?.close();
 });
 
 const newest = async (): Promise<StateMeta[]> => [...(await readStates(wh.layout)).values()].map((list) => list[0]!);

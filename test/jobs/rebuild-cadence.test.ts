@@ -2,33 +2,25 @@
 // coming without new reports: `start`'s loop runs again right after a run, not at idle time, and a
 // worker tier's tick with nothing landed is not quiet. Once no state is stale, both go idle again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
-import { generateReports } from '../../warehouse/sample/generate.ts';
+import type { TestWarehouse } from '../helpers/warehouse.ts';
+import { CODE_SALT, openDeployedWarehouse, type DeployedWarehouse } from '../helpers/deployed-warehouse.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { LiveRollups, type LiveRun } from '../../jobs/live-rollups.ts';
 import { quietTick } from '../../jobs/queue/quiet-tick.ts';
 
-const CODE_SALT = 'P2PTEL_TEST_STATE_CODE_SALT';
-const saved = process.env[CODE_SALT];
 const HOUR = 3_600_000;
+let deployed: DeployedWarehouse;
 let wh: TestWarehouse;
 /** Partitions of the warehouse (each customer's dates). */
 let partitions = 0;
 
 beforeAll(async () => {
-  wh = await openTestWarehouse({ ROLLUP_REBUILD_BUDGET: '2' });
-  // The three days before this hour, landed before the runs' asOf (now): 6 or 8 partitions.
-  const start = new Date(Math.floor(Date.now() / HOUR) * HOUR - 72 * HOUR);
-  await generateReports(wh.db, wh.layout, { customers: ['acme', 'globex'], streams: 1, sessions: 40, start, hours: 71, seed: 3 });
-  await new Promise((r) => setTimeout(r, 2100));
-  const first = await runPipeline(wh, { asOf: new Date() });
-  partitions = first.manifest.partitionStates!.rebuilt;
+  deployed = await openDeployedWarehouse({ ROLLUP_REBUILD_BUDGET: '2' });
+  ({ wh, partitions } = deployed);
 }, 120_000);
 
 afterAll(async () => {
-  if (saved === undefined) delete process.env[CODE_SALT];
-  else process.env[CODE_SALT] = saved;
-  await wh?.close();
+  await deployed?.close();
 });
 
 describe('the cadence of a rebuild after a deployment', () => {
