@@ -5,6 +5,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { startTestApi, AS_OF, type TestApi } from '../helpers/api.ts';
 import { expectSameFigure, expectSameRows, norm, type Row } from '../helpers/independent.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshots/snapshot-read.ts';
+import { expectedSeries } from '../helpers/series.ts';
 import { WINDOWS, type WindowName } from '../../warehouse/figures/windows.ts';
 import { timestampParam } from '../../warehouse/duckdb/param-values.ts';
 import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
@@ -87,31 +88,9 @@ describe('GET /telemetry/metrics (platform-wide, operators)', () => {
 });
 
 describe('GET /telemetry/timeseries', () => {
-  /** The expected series: every aligned bucket from..to, the independent figures or zeros. */
-  async function expected(streamId: string, window: WindowName, size: number): Promise<Json> {
-    const rows = await (await t.independent()).series(size, streamId);
-    const step = size * 1000;
-    const asOf = AS_OF.getTime();
-    const seconds = WINDOWS.find((w) => w.name === window)!.seconds;
-    const to = Math.floor(asOf / step) * step;
-    const from = seconds === null ? Number(norm(rows[0]!['start'])) : Math.floor((asOf - seconds * 1000) / step) * step;
-    const byStart = new Map(rows.map((r) => [Number(norm(r['start'])), r]));
-    const buckets = [];
-    for (let s = from; s <= to; s += step) {
-      const r = byStart.get(s);
-      buckets.push({
-        start: new Date(s).toISOString(),
-        sessions: r ? norm(r['sessions']) : 0,
-        bytesOffloaded: r ? norm(r['bytesOffloaded']) : 0,
-        bytesFallback: r ? norm(r['bytesFallback']) : 0,
-        offloadRatio: r ? r['offloadRatio'] : 0,
-        avgPeerCount: r ? r['avgPeerCount'] : 0,
-        avgBufferHealth: r ? r['avgBufferHealth'] : 0,
-        rebufferEvents: r ? norm(r['rebufferEvents']) : 0,
-      });
-    }
-    return { streamId, window, bucketSeconds: size, from: new Date(from).toISOString(), to: new Date(to).toISOString(), buckets };
-  }
+  /** The expected series (test/helpers/series.ts): every aligned bucket from..to, the independent figures or zeros. */
+  const expected = async (streamId: string, window: WindowName, size: number): Promise<Json> =>
+    (await expectedSeries(await t.independent(), streamId, window, size)) as Json;
 
   const cases: [string, WindowName, number][] = [
     ['acme:live-main', '1h', 60],
