@@ -1,14 +1,13 @@
 // Kills at several moments of runs while late files keep landing: the next run over the landed
 // files gives exactly the figures of a clean run, in a fresh warehouse, over the same files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { listSnapshots, readCurrent } from '../../warehouse/snapshots/snapshot-folders.ts';
-import { fixtureArgv } from '../helpers/fixtures.ts';
+import { killRollupAt } from '../helpers/fixtures.ts';
 
 const START = new Date('2026-11-20T00:00:00Z');
 const at = (h: number) => new Date(START.getTime() + h * 3_600_000);
@@ -25,25 +24,7 @@ afterAll(async () => {
   await clean?.close();
 });
 
-/** Run the crash fixture up to `stage`, then SIGKILL it. */
-async function killAt(stage: 'partitions' | 'swap', asOf: Date): Promise<void> {
-  const child = spawn(
-    process.execPath,
-    fixtureArgv('rollup-then-hang.ts', crashy.root, asOf.toISOString(), stage),
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
-      if (d.toString().includes('READY')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`fixture exited (${code}) before READY: ${stderr}`)));
-  });
-  const exited = new Promise((r) => child.on('exit', r));
-  child.kill('SIGKILL');
-  await exited;
-}
+const killAt = (stage: 'partitions' | 'swap', asOf: Date): Promise<void> => killRollupAt(crashy.root, stage, asOf);
 
 const land = (seed: number, startHour: number, hours: number) =>
   generateReports(crashy.db, crashy.layout, { customers: ['acme', 'globex'], streams: 2, sessions: 25, start: at(startHour), hours, seed });

@@ -1,7 +1,7 @@
 // Snapshot publication: a run killed while writing or while publishing leaves the last snapshot
 // intact and readable, the next run clears its debris; retention; an older asOf never wins.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
@@ -12,7 +12,7 @@ import { beginBuild, cleanDebris, listSnapshots, lockPublication, newSnapshotId,
 import { LockLostError, takeLock, type HeldLock } from '../../lib/file-lock.ts';
 import { hostScratchDir } from '../../warehouse/layout.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { fixtureArgv } from '../helpers/fixtures.ts';
+import { killRollupAt } from '../helpers/fixtures.ts';
 import { readStates } from '../../warehouse/states/state-store.ts';
 import { readSnapshotManifest } from '../../warehouse/snapshots/snapshot-manifest.ts';
 
@@ -21,25 +21,7 @@ const at = (h: number) => new Date(START.getTime() + h * 3_600_000);
 
 let wh: TestWarehouse;
 
-/** Start the crash fixture, wait for READY, SIGKILL it; resolves once it is dead. */
-async function killAt(stage: 'partitions' | 'swap', asOf: Date): Promise<void> {
-  const child = spawn(
-    process.execPath,
-    fixtureArgv('rollup-then-hang.ts', wh.root, asOf.toISOString(), stage),
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
-      if (d.toString().includes('READY')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`fixture exited (${code}) before READY: ${stderr}`)));
-  });
-  const exited = new Promise((r) => child.on('exit', r));
-  child.kill('SIGKILL');
-  await exited;
-}
+const killAt = (stage: 'partitions' | 'swap', asOf: Date): Promise<void> => killRollupAt(wh.root, stage, asOf);
 
 beforeAll(async () => {
   wh = await openTestWarehouse({ SNAPSHOT_KEEP: '3', PUBLISH_LOCK_STALE_SECONDS: '2' });
