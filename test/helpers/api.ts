@@ -29,6 +29,18 @@ export interface TestResponse {
   json: unknown;
 }
 
+/** A fetch response read whole: its text, and its JSON where the text is JSON (else null). */
+export async function readTestResponse(res: Response): Promise<TestResponse> {
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
 export interface TestApi {
   wh: TestWarehouse;
   api: RunningApi;
@@ -109,15 +121,7 @@ export async function startTestApi(opts: { log?: Logger; env?: Record<string, st
   async function request(method: string, path: string, init: { token?: string | null; headers?: Record<string, string>; body?: string } = {}): Promise<TestResponse> {
     const headers: Record<string, string> = { ...(init.headers ?? {}) };
     if (init.token) headers['Authorization'] = `Bearer ${init.token}`;
-    const res = await fetch(`${api.url}${path}`, { method, headers, ...(init.body === undefined ? {} : { body: init.body }) });
-    const text = await res.text();
-    let json: unknown = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      json = null;
-    }
-    return { status: res.status, headers: res.headers, text, json };
+    return readTestResponse(await fetch(`${api.url}${path}`, { method, headers, ...(init.body === undefined ? {} : { body: init.body }) }));
   }
 
   return {

@@ -10,6 +10,7 @@ import { addIngestKey } from '../../control/ingest-keys.ts';
 import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { openTestWarehouse, type TestWarehouse } from './warehouse.ts';
+import { readTestResponse } from './api.ts';
 import type { TestResponse } from './api.ts';
 
 export interface TestCollector {
@@ -57,14 +58,7 @@ export async function startTestCollector(
       headers,
       ...(init.method === 'GET' || init.method === 'OPTIONS' ? {} : { body }),
     });
-    const text = await res.text();
-    let json: unknown = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      json = null;
-    }
-    return { status: res.status, headers: res.headers, text, json };
+    return readTestResponse(res);
   }
 
   return {
