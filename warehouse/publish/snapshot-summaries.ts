@@ -3,13 +3,14 @@
 // platform-wide rows added up from them.
 import { LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
 import { copyToParquet } from '../duckdb/index.ts';
-import { fillSql, sqlFile } from '../duckdb/index.ts';
+import { fillSql, quotedString, sqlFile } from '../duckdb/index.ts';
 import { timestampParam, type SqlParams, type SqlTypes } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { pieceSql } from '../figures/index.ts';
 import { WINDOW_NAMES } from '../figures/index.ts';
 import type { CombinePlan, CustomerFigures } from '../states/index.ts';
 import type { SnapshotFiles } from '../snapshots/index.ts';
+import { testSummaryGroupRows } from '../../lib/config.ts';
 
 /** Parameters of stream_summaries.sql. */
 export function summaryParams(asOf: Date, horizonSeconds: number): { params: SqlParams; types: SqlTypes } {
@@ -24,12 +25,76 @@ export function summaryParams(asOf: Date, horizonSeconds: number): { params: Sql
 }
 
 /**
- * Writes the snapshot's summary files from its session classes (the table `session_classes`);
- * returns each customer's figures (series not yet counted) and the platform rows.
+ * Session-class rows that one statement of window_summaries.sql takes at most, about: its memory
+ * grows by ~0.4 KB a row, since it holds the rows it reads (docs/warehouse-state.md, "Memory of a
+ * tick"). 30 days × 100 streams at 1,350 sessions a stream is ~136,000 rows over 10 customers.
  */
-export async function writeSummaries(s: DbSession, plan: CombinePlan): Promise<{ customers: Map<string, CustomerFigures>; platformRows: number }> {
+export const SUMMARY_GROUP_ROWS = 100_000;
+
+/**
+ * One statement's share of the summaries: some customers whole, or one customer's streams whose
+ * hash falls in part `part` of `parts` (a customer of more than the budget's rows).
+ */
+export interface SummaryGroup {
+  customers: string[];
+  part?: { part: number; parts: number };
+}
+
+/**
+ * Customers in groups of at most `maxRows` session-class rows, in the order given; a customer
+ * with more is split by stream into as many parts as it takes (a stream's rows stay together).
+ */
+export function summaryGroups(customers: readonly string[], rows: ReadonlyMap<string, number>, maxRows = SUMMARY_GROUP_ROWS): SummaryGroup[] {
+  const groups: SummaryGroup[] = [];
+  let current: string[] = [];
+  let n = 0;
+  const flush = () => {
+    if (current.length > 0) groups.push({ customers: current });
+    current = [];
+    n = 0;
+  };
+  for (const c of customers) {
+    const k = rows.get(c) ?? 0;
+    if (k > maxRows) {
+      flush();
+      const parts = Math.ceil(k / maxRows);
+      for (let part = 0; part < parts; part++) groups.push({ customers: [c], part: { part, parts } });
+      continue;
+    }
+    if (n + k > maxRows) flush();
+    current.push(c);
+    n += k;
+  }
+  flush();
+  return groups;
+}
+
+/** The session classes of a group (window_summaries.sql's <classed>): code constants and quoted customer ids. */
+function groupClassesSql(g: SummaryGroup): string {
+  if (g.customers.length === 0) return '(SELECT * FROM session_classes WHERE false)';
+  const inList = `customer IN (${g.customers.map((c) => quotedString(c)).join(', ')})`;
+  const part = g.part ? ` AND hash(streamId) % ${g.part.parts}::UBIGINT = ${g.part.part}::UBIGINT` : '';
+  return `(SELECT * FROM session_classes WHERE ${inList}${part})`;
+}
+
+/**
+ * Writes the snapshot's summary files from its session classes (the view `session_classes`);
+ * returns each customer's figures (series not yet counted) and the platform rows. The summaries
+ * are made a group at a time (summaryGroups: a stream's figures need its own rows only), so that
+ * the memory of a run grows with the rows of one group, not with the sessions of the snapshot.
+ */
+export async function writeSummaries(s: DbSession, plan: CombinePlan, maxGroupRows = testSummaryGroupRows() ?? SUMMARY_GROUP_ROWS): Promise<{ customers: Map<string, CustomerFigures>; platformRows: number }> {
   const { params, types } = summaryParams(plan.asOf, plan.horizonSeconds);
-  await s.run(pieceSql('window_summaries', { classed: 'session_classes' }), params, types);
+  const counts = await s.all<{ customer: string; n: number | bigint }>(sqlFile('session_class_counts'));
+  const rows = new Map(counts.map((r) => [r.customer, Number(r.n)]));
+  // Every customer with rows: the plan's, then any other (none: its rows would be summed all the same).
+  const all = [...plan.customers, ...[...rows.keys()].filter((c) => !plan.customers.includes(c)).sort()].filter((c) => rows.has(c));
+  const groups = summaryGroups(all, rows, maxGroupRows);
+  if (groups.length === 0) groups.push({ customers: [] });
+  for (const [i, g] of groups.entries()) {
+    const into = i === 0 ? 'CREATE OR REPLACE TEMP TABLE summaries AS' : 'INSERT INTO summaries';
+    await s.run(pieceSql('window_summaries', { classed: groupClassesSql(g), into }), params, types);
+  }
   const customers = await writeCustomerSummaries(s, plan.customers, plan.build);
   const platformRows = await writeAddedUp(s, plan.build);
   return { customers, platformRows };

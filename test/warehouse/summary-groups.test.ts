@@ -1,0 +1,124 @@
+// A snapshot's stream summaries are made a group of customers at a time, a customer of many
+// session-class rows split by stream (snapshot-summaries.ts): the memory of a run then grows with
+// one group's rows, not with the snapshot's. Made in groups, on ticks whose window edges cut hours
+// (asOf on and off the hour, reruns, new reports in asOf's hour), every summary, per-customer,
+// platform and quality row equals the one-statement run's over the same files, and the
+// independent SQL over the raw files.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs/promises';
+import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
+import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
+import { generateReports } from '../../warehouse/sample/generate.ts';
+import { runPipeline } from '../../jobs/pipeline.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { publishedDir, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { summaryGroups } from '../../warehouse/publish/snapshot-summaries.ts';
+
+const BASE = new Date('2026-11-10T00:00:00Z');
+const HOUR = 3_600_000;
+const ENV = 'P2PTEL_TEST_SUMMARY_GROUP_ROWS';
+
+let grouped: TestWarehouse;
+let whole: TestWarehouse;
+
+/** Reports of three customers of different sizes over `hours` from `start`, landed in both warehouses. */
+async function land(start: Date, hours: number, seed: number, sessions: number[]): Promise<void> {
+  for (const [i, customer] of ['acme', 'globex', 'initech'].entries()) {
+    await generateReports(grouped.db, grouped.layout, { customers: [customer], streams: 3, sessions: sessions[i]!, start, hours, seed: seed + i });
+  }
+  await fs.rm(whole.layout.rawReports, { recursive: true, force: true });
+  await fs.cp(grouped.layout.rawReports, whole.layout.rawReports, { recursive: true });
+}
+
+/** Every row of the per-customer rows and the quality file, in a fixed order. */
+async function otherRows(wh: TestWarehouse, snapshot: string): Promise<Record<string, unknown>[][]> {
+  const files = snapshotFiles(publishedDir(wh.layout, snapshot));
+  return wh.db.withSession(async (s) => [
+    await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${quotedString(files.customers)}) ORDER BY ALL`),
+    await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${quotedString(files.streamQuality)}) ORDER BY ALL`),
+  ]);
+}
+
+/** Each customer's session-class rows in a snapshot (as the summaries count them), smallest first. */
+async function classRows(wh: TestWarehouse, snapshot: string): Promise<{ customer: string; n: number }[]> {
+  const dir = publishedDir(wh.layout, snapshot);
+  const rows = await wh.db.withSession((s) =>
+    s.all<{ customer: string; n: bigint }>(
+      `SELECT customer, count(*) AS n FROM read_parquet(${quotedString(`${dir}/session_classes/*/*.parquet`)}, hive_partitioning = true) GROUP BY ALL ORDER BY n`,
+    ),
+  );
+  return rows.map((r) => ({ customer: r.customer, n: Number(r.n) }));
+}
+
+beforeAll(async () => {
+  grouped = await openTestWarehouse();
+  whole = await openTestWarehouse();
+  // Nine days of history, then ticks into the tenth.
+  await land(BASE, 9 * 24, 70, [4, 10, 16]);
+}, 180_000);
+
+afterAll(async () => {
+  delete process.env[ENV];
+  await grouped?.close();
+  await whole?.close();
+});
+
+describe('summaryGroups', () => {
+  it('packs customers in order up to the budget, and splits one over it by stream', () => {
+    const rows = new Map([
+      ['a', 30],
+      ['b', 50],
+      ['c', 250],
+      ['d', 10],
+      ['e', 100],
+    ]);
+    expect(summaryGroups(['a', 'b', 'c', 'd', 'e'], rows, 100)).toEqual([
+      { customers: ['a', 'b'] },
+      { customers: ['c'], part: { part: 0, parts: 3 } },
+      { customers: ['c'], part: { part: 1, parts: 3 } },
+      { customers: ['c'], part: { part: 2, parts: 3 } },
+      { customers: ['d'] },
+      { customers: ['e'] },
+    ]);
+    expect(summaryGroups(['a', 'b'], rows, 1_000)).toEqual([{ customers: ['a', 'b'] }]);
+    expect(summaryGroups([], rows, 100)).toEqual([]);
+  });
+});
+
+describe('summaries made in groups equal those of one statement and the independent SQL', () => {
+  // Budgets, from the snapshot's rows of each customer: every customer split into several parts
+  // by stream; the two smaller customers packed in one group, the largest alone.
+  const budgets = {
+    split: (rows: number[]) => Math.max(1, Math.floor(Math.min(...rows) / 2)),
+    pack: (rows: number[]) => Math.max(rows[0]! + rows[1]!, rows[2]!),
+  };
+  for (const [i, [name, budgetOf]] of Object.entries(budgets).entries()) {
+    it(`${name}, over ticks whose edges cut hours`, async () => {
+      const day = BASE.getTime() + 9 * 24 * HOUR + i * 6 * HOUR;
+      const ticks: { asOf: number; land?: [number, number, number] }[] = [
+        { asOf: day + 17 * 60_000 + 5_123, land: [day, 1, 200 + 10 * i] },
+        { asOf: day + 22 * 60_000 + 5_123 },
+        { asOf: day + HOUR, land: [day + HOUR - 20 * 60_000, 0.3, 300 + 10 * i] },
+        { asOf: day + 2 * HOUR + 60_000, land: [day + HOUR, 1, 400 + 10 * i] },
+      ];
+      for (const [t, tick] of ticks.entries()) {
+        if (tick.land) await land(new Date(tick.land[0]), tick.land[1], tick.land[2], [1, 2, 3]);
+        const asOf = new Date(tick.asOf);
+        const ref = await runPipeline(whole, { asOf, replaceCurrent: true });
+        const rows = await classRows(whole, ref.manifest.snapshot);
+        const budget = budgetOf(rows.map((r) => r.n));
+        const groups = summaryGroups(rows.map((r) => r.customer), new Map(rows.map((r) => [r.customer, r.n])), budget);
+        if (name === 'split') expect(groups.filter((g) => (g.part?.parts ?? 0) >= 2)).toHaveLength(groups.length);
+        else expect(groups.map((g) => g.customers)).toEqual([['acme', 'globex'], ['initech']]);
+        process.env[ENV] = String(budget);
+        const run = await runPipeline(grouped, { asOf, replaceCurrent: true }).finally(() => delete process.env[ENV]);
+        const what = `${name} (${budget} rows), tick ${t} (asOf ${asOf.toISOString()})`;
+        expectSameSnapshotRows(await snapshotRows(grouped.db, grouped.layout, run.manifest.snapshot), await snapshotRows(whole.db, whole.layout, ref.manifest.snapshot), what);
+        expect(await otherRows(grouped, run.manifest.snapshot), what).toEqual(await otherRows(whole, ref.manifest.snapshot));
+        expect(run.manifest.rows, what).toEqual(ref.manifest.rows);
+        await expectSnapshotMatchesIndependent(grouped.db, grouped.layout, run.manifest.snapshot, what);
+      }
+    }, 300_000);
+  }
+});
