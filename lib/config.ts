@@ -99,3 +99,13 @@ export function testSummaryGroupRows(): number | undefined {
   const v = Number(process.env['P2PTEL_TEST_SUMMARY_GROUP_ROWS']);
   return Number.isInteger(v) && v > 0 ? v : undefined;
 }
+
+/**
+ * For tests only, never set in production: the raw bytes one load of edge hours reads
+ * (`P2PTEL_TEST_EDGE_LOAD_BYTES`; warehouse/states/window-pieces.ts), so that a small warehouse
+ * loads them a state at a time. Read at each call.
+ */
+export function testEdgeLoadBytes(): number | undefined {
+  const v = Number(process.env['P2PTEL_TEST_EDGE_LOAD_BYTES']);
+  return Number.isInteger(v) && v > 0 ? v : undefined;
+}

@@ -1,8 +1,10 @@
-// A snapshot's stream summaries are made a group of customers at a time, a customer of many
-// session-class rows split by stream (snapshot-summaries.ts): the memory of a run then grows with
-// one group's rows, not with the snapshot's. Made in groups, on ticks whose window edges cut hours
-// (asOf on and off the hour, reruns, new reports in asOf's hour), every summary, per-customer,
-// platform and quality row equals the one-statement run's over the same files, and the
+// What keeps a tick's memory from growing with the sessions of the snapshot: its stream summaries
+// are made a group of customers at a time, a customer of many session-class rows split by stream
+// (snapshot-summaries.ts), and the raw reports of the hours that window edges newly cut are loaded
+// a batch of states at a time (window-pieces.ts). Made so, in small groups and one state a batch,
+// on ticks whose window edges cut hours (asOf on and off the hour, reruns, new reports in asOf's
+// hour), every summary, series, per-customer, platform and quality row equals a run's in one
+// statement and one batch over a fresh copy of the same files (every state built again), and the
 // independent SQL over the raw files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
@@ -14,10 +16,12 @@ import { runPipeline } from '../../jobs/pipeline.ts';
 import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { publishedDir, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { summaryGroups } from '../../warehouse/publish/snapshot-summaries.ts';
+import { edgeHourBatches } from '../../warehouse/states/window-pieces.ts';
 
 const BASE = new Date('2026-11-10T00:00:00Z');
 const HOUR = 3_600_000;
 const ENV = 'P2PTEL_TEST_SUMMARY_GROUP_ROWS';
+const EDGE_ENV = 'P2PTEL_TEST_EDGE_LOAD_BYTES';
 
 let grouped: TestWarehouse;
 let whole: TestWarehouse;
@@ -60,6 +64,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   delete process.env[ENV];
+  delete process.env[EDGE_ENV];
   await grouped?.close();
   await whole?.close();
 });
@@ -86,7 +91,24 @@ describe('summaryGroups', () => {
   });
 });
 
-describe('summaries made in groups equal those of one statement and the independent SQL', () => {
+describe('edgeHourBatches', () => {
+  it('keeps a state whole, packs states in order up to the budget, one over it alone', () => {
+    const m = (stateId: string, ...sizes: number[]) => ({ stateId, files: sizes.map((size) => ({ path: stateId, size, mtimeMs: 0 })) });
+    const [a, b, c, d] = [m('a', 10, 20), m('b', 40), m('c', 200), m('d', 5)];
+    const edges = [
+      { m: a, h: 1 },
+      { m: b, h: 1 },
+      { m: a, h: 2 },
+      { m: c, h: 1 },
+      { m: d, h: 3 },
+    ];
+    expect(edgeHourBatches(edges, 100).map((batch) => batch.map((e) => `${e.m.stateId}${e.h}`))).toEqual([['a1', 'a2', 'b1'], ['c1'], ['d3']]);
+    expect(edgeHourBatches(edges, 1).map((batch) => batch.length)).toEqual([2, 1, 1, 1]);
+    expect(edgeHourBatches([], 100)).toEqual([]);
+  });
+});
+
+describe('summaries in groups and edge hours a state at a time equal one statement, one batch, and the independent SQL', () => {
   // Budgets, from the snapshot's rows of each customer: every customer split into several parts
   // by stream; the two smaller customers packed in one group, the largest alone.
   const budgets = {
@@ -102,6 +124,7 @@ describe('summaries made in groups equal those of one statement and the independ
         { asOf: day + HOUR, land: [day + HOUR - 20 * 60_000, 0.3, 300 + 10 * i] },
         { asOf: day + 2 * HOUR + 60_000, land: [day + HOUR, 1, 400 + 10 * i] },
       ];
+      let edgeReportsRead = 0;
       for (const [t, tick] of ticks.entries()) {
         if (tick.land) await land(new Date(tick.land[0]), tick.land[1], tick.land[2], [1, 2, 3]);
         const asOf = new Date(tick.asOf);
@@ -112,13 +135,20 @@ describe('summaries made in groups equal those of one statement and the independ
         if (name === 'split') expect(groups.filter((g) => (g.part?.parts ?? 0) >= 2)).toHaveLength(groups.length);
         else expect(groups.map((g) => g.customers)).toEqual([['acme', 'globex'], ['initech']]);
         process.env[ENV] = String(budget);
-        const run = await runPipeline(grouped, { asOf, replaceCurrent: true }).finally(() => delete process.env[ENV]);
+        process.env[EDGE_ENV] = '1';
+        const run = await runPipeline(grouped, { asOf, replaceCurrent: true }).finally(() => {
+          delete process.env[ENV];
+          delete process.env[EDGE_ENV];
+        });
         const what = `${name} (${budget} rows), tick ${t} (asOf ${asOf.toISOString()})`;
         expectSameSnapshotRows(await snapshotRows(grouped.db, grouped.layout, run.manifest.snapshot), await snapshotRows(whole.db, whole.layout, ref.manifest.snapshot), what);
         expect(await otherRows(grouped, run.manifest.snapshot), what).toEqual(await otherRows(whole, ref.manifest.snapshot));
         expect(run.manifest.rows, what).toEqual(ref.manifest.rows);
+        edgeReportsRead += run.manifest.combine!.rawReportsRead;
         await expectSnapshotMatchesIndependent(grouped.db, grouped.layout, run.manifest.snapshot, what);
       }
+      // Edge hours were loaded from raw files (a state a batch) on the way.
+      expect(edgeReportsRead).toBeGreaterThan(0);
     }, 300_000);
   }
 });
