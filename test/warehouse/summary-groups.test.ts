@@ -44,15 +44,15 @@ async function otherRows(wh: TestWarehouse, snapshot: string): Promise<Record<st
   ]);
 }
 
-/** Each customer's session-class rows in a snapshot (as the summaries count them), smallest first. */
-async function classRows(wh: TestWarehouse, snapshot: string): Promise<{ customer: string; n: number }[]> {
+/** Each stream's session-class rows in a snapshot (as the summaries count them), by streamId. */
+async function streamRows(wh: TestWarehouse, snapshot: string): Promise<{ customer: string; streamId: string; n: number }[]> {
   const dir = publishedDir(wh.layout, snapshot);
   const rows = await wh.db.withSession((s) =>
-    s.all<{ customer: string; n: bigint }>(
-      `SELECT customer, count(*) AS n FROM read_parquet(${quotedString(`${dir}/session_classes/*/*.parquet`)}, hive_partitioning = true) GROUP BY ALL ORDER BY n`,
+    s.all<{ customer: string; streamId: string; n: bigint }>(
+      `SELECT customer, streamId, count(*) AS n FROM read_parquet(${quotedString(`${dir}/session_classes/*/*.parquet`)}, hive_partitioning = true) GROUP BY ALL ORDER BY streamId, customer`,
     ),
   );
-  return rows.map((r) => ({ customer: r.customer, n: Number(r.n) }));
+  return rows.map((r) => ({ ...r, n: Number(r.n) }));
 }
 
 beforeAll(async () => {
@@ -70,24 +70,27 @@ afterAll(async () => {
 });
 
 describe('summaryGroups', () => {
-  it('packs customers in order up to the budget, and splits one over it by stream', () => {
-    const rows = new Map([
-      ['a', 30],
-      ['b', 50],
-      ['c', 250],
-      ['d', 10],
-      ['e', 100],
+  it('cuts the streams, in order, into runs up to the budget, a stream of more alone', () => {
+    const r = (customer: string, stream: string, n: number) => ({ customer, streamId: `${customer}:${stream}`, n });
+    const streams = [r('a', '1', 30), r('a', '2', 50), r('b', '1', 10), r('b', '2', 250), r('b', '3', 60), r('c', '1', 40)];
+    expect(summaryGroups(streams, 100)).toEqual([
+      { customers: ['a', 'b'], first: 'a:1', last: 'b:1' },
+      { customers: ['b'], first: 'b:2', last: 'b:2' },
+      { customers: ['b', 'c'], first: 'b:3', last: 'c:1' },
     ]);
-    expect(summaryGroups(['a', 'b', 'c', 'd', 'e'], rows, 100)).toEqual([
-      { customers: ['a', 'b'] },
-      { customers: ['c'], part: { part: 0, parts: 3 } },
-      { customers: ['c'], part: { part: 1, parts: 3 } },
-      { customers: ['c'], part: { part: 2, parts: 3 } },
-      { customers: ['d'] },
-      { customers: ['e'] },
+    expect(summaryGroups(streams, 1_000)).toEqual([{ customers: ['a', 'b', 'c'], first: 'a:1', last: 'c:1' }]);
+    expect(summaryGroups([], 100)).toEqual([]);
+  });
+  it('keeps the rows of one stream together, whatever customers they name', () => {
+    const streams = [
+      { customer: 'a', streamId: 'a:1', n: 60 },
+      { customer: 'b', streamId: 'a:1', n: 60 },
+      { customer: 'a', streamId: 'a:2', n: 10 },
+    ];
+    expect(summaryGroups(streams, 100)).toEqual([
+      { customers: ['a', 'b'], first: 'a:1', last: 'a:1' },
+      { customers: ['a'], first: 'a:2', last: 'a:2' },
     ]);
-    expect(summaryGroups(['a', 'b'], rows, 1_000)).toEqual([{ customers: ['a', 'b'] }]);
-    expect(summaryGroups([], rows, 100)).toEqual([]);
   });
 });
 
@@ -109,12 +112,14 @@ describe('edgeHourBatches', () => {
 });
 
 describe('summaries in groups and edge hours a state at a time equal one statement, one batch, and the independent SQL', () => {
-  // Budgets, from the snapshot's rows of each customer: every customer split into several parts
-  // by stream; the two smaller customers packed in one group, the largest alone.
+  // Budgets, from the snapshot's rows of each customer: every customer's streams in several runs;
+  // the two smaller customers in one run, the largest in one of its own.
   const budgets = {
     split: (rows: number[]) => Math.max(1, Math.floor(Math.min(...rows) / 2)),
     pack: (rows: number[]) => Math.max(rows[0]! + rows[1]!, rows[2]!),
   };
+  const byCustomer = (streams: { customer: string; n: number }[]) =>
+    ['acme', 'globex', 'initech'].map((c) => streams.filter((r) => r.customer === c).reduce((a, r) => a + r.n, 0));
   for (const [i, [name, budgetOf]] of Object.entries(budgets).entries()) {
     it(`${name}, over ticks whose edges cut hours`, async () => {
       const day = BASE.getTime() + 9 * 24 * HOUR + i * 6 * HOUR;
@@ -129,11 +134,13 @@ describe('summaries in groups and edge hours a state at a time equal one stateme
         if (tick.land) await land(new Date(tick.land[0]), tick.land[1], tick.land[2], [1, 2, 3]);
         const asOf = new Date(tick.asOf);
         const ref = await runPipeline(whole, { asOf, replaceCurrent: true });
-        const rows = await classRows(whole, ref.manifest.snapshot);
-        const budget = budgetOf(rows.map((r) => r.n));
-        const groups = summaryGroups(rows.map((r) => r.customer), new Map(rows.map((r) => [r.customer, r.n])), budget);
-        if (name === 'split') expect(groups.filter((g) => (g.part?.parts ?? 0) >= 2)).toHaveLength(groups.length);
-        else expect(groups.map((g) => g.customers)).toEqual([['acme', 'globex'], ['initech']]);
+        const streams = await streamRows(whole, ref.manifest.snapshot);
+        const budget = budgetOf(byCustomer(streams));
+        const groups = summaryGroups(streams, budget);
+        if (name === 'split') {
+          expect(groups.every((g) => g.customers.length === 1)).toBe(true);
+          for (const c of ['acme', 'globex', 'initech']) expect(groups.filter((g) => g.customers[0] === c).length).toBeGreaterThan(1);
+        } else expect(groups.map((g) => g.customers)).toEqual([['acme', 'globex'], ['initech']]);
         process.env[ENV] = String(budget);
         process.env[EDGE_ENV] = '1';
         const run = await runPipeline(grouped, { asOf, replaceCurrent: true }).finally(() => {

@@ -31,66 +31,67 @@ export function summaryParams(asOf: Date, horizonSeconds: number): { params: Sql
  */
 export const SUMMARY_GROUP_ROWS = 100_000;
 
+/** A stream's session-class rows, in the order of its streamId (session_class_counts.sql). */
+export interface StreamRows {
+  customer: string;
+  streamId: string;
+  n: number;
+}
+
 /**
- * One statement's share of the summaries: some customers whole, or one customer's streams whose
- * hash falls in part `part` of `parts` (a customer of more than the budget's rows).
+ * One statement's share of the summaries: the streams from `first` to `last` (by streamId, as
+ * DuckDB orders them) and the customers they belong to. The snapshot's session class files are
+ * sorted by stream, so a range of streams reads the row groups that hold them.
  */
 export interface SummaryGroup {
   customers: string[];
-  part?: { part: number; parts: number };
+  first: string;
+  last: string;
 }
 
 /**
- * Customers in groups of at most `maxRows` session-class rows, in the order given; a customer
- * with more is split by stream into as many parts as it takes (a stream's rows stay together).
+ * The streams, in order, in runs of at most `maxRows` session-class rows (a stream of more alone):
+ * a stream's figures need its own rows only, and each stream is in one run.
  */
-export function summaryGroups(customers: readonly string[], rows: ReadonlyMap<string, number>, maxRows = SUMMARY_GROUP_ROWS): SummaryGroup[] {
+export function summaryGroups(streams: readonly StreamRows[], maxRows = SUMMARY_GROUP_ROWS): SummaryGroup[] {
   const groups: SummaryGroup[] = [];
-  let current: string[] = [];
+  let current: SummaryGroup | null = null;
   let n = 0;
-  const flush = () => {
-    if (current.length > 0) groups.push({ customers: current });
-    current = [];
-    n = 0;
-  };
-  for (const c of customers) {
-    const k = rows.get(c) ?? 0;
-    if (k > maxRows) {
-      flush();
-      const parts = Math.ceil(k / maxRows);
-      for (let part = 0; part < parts; part++) groups.push({ customers: [c], part: { part, parts } });
-      continue;
+  for (const r of streams) {
+    const sameStream = current !== null && current.last === r.streamId;
+    if (current === null || (!sameStream && n + r.n > maxRows)) {
+      current = { customers: [], first: r.streamId, last: r.streamId };
+      groups.push(current);
+      n = 0;
     }
-    if (n + k > maxRows) flush();
-    current.push(c);
-    n += k;
+    if (!current.customers.includes(r.customer)) current.customers.push(r.customer);
+    current.last = r.streamId;
+    n += r.n;
   }
-  flush();
   return groups;
 }
 
-/** The session classes of a group (window_summaries.sql's <classed>): code constants and quoted customer ids. */
-function groupClassesSql(g: SummaryGroup): string {
-  if (g.customers.length === 0) return '(SELECT * FROM session_classes WHERE false)';
-  const inList = `customer IN (${g.customers.map((c) => quotedString(c)).join(', ')})`;
-  const part = g.part ? ` AND hash(streamId) % ${g.part.parts}::UBIGINT = ${g.part.part}::UBIGINT` : '';
-  return `(SELECT * FROM session_classes WHERE ${inList}${part})`;
+/** The session classes of a group (window_summaries.sql's <classed>): code constants and quoted ids. */
+function groupClassesSql(g: SummaryGroup | null): string {
+  if (g === null) return '(SELECT * FROM session_classes WHERE false)';
+  const customers = g.customers.map((c) => quotedString(c)).join(', ');
+  return `(SELECT * FROM session_classes WHERE customer IN (${customers}) AND streamId BETWEEN ${quotedString(g.first)} AND ${quotedString(g.last)})`;
 }
 
 /**
  * Writes the snapshot's summary files from its session classes (the view `session_classes`);
  * returns each customer's figures (series not yet counted) and the platform rows. The summaries
- * are made a group at a time (summaryGroups: a stream's figures need its own rows only), so that
+ * are made a run of streams at a time (summaryGroups: a stream's figures need its own rows only), so that
  * the memory of a run grows with the rows of one group, not with the sessions of the snapshot.
  */
 export async function writeSummaries(s: DbSession, plan: CombinePlan, maxGroupRows = testSummaryGroupRows() ?? SUMMARY_GROUP_ROWS): Promise<{ customers: Map<string, CustomerFigures>; platformRows: number }> {
   const { params, types } = summaryParams(plan.asOf, plan.horizonSeconds);
-  const counts = await s.all<{ customer: string; n: number | bigint }>(sqlFile('session_class_counts'));
-  const rows = new Map(counts.map((r) => [r.customer, Number(r.n)]));
-  // Every customer with rows: the plan's, then any other (none: its rows would be summed all the same).
-  const all = [...plan.customers, ...[...rows.keys()].filter((c) => !plan.customers.includes(c)).sort()].filter((c) => rows.has(c));
-  const groups = summaryGroups(all, rows, maxGroupRows);
-  if (groups.length === 0) groups.push({ customers: [] });
+  const counts = await s.all<{ customer: string; streamId: string; n: number | bigint }>(sqlFile('session_class_counts'));
+  const groups: (SummaryGroup | null)[] = summaryGroups(
+    counts.map((r) => ({ ...r, n: Number(r.n) })),
+    maxGroupRows,
+  );
+  if (groups.length === 0) groups.push(null);
   for (const [i, g] of groups.entries()) {
     const into = i === 0 ? 'CREATE OR REPLACE TEMP TABLE summaries AS' : 'INSERT INTO summaries';
     await s.run(pieceSql('window_summaries', { classed: groupClassesSql(g), into }), params, types);
