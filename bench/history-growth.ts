@@ -53,6 +53,8 @@ const TICK_SEEDS = /gen-(8|9|\d{3})-/;
 interface Run {
   seconds: number;
   peakMb: number;
+  /** CPU seconds (user + system) of the child, as last polled (at most 20 ms before its exit). */
+  cpuSeconds: number;
 }
 
 async function landed(dir: string): Promise<string[]> {
@@ -73,17 +75,25 @@ async function pipeline(dir: string, args: string[], bin = cli): Promise<Run> {
   const t = performance.now();
   const child = spawn(process.execPath, [bin, 'pipeline', '--warehouse', dir, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
   let peakKb = 0;
+  let ticks = 0;
   const poll = setInterval(() => {
     fs.readFile(`/proc/${child.pid}/status`, 'utf8')
       .then((text) => {
         peakKb = Math.max(peakKb, Number(/VmHWM:\s+(\d+)/.exec(text)?.[1] ?? 0));
       })
       .catch(() => {});
+    fs.readFile(`/proc/${child.pid}/stat`, 'utf8')
+      .then((text) => {
+        // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+        const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+        ticks = Math.max(ticks, Number(f[11]) + Number(f[12]));
+      })
+      .catch(() => {});
   }, 20);
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearInterval(poll);
   if (code !== 0) throw new Error(`pipeline ${args.join(' ')} on ${dir} exited ${code}`);
-  return { seconds: (performance.now() - t) / 1000, peakMb: peakKb / 1024 };
+  return { seconds: (performance.now() - t) / 1000, peakMb: peakKb / 1024, cpuSeconds: ticks / 100 };
 }
 
 const asOf = (ms: number) => ['--as-of', new Date(ms).toISOString(), '--replace-current'];
@@ -217,10 +227,13 @@ for (const k of ['fromScratch', 'newHour', 'rerun', 'newReports']) {
     const refOne = (f: keyof Run) => (k === 'fromScratch' ? ref.fromScratch?.[f] : ref.ticks.length ? med(ref.ticks, k, f) : undefined);
     const s = one('seconds');
     const m = one('peakMb');
+    const c = one('cpuSeconds');
     if (s === undefined || m === undefined) return `${w.name}: -`;
     const rs = refOne('seconds');
     const rm = refOne('peakMb');
-    return `${w.name}: ${s.toFixed(2)} s${rs ? ` (${(s / rs).toFixed(2)}×)` : ''}, ${m.toFixed(0)} MB${rm ? ` (${(m / rm).toFixed(2)}×)` : ''}`;
+    const rc = refOne('cpuSeconds');
+    const cpu = c !== undefined ? `, CPU ${c.toFixed(2)} s${rc ? ` (${(c / rc).toFixed(2)}×)` : ''}` : '';
+    return `${w.name}: ${s.toFixed(2)} s${rs ? ` (${(s / rs).toFixed(2)}×)` : ''}${cpu}, ${m.toFixed(0)} MB${rm ? ` (${(m / rm).toFixed(2)}×)` : ''}`;
   });
   lines.push(`  ${k.padEnd(11)} ${cells.join('   ')}`);
 }
@@ -231,7 +244,8 @@ if (againstCli) {
       const res = results[w.name]!;
       const a = res.against ?? [];
       const [s, sa, m, ma] = [med(res.ticks, k, 'seconds'), med(a, k, 'seconds'), med(res.ticks, k, 'peakMb'), med(a, k, 'peakMb')];
-      return `${w.name}: ${s.toFixed(2)} / ${sa.toFixed(2)} s (${(s / sa).toFixed(2)}×), ${m.toFixed(0)} / ${ma.toFixed(0)} MB (${(m / ma).toFixed(2)}×)`;
+      const [c, ca] = [med(res.ticks, k, 'cpuSeconds'), med(a, k, 'cpuSeconds')];
+      return `${w.name}: ${s.toFixed(2)} / ${sa.toFixed(2)} s (${(s / sa).toFixed(2)}×), CPU ${c.toFixed(2)} / ${ca.toFixed(2)} s (${(c / ca).toFixed(2)}×), ${m.toFixed(0)} / ${ma.toFixed(0)} MB (${(m / ma).toFixed(2)}×)`;
     });
     lines.push(`  ${k.padEnd(11)} ${cells.join('   ')}`);
   }
@@ -240,8 +254,8 @@ if (againstCli) {
   for (const k of ['newHour', 'rerun', 'newReports']) {
     const cells = list.map((w) => {
       const a = results[w.name]!.against ?? [];
-      const [s, m] = [med(a, k, 'seconds'), med(a, k, 'peakMb')];
-      return `${w.name}: ${s.toFixed(2)} s (${(s / med(refA, k, 'seconds')).toFixed(2)}×), ${m.toFixed(0)} MB (${(m / med(refA, k, 'peakMb')).toFixed(2)}×)`;
+      const [s, m, c] = [med(a, k, 'seconds'), med(a, k, 'peakMb'), med(a, k, 'cpuSeconds')];
+      return `${w.name}: ${s.toFixed(2)} s (${(s / med(refA, k, 'seconds')).toFixed(2)}×), CPU ${c.toFixed(2)} s (${(c / med(refA, k, 'cpuSeconds')).toFixed(2)}×), ${m.toFixed(0)} MB (${(m / med(refA, k, 'peakMb')).toFixed(2)}×)`;
     });
     lines.push(`  ${k.padEnd(11)} ${cells.join('   ')}`);
   }
