@@ -1,4 +1,4 @@
-// npm run bench:history -- [--dir DIR] [--days 30] [--fraction 10] [--sessions-scale 1,3,10] [--rounds 3] [--prepare-only]
+// npm run bench:history -- [--dir DIR] [--days 30] [--fraction 10] [--sessions-scale 1,3,10] [--rounds 3] [--prepare-only] [--against-root ROOT]
 // How a rollup tick's time and memory change when history grows. Two ways of growing it:
 // - longer (the default): the landed files of the last `days / fraction` days of DIR
 //   (bench:incremental's 30-day set by default, generated there first when missing) are
@@ -12,6 +12,11 @@
 // a file of new reports in that hour 5 minutes after that. Each run is a `cli pipeline` process
 // of its own, its start included; peak RSS is read from /proc/<pid>/status of the child while it
 // runs. Prints each figure's median for every size and its ratio to the first size.
+// With `--against-root ROOT` (another checkout, built: e.g. a worktree of main), the denser mode
+// runs each tick with both builds, A/B: each size gets a copy of its warehouse for the other build
+// (DIR-x<factor>-against, copied once from the built one), and in every round each size's ticks run
+// with this build and the other in turn (which goes first alternates by round); the same files
+// land in both copies, so both builds tick over the same data.
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -27,8 +32,9 @@ const opts = new Command()
   .option('--sessions-scale <list>', 'instead: warehouses of these multiples of the sessions, same days and streams (e.g. 1,3,10)')
   .option('--rounds <n>', 'rounds of ticks, the sizes interleaved in each', '3')
   .option('--prepare-only', 'generate and build the warehouses, time nothing else')
+  .option('--against-root <dir>', 'with --sessions-scale: A/B against the build of this checkout (its bin/p2ptel.js)')
   .parse()
-  .opts<{ dir: string; days: string; fraction: string; sessionsScale?: string; rounds: string; prepareOnly?: boolean }>();
+  .opts<{ dir: string; days: string; fraction: string; sessionsScale?: string; rounds: string; prepareOnly?: boolean; againstRoot?: string }>();
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -47,6 +53,8 @@ const TICK_SEEDS = /gen-(8|9|\d{3})-/;
 interface Run {
   seconds: number;
   peakMb: number;
+  /** CPU seconds (user + system) of the child, as last polled (at most 20 ms before its exit). */
+  cpuSeconds: number;
 }
 
 async function landed(dir: string): Promise<string[]> {
@@ -63,21 +71,29 @@ async function generate(dir: string, args: string[]): Promise<void> {
 }
 
 /** One `cli pipeline` in a child process: seconds and peak RSS (MB, polled from /proc). */
-async function pipeline(dir: string, args: string[]): Promise<Run> {
+async function pipeline(dir: string, args: string[], bin = cli): Promise<Run> {
   const t = performance.now();
-  const child = spawn(process.execPath, [cli, 'pipeline', '--warehouse', dir, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [bin, 'pipeline', '--warehouse', dir, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
   let peakKb = 0;
+  let ticks = 0;
   const poll = setInterval(() => {
     fs.readFile(`/proc/${child.pid}/status`, 'utf8')
       .then((text) => {
         peakKb = Math.max(peakKb, Number(/VmHWM:\s+(\d+)/.exec(text)?.[1] ?? 0));
       })
       .catch(() => {});
+    fs.readFile(`/proc/${child.pid}/stat`, 'utf8')
+      .then((text) => {
+        // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+        const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+        ticks = Math.max(ticks, Number(f[11]) + Number(f[12]));
+      })
+      .catch(() => {});
   }, 20);
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearInterval(poll);
   if (code !== 0) throw new Error(`pipeline ${args.join(' ')} on ${dir} exited ${code}`);
-  return { seconds: (performance.now() - t) / 1000, peakMb: peakKb / 1024 };
+  return { seconds: (performance.now() - t) / 1000, peakMb: peakKb / 1024, cpuSeconds: ticks / 100 };
 }
 
 const asOf = (ms: number) => ['--as-of', new Date(ms).toISOString(), '--replace-current'];
@@ -130,19 +146,28 @@ async function fromScratch(dir: string): Promise<Run> {
  * few sessions per stream over the hour), and the run a minute into the next hour; a rerun 5
  * minutes later; then new reports into that hour (seed 500 + r) and the run 5 minutes after.
  */
-async function ticks(dir: string, r: number): Promise<Record<string, Run>> {
+async function ticks(dir: string, r: number, bin = cli): Promise<Record<string, Run>> {
   const hour = end.getTime() + r * HOUR;
   const out: Record<string, Run> = {};
   await generate(dir, ['--sessions', '2', '--start', new Date(hour).toISOString(), '--hours', '1', '--seed', String(100 + r)]);
-  out.newHour = await pipeline(dir, asOf(hour + HOUR + MINUTE));
-  out.rerun = await pipeline(dir, asOf(hour + HOUR + 6 * MINUTE));
+  out.newHour = await pipeline(dir, asOf(hour + HOUR + MINUTE), bin);
+  out.rerun = await pipeline(dir, asOf(hour + HOUR + 6 * MINUTE), bin);
   await generate(dir, ['--sessions', '1', '--start', new Date(hour + HOUR).toISOString(), '--hours', '0.15', '--seed', String(500 + r)]);
-  out.newReports = await pipeline(dir, asOf(hour + HOUR + 11 * MINUTE));
+  out.newReports = await pipeline(dir, asOf(hour + HOUR + 11 * MINUTE), bin);
   return out;
 }
 
+const againstCli = opts.againstRoot ? path.join(path.resolve(opts.againstRoot), 'bin/p2ptel.js') : undefined;
+if (againstCli && !opts.sessionsScale) throw new Error('--against-root needs --sessions-scale');
+/** The other build's copy of a warehouse (made from the built one when missing). */
+async function againstCopy(dir: string): Promise<string> {
+  const copy = `${dir}-against`;
+  if (!(await fs.stat(copy).catch(() => null))) await run('cp', ['-a', dir, copy]);
+  return copy;
+}
+
 const list = await warehouses();
-const results: Record<string, { fromScratch?: Run; ticks: Record<string, Run>[] }> = {};
+const results: Record<string, { fromScratch?: Run; ticks: Record<string, Run>[]; against?: Record<string, Run>[] }> = {};
 for (const w of list) {
   results[w.name] = { ticks: [] };
   if (w.fresh || !opts.sessionsScale) {
@@ -162,9 +187,28 @@ const firstRound = async (dir: string) => {
 };
 const offsets = await Promise.all(list.map((w) => firstRound(w.dir)));
 const first = Math.max(...offsets);
+if (againstCli) {
+  for (const w of list) {
+    const copy = await againstCopy(w.dir);
+    if ((await firstRound(copy)) !== (await firstRound(w.dir))) throw new Error(`${w.dir} and ${copy} have ticked apart: build them again`);
+  }
+}
 for (let r = 0; r < Number(opts.rounds); r++) {
   for (const w of list) {
-    results[w.name]!.ticks.push(await ticks(w.dir, first + r));
+    const res = results[w.name]!;
+    if (!againstCli) {
+      res.ticks.push(await ticks(w.dir, first + r));
+    } else {
+      const copy = `${w.dir}-against`;
+      res.against ??= [];
+      if (r % 2 === 0) {
+        res.ticks.push(await ticks(w.dir, first + r));
+        res.against.push(await ticks(copy, first + r, againstCli));
+      } else {
+        res.against.push(await ticks(copy, first + r, againstCli));
+        res.ticks.push(await ticks(w.dir, first + r));
+      }
+    }
     process.stderr.write(`round ${r + 1}: ${w.name} done\n`);
   }
 }
@@ -183,12 +227,38 @@ for (const k of ['fromScratch', 'newHour', 'rerun', 'newReports']) {
     const refOne = (f: keyof Run) => (k === 'fromScratch' ? ref.fromScratch?.[f] : ref.ticks.length ? med(ref.ticks, k, f) : undefined);
     const s = one('seconds');
     const m = one('peakMb');
+    const c = one('cpuSeconds');
     if (s === undefined || m === undefined) return `${w.name}: -`;
     const rs = refOne('seconds');
     const rm = refOne('peakMb');
-    return `${w.name}: ${s.toFixed(2)} s${rs ? ` (${(s / rs).toFixed(2)}×)` : ''}, ${m.toFixed(0)} MB${rm ? ` (${(m / rm).toFixed(2)}×)` : ''}`;
+    const rc = refOne('cpuSeconds');
+    const cpu = c !== undefined ? `, CPU ${c.toFixed(2)} s${rc ? ` (${(c / rc).toFixed(2)}×)` : ''}` : '';
+    return `${w.name}: ${s.toFixed(2)} s${rs ? ` (${(s / rs).toFixed(2)}×)` : ''}${cpu}, ${m.toFixed(0)} MB${rm ? ` (${(m / rm).toFixed(2)}×)` : ''}`;
   });
   lines.push(`  ${k.padEnd(11)} ${cells.join('   ')}`);
+}
+if (againstCli) {
+  lines.push(`A/B: this build against ${opts.againstRoot} (the same ticks on a copy of each warehouse; medians; this / against)`);
+  for (const k of ['newHour', 'rerun', 'newReports']) {
+    const cells = list.map((w) => {
+      const res = results[w.name]!;
+      const a = res.against ?? [];
+      const [s, sa, m, ma] = [med(res.ticks, k, 'seconds'), med(a, k, 'seconds'), med(res.ticks, k, 'peakMb'), med(a, k, 'peakMb')];
+      const [c, ca] = [med(res.ticks, k, 'cpuSeconds'), med(a, k, 'cpuSeconds')];
+      return `${w.name}: ${s.toFixed(2)} / ${sa.toFixed(2)} s (${(s / sa).toFixed(2)}×), CPU ${c.toFixed(2)} / ${ca.toFixed(2)} s (${(c / ca).toFixed(2)}×), ${m.toFixed(0)} / ${ma.toFixed(0)} MB (${(m / ma).toFixed(2)}×)`;
+    });
+    lines.push(`  ${k.padEnd(11)} ${cells.join('   ')}`);
+  }
+  const refA = ref.against ?? [];
+  lines.push(`the other build alone, ratio to the first size:`);
+  for (const k of ['newHour', 'rerun', 'newReports']) {
+    const cells = list.map((w) => {
+      const a = results[w.name]!.against ?? [];
+      const [s, m, c] = [med(a, k, 'seconds'), med(a, k, 'peakMb'), med(a, k, 'cpuSeconds')];
+      return `${w.name}: ${s.toFixed(2)} s (${(s / med(refA, k, 'seconds')).toFixed(2)}×), CPU ${c.toFixed(2)} s (${(c / med(refA, k, 'cpuSeconds')).toFixed(2)}×), ${m.toFixed(0)} MB (${(m / med(refA, k, 'peakMb')).toFixed(2)}×)`;
+    });
+    lines.push(`  ${k.padEnd(11)} ${cells.join('   ')}`);
+  }
 }
 process.stdout.write(`${lines.join('\n')}\n`);
 await writeResult('history-growth', { days, fraction, sessionsScale: opts.sessionsScale ?? null, results });

@@ -89,3 +89,23 @@ function defined(values: object | undefined): Record<string, unknown> {
 export function testStateSalts(): { code: string; layout: string } {
   return { code: process.env['P2PTEL_TEST_STATE_CODE_SALT'] ?? '', layout: process.env['P2PTEL_TEST_STATE_LAYOUT_SALT'] ?? '' };
 }
+
+/**
+ * For tests only, never set in production: the session-class rows of one statement of a
+ * snapshot's summaries (`P2PTEL_TEST_SUMMARY_GROUP_ROWS`; warehouse/publish/snapshot-summaries.ts),
+ * so that a small warehouse is summed in several groups and parts. Read at each call.
+ */
+export function testSummaryGroupRows(): number | undefined {
+  const v = Number(process.env['P2PTEL_TEST_SUMMARY_GROUP_ROWS']);
+  return Number.isInteger(v) && v > 0 ? v : undefined;
+}
+
+/**
+ * For tests only, never set in production: the raw bytes one load of edge hours reads
+ * (`P2PTEL_TEST_EDGE_LOAD_BYTES`; warehouse/states/window-pieces.ts), so that a small warehouse
+ * loads them a state at a time. Read at each call.
+ */
+export function testEdgeLoadBytes(): number | undefined {
+  const v = Number(process.env['P2PTEL_TEST_EDGE_LOAD_BYTES']);
+  return Number.isInteger(v) && v > 0 ? v : undefined;
+}

@@ -13,6 +13,7 @@ import { compactedHoursFile, stateFiles, stateHourFiles, stateReportFiles, type 
 import { dropRelations } from '../duckdb/index.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { exists } from '../../lib/fsx.ts';
+import { testEdgeLoadBytes } from '../../lib/config.ts';
 
 /** Days this recent are read from their own states; older ones from a customer's compacted file. */
 const RECENT_DAYS = 2;
@@ -215,10 +216,51 @@ async function wholeStateEdgePieces(s: DbSession, plan: CombinePlan): Promise<{ 
 }
 
 /**
+ * Bytes of raw files that one load of edge hours reads at most (a state of more alone): a load
+ * holds its files' row groups as it scans them, so the memory of the first run of an hour (the
+ * edges enter an hour of ~30 old partitions) grows with the batch, not with the days' sizes
+ * (docs/warehouse-state.md, "How the warehouse grows"). A day of one customer of the 30-day
+ * benchmark set is 4–5 MB at 1,350 sessions a stream.
+ */
+export const EDGE_LOAD_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The missing edge hours in batches of whole states (a partition's copies of a report are all in
+ * its own files, so a batch deduplicates them as the whole would) of at most `maxBytes` of raw
+ * files each, in the order given.
+ */
+export function edgeHourBatches<E extends { m: Pick<StateMeta, 'stateId' | 'files'> }>(missing: readonly E[], maxBytes: number): E[][] {
+  const byState = new Map<string, E[]>();
+  for (const e of missing) byState.set(e.m.stateId, [...(byState.get(e.m.stateId) ?? []), e]);
+  const batches: E[][] = [];
+  let current: E[] = [];
+  let bytes = 0;
+  for (const edges of byState.values()) {
+    const size = edges[0]!.m.files.reduce((a, f) => a + f.size, 0);
+    if (current.length > 0 && bytes + size > maxBytes) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(...edges);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+/**
  * The edge-hour files of `missing`, from the raw reports of their states' files, deduplicated by
- * the one rule (all copies of a report share its ts, hence its partition); returns the rows read.
+ * the one rule (all copies of a report share its ts, hence its partition), a batch of states at a
+ * time (edgeHourBatches); returns the rows read.
  */
 async function writeEdgeHours(s: DbSession, layout: WarehouseLayout, missing: readonly EdgeHour[]): Promise<number> {
+  let read = 0;
+  for (const batch of edgeHourBatches(missing, testEdgeLoadBytes() ?? EDGE_LOAD_BYTES)) read += await writeEdgeHourBatch(s, layout, batch);
+  return read;
+}
+
+async function writeEdgeHourBatch(s: DbSession, layout: WarehouseLayout, missing: readonly EdgeHour[]): Promise<number> {
   const hours = [...new Set(missing.map((e) => e.h))];
   const inHours = hours.map((h) => `(ts > make_timestamp(${h}::BIGINT) AND ts < make_timestamp(${h + HOUR_US}::BIGINT))`).join(' OR ');
   const read = await loadStateReports(s, layout, [...new Set(missing.map((e) => e.m))], inHours);
