@@ -419,7 +419,10 @@ async function runDeployMode(): Promise<{ steady: ModeResult & { loadAverage: nu
       process.stderr.write(`deploy: restart with other state SQL${kind === 'blocking' ? ', ROLLUP_REBUILD_BUDGET=0 (blocking)' : ' (the rebuild in the background)'} ...\n`);
       code = `${salt}-${restarts.length}`;
     }
-    const env = { ...process.env, ...(code ? { P2PTEL_TEST_STATE_CODE_SALT: code } : {}), ...(kind === 'blocking' ? { ROLLUP_REBUILD_BUDGET: '0' } : {}) };
+    // BENCH_RESTART_SQL_TRACE=1: the restarted processes only trace their statements (P2PTEL_SQL_TRACE; the first one's
+    // output must keep the lines the restarts read from it).
+    const trace = process.env['BENCH_RESTART_SQL_TRACE'] === '1' ? { P2PTEL_SQL_TRACE: '1' } : {};
+    const env = { ...process.env, ...trace, ...(code ? { P2PTEL_TEST_STATE_CODE_SALT: code } : {}), ...(kind === 'blocking' ? { ROLLUP_REBUILD_BUDGET: '0' } : {}) };
     const r = await restart(kind === 'plain' ? 'plain restart' : `deploy ${kind}`, prev, first.target.token, env);
     restarts.push(r.result);
     prev = r.proc;

@@ -53,7 +53,7 @@ export interface RebuildBudget {
 
 /**
  * The stale partitions (reused as `stale`: state of other SQL, same layout) that this run
- * rebuilds: asOf's date first, then the newest dates, within the budget. A partition is a unit
+ * rebuilds: asOf's date first, then customer by customer, newest first (`staleInOrder`), within the budget. A partition is a unit
  * (rebuilt whole), so the first one is taken whatever its size.
  */
 export function staleToRebuild(
@@ -76,13 +76,26 @@ export function staleToRebuild(
   return picked;
 }
 
-/** The stale partitions of `decisions` in the order they are rebuilt: asOf's date first, then the newest dates, each date's customers in order. */
+/**
+ * The stale partitions of `decisions` in the order they are rebuilt: asOf's date first, then
+ * customer by customer, each customer's dates newest first. Customer by customer, not date by
+ * date: what a snapshot derives from a customer's states beside them (its older days' compacted
+ * hour pieces, its class units' session classes, its series blocks: window-pieces.ts,
+ * class-units.ts, series-blocks.ts) is made again by the next run whenever one of that customer's
+ * states changes, so that a step (or a run's budget) of one customer's days makes the next run
+ * redo one customer's, where the newest date across every customer made it redo up to a step's
+ * count of customers' (docs/benchmarks.md, "rebuild after a deployment, part 3").
+ */
 export function staleInOrder<D extends Pick<PartitionDecision, 'customerId' | 'date' | 'reason'>>(decisions: readonly D[], asOf: Date): D[] {
   const today = asOf.toISOString().slice(0, 10);
-  const rank = (d: D) => (d.date === today ? '9999-99-99' : d.date);
+  const rank = (d: D) => (d.date === today ? 0 : 1);
   return decisions
     .filter((d) => d.reason === 'stale')
-    .sort((a, b) => (rank(a) !== rank(b) ? (rank(a) < rank(b) ? 1 : -1) : a.customerId < b.customerId ? -1 : 1));
+    .sort((a, b) => rank(a) - rank(b) || compare(a.customerId, b.customerId) || compare(b.date, a.date));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** What dead runs and processes left: build folders, scratch, run locks. */

@@ -22,7 +22,7 @@ export interface StalePartition extends PartitionToBuild {
   reports: number;
 }
 
-/** The partitions whose state a run would reuse stale now, in the order they are rebuilt (asOf's date first, then the newest). */
+/** The partitions whose state a run would reuse stale now, in the order they are rebuilt (asOf's date first, then customer by customer, newest first). */
 export async function stalePartitions(deps: Pick<JobDeps, 'layout'>, asOf: Date): Promise<StalePartition[]> {
   const { files } = await discoverLanding(deps.layout);
   const byPartition = new Map<string, LandedFile[]>();

@@ -1,7 +1,7 @@
 // The rebuild after a deployment (docs/warehouse-state.md, "After a deployment"): a new version
 // whose state SQL differs (simulated by P2PTEL_TEST_STATE_CODE_SALT, which salts the hash of the
 // state code) publishes at its first run, reusing the stale states and rebuilding at most
-// ROLLUP_REBUILD_BUDGET of them (asOf's date first, then the newest), beside the partitions with
+// ROLLUP_REBUILD_BUDGET of them (asOf's date first, then customer by customer, newest first), beside the partitions with
 // new files; runs converge to no stale state. Every snapshot equals the independent SQL over the
 // raw files and a from-scratch run over the same files; a run killed mid-rebuild (SIGKILL of a
 // child) is resumed by the next without loss or double counting; a change of the state layout
@@ -84,6 +84,13 @@ const rebuiltForCode = (run: PipelineResult) => run.manifest.partitionStates!.re
 const rebuiltFor = (run: PipelineResult, reason: string) =>
   run.manifest.partitions.flatMap((p) => (p.states ?? []).filter((s) => s.action === 'rebuild' && s.reason === reason).map((s) => `${p.customerId}/${s.date}`));
 
+/** Whether the budget's order (past asOf's date) rebuilds partition `a` before `b` (`customer/date`): customer by customer, each one's newest date first. */
+const rebuiltBefore = (a: string, b: string) => {
+  const [ca, da] = a.split('/') as [string, string];
+  const [cb, db] = b.split('/') as [string, string];
+  return ca < cb || (ca === cb && da > db);
+};
+
 /** Whether a state is half-written (a .tmp- folder under the states). */
 const tmpStates = async () => (await listFiles(wh.layout.state, '')).some((f) => f.includes(`${path.sep}.tmp-`));
 
@@ -123,8 +130,8 @@ describe('the rebuild after a deployment', () => {
     await land(hour);
     hour++;
     const deployed = await runPipeline(wh, { asOf: at(hour), compact: false });
-    // Today's partitions (new files) are built by the new code; two stale ones more, the newest
-    // day's (the day before today), in customer order; the ten others serve as they are.
+    // Today's partitions (new files) are built by the new code; two stale ones more, the first
+    // customer's two newest days (customer by customer, not date by date); the ten others serve as they are.
     expect(deployed.manifest.partitionStates).toEqual({
       reused: 10,
       rebuilt: 5,
@@ -132,11 +139,11 @@ describe('the rebuild after a deployment', () => {
       stale: 10,
     });
     expect(rebuiltFor(deployed, 'new files landed').sort()).toEqual(CUSTOMERS.map((c) => `${c}/2026-11-20`));
-    expect(rebuiltFor(deployed, 'state code changed')).toEqual(['acme/2026-11-19', 'globex/2026-11-19']);
+    expect(rebuiltFor(deployed, 'state code changed').sort()).toEqual(['acme/2026-11-18', 'acme/2026-11-19']);
     expect(deployed.manifest.partitions.flatMap((p) => (p.states ?? []).filter((s) => s.reason === 'stale'))).toHaveLength(10);
     await expectExact(deployed, 'first run after the deployment');
 
-    // Each later run rebuilds at most the budget, newest first, until none is stale.
+    // Each later run rebuilds at most the budget, customer by customer, newest first, until none is stale.
     let left = staleOf(deployed);
     let runs = 0;
     while (left > 0) {
@@ -145,9 +152,9 @@ describe('the rebuild after a deployment', () => {
       const run = await runPipeline(wh, { asOf: at(hour), compact: false });
       expect(rebuiltForCode(run)).toBe(Math.min(BUDGET, left));
       expect(staleOf(run)).toBe(left - Math.min(BUDGET, left));
-      const rebuiltDates = rebuiltFor(run, 'state code changed').map((k) => k.split('/')[1]!);
-      const staleDates = run.manifest.partitions.flatMap((p) => (p.states ?? []).filter((s) => s.reason === 'stale').map((s) => s.date));
-      for (const d of rebuiltDates) for (const s of staleDates) expect(d >= s).toBe(true);
+      const rebuiltKeys = rebuiltFor(run, 'state code changed');
+      const staleKeys = run.manifest.partitions.flatMap((p) => (p.states ?? []).filter((s) => s.reason === 'stale').map((s) => `${p.customerId}/${s.date}`));
+      for (const r of rebuiltKeys) for (const k of staleKeys) expect(rebuiltBefore(r, k), `${r} rebuilt before ${k}`).toBe(true);
       await expectExact(run, `run ${++runs} of the rebuild`);
       left = staleOf(run);
     }
@@ -207,10 +214,12 @@ describe('the rebuild after a deployment', () => {
     const asOf = at(hour);
     const partitions = (await newestStates()).size;
     expect([...(await newestStates()).values()].filter((m) => m.stateVersion !== stateVersion())).toHaveLength(partitions);
-    // The order of a run's budget: asOf's date first, then the newest dates.
+    // The order of a run's budget: asOf's date first, then customer by customer, newest first.
     const stale = await stalePartitions(wh, asOf);
     expect(stale).toHaveLength(partitions);
-    expect(stale.map((p) => p.date)).toEqual([...stale.map((p) => p.date)].sort().reverse());
+    const today = asOf.toISOString().slice(0, 10);
+    const keys = stale.map((p) => `${p.customerId}/${p.date}`);
+    expect(keys).toEqual([...keys.filter((k) => k.endsWith(today)).sort(), ...keys.filter((k) => !k.endsWith(today)).sort((a, b) => (rebuiltBefore(a, b) ? -1 : 1))]);
 
     // A run that rebuilds no stale state: every partition serves stale, the snapshot exact.
     const first = await runPipeline(wh, { asOf, compact: false, rebuildStale: false });

@@ -64,6 +64,22 @@ export class DbSession {
     if (this.sqlTrace) process.stderr.write(`sql ${(performance.now() - startedAt).toFixed(0)} ms  ${sql.replace(/\s+/g, ' ').slice(0, 160)}\n`);
   }
 
+  /** A statement through the slots, traced (P2PTEL_SQL_TRACE=1) when it ends and when it fails (`sql failed after`: which statement ran out of memory, say). */
+  private async traced<T>(sql: string, fn: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      const result = await this.call(fn);
+      this.trace(sql, t0);
+      return result;
+    } catch (err) {
+      if (this.sqlTrace) {
+        const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
+        process.stderr.write(`sql failed after ${(performance.now() - t0).toFixed(0)} ms (${why})  ${sql.replace(/\s+/g, ' ').slice(0, 160)}\n`);
+      }
+      throw err;
+    }
+  }
+
   /**
    * One DuckDB call through the pool's slots: it waits its turn (leaving the queue if the session's
    * signal aborts), and fails with the signal's reason, or a QueryTimeout, when it was interrupted.
@@ -96,9 +112,7 @@ export class DbSession {
 
   /** Run a statement; returns the rows it changed (for COPY: the rows written). */
   async run(sql: string, params?: SqlParams, types?: SqlTypes): Promise<number> {
-    const t0 = performance.now();
-    const result = await this.call(() => this.conn.run(sql, params, types));
-    this.trace(sql, t0);
+    const result = await this.traced(sql, () => this.conn.run(sql, params, types));
     return result.rowsChanged;
   }
 
@@ -162,17 +176,13 @@ export class DbSession {
 
   /** All rows as plain JS objects (values as row-values.ts converts them: integers as exact numbers, timestamps as Date). */
   async all<T extends Row = Row>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T[]> {
-    const t0 = performance.now();
-    const reader = await this.call(() => this.conn.runAndReadAll(sql, params, types));
-    this.trace(sql, t0);
+    const reader = await this.traced(sql, () => this.conn.runAndReadAll(sql, params, types));
     return reader.convertRowObjects(rowValues) as T[];
   }
 
   /** All rows as one JS array per column, values converted as by `all` (cheaper than row objects for many rows). */
   async columns<T extends Record<string, unknown[]>>(sql: string, params?: SqlParams, types?: SqlTypes): Promise<T> {
-    const t0 = performance.now();
-    const reader = await this.call(() => this.conn.runAndReadAll(sql, params, types));
-    this.trace(sql, t0);
+    const reader = await this.traced(sql, () => this.conn.runAndReadAll(sql, params, types));
     return reader.convertColumnsObject(rowValues) as unknown as T;
   }
 
