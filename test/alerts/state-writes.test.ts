@@ -1,7 +1,8 @@
 // The evaluation's state documents over a sequence of snapshots: a later snapshot that changes
 // nothing durable leaves a tenant's document as it is (no write), a change writes it; a snapshot
 // older than the newest one evaluated changes nothing (rules step in asOf order); two evaluations
-// of one snapshot at once open one incident. Snapshots after the first are the served one seen
+// of one snapshot at once open one incident; a worse value of an open incident is written, a rule
+// pending within its `for` is not. Snapshots after the first are the served one seen
 // under a later asOf (test/helpers/later-snapshot.ts): same files, same figures.
 import fs from 'node:fs/promises';
 import path from 'node:path';
