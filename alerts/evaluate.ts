@@ -16,9 +16,9 @@ import type { ServedSnapshot } from '../served/snapshot-store.ts';
 import { listRules } from './rules-store.ts';
 import { readState, settleEvaluation, updateState } from './state-store.ts';
 import { questionsFigures, questionKey, type Figures, type Question } from './rule-figures.ts';
-import { nextStep, worse, type Observation, type Step } from './transitions.ts';
+import { decide, instantMs, nextStep, worse, type Observation, type Step } from './transitions.ts';
 import type { AlertRule } from './rule-schema.ts';
-import type { EventType, StateDoc, StoredIncident } from './incident-schema.ts';
+import type { EventType, RuleRun, StateDoc, StoredIncident } from './incident-schema.ts';
 import { alertMetrics } from './metrics.ts';
 
 export interface EvaluationDeps {
@@ -66,12 +66,16 @@ export async function evaluateSnapshot(deps: EvaluationDeps, snap: ServedSnapsho
     await inLanes(tenants, STATE_WRITES_AT_ONCE, async ({ tenant, rules }) => {
       const observe = (rule: AlertRule) => observation(snap, figures.get(questionOf(tenant.customerId, rule).key), rule);
       const steps = (doc: Readonly<StateDoc>) => applyRules(doc, tenant, rules, snap, settledMs, observe);
-      // The steps from the document as it is (its parse kept while the file is unchanged); only
-      // when they change something durable, again under its lock from the document then, written.
+      // The document as it is (its parse kept while the file is unchanged) checked first, making no
+      // run: most snapshots change nothing durable, and then nothing more is done. Otherwise its
+      // steps, and again under its lock from the document then, written.
       const read = await readState(deps.layout, tenant.id);
-      const dry = steps(read);
-      // Under the lock, the document unchanged since is the very object read: its steps are made.
-      const counts = dry.changed ? await updateState(deps.layout, tenant.id, (doc) => (doc === read ? dry : steps(doc))) : dry.result;
+      let counts = unchangedCounts(read, tenant.customerId, rules, snap, settledMs, figures);
+      if (counts === null) {
+        const dry = steps(read);
+        // Under the lock, the document unchanged since is the very object read: its steps are made.
+        counts = dry.changed ? await updateState(deps.layout, tenant.id, (doc) => (doc === read ? dry : steps(doc))) : dry.result;
+      }
       alertMetrics.evaluations.inc(counts.evaluated);
       out.rules += rules.length;
       out.opened += counts.opened;
@@ -124,8 +128,68 @@ function questionOf(customerId: string, rule: AlertRule): { key: string; questio
 }
 
 function observation(snap: ServedSnapshot, f: Figures | undefined, rule: AlertRule): Observation {
+  return { snapshot: snap.id, asOf: snap.manifest.asOf, value: valueOf(f, rule), sessions: f?.totalSessions ?? 0 };
+}
+
+function valueOf(f: Figures | undefined, rule: AlertRule): number | null {
   const value = f?.[rule.metric];
-  return { snapshot: snap.id, asOf: snap.manifest.asOf, value: typeof value === 'number' ? value : null, sessions: f?.totalSessions ?? 0 };
+  return typeof value === 'number' ? value : null;
+}
+
+/** Whether the rule is stepped by this snapshot: later than its run's asOf and the newest snapshot evaluated (`settledMs`). */
+function stepped(prev: RuleRun | undefined, snap: ServedSnapshot, settledMs: number): boolean {
+  return Math.max(settledMs, prev ? instantMs(prev.asOf) : Number.NEGATIVE_INFINITY) < snap.asOfMs;
+}
+
+type Counts = { opened: number; resolved: number; firing: number; evaluated: number };
+
+/**
+ * applyRules' counts when its steps change nothing durable (no incident opened, resolved or
+ * worse, no rule's state, pendingSince or open incident moved, no rule new or gone), else null.
+ * Decides each step (transitions.ts decide) without making its run: the steady case, where most
+ * snapshots leave every rule where it was, costs no object per rule.
+ */
+function unchangedCounts(doc: Readonly<StateDoc>, customerId: string, rules: readonly AlertRule[], snap: ServedSnapshot, settledMs: number, figures: ReadonlyMap<string, Figures>): Counts | null {
+  const counts = { opened: 0, resolved: 0, firing: 0, evaluated: 0 };
+  const ids = ruleIds(rules);
+  if (Object.keys(doc.runs).some((id) => !ids.has(id))) return null;
+  for (const rule of rules) {
+    const prev = Object.hasOwn(doc.runs, rule.id) ? doc.runs[rule.id] : undefined;
+    if (prev === undefined) return null;
+    if (stepped(prev, snap, settledMs)) {
+      counts.evaluated++;
+      const f = figures.get(questionOf(customerId, rule).key);
+      const value = valueOf(f, rule);
+      const { state, change, pendingSince } = decide(rule, prev, value, f?.totalSessions ?? 0, snap.manifest.asOf, snap.asOfMs);
+      if (state !== prev.state || pendingSince !== prev.pendingSince || change === 'open' || change === 'resolve') return null;
+      if (change === 'worse') {
+        const open = incidentsById(doc).get(prev.openIncident!);
+        if (open !== undefined && worse(rule, value!, open.worstValue)) return null;
+      }
+    }
+    if (prev.state === 'firing') counts.firing++;
+  }
+  return counts;
+}
+
+/** The ids of a tenant's rules, kept while the rules' parse lives. */
+const ruleIdSets = new WeakMap<readonly AlertRule[], Set<string>>();
+function ruleIds(rules: readonly AlertRule[]): Set<string> {
+  let ids = ruleIdSets.get(rules);
+  if (ids === undefined) ruleIdSets.set(rules, (ids = new Set(rules.map((r) => r.id))));
+  return ids;
+}
+
+/** The first incident of each id of a state document, kept while its parse lives. */
+const incidentIndexes = new WeakMap<Readonly<StateDoc>, Map<string, StoredIncident>>();
+function incidentsById(doc: Readonly<StateDoc>): Map<string, StoredIncident> {
+  let index = incidentIndexes.get(doc);
+  if (index === undefined) {
+    index = new Map();
+    for (const i of doc.incidents) if (!index.has(i.id)) index.set(i.id, i);
+    incidentIndexes.set(doc, index);
+  }
+  return index;
 }
 
 /**
@@ -136,16 +200,16 @@ function observation(snap: ServedSnapshot, f: Figures | undefined, rule: AlertRu
 function applyRules(doc: Readonly<StateDoc>, tenant: Tenant, rules: readonly AlertRule[], snap: ServedSnapshot, settledMs: number, observe: (r: AlertRule) => Observation) {
   const runs: StateDoc['runs'] = {};
   const incidents = [...doc.incidents];
-  const counts = { opened: 0, resolved: 0, firing: 0, evaluated: 0 };
-  const ids = new Set(rules.map((r) => r.id));
+  const counts: Counts = { opened: 0, resolved: 0, firing: 0, evaluated: 0 };
+  const ids = ruleIds(rules);
   let changed = Object.keys(doc.runs).some((id) => !ids.has(id));
   for (const rule of rules) {
     const prev = Object.hasOwn(doc.runs, rule.id) ? doc.runs[rule.id] : undefined;
-    if (Math.max(settledMs, prev ? Date.parse(prev.asOf) : Number.NEGATIVE_INFINITY) >= snap.asOfMs) {
+    if (!stepped(prev, snap, settledMs)) {
       if (prev) runs[rule.id] = prev;
     } else {
       counts.evaluated++;
-      const step = nextStep(rule, prev, observe(rule));
+      const step = nextStep(rule, prev, observe(rule), snap.asOfMs);
       const { run, durable } = applyChange(incidents, tenant, rule, step, counts);
       runs[rule.id] = run;
       if (durable || !prev || run.state !== prev.state || run.since !== prev.since || run.pendingSince !== prev.pendingSince || run.openIncident !== prev.openIncident) changed = true;

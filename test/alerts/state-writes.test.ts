@@ -1,7 +1,8 @@
 // The evaluation's state documents over a sequence of snapshots: a later snapshot that changes
 // nothing durable leaves a tenant's document as it is (no write), a change writes it; a snapshot
 // older than the newest one evaluated changes nothing (rules step in asOf order); two evaluations
-// of one snapshot at once open one incident. Snapshots after the first are the served one seen
+// of one snapshot at once open one incident; a worse value of an open incident is written, a rule
+// pending within its `for` is not. Snapshots after the first are the served one seen
 // under a later asOf (test/helpers/later-snapshot.ts): same files, same figures.
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -11,7 +12,7 @@ import { laterSnapshot } from '../helpers/later-snapshot.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { evaluateSnapshot } from '../../alerts/evaluate.ts';
 import { addRule, alertsDir, changeRule } from '../../alerts/rules-store.ts';
-import { readState } from '../../alerts/state-store.ts';
+import { readState, updateState } from '../../alerts/state-store.ts';
 import { findTenant, type Tenant } from '../../control/tenants.ts';
 import type { ServedSnapshot } from '../../served/snapshot-store.ts';
 import type { RuleFields } from '../../alerts/rule-schema.ts';
@@ -96,5 +97,35 @@ describe('alert state documents over snapshots', () => {
     expect(list.map((i) => i.state)).toEqual(['resolved', 'open']);
     expect(list[1]).toMatchObject({ openedAt: at(6).manifest.asOf });
     expect(list[1]!.id).not.toBe(list[0]!.id);
+  });
+
+  it('writes a worse value of an open incident, the rule staying firing', async () => {
+    // The open incident's worst value made less bad than the snapshot's value (the figures do not
+    // move between these snapshots): the next snapshot's value is worse, and is written.
+    const [open] = (await incidentsOf(firing)).filter((i) => i.state === 'open');
+    await updateState(t.api.deps.layout, acme.id, (doc) => ({
+      next: { ...doc, incidents: doc.incidents.map((i) => (i.id === open!.id ? { ...i, worstValue: i.valueAtOpen - 1 } : i)) },
+      result: null,
+    }));
+    const before = await stamp();
+    expect(await evaluate(at(7))).toMatchObject({ opened: 0, resolved: 0, firing: 2 });
+    expect(await stamp()).not.toBe(before);
+    const after = (await incidentsOf(firing)).find((i) => i.id === open!.id)!;
+    expect(after).toMatchObject({ state: 'open', worstValue: open!.valueAtOpen });
+    // Then the same value again: nothing worse, nothing written.
+    const written = await stamp();
+    expect(await evaluate(at(8))).toMatchObject({ opened: 0, resolved: 0, firing: 2 });
+    expect(await stamp()).toBe(written);
+  });
+
+  it('keeps a pending rule pending without writing, then opens its incident once `for` has passed', async () => {
+    const waiting = (await addRule(t.api.deps.layout, acme.id, { ...rule(-1), name: 'pending for 10m', for: '10m' }, 100)).id;
+    expect(await evaluate(at(9))).toMatchObject({ opened: 0, firing: 2 });
+    expect((await readState(t.api.deps.layout, acme.id)).runs[waiting]).toMatchObject({ state: 'pending', pendingSince: at(9).manifest.asOf });
+    const written = await stamp();
+    expect(await evaluate(at(14))).toMatchObject({ opened: 0, firing: 2 });
+    expect(await stamp()).toBe(written);
+    expect(await evaluate(at(19))).toMatchObject({ opened: 1, firing: 3 });
+    expect((await incidentsOf(waiting))[0]).toMatchObject({ state: 'open', openedAt: at(19).manifest.asOf });
   });
 });
