@@ -105,6 +105,18 @@ async function clearDebris({ layout, config, log }: JobDeps): Promise<void> {
   await removeDeadScratchOnce(layout, log);
 }
 
+/** Landed files grouped by their partition (`partitionKey`), in the order found. */
+export function filesByPartition(files: readonly LandedFile[]): Map<string, LandedFile[]> {
+  const byPartition = new Map<string, LandedFile[]>();
+  for (const f of files) {
+    const key = partitionKey(f.customerId, f.date);
+    const list = byPartition.get(key);
+    if (list) list.push(f);
+    else byPartition.set(key, [f]);
+  }
+  return byPartition;
+}
+
 export async function planRollup(
   deps: JobDeps,
   input: {
@@ -137,13 +149,7 @@ export async function planRollup(
   }
   await beginBuild(layout, input.runId, input.ownerPid);
   const customers = [...new Set(files.map((f) => f.customerId))].sort();
-  const byPartition = new Map<string, LandedFile[]>();
-  for (const f of files) {
-    const key = partitionKey(f.customerId, f.date);
-    const list = byPartition.get(key);
-    if (list) list.push(f);
-    else byPartition.set(key, [f]);
-  }
+  const byPartition = filesByPartition(files);
   const states = await readStates(layout);
   const decided = [...byPartition.entries()]
     .sort(([a], [b]) => (a < b ? -1 : 1))

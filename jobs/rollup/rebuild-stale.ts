@@ -9,12 +9,12 @@
 // the stale state or the rebuilt one, each exact for its own SQL. Killed mid-way, a build leaves a
 // `.tmp-` folder that is never read (debris); what is still stale is rebuilt by the next pass.
 import { randomBytes } from 'node:crypto';
-import { discoverLanding, type LandedFile } from '../../warehouse/landing/index.ts';
+import { discoverLanding } from '../../warehouse/landing/index.ts';
 import { decidePartition, partitionKey, readStates, stateInput, type PartitionToBuild, type StateMeta } from '../../warehouse/states/index.ts';
 import { compactIso } from '../../lib/time.ts';
 import type { JobDeps } from '../deps.ts';
 import { rollupPartition } from './partition.ts';
-import { staleInOrder } from './plan.ts';
+import { filesByPartition, staleInOrder } from './plan.ts';
 import { countStaleRebuilt } from './rebuild-metrics.ts';
 
 /** A stale partition and the reports its stale state holds (what its rebuild reads, about). */
@@ -25,13 +25,7 @@ export interface StalePartition extends PartitionToBuild {
 /** The partitions whose state a run would reuse stale now, in the order they are rebuilt (asOf's date first, then customer by customer, newest first). */
 export async function stalePartitions(deps: Pick<JobDeps, 'layout'>, asOf: Date): Promise<StalePartition[]> {
   const { files } = await discoverLanding(deps.layout);
-  const byPartition = new Map<string, LandedFile[]>();
-  for (const f of files) {
-    const key = partitionKey(f.customerId, f.date);
-    const list = byPartition.get(key);
-    if (list) list.push(f);
-    else byPartition.set(key, [f]);
-  }
+  const byPartition = filesByPartition(files);
   const states = await readStates(deps.layout);
   const decided = [...byPartition.entries()].map(([key, list]) =>
     decidePartition(list[0]!.customerId, list[0]!.date, list.map((f) => stateInput(f)), states.get(key), false, asOf, true),
