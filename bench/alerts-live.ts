@@ -18,7 +18,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import { startReceiver, type Received, type Receiver } from '../test/helpers/webhook-receiver.ts';
-import { LiveBench, percentile, postProbe, sleep, stop, untilListed, type HistorySize, type Target } from './live-harness.ts';
+import { LiveBench, stats, postProbe, sleep, stop, untilListed, type HistorySize, type Stats, type Target } from './live-harness.ts';
 import { writeResult } from './report.ts';
 
 export interface AlertsLiveOptions extends HistorySize {
@@ -59,14 +59,6 @@ interface ProbeTimes {
   deliveryMs: number[];
 }
 
-interface Stats {
-  p50: number;
-  p95: number;
-  max: number;
-  n: number;
-}
-
-const stats = (xs: number[]): Stats => ({ p50: percentile(xs, 50), p95: percentile(xs, 95), max: Math.max(...xs), n: xs.length });
 
 interface PhaseResult {
   freshnessMs: Stats;

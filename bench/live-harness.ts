@@ -23,6 +23,16 @@ export const percentile = (xs: number[], p: number) => {
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 };
 
+/** The p50, p95, max and count of a list of durations. */
+export interface Stats {
+  p50: number;
+  p95: number;
+  max: number;
+  n: number;
+}
+
+export const stats = (xs: number[]): Stats => ({ p50: percentile(xs, 50), p95: percentile(xs, 95), max: Math.max(...xs), n: xs.length });
+
 /** Where the probes and the load go: the API (and a token it takes), the collector (and an ingest key). */
 export interface Target {
   api: string;

@@ -39,7 +39,7 @@ import { Command } from 'commander';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import { publishedDir, readCurrent, snapshotFiles } from '../warehouse/snapshots/index.ts';
 import { readSnapshotManifest } from '../warehouse/snapshots/index.ts';
-import { HOUR, LiveBench, command, peakRssMiB, peaks, percentile, probe, sampleRss, sleep, stop, waitForOutput, type Proc, type Target } from './live-harness.ts';
+import { HOUR, LiveBench, command, peakRssMiB, peaks, stats, probe, sampleRss, sleep, stop, waitForOutput, type Proc, type Stats, type Target } from './live-harness.ts';
 import { writeResult } from './report.ts';
 
 const cli = new Command()
@@ -131,14 +131,6 @@ interface RssPhases {
   load: Record<string, number>;
 }
 
-interface Stats {
-  p50: number;
-  p95: number;
-  max: number;
-  n: number;
-}
-
-const stats = (xs: number[]): Stats => ({ p50: percentile(xs, 50), p95: percentile(xs, 95), max: Math.max(...xs), n: xs.length });
 
 /** The durations (ms) of `start`'s live-loop runs (its `live: snapshot … rolled up in` lines) whose snapshot is as of `from` to `to`. */
 function liveRuns(proc: Proc, from: number, to = Infinity): number[] {
