@@ -8,11 +8,11 @@
 // buffers (the process's own process.memoryUsage()), the snapshots swapped and fragments fetched;
 // and the process's VmHWM at the end.
 import fs from 'node:fs/promises';
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Command } from 'commander';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import { writeResult } from './report.ts';
+import { signIn, startStart } from './portal-start.ts';
 
 const opts = new Command()
   .requiredOption('--warehouse <dir>', 'warehouse with a published snapshot')
@@ -32,34 +32,6 @@ interface Sample {
   heapUsed: number;
   external: number;
   arrayBuffers: number;
-}
-
-async function startStart(dir: string, samples: string): Promise<{ child: ChildProcess; url: string; collector: string; token: string; key: string }> {
-  const env = { ...process.env, LOG_LEVEL: 'warn', MEMORY_SAMPLES: samples };
-  const child = spawn(process.execPath, ['--require', path.join(PROJECT_ROOT, 'bench', 'memory-sampler.cjs'), 'bin/p2ptel.js', 'start', '--warehouse', dir, '--port', '0', '--collector-port', '0'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  process.once('exit', () => child.kill());
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  for (let i = 0; !/session-reports"\n/.test(out); i++) {
-    if (child.exitCode !== null || i > 6000) throw new Error(`start did not come up:\n${out}`);
-    await sleep(100);
-  }
-  const lines = out.split('\n');
-  const after = (re: RegExp) => lines[lines.findIndex((l) => re.test(l)) + 1]!.trim();
-  return { child, url: /API listening on (\S+)/.exec(out)![1]!, collector: /collector of SDK reports listening on (\S+);/.exec(out)![1]!, token: after(/its token, valid/), key: after(/ingest key of \S+ \(public, write-only/) };
-}
-
-async function signIn(base: string, token: string): Promise<string> {
-  const form = await fetch(`${base}/portal/login`);
-  const csrf = /p2ptel_portal_login=([^;]+)/.exec(form.headers.get('set-cookie') ?? '')![1]!;
-  const res = await fetch(`${base}/portal/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: base, Cookie: `p2ptel_portal_login=${csrf}` },
-    body: `csrf=${encodeURIComponent(csrf)}&token=${encodeURIComponent(token)}`,
-  });
-  return `p2ptel_portal=${/p2ptel_portal=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!}`;
 }
 
 async function vm(pid: number, field: 'VmRSS' | 'VmHWM'): Promise<number> {

@@ -7,7 +7,6 @@
 // acknowledged by the collector to its figure on a page open in Chromium, beside the API's own
 // freshness; and start's peak RSS with no page open and with N live pages following snapshots.
 import fs from 'node:fs/promises';
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Command } from 'commander';
 import { chromium } from 'playwright-core';
@@ -15,6 +14,7 @@ import { gzipSync } from 'node:zlib';
 import { PROJECT_ROOT } from '../lib/version.ts';
 import { median, writeResult } from './report.ts';
 import { startChild, stopChild } from './servers.ts';
+import { signIn, startStart, type StartedStart as Started } from './portal-start.ts';
 
 const opts = new Command()
   .requiredOption('--warehouse <dir>', 'warehouse with a published snapshot')
@@ -28,42 +28,6 @@ const opts = new Command()
 const say = (line: string) => process.stderr.write(`${line}\n`);
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Started {
-  child: ChildProcess;
-  url: string;
-  collector: string;
-  token: string;
-  key: string;
-  output: () => string;
-}
-
-async function startStart(dir: string): Promise<Started> {
-  const child = spawn(process.execPath, ['bin/p2ptel.js', 'start', '--warehouse', dir, '--port', '0', '--collector-port', '0'], { cwd: PROJECT_ROOT, env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  process.once('exit', () => child.kill());
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  for (let i = 0; !/session-reports"\n/.test(out); i++) {
-    if (child.exitCode !== null || i > 6000) throw new Error(`start did not come up:\n${out}`);
-    await sleep(100);
-  }
-  const lines = out.split('\n');
-  const after = (re: RegExp) => lines[lines.findIndex((l) => re.test(l)) + 1]!.trim();
-  return { child, url: /API listening on (\S+)/.exec(out)![1]!, collector: /collector of SDK reports listening on (\S+);/.exec(out)![1]!, token: after(/its token, valid/), key: after(/ingest key of \S+ \(public, write-only/), output: () => out };
-}
-
-async function signIn(base: string, token: string): Promise<string> {
-  const form = await fetch(`${base}/portal/login`);
-  const csrfCookie = /p2ptel_portal_login=([^;]+)/.exec(form.headers.get('set-cookie') ?? '')![1]!;
-  const res = await fetch(`${base}/portal/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: base, Cookie: `p2ptel_portal_login=${csrfCookie}` },
-    body: `csrf=${encodeURIComponent(csrfCookie)}&token=${encodeURIComponent(token)}`,
-  });
-  return `p2ptel_portal=${/p2ptel_portal=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!}`;
-}
 
 async function timed(url: string, cookie: string): Promise<{ ms: number; bytes: number; body: Buffer; headers: Headers }> {
   const t = performance.now();
