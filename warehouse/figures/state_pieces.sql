@@ -9,14 +9,12 @@
 --   constant within a session in practice, so they add no rows), so that breakdowns by dimension
 --   can be answered from states without reading raw reports. `customer` and `date` name the
 --   partition (they are not stored in the state's file).
--- `state_minutes` (for this batch only): per (stream, session, minute), the sums a series needs
---   (session_buckets.sql's shape): each day's series of every standard size is made of them.
+-- `state_minutes` (for this batch only) is made after it (state_minutes.sql).
 -- Integer sums are cast to BIGINT (Parquet keeps them exactly; HUGEINT would become DOUBLE).
 -- Placeholders: <piece_dimensions> the session dimensions; <piece_of_reports> every piece
--- column's value for a group of reports;
--- <series_piece_of_reports> the same for the columns a series needs (piece-columns.ts).
+-- column's value for a group of reports (piece-columns.ts).
 -- Parameters: none.
--- Reads: reports (dedup_batch.sql). Writes: state_hours, state_minutes.
+-- Reads: reports (dedup_batch.sql). Writes: state_hours.
 CREATE OR REPLACE TEMP TABLE state_hours AS
 SELECT
   split_part(streamId, ':', 1) AS customer,
@@ -28,14 +26,5 @@ SELECT
   sessionId,
   {{piece_dimensions}},
   {{piece_of_reports}}
-FROM reports
-GROUP BY ALL;
-
-CREATE OR REPLACE TEMP TABLE state_minutes AS
-SELECT
-  streamId,
-  sessionId,
-  epoch_us(ts) // 60000000 * 60000000 AS start_us,
-  {{series_piece_of_reports}}
 FROM reports
 GROUP BY ALL;

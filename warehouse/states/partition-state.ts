@@ -64,14 +64,28 @@ async function readPieces(ctx: LoadContext, landed: readonly LandedFile[]): Prom
 }
 
 /**
- * `state_minutes` and `state_hours` (state_pieces.sql) from `files`, deduplicated by the one rule
- * (dedup_batch.sql). No file: empty tables.
+ * `state_hours` (state_pieces.sql) and `state_minutes` (state_minutes.sql) from `files`,
+ * deduplicated by the one rule (dedup_batch.sql). No file: empty tables.
  */
 async function piecesFrom(s: DbSession, files: readonly LandedFile[], present: ReadonlySet<string>): Promise<void> {
   await s.run(loadSql(files, present, STATE_COLUMNS, 'VIEW'));
   await s.run(sqlFile('dedup_batch'));
   await s.run(pieceSql('state_pieces'));
+  await s.run(pieceSql('state_minutes', { minute_session: await minuteSessionKey(s) }));
 }
+
+/**
+ * The minute pieces' session key: a 64-bit hash of (stream, session) when it is distinct for
+ * every session of the batch's hour pieces (session_keys_exact.sql), else the session id itself.
+ * Both group the same reports together, so the series made of them are the same.
+ */
+async function minuteSessionKey(s: DbSession): Promise<string> {
+  const [row] = await s.all<{ exact: boolean }>(sqlFile('session_keys_exact'));
+  return row?.exact === true ? HASHED_SESSION : 'sessionId';
+}
+
+/** The minute pieces' session key where the hash tells every session of the batch apart. */
+export const HASHED_SESSION = 'hash(streamId, sessionId) AS sessionId';
 
 /**
  * Each day's series of every standard size (or of those up to `upTo` seconds), as `state_series`

@@ -38,7 +38,7 @@ const STATE_FORMAT = 4;
  * `decidePartition`).
  */
 const STATE_SQL = [
-  'load_raw', 'validate_rows', 'dedup_reports', 'report_files', 'dedup_raw', 'dedup_raw_delete', 'dedup_batch', 'state_pieces', 'session_buckets', 'series_of_buckets',
+  'load_raw', 'validate_rows', 'dedup_reports', 'report_files', 'dedup_raw', 'dedup_raw_delete', 'dedup_batch', 'state_pieces', 'state_minutes', 'session_keys_exact', 'session_buckets', 'series_of_buckets',
   'series_combine', 'series_from_buckets', 'series_rows', 'coarser_buckets', 'state_series', 'partition_figures', 'files_read', 'partition_rows',
   'report_pieces', 'edge_reports', 'edge_hour_pieces',
   'layer_new_reports', 'layer_prior_copies', 'layer_pieces', 'layer_state_minutes', 'layer_sessions', 'layer_touched_minutes',
