@@ -10,7 +10,6 @@ import { breakdownRows } from '../../served/ondemand-breakdowns.ts';
 import { parseFilters } from '../../served/breakdown-filters.ts';
 import { NO_SESSIONS } from '../../warehouse/reads/breakdowns.ts';
 import { batchSql, type BatchQuestion } from '../../warehouse/reads/breakdown-batch.ts';
-import type { ServedWindow } from '../../warehouse/figures/index.ts';
 
 let t: TestApi;
 
@@ -89,7 +88,7 @@ describe('batched alert figures', () => {
       ['!sdkVersion:', '!cohort:control'],
       ['device:'],
     ];
-    const WINDOWS: ServedWindow[] = ['5m', '15m', '1h', '24h'];
+    const WINDOWS: Question['window'][] = ['5m', '15m', '1h', '24h'];
     const questions: Question[] = [];
     for (const window of WINDOWS) for (const [customerId, streamId] of scopes) for (const filters of FILTERS) questions.push({ customerId, streamId, window, filters });
     // The same questions again under other keys: every session is then kept by several questions of the batch.
