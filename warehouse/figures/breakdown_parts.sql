@@ -14,8 +14,10 @@
 -- on a parameter that may be NULL is not pushed into the Parquet scan, which then reads every
 -- stream's row groups); <stream_group> `streamId` for groups per stream too, else a NULL;
 -- <by_value> the column of the dimension grouped by, or a NULL for one group; <dimension_filters>
--- the filters' conditions over their $keep_<dim> and $drop_<dim> (`true` without filters); all
--- written by breakdowns.ts from code constants. <stream_piece_sums>, <peer_mean_sum> and
+-- the filters' conditions over their $keep_<dim> and $drop_<dim> (`true` without filters);
+-- <questions> nothing, or (many questions at once, breakdown-batch.ts) a join of each session to
+-- the questions that count it, whose columns <by_value> and <dimension_filters> then read; all
+-- written by breakdowns.ts and breakdown-batch.ts from code constants. <stream_piece_sums>, <peer_mean_sum> and
 -- <peer_sessions> (piece-columns.ts).
 -- Parameters: $max_class (INTEGER, the window's class), $stream (VARCHAR, with the stream
 -- filter only), $keep_<dim> and $drop_<dim> (VARCHAR[], with that dimension's filters only).
@@ -32,7 +34,7 @@ WITH sessions AS (
 ),
 kept AS (
   SELECT * EXCLUDE (head), {{by_value}} AS value
-  FROM (SELECT *, {{head_columns}} FROM sessions)
+  FROM (SELECT *, {{head_columns}} FROM sessions){{questions}}
   WHERE {{dimension_filters}}
 )
 SELECT

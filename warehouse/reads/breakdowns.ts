@@ -88,7 +88,12 @@ export function snapshotWindowClass(w: ServedWindow): number {
 }
 
 const paramName = (kind: 'keep' | 'drop', d: SessionDimension, prefix = '') => `${prefix}${kind}_${d.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
-const inList = (param: string, d: SessionDimension) => `len(list_filter($${param}, v -> v IS NOT DISTINCT FROM ${d})) > 0`;
+/**
+ * The condition that the session's value of `d` is in the list `list` (an SQL expression of
+ * VARCHAR[]: a bound parameter, or a column of a batch's questions, breakdown-batch.ts), a NULL in
+ * the list standing for the value null.
+ */
+export const inList = (list: string, d: SessionDimension) => `len(list_filter(${list}, v -> v IS NOT DISTINCT FROM ${d})) > 0`;
 
 /** The placeholders of session_classes.sql and breakdown_parts.sql that do not depend on a query (code constants). */
 const BREAKDOWN_SQL = {
@@ -105,8 +110,8 @@ const BREAKDOWN_SQL = {
 export function filterConditions(filters: BreakdownFilters, prefix = ''): string[] {
   const conditions: string[] = [];
   for (const [d, f] of filters) {
-    if (f.keep.length > 0) conditions.push(inList(paramName('keep', d, prefix), d));
-    if (f.drop.length > 0) conditions.push(`NOT ${inList(paramName('drop', d, prefix), d)}`);
+    if (f.keep.length > 0) conditions.push(inList(`$${paramName('keep', d, prefix)}`, d));
+    if (f.drop.length > 0) conditions.push(`NOT ${inList(`$${paramName('drop', d, prefix)}`, d)}`);
   }
   return conditions;
 }
@@ -135,6 +140,7 @@ function querySql(q: BreakdownQuery): Record<string, string> {
     stream_group: q.perStream === true ? 'streamId' : 'CAST(NULL AS VARCHAR)',
     by_value: q.by ?? 'CAST(NULL AS VARCHAR)',
     dimension_filters: filterConditionsSql(q.filters),
+    questions: '',
   };
 }
 
