@@ -11,7 +11,7 @@
 CREATE OR REPLACE TEMP TABLE state_minutes AS
 SELECT streamId, sessionId, start_us, {{series_piece_sums}}
 FROM (SELECT * FROM layer_minutes UNION ALL BY NAME {{kept}})
-WHERE start_us // 600000000 * 600000000 IN (SELECT block_us FROM touched_blocks)
+WHERE start_us // 60000000 * 60000000 IN (SELECT block_us FROM touched_blocks)
 GROUP BY ALL;
 
 CREATE OR REPLACE TEMP TABLE touched_coarse AS

@@ -10,7 +10,7 @@ CREATE OR REPLACE TEMP TABLE state_series_all AS
 WITH previous AS (
   SELECT p.* FROM read_parquet({{previous}}, hive_partitioning = false) AS p
   ANTI JOIN touched_coarse AS t ON p.bucketSeconds = t.bucketSeconds AND epoch_us(p.bucketStart) = t.start_us
-  WHERE NOT (p.bucketSeconds <= 600 AND epoch_us(p.bucketStart) // 600000000 * 600000000 IN (SELECT block_us FROM touched_blocks))
+  WHERE NOT (p.bucketSeconds <= 60 AND epoch_us(p.bucketStart) // 60000000 * 60000000 IN (SELECT block_us FROM touched_blocks))
 )
 SELECT * EXCLUDE (customer, date) FROM state_series
 UNION ALL BY NAME SELECT * FROM coarse_rows

@@ -245,7 +245,7 @@ async function inputsWithSchemas(s: DbSession, files: readonly LandedFile[], loa
  * layer_touched_minutes.sql and layer_touched_series.sql write the block as a literal (600 s), so
  * that a change of it changes the state version (state-store.ts hashes the SQL): change all three.
  */
-const BLOCK_SECONDS = 600;
+const BLOCK_SECONDS = 60;
 const BLOCK_US = BigInt(BLOCK_SECONDS) * 1_000_000n;
 const COARSE_SIZES = STANDARD_BUCKET_SECONDS.filter((size) => size > BLOCK_SECONDS);
 if (STANDARD_BUCKET_SECONDS.some((size) => (size <= BLOCK_SECONDS ? BLOCK_SECONDS % size : size % BLOCK_SECONDS) !== 0)) {
