@@ -54,7 +54,7 @@ describe('the SQL trace of a statement out of memory', () => {
     }
     const text = lines.join('');
     expect(text).toMatch(/sql failed after \d+ ms \(Out of Memory Error.*\) {2}SELECT list\(range\)/);
-    expect(text).toMatch(/ {2}memory: .*\d+\.\d MiB/);
+    expect(text).toMatch(/ {2}memory \(process RSS \d+ MiB\): .*\d+\.\d MiB/);
     expect(text).toMatch(/ {4}session open \d+ ms, last: CREATE TEMP TABLE held/);
   });
 });

@@ -109,7 +109,7 @@ export class Db {
           const now = performance.now();
           const others = [...this.inFlight.values()].map((f) => `    in flight ${(now - f.t0).toFixed(0)} ms: ${f.sql.replace(/\s+/g, ' ').slice(0, 200)}\n`);
           const sessions = [...this.open.values()].map((o) => `    session open ${(now - o.t0).toFixed(0)} ms, last: ${o.last.replace(/\s+/g, ' ').slice(0, 120)}\n`);
-          return `  memory: ${mem.map((r) => `${String(r['tag'])} ${mib(r['m'])} MiB${Number(r['t']) > 0 ? ` (+${mib(r['t'])} spilled)` : ''}`).join(', ')}\n${others.join('')}${sessions.join('')}`;
+          return `  memory (process RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB): ${mem.map((r) => `${String(r['tag'])} ${mib(r['m'])} MiB${Number(r['t']) > 0 ? ` (+${mib(r['t'])} spilled)` : ''}`).join(', ')}\n${others.join('')}${sessions.join('')}`;
         } finally {
           conn.closeSync();
         }
