@@ -195,7 +195,7 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
       reports: path.join(dir, `layer-${layerId}-reports.parquet`),
       hours: path.join(dir, `layer-${layerId}-hours.parquet`),
       minutes: path.join(dir, `layer-${layerId}-minutes.parquet`),
-      /** Per-session buckets of the sizes longer than an hour (layer_sessions.sql). */
+      /** Per-session buckets of the sizes longer than a minute (layer_sessions.sql). */
       sessions: path.join(dir, `layer-${layerId}-sessions.parquet`),
     }),
   };
