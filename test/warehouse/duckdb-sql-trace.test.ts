@@ -32,3 +32,29 @@ describe('the SQL trace', () => {
     expect(lines.some((l) => /^sql failed after \d+ ms \(.*no_such_table_here.*\) {2}SELECT \* FROM no_such_table_here/.test(l))).toBe(true);
   });
 });
+
+describe('the SQL trace of a statement out of memory', () => {
+  it('says what holds the instance\'s memory and which statements and sessions are open', async () => {
+    const small = await openTestWarehouse({ P2PTEL_SQL_TRACE: '1', DUCKDB_MEMORY_LIMIT: '64MB' });
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    try {
+      await small.db.withSession(async (holder) => {
+        await holder.run('CREATE TEMP TABLE held AS SELECT range AS n FROM range(3000000)');
+        await small.db.withSession(async (s) => {
+          await expect(s.run('SELECT list(range) FROM range(30000000)')).rejects.toThrow(/^Out of Memory Error/);
+        });
+      });
+    } finally {
+      spy.mockRestore();
+      await small.close();
+    }
+    const text = lines.join('');
+    expect(text).toMatch(/sql failed after \d+ ms \(Out of Memory Error.*\) {2}SELECT list\(range\)/);
+    expect(text).toMatch(/ {2}memory \(process RSS \d+ MiB\): .*\d+\.\d MiB/);
+    expect(text).toMatch(/ {4}session open \d+ ms, last: CREATE TEMP TABLE held/);
+  });
+});

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDbConfig } from './config.ts';
 import { instanceSettings, setUtc } from './instance-settings.ts';
-import { DbSession, QueryTimeout, type SessionOptions } from './session.ts';
+import { DbSession, QueryTimeout, type SessionOptions, type SqlTracer } from './session.ts';
 import { Slots } from './slots.ts';
 
 export interface DbOptions {
@@ -78,7 +78,43 @@ export class Db {
     const big = options.pool === 'exports' || options.releaseAfter === true;
     const conn = await (big ? this.instance : this.smallReads).connect();
     const onClosed = options.releaseAfter ? () => void this.releaseMemory().catch(() => {}) : undefined;
-    return new DbSession(conn, options.pool === 'exports' ? this.exportSlots : this.slots, options, this.sqlTrace, onClosed);
+    const instance = big ? this.instance : this.smallReads;
+    const tracer = this.sqlTrace ? this.tracerOf(instance) : undefined;
+    const closed = tracer ? () => (tracer.close(), onClosed?.()) : onClosed;
+    return new DbSession(conn, options.pool === 'exports' ? this.exportSlots : this.slots, options, this.sqlTrace, closed, tracer);
+  }
+
+  /** P2PTEL_SQL_TRACE=1: the statements in flight (their opening text), and a failed statement's view of the instance's memory. */
+  private readonly inFlight = new Map<number, { sql: string; t0: number }>();
+  /** Sessions open, by number: when opened, their last statement. */
+  private readonly open = new Map<number, { t0: number; last: string }>();
+  private nextToken = 0;
+  private tracerOf(instance: DuckDBInstance): SqlTracer & { close(): void } {
+    const id = this.nextToken++;
+    this.open.set(id, { t0: performance.now(), last: '' });
+    return {
+      close: () => void this.open.delete(id),
+      begin: (sql) => {
+        const token = this.nextToken++;
+        this.inFlight.set(token, { sql, t0: performance.now() });
+        this.open.get(id)!.last = sql;
+        return token;
+      },
+      end: (token) => void this.inFlight.delete(token),
+      describe: async () => {
+        const conn = await instance.connect();
+        try {
+          const mem = (await conn.runAndReadAll(`SELECT tag, memory_usage_bytes AS m, temporary_storage_bytes AS t FROM duckdb_memory() WHERE memory_usage_bytes > 0 OR temporary_storage_bytes > 0 ORDER BY m DESC`)).getRowObjects();
+          const mib = (b: unknown) => (Number(b) / 2 ** 20).toFixed(1);
+          const now = performance.now();
+          const others = [...this.inFlight.values()].map((f) => `    in flight ${(now - f.t0).toFixed(0)} ms: ${f.sql.replace(/\s+/g, ' ').slice(0, 200)}\n`);
+          const sessions = [...this.open.values()].map((o) => `    session open ${(now - o.t0).toFixed(0)} ms, last: ${o.last.replace(/\s+/g, ' ').slice(0, 120)}\n`);
+          return `  memory (process RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB): ${mem.map((r) => `${String(r['tag'])} ${mib(r['m'])} MiB${Number(r['t']) > 0 ? ` (+${mib(r['t'])} spilled)` : ''}`).join(', ')}\n${others.join('')}${sessions.join('')}`;
+        } finally {
+          conn.closeSync();
+        }
+      },
+    };
   }
 
   /** Run `fn` on a fresh session, closing it afterwards. */

@@ -31,6 +31,13 @@ export function isOutOfMemory(err: unknown): boolean {
   return err instanceof Error && /^Out of Memory Error\b/.test(err.message);
 }
 
+/** P2PTEL_SQL_TRACE=1: what a failed statement's trace says of the other statements in flight and of the instance's memory. */
+export interface SqlTracer {
+  begin(sql: string): number;
+  end(token: number): void;
+  describe(): Promise<string>;
+}
+
 export class QueryTimeout extends InternalError {
   override name = 'QueryTimeout';
   override readonly errorCode = 'query_timeout';
@@ -53,6 +60,8 @@ export class DbSession {
     private readonly sqlTrace = false,
     /** Called once the connection is closed. */
     private readonly onClosed: () => void = () => {},
+    /** With P2PTEL_SQL_TRACE=1: the statements in flight in the instance, and what holds its memory when one runs out of it (Db). */
+    private readonly tracer?: SqlTracer,
   ) {
     this.signal = options.signal;
     this.bounded = options.bounded ?? false;
@@ -67,6 +76,7 @@ export class DbSession {
   /** A statement through the slots, traced (P2PTEL_SQL_TRACE=1) when it ends and when it fails (`sql failed after`: which statement ran out of memory, say). */
   private async traced<T>(sql: string, fn: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
+    const token = this.tracer?.begin(sql);
     try {
       const result = await this.call(fn);
       this.trace(sql, t0);
@@ -74,9 +84,12 @@ export class DbSession {
     } catch (err) {
       if (this.sqlTrace) {
         const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
-        process.stderr.write(`sql failed after ${(performance.now() - t0).toFixed(0)} ms (${why})  ${sql.replace(/\s+/g, ' ').slice(0, 160)}\n`);
+        const held = this.tracer && isOutOfMemory(err) ? await this.tracer.describe().catch((e: unknown) => `(memory not read: ${String(e)})`) : '';
+        process.stderr.write(`sql failed after ${(performance.now() - t0).toFixed(0)} ms (${why})  ${sql.replace(/\s+/g, ' ').slice(0, 160)}\n${held}`);
       }
       throw err;
+    } finally {
+      if (token !== undefined) this.tracer!.end(token);
     }
   }
 

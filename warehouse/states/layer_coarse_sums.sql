@@ -1,4 +1,4 @@
--- The partial sums of a layered state's series buckets longer than 10 minutes (an hour, 6 hours,
+-- The partial sums of a layered state's series buckets longer than a minute (5 and 10 minutes, an hour, 6 hours,
 -- a day), per (size, stream, bucket), from per-session buckets of those sizes: the distinct
 -- sessions, the sum of each session's mean peerCount and the sessions that have one (avgPeerCount's
 -- numerator and denominator), and the series piece sums. A state keeps them (`coarse.parquet`), so

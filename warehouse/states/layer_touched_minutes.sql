@@ -1,8 +1,7 @@
--- The minute pieces, over every layer of a partition state, of the 10-minute blocks a new layer's
--- reports touch (`touched_blocks`), one row per (stream, session, minute): the buckets of the sizes
--- up to a block (60, 300 and 600 s, each inside one block) of those blocks are remade from them
--- (layered-state.ts); `touched_coarse` the buckets of the larger sizes (an hour, 6 hours, a day)
--- those blocks lie in, remade from the layers' per-session buckets (layer_coarse_series.sql).
+-- The minute pieces, over every layer of a partition state, of the minutes a new layer's reports
+-- touch (`touched_blocks`: blocks of one minute), one row per (stream, session, minute): the
+-- minute buckets of the series are remade from them (layered-state.ts); `touched_coarse` the
+-- buckets of the larger sizes (5 and 10 minutes, an hour, 6 hours, a day) those minutes lie in, remade from the layers' per-session buckets (layer_coarse_series.sql).
 -- Placeholders: <kept> the minute files of the layers kept from the previous state (a query,
 -- filtered to the touched blocks' span so that sorted files skip other row groups);
 -- <coarse_sizes> the larger sizes in seconds (code constants); <series_piece_sums>
@@ -11,7 +10,7 @@
 CREATE OR REPLACE TEMP TABLE state_minutes AS
 SELECT streamId, sessionId, start_us, {{series_piece_sums}}
 FROM (SELECT * FROM layer_minutes UNION ALL BY NAME {{kept}})
-WHERE start_us // 600000000 * 600000000 IN (SELECT block_us FROM touched_blocks)
+WHERE start_us // 60000000 * 60000000 IN (SELECT block_us FROM touched_blocks)
 GROUP BY ALL;
 
 CREATE OR REPLACE TEMP TABLE touched_coarse AS

@@ -12,7 +12,7 @@
 // state has read), or a new copy of a report that the rule would keep instead of an earlier one.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileList, fillSql, quotedString, sqlFile } from '../duckdb/index.ts';
+import { fileList, fillSql, quotedString, sqlFile, withBucketSeconds } from '../duckdb/index.ts';
 import { STANDARD_BUCKET_SECONDS } from '../figures/index.ts';
 import { exists } from '../../lib/fsx.ts';
 import { timestampLiteral } from './window-pieces.ts';
@@ -241,11 +241,14 @@ async function inputsWithSchemas(s: DbSession, files: readonly LandedFile[], loa
  * the larger sizes (multiples of it, up to a day) from every layer's per-session buckets of those
  * sizes, which layers keep for that. An hour's minute pieces hold about 60 rows per active session
  * against one per-session bucket a layer: at live rates (thousands of sessions at once) remaking a
- * touched hour from its minutes cost more than the rest of the layer's build.
- * layer_touched_minutes.sql and layer_touched_series.sql write the block as a literal (600 s), so
+ * touched hour from its minutes cost more than the rest of the layer's build. The block is one
+ * minute: with a block of 10 minutes (until 2026-11-28) a layer regrouped every minute piece of the
+ * customer's current 10 minutes, up to 10 rows per active session whatever the layer held (845,000
+ * rows at 150,000 sessions at once), where `start`'s runs ran out of DuckDB memory.
+ * layer_touched_minutes.sql and layer_touched_series.sql write the block as a literal (60 s), so
  * that a change of it changes the state version (state-store.ts hashes the SQL): change all three.
  */
-const BLOCK_SECONDS = 600;
+const BLOCK_SECONDS = 60;
 const BLOCK_US = BigInt(BLOCK_SECONDS) * 1_000_000n;
 const COARSE_SIZES = STANDARD_BUCKET_SECONDS.filter((size) => size > BLOCK_SECONDS);
 if (STANDARD_BUCKET_SECONDS.some((size) => (size <= BLOCK_SECONDS ? BLOCK_SECONDS % size : size % BLOCK_SECONDS) !== 0)) {
@@ -262,12 +265,12 @@ interface SeriesBase {
 
 /**
  * `state_series_all`, the day's series over every layer, and `coarse_sums`, the partial sums of
- * its buckets longer than 10 minutes (layer_coarse_sums.sql; not made when a kept layer has no
+ * its buckets longer than a minute (layer_coarse_sums.sql; not made when a kept layer has no
  * per-session buckets: the next build then makes them whole); returns the partition's stream count
  * and whether `coarse_sums` was made. On a previous state whose layers all keep per-session
  * buckets, only the buckets that the new reports touch are remade (layer_touched_minutes.sql,
- * layer_touched_series.sql): the 10-minute blocks they fall in from every layer's minute pieces of
- * those blocks, the hour, 6-hour and day buckets from the previous state's coarse sums and what
+ * layer_touched_series.sql): the minutes they fall in from every layer's minute pieces of
+ * those minutes, the 5-minute to day buckets from the previous state's coarse sums and what
  * the new layer's sessions change in them (layer_coarse_delta.sql: never a regrouping of the day's
  * sessions); the rest is the previous series. Otherwise from every layer's minute pieces
  * (layer_state_minutes.sql).
@@ -349,7 +352,15 @@ export function layersToMerge(prior: readonly LayerMeta[], newReports: number, m
 /** `layer_hours`, `layer_minutes` and `layer_sessions`: a layer's pieces from its reports, `layer_rows`. */
 export async function layerPieces(s: DbSession): Promise<void> {
   await s.run(pieceSql('layer_pieces'));
-  await s.run(pieceSql('layer_sessions', { coarse_sizes: COARSE_SIZES.join(', ') }));
+  await s.run(pieceSql('layer_sessions', layerSessionsParts()));
+}
+
+/** layer_sessions.sql's lists: each coarse size's per-session buckets from the size before it (the smallest from the minutes). */
+function layerSessionsParts(): { size_buckets: string; size_rows: string } {
+  const table = (i: number) => (i < 0 ? 'layer_minutes' : `session_buckets_${COARSE_SIZES[i]}`);
+  const tables = COARSE_SIZES.map((size, i) => `${table(i)} AS MATERIALIZED (\n${withBucketSeconds(pieceSql('session_buckets', { pieces: table(i - 1) }), size)}\n)`);
+  const rows = COARSE_SIZES.map((size, i) => `SELECT CAST(${size} AS INTEGER) AS bucketSeconds, * FROM ${table(i)}`);
+  return { size_buckets: `WITH ${tables.join(',\n')}`, size_rows: rows.join('\nUNION ALL\n') };
 }
 
 /** Where a layer's four files sit (state-store.ts stateFiles). */

@@ -184,7 +184,7 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
     /** The day's series of every standard bucket size, in the snapshot's layout. */
     series: path.join(dir, 'series.parquet'),
     /**
-     * A layered state's partial sums of its series buckets longer than 10 minutes, per (size,
+     * A layered state's partial sums of its series buckets longer than a minute, per (size,
      * stream, bucket): what the next layer updates (layer_coarse_sums.sql, layer_coarse_delta.sql).
      */
     coarse: path.join(dir, 'coarse.parquet'),
@@ -195,7 +195,7 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
       reports: path.join(dir, `layer-${layerId}-reports.parquet`),
       hours: path.join(dir, `layer-${layerId}-hours.parquet`),
       minutes: path.join(dir, `layer-${layerId}-minutes.parquet`),
-      /** Per-session buckets of the sizes longer than an hour (layer_sessions.sql). */
+      /** Per-session buckets of the sizes longer than a minute (layer_sessions.sql). */
       sessions: path.join(dir, `layer-${layerId}-sessions.parquet`),
     }),
   };
