@@ -101,6 +101,17 @@ export function testSummaryGroupRows(): number | undefined {
 }
 
 /**
+ * For tests only, never set in production: the most reports a build's own merge of layers takes
+ * together (`P2PTEL_TEST_INLINE_MERGE_MAX_REPORTS`, instead of INLINE_MERGE_MAX_REPORTS;
+ * warehouse/states/layered-state.ts), so that layers over it need a few thousand reports, not
+ * 65,536. Read at each call.
+ */
+export function testInlineMergeMaxReports(): number | undefined {
+  const v = Number(process.env['P2PTEL_TEST_INLINE_MERGE_MAX_REPORTS']);
+  return Number.isInteger(v) && v > 0 ? v : undefined;
+}
+
+/**
  * For tests only, never set in production: the raw bytes one load of edge hours reads
  * (`P2PTEL_TEST_EDGE_LOAD_BYTES`; warehouse/states/window-pieces.ts), so that a small warehouse
  * loads them a state at a time. Read at each call.

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import { openTestWarehouse, tempDir, type TestWarehouse } from '../helpers/warehouse.ts';
 import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
@@ -16,7 +16,7 @@ import { runCompaction } from '../../jobs/compaction/compact.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { readStates, type LayerMeta, type StateMeta } from '../../warehouse/states/state-store.ts';
 import { layersDueForMerge, mergePartitionLayers } from '../../warehouse/publish/layer-merge.ts';
-import { INLINE_MERGE_MAX_REPORTS } from '../../warehouse/states/layered-state.ts';
+import { INLINE_MERGE_MAX_REPORTS, inlineMergeMaxReports } from '../../warehouse/states/layered-state.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 import { seededRandom } from '../helpers/random.ts';
 
@@ -50,6 +50,15 @@ const BASE = new Date(`${DAY}T00:00:00Z`);
 const HOUR = 3_600_000;
 const at = (hours: number) => new Date(BASE.getTime() + hours * HOUR);
 
+/**
+ * Past the hand-worked cases, a build's own merge takes at most INLINE_DIVISOR times fewer reports
+ * than its default (P2PTEL_TEST_INLINE_MERGE_MAX_REPORTS, lib/config.ts), and the batches hold that
+ * many times fewer: the same layers, merges and kills, at a sixteenth of the data.
+ */
+const INLINE_DIVISOR = 16;
+const INLINE_MAX_ENV = 'P2PTEL_TEST_INLINE_MERGE_MAX_REPORTS';
+const savedInlineMax = process.env[INLINE_MAX_ENV];
+
 let pool: TestWarehouse;
 let wh: TestWarehouse;
 /** The pool's files of batch g, by g. */
@@ -71,12 +80,14 @@ beforeAll(async () => {
   // Batches larger than a build's own merge may take: each run adds a layer of its own.
   for (let g = 0; g < 8; g++) {
     const before = new Set(await listFiles(pool.layout.rawReports, '.parquet'));
-    await generateReports(pool.db, pool.layout, { customers: ['acme'], streams: 3, sessions: 1500, start: at(g * 0.5), hours: 0.5, seed: 900 + g });
+    await generateReports(pool.db, pool.layout, { customers: ['acme'], streams: 3, sessions: Math.ceil(1500 / INLINE_DIVISOR), start: at(g * 0.5), hours: 0.5, seed: 900 + g });
     batches.set(g, (await listFiles(pool.layout.rawReports, '.parquet')).filter((f) => !before.has(f)));
   }
 }, 180_000);
 
 afterAll(async () => {
+  if (savedInlineMax === undefined) delete process.env[INLINE_MAX_ENV];
+  else process.env[INLINE_MAX_ENV] = savedInlineMax;
   await pool?.close();
   await wh?.close();
 });
@@ -100,6 +111,11 @@ async function expectExact(snapshot: string, asOf: Date, what: string): Promise<
 }
 
 describe('layer merges by compaction', () => {
+  // From here to the file's end (the hand-worked cases above at the default).
+  beforeAll(() => {
+    process.env[INLINE_MAX_ENV] = String(INLINE_MERGE_MAX_REPORTS / INLINE_DIVISOR);
+  });
+
   it('merge the layers a build leaves, with the figures exact, a layer added meanwhile kept on top, and a whole rebuild dropping the merge', async () => {
     const merge = (runId: string, beforeCommit: () => Promise<void>) =>
       wh.db.withSession((s) => mergePartitionLayers({ s, layout: wh.layout, log: wh.log, runId, lockStaleMs: 60_000, beforeCommit }, { customerId: 'acme', date: DAY }));
@@ -112,7 +128,7 @@ describe('layer merges by compaction', () => {
     }
     // Each batch over the inline limit: a layer each, none merged by the runs.
     const two = await newest();
-    expect(sizes(two.layers!).every((n) => n > INLINE_MERGE_MAX_REPORTS)).toBe(true);
+    expect(sizes(two.layers!).every((n) => n > inlineMergeMaxReports())).toBe(true);
     expect(two.layers!.length).toBe(2);
     expect(layersDueForMerge(two.layers!).length).toBe(2);
 
@@ -159,7 +175,7 @@ describe('layer merges by compaction', () => {
     const after = await newest();
     expect(after.made).toBe('merged');
     expect(after.layers!.length).toBe(before.layers!.length - due.length + 2);
-    expect(after.layers![after.layers!.length - 1]!.reports).toBeGreaterThan(INLINE_MERGE_MAX_REPORTS);
+    expect(after.layers![after.layers!.length - 1]!.reports).toBeGreaterThan(inlineMergeMaxReports());
     expect(after.layers!.slice(0, -1).some((l) => due.some((d) => d.layerId === l.layerId))).toBe(false);
     const last = await runPipeline(wh, { asOf: at(4), compact: false, replaceCurrent: true });
     expect(last.manifest.partitionStates!.rebuilt).toBe(0);
@@ -183,16 +199,27 @@ describe('a layer merge killed at any moment', () => {
       const before = await state();
       expect(layersDueForMerge(before.layers!).length).toBe(4);
       const reference = await snapshotRows(own.db, own.layout, (await runPipeline(own, { asOf, compact: false, replaceCurrent: true })).manifest.snapshot);
-      const random = seededRandom(31);
-      let killed = 0;
-      for (let k = 0; k < 8; k++) {
-        // The child takes about a second here, its start included (half of it the merge): killed
-        // anywhere in 0.25–1.05 s, before the merge, during it or while it commits.
-        const child = spawn(process.execPath, fixtureArgv('merge-run.ts', own.root, 'acme', DAY, String(Math.floor(250 + random() * 800))), { stdio: ['ignore', 'pipe', 'pipe'] });
+      const mergeRun = async (root: string, killAfterMs: number) => {
+        const child = spawn(process.execPath, fixtureArgv('merge-run.ts', root, 'acme', DAY, String(killAfterMs)), { stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
         child.stdout.on('data', (d: Buffer) => (out += d.toString()));
         child.stderr.on('data', (d: Buffer) => (out += d.toString()));
         const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
+        return { out, signal };
+      };
+      // How long the merge takes here: one left to finish on a copy of the warehouse.
+      const copy = await tempDir('p2ptel-merge-timing-');
+      await fs.cp(own.root, copy, { recursive: true });
+      const timed = await mergeRun(copy, 600_000);
+      await fs.rm(copy, { recursive: true, force: true });
+      const mergeMs = Number(/DONE (\d+)/.exec(timed.out)?.[1]);
+      expect(mergeMs, timed.out).toBeGreaterThan(0);
+      const random = seededRandom(31);
+      let killed = 0;
+      for (let k = 0; k < 8; k++) {
+        // Killed anywhere in the merge's time, before it starts, during it or while it commits:
+        // attempt k in the k-th eighth of 1.2 × that time, the first ones surely before it ends.
+        const { out, signal } = await mergeRun(own.root, Math.floor(((k + random()) / 8) * 1.2 * mergeMs));
         if (signal === 'SIGKILL') killed++;
         else expect(out, 'a merge that was not killed finished').toMatch(/DONE|NOTHING/);
         const now = await state();

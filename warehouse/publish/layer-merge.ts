@@ -14,7 +14,7 @@
 import fs from 'node:fs/promises';
 import { fileList } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
-import { INLINE_MERGE_MAX_REPORTS, layersToMerge, layerPieces, linkLayerFiles, MAX_MERGED_LAYER_REPORTS, newLayer, writeLayerFiles } from '../states/index.ts';
+import { inlineMergeMaxReports, layersToMerge, layerPieces, linkLayerFiles, MAX_MERGED_LAYER_REPORTS, newLayer, writeLayerFiles } from '../states/index.ts';
 import { withPartitionLocks, type PartitionRef } from '../states/index.ts';
 import { ownedScratchName } from '../../lib/scratch-owner.ts';
 import { newStateId, partitionKey, readStates, stateFiles, stateVersion, TMP_PREFIX, writeStates, type LayerMeta, type StateMeta } from '../states/index.ts';
@@ -35,7 +35,8 @@ import { exists } from '../../lib/fsx.ts';
  */
 export function layersDueForMerge(layers: readonly LayerMeta[], maxReports: number = MAX_MERGED_LAYER_REPORTS): LayerMeta[] {
   let end = layers.length;
-  for (let tail = 0; end > 0 && tail + layers[end - 1]!.reports <= INLINE_MERGE_MAX_REPORTS; end--) tail += layers[end - 1]!.reports;
+  const inlineMax = inlineMergeMaxReports();
+  for (let tail = 0; end > 0 && tail + layers[end - 1]!.reports <= inlineMax; end--) tail += layers[end - 1]!.reports;
   if (end < 2) return [];
   const last = layers[end - 1]!;
   const { merged } = layersToMerge(layers.slice(0, end - 1), last.reports, maxReports);

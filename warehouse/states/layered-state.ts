@@ -15,6 +15,7 @@ import path from 'node:path';
 import { fileList, fillSql, quotedString, sqlFile, withBucketSeconds } from '../duckdb/index.ts';
 import { STANDARD_BUCKET_SECONDS } from '../figures/index.ts';
 import { exists } from '../../lib/fsx.ts';
+import { testInlineMergeMaxReports } from '../../lib/config.ts';
 import { timestampLiteral } from './window-pieces.ts';
 import { STATE_COMPRESSION } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
@@ -46,6 +47,11 @@ export const MAX_MERGED_LAYER_REPORTS = 1_000_000;
  * run's cost never jumps by a rewrite of a large layer.
  */
 export const INLINE_MERGE_MAX_REPORTS = 65_536;
+
+/** INLINE_MERGE_MAX_REPORTS, or a test's own (lib/config.ts, testInlineMergeMaxReports). */
+export function inlineMergeMaxReports(): number {
+  return testInlineMergeMaxReports() ?? INLINE_MERGE_MAX_REPORTS;
+}
 
 /** Whether a partition's state is layered: its date is asOf's or the day before (late reports of yesterday keep landing after midnight). */
 export function isLayeredDate(date: string, asOf: Date): boolean {
@@ -335,7 +341,7 @@ async function streamCount(s: DbSession, query: string): Promise<number> {
  * least double going back, and a day holds a few layers), never past `maxReports` in all (a
  * build's own merge: INLINE_MERGE_MAX_REPORTS; the background merge: LAYER_MERGE_MAX_REPORTS).
  */
-export function layersToMerge(prior: readonly LayerMeta[], newReports: number, maxReports = INLINE_MERGE_MAX_REPORTS): { kept: LayerMeta[]; merged: LayerMeta[] } {
+export function layersToMerge(prior: readonly LayerMeta[], newReports: number, maxReports = inlineMergeMaxReports()): { kept: LayerMeta[]; merged: LayerMeta[] } {
   const kept = [...prior];
   const merged: LayerMeta[] = [];
   let size = newReports;
