@@ -24,7 +24,7 @@ import { bytes, percent, table } from '../format.ts';
 import { startCollector } from '../../collector/server.ts';
 import { sampleIngestKey } from '../../control/sample-key.ts';
 import { SESSION_REPORTS_PATH } from '../../collector/route.ts';
-import type { AppConfig, SettingOverrides } from '../../lib/config.ts';
+import { testStartSessions, type AppConfig, type SettingOverrides } from '../../lib/config.ts';
 import type { JobDeps } from '../../jobs/deps.ts';
 import type { Tenant } from '../../control/tenants.ts';
 import type { StreamSummary } from '../../warehouse/snapshots/index.ts';
@@ -41,6 +41,8 @@ import { START_DEFAULTS } from '../../lib/settings/command-defaults.ts';
 export const Flags = noFlags;
 
 const START_KEY_LABEL = 'sample (npm start)';
+/** Sessions a stream of the sample data holds (3 customers × 3 streams, six hours). */
+const SAMPLE_SESSIONS = 400;
 
 /**
  * Live like every deployment by default: its collector lands what it takes every 2 s
@@ -142,7 +144,7 @@ async function sampleDataIfEmpty(deps: JobDeps): Promise<void> {
   const gen = await generateReports(
     deps.db,
     deps.layout,
-    { customers: DEFAULT_CUSTOMERS, streams: 3, sessions: 400, start: new Date(now - 6 * 3_600_000), hours: 6, seed: 1 },
+    { customers: DEFAULT_CUSTOMERS, streams: 3, sessions: testStartSessions() ?? SAMPLE_SESSIONS, start: new Date(now - 6 * 3_600_000), hours: 6, seed: 1 },
     (p, step) => bar.update(p, step),
   ).finally(() => bar.stop());
   out(await describeGeneration(gen, Date.now() - started));
@@ -191,6 +193,10 @@ async function printTryIt(rt: Runtime, { api, collector }: Served, { tenant, str
   const token = await issueToken(await tokenSecret(layout, config.tokenSecret), { role: 'tenant', tenant }, 30 * 86_400);
   // One sample ingest key, kept across starts: SDKs given it keep posting after a restart.
   const { key } = await sampleIngestKey(layout, tenant.customerId, START_KEY_LABEL);
+  // The API and the collector poll the tenant list and the keys (REVOCATION_POLL_SECONDS): they
+  // look again now, so that the token, the sign-in link and the key work the moment they are
+  // printed, even when the tenant was made a moment ago (the first start of a warehouse).
+  await Promise.all([api.deps.revocation.lookAgain(), collector.deps.keys.lookAgain()]);
   const auth = `-H "Authorization: Bearer ${token}"`;
   const signIn = await api.pages.signInLink(token);
   process.stdout.write(

@@ -88,7 +88,9 @@ describe('serve and start', () => {
   it('start generates, rolls up, pre-renders the pilot reports, prints a token and curl commands that work, counts a posted report within seconds, and stops on Ctrl-C', async () => {
     const wh = await tempDir();
     try {
-      const { child, output } = await startLong(['start', '--warehouse', wh, '--port', '0', '--collector-port', '0'], /session-reports"\n/);
+      // The tenant list and the keys polled every 10 minutes: the token and the key printed must
+      // work the moment they are printed (start makes the tenant a moment before), not a poll later.
+      const { child, output } = await startLong(['start', '--warehouse', wh, '--port', '0', '--collector-port', '0'], /session-reports"\n/, { REVOCATION_POLL_SECONDS: '600' });
       const text = output();
       expect(text).toMatch(/generated [\d,]+ reports/);
       expect(text).toMatch(/snapshot \S+ published/);
@@ -120,9 +122,9 @@ describe('serve and start', () => {
       // start prints the run once it has published: the API may count the report a moment before.
       const said = /live: snapshot as of \S+ counts [\d,]+ reports \(\+1\)/;
       expect(await eventually(async () => said.test(output()), 10_000), output()).toBe(true);
-      const exited = new Promise<number | null>((r) => child.on('exit', r));
+      const exited = new Promise<number | string>((r) => child.on('exit', (code, signal) => r(code ?? `killed by ${signal}`)));
       child.kill('SIGINT');
-      expect(await exited).toBe(0);
+      expect(await exited, output()).toBe(0);
     } finally {
       await fs.rm(wh, { recursive: true, force: true });
     }
