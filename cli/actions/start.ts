@@ -4,7 +4,8 @@
 // then it keeps rolling up inline as reports land (jobs/live-rollups.ts), so that the API is live.
 import path from 'node:path';
 import { noFlags } from '../options.ts';
-import { closeOnSignals, runtime, withJobDeps, type Runtime } from '../runtime.ts';
+import { closeOnSignals, runtime, SECOND_SIGNAL, withJobDeps, type Runtime } from '../runtime.ts';
+import { terminationSignal } from '../../lib/signals.ts';
 import { progressBar } from '../progress.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startApi } from '../../api/server.ts';
@@ -72,27 +73,57 @@ interface Example {
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
+/**
+ * SIGINT or SIGTERM, heard from the first line of `run` (and while the code loaded: bin/p2ptel.js)
+ * to the process's end: `signal` resolves with the first; `heard` says whether it came.
+ */
+interface Stop {
+  signal: Promise<string>;
+  heard(): boolean;
+}
+
+const STOP_MESSAGE = 'start: stopping (the run in flight finishes, the collector lands its spool)';
+
 export async function run(_flags: unknown, settings: SettingOverrides): Promise<void> {
   // Its own defaults for memory (lib/settings/command-defaults.ts): all of it in one process.
   const rt = runtime(settings, 'command', START_DEFAULTS);
+  // Ctrl-C at any moment is a clean stop, exit 0: the step in flight (sample data, the first run,
+  // the pilot reports) finishes, nothing after it starts, and the ports close as in the live loop.
+  const stop = listenForStop(rt);
   const layout = warehouseLayout(rt.config.warehouseDir);
   out(`warehouse: ${layout.root}`);
   // What is durable is served at once (docs/architecture.md, principle 12); the first run catches up behind.
   const served = await openPorts(rt.config);
-  let example: Example | null;
+  let example: Example | null | 'stopped';
   try {
-    example = await withJobDeps(rt, (deps) => catchUp(deps, rt.config));
+    example = stop.heard() ? 'stopped' : await withJobDeps(rt, (deps) => catchUp(deps, rt.config, stop));
+    if (example !== 'stopped' && example !== null && !stop.heard()) await printTryIt(rt, served, example);
   } catch (err) {
     await served.close();
     throw err;
+  }
+  if (example === 'stopped' || stop.heard()) {
+    rt.log.info({ signal: await stop.signal }, STOP_MESSAGE);
+    out('\nstopped before serving live');
+    await served.close();
+    return;
   }
   if (!example) {
     out('\nno stream reported anything: nothing to serve yet');
     await served.close();
     return;
   }
-  await printTryIt(rt, served, example);
-  await serveLive(rt, served, example.reports);
+  await serveLive(rt, served, example.reports, stop);
+}
+
+function listenForStop(rt: Runtime): Stop {
+  let heard = false;
+  const signal = terminationSignal(rt.log, SECOND_SIGNAL).then((s) => {
+    heard = true;
+    out(`\n${s}: stopping (the step in flight finishes; a second Ctrl-C exits at once)`);
+    return s;
+  });
+  return { signal, heard: () => heard };
 }
 
 /** The API and the collector, listening before any run: the snapshot CURRENT names, the spool. */
@@ -112,13 +143,15 @@ async function openPorts(config: AppConfig): Promise<Served> {
 }
 
 /** Sample data when the landing area is empty, a first run, the streams' table, the sample tenant and its pilot reports. */
-async function catchUp(deps: JobDeps, config: AppConfig): Promise<Example | null> {
+async function catchUp(deps: JobDeps, config: AppConfig, stop: Stop): Promise<Example | null | 'stopped'> {
   await sampleDataIfEmpty(deps);
+  if (stop.heard()) return 'stopped';
   const bar = progressBar('pipeline');
   // After a deployment that changed a state's SQL, the stale states serve as they are: the
   // background rebuild replaces them once the live loop runs (serveLive), unless it is off.
   const run = await runPipeline(deps, { asOf: new Date(), rebuildStale: !backgroundRebuild(config) }, (p) => bar.update((100 * p.done) / p.total, p.step)).finally(() => bar.stop());
   out(describeRun(run));
+  if (stop.heard()) return 'stopped';
   const snap = await currentSnapshot(deps.layout);
   if (!snap) return null;
   const rows = await readStreamSummaries(deps.db, snap, '24h');
@@ -128,6 +161,7 @@ async function catchUp(deps: JobDeps, config: AppConfig): Promise<Example | null
   const streamId = rows[0]?.streamId ?? (await readStreamSummaries(deps.db, snap, 'all'))[0]?.streamId;
   if (!streamId) return null;
   const tenant = await sampleTenant(deps, config, streamId.split(':')[0]!);
+  if (stop.heard()) return 'stopped';
   await renderReports(deps, tenant.customerId);
   return { tenant, streamId, reports: run.manifest.rows.reports };
 }
@@ -229,7 +263,7 @@ async function printTryIt(rt: Runtime, { api, collector }: Served, { tenant, str
  * Roll up inline while the API and the collector serve, until SIGINT or SIGTERM: then the run in
  * flight finishes, the collector lands what it holds, and both stop.
  */
-async function serveLive(rt: Runtime, served: Served, counted: number): Promise<void> {
+async function serveLive(rt: Runtime, served: Served, counted: number, stop: Stop): Promise<void> {
   const { api, collector } = served;
   await withJobDeps(rt, async (deps) => {
     let reports = counted;
@@ -278,7 +312,7 @@ async function serveLive(rt: Runtime, served: Served, counted: number): Promise<
         await Promise.all([collector.close(), api.close()]);
       },
     };
-    await closeOnSignals(stopping, rt.log, 'start: stopping (the run in flight finishes, the collector lands its spool)');
+    await closeOnSignals(stopping, rt.log, STOP_MESSAGE, stop.signal);
   });
 }
 

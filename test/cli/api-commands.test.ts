@@ -129,4 +129,36 @@ describe('serve and start', () => {
       await fs.rm(wh, { recursive: true, force: true });
     }
   });
+
+  it('start stopped by Ctrl-C at any step before it serves live finishes the step in flight, serves nothing more, and exits 0', async () => {
+    // Each step as start's output shows it; SIGINT within 50 ms of the line, while the next step runs.
+    const steps = [
+      { step: 'opening the ports', line: /^warehouse: /m, before: true },
+      { step: 'the first run', line: /generated [\d,]+ reports/, before: true },
+      { step: 'the token, the key and the live loop', line: /reports as a static site: /, before: false },
+    ];
+    const results = await Promise.all(
+      steps.map(async ({ step, line }) => {
+        const wh = await tempDir();
+        try {
+          const { child, output } = await startLong(['start', '--warehouse', wh, '--port', '0', '--collector-port', '0'], line);
+          const exited = new Promise<number | string>((r) => child.on('exit', (code, signal) => r(code ?? `killed by ${signal}`)));
+          child.kill('SIGINT');
+          return { step, exit: await exited, output: output() };
+        } finally {
+          await fs.rm(wh, { recursive: true, force: true });
+        }
+      }),
+    );
+    for (const [i, { step, exit, output }] of results.entries()) {
+      expect(exit, `${step}:\n${output}`).toBe(0);
+      expect(output, step).toMatch(/^SIGINT: stopping \(the step in flight finishes/m);
+      if (!steps[i]!.before) continue; // the signal may come once it serves
+      expect(output, step).toMatch(/\nstopped before serving live\n$/);
+      expect(output, step).not.toMatch(/API listening on/);
+    }
+    // The first run in flight finished and published; nothing after it ran.
+    expect(results[1]!.output).toMatch(/snapshot \S+ published/);
+    expect(results[1]!.output).not.toMatch(/pilot reports|reports of 3 customers/);
+  });
 });
