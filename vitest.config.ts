@@ -21,7 +21,10 @@ export default defineConfig({
     // DuckDB at one thread in the processes tests start, as in the test helpers' own warehouses:
     // the data sets are small, two files run at once on two cores, and a second thread per
     // instance cost about a sixth more CPU time for the same wall time.
-    env: { P2PTEL_BUILD: 'dist-test', DUCKDB_THREADS: '1' },
+    // `start`'s sample data at 100 sessions a stream, not 400 (P2PTEL_TEST_START_SESSIONS,
+    // lib/config.ts): the five files that run `start` take about a tenth less CPU
+    // (docs/benchmarks.md, 2026-11-28, "start's sample data in the test run").
+    env: { P2PTEL_BUILD: 'dist-test', DUCKDB_THREADS: '1', P2PTEL_TEST_START_SESSIONS: '100' },
     // DuckDB is a native addon: separate processes, not worker threads.
     pool: 'forks',
     testTimeout: 60_000,

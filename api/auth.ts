@@ -78,7 +78,7 @@ export class TokenAuth {
 
   constructor(
     private readonly secret: Uint8Array,
-    private readonly revocation: Pick<Revocation, 'refusal'>,
+    private readonly revocation: Pick<Revocation, 'refusal' | 'refusalLookingAgain'>,
   ) {}
 
   /** The middleware of every route that needs a token (its identity marks those routes). */
@@ -103,7 +103,9 @@ export class TokenAuth {
       if (caller.expiresAt * 1000 <= now) throw problems.invalidToken(REASONS.expired);
       v = this.verified.set(header, caller);
     }
-    const refusal = this.revocation.refusal(v.credential);
+    let refusal = this.revocation.refusal(v.credential);
+    // A token of a tenant made since the last look at the tenant list is looked at again, not refused.
+    if (refusal === 'tenant_removed') refusal = await this.revocation.refusalLookingAgain(v.credential);
     if (refusal) throw problems.invalidToken(REFUSALS[refusal]);
     ctx.state['caller'] = v.caller;
     await next();

@@ -6,9 +6,9 @@
 // the TypeScript sources through tsx instead: the same code, ~0.2 s slower to start.
 import { existsSync } from 'node:fs';
 
-// A worker stopped while its code is still loading stops cleanly (exit 0) as a running one does:
-// the signal is kept from here on for the worker's own handling (lib/signals.ts).
-if (process.argv[2] === 'worker') {
+// A worker or `start` stopped while its code is still loading stops cleanly (exit 0) as a running
+// one does: the signal is kept from here on for the command's own handling (lib/signals.ts).
+if (process.argv[2] === 'worker' || process.argv[2] === 'start') {
   const keep = (signal) => {
     process[Symbol.for('p2ptel.earlySignal')] ??= signal;
   };
@@ -16,7 +16,7 @@ if (process.argv[2] === 'worker') {
   process.on('SIGTERM', keep);
   process.on('SIGINT', keep);
   // What `ps` and `top` show, and the sign that the signals are kept from here on (a test waits for it).
-  process.title = 'p2ptel worker';
+  process.title = `p2ptel ${process.argv[2]}`;
 }
 
 const build = process.env.P2PTEL_BUILD || 'dist';

@@ -8,6 +8,7 @@ import { describeZodError, exitCodeOf, ExitError, UserError } from '../lib/error
 import type { JobDeps } from '../jobs/deps.ts';
 import type { Queues } from '../jobs/queue/client.ts';
 import { settingsFromFlags } from './options.ts';
+import { terminationSignal } from '../lib/signals.ts';
 
 export interface Runtime {
   config: AppConfig;
@@ -60,19 +61,19 @@ export async function withQueues<T>(rt: Runtime, fn: (queues: Queues) => Promise
   }
 }
 
+/** What a long-running command logs when a second SIGINT or SIGTERM ends it at once. */
+export const SECOND_SIGNAL = 'second signal: exiting now, without waiting for the stop to finish';
+
 /**
  * Close a long-running service (the API, a collector) on the first SIGINT or SIGTERM, logging
- * `message` with the signal; resolves once it has closed.
+ * `message` with the signal; resolves once it has closed. A second signal exits at once (0).
+ * `signal`: the command's own, when it listens from its first line (start).
  */
-export function closeOnSignals(service: { close(): Promise<void> }, log: Logger, message: string): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (signal: string) => {
-      log.info({ signal }, message);
-      void service.close().then(resolve);
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-  });
+export async function closeOnSignals(service: { close(): Promise<void> }, log: Logger, message: string, signal?: Promise<string>): Promise<void> {
+  // Listeners kept for the process's life (lib/signals.ts says why a `once` one killed it).
+  const heard = await (signal ?? terminationSignal(log, SECOND_SIGNAL));
+  log.info({ signal: heard }, message);
+  await service.close();
 }
 
 

@@ -150,7 +150,8 @@ const UNKNOWN_KEY_LOOK_MS = 100;
  * meanwhile wait for; the tenants are the process's Revocation, refreshed on the same period. In
  * between, a check is a lookup in memory. A revocation or a removed tenant is seen within
  * `maxAgeMs` (REVOCATION_POLL_SECONDS), a new key (and its new tenant) at once (its first request
- * waits at most UNKNOWN_KEY_LOOK_MS for the next look):
+ * waits at most UNKNOWN_KEY_LOOK_MS for the next look of the keys, and for a look of the tenants
+ * begun after it arrived: Revocation.lookAgain):
  * two stats per request were 14 % of the event loop's time at saturation.
  */
 export class IngestKeyChecker {
@@ -162,7 +163,7 @@ export class IngestKeyChecker {
   constructor(
     private readonly layout: WarehouseLayout,
     private readonly maxAgeMs: number,
-    private readonly tenants: Pick<Revocation, 'refusal' | 'refresh'>,
+    private readonly tenants: Pick<Revocation, 'refusal' | 'lookAgain'>,
     private readonly log: Logger | null = null,
     private readonly now: () => number = () => performance.now(),
   ) {}
@@ -173,16 +174,33 @@ export class IngestKeyChecker {
     if (bad) return bad;
     if (this.now() - this.lookedAt >= this.maxAgeMs) await this.refresh();
     const verdict = decideKey(key!, this.keys, this.tenants);
-    if (verdict.ok || verdict.reason !== 'unknown') return verdict;
+    if (verdict.ok || (verdict.reason !== 'unknown' && verdict.reason !== 'no_tenant')) return verdict;
     // A key made since the last look works at once rather than after the poll time: an unknown key
     // waits for the next look, which unknown keys sent in a stream share (at most one look per
-    // UNKNOWN_KEY_LOOK_MS). Refusing it until then would refuse a key printed a moment ago.
-    const seen = this.lookedAt;
-    const wait = seen + Math.min(this.maxAgeMs, UNKNOWN_KEY_LOOK_MS) - this.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    if (this.lookedAt === seen) await Promise.all([this.refresh(), this.tenants.refresh()]);
-    else if (this.refreshing) await this.refreshing;
+    // UNKNOWN_KEY_LOOK_MS). Refusing it until then would refuse a key printed a moment ago. So
+    // does a known key whose tenant the process does not know: the keys and the tenants are read
+    // at different moments, and a key read just after it was made may belong to a tenant made
+    // just before it, which the tenants read before did not hold (its tenants are looked at again).
+    const tenantsLook = this.tenants.lookAgain();
+    if (verdict.reason === 'unknown') {
+      const seen = this.lookedAt;
+      const wait = seen + Math.min(this.maxAgeMs, UNKNOWN_KEY_LOOK_MS) - this.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (this.lookedAt === seen) await this.refresh();
+      else if (this.refreshing) await this.refreshing;
+    }
+    await tenantsLook;
     return decideKey(key!, this.keys, this.tenants);
+  }
+
+  /**
+   * Look at the keys and the tenants again, each in a look begun after this call: what this
+   * process made just before (`start`'s sample tenant and key) is then known to every check.
+   */
+  async lookAgain(): Promise<void> {
+    const tenants = this.tenants.lookAgain();
+    if (this.refreshing) await this.refreshing.catch(() => {});
+    await Promise.all([this.refresh(), tenants]);
   }
 
   /**

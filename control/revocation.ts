@@ -81,31 +81,49 @@ export async function readRevocationState(layout: WarehouseLayout): Promise<Revo
   };
 }
 
+/** Least time between two looks that credentials of a tenant a process does not know (yet) cause. */
+export const UNKNOWN_TENANT_LOOK_MS = 100;
+
 /**
  * The state of a process, refreshed every `pollMs`: checks on a request are synchronous set
  * lookups. A document that cannot be read keeps the last good state (and is logged); at start it
  * fails, so that a process never serves without knowing what is revoked.
+ *
+ * A tenant made since the last look is not known yet: a credential of it would be refused as of a
+ * removed tenant until the next poll. `lookAgain` (what the API and the collector call for such a
+ * credential before refusing it, and what `start` calls once it has made its sample tenant) waits
+ * for a look that begins after the call, at most one every UNKNOWN_TENANT_LOOK_MS, so that a
+ * credential is refused only by a state read after it was presented.
  */
 export class Revocation {
   private timer: NodeJS.Timeout | null = null;
-  private refreshing: Promise<void> | null = null;
+  private refreshing: { started: number; done: Promise<void> } | null = null;
+  /** When the last look that has ended began (performance.now()). */
+  private lookedAt: number;
 
   private constructor(
     private readonly layout: WarehouseLayout,
     private state: RevocationState,
     private readonly log: Logger | null,
-  ) {}
+    startedAt: number,
+    private readonly pollMs: number,
+  ) {
+    this.lookedAt = startedAt;
+  }
 
   static async start(layout: WarehouseLayout, pollMs: number, log: Logger | null = null): Promise<Revocation> {
-    const r = new Revocation(layout, await readRevocationState(layout), log);
+    const started = performance.now();
+    const r = new Revocation(layout, await readRevocationState(layout), log, started, pollMs);
     r.timer = setInterval(() => void r.refresh(), pollMs);
     r.timer.unref();
     return r;
   }
 
-  /** Re-read now (a refresh already under way is shared). */
+  /** Re-read now (a refresh already under way is shared, even one that began before this call). */
   refresh(): Promise<void> {
-    this.refreshing ??= readRevocationState(this.layout)
+    if (this.refreshing) return this.refreshing.done;
+    const started = performance.now();
+    const done = readRevocationState(this.layout)
       .then((s) => {
         this.state = s;
       })
@@ -113,13 +131,45 @@ export class Revocation {
         this.log?.error({ err }, 'could not re-read the deny list or the tenant list; keeping the last good one');
       })
       .finally(() => {
+        this.lookedAt = Math.max(this.lookedAt, started);
         this.refreshing = null;
       });
-    return this.refreshing;
+    this.refreshing = { started, done };
+    return done;
+  }
+
+  /**
+   * Resolves once a look that began after this call has ended (one begun before it may have
+   * missed a document written just before the call): the look under way if it began since, else
+   * a new one, at most one every UNKNOWN_TENANT_LOOK_MS (or `pollMs`, if shorter) whoever asks.
+   */
+  async lookAgain(): Promise<void> {
+    const since = performance.now();
+    while (this.lookedAt < since) {
+      if (this.refreshing) {
+        await this.refreshing.done;
+        continue;
+      }
+      const wait = this.lookedAt + Math.min(this.pollMs, UNKNOWN_TENANT_LOOK_MS) - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      else await this.refresh();
+    }
   }
 
   refusal(cred: Credential): Refusal | null {
     return credentialRefusal(this.state, cred);
+  }
+
+  /**
+   * `refusal`, except that a credential refused for its tenant (unknown to this process, or
+   * another tenant id) is looked at again (`lookAgain`) before it is refused: a tenant made a
+   * moment ago is accepted on the first request, not after the next poll.
+   */
+  async refusalLookingAgain(cred: Credential): Promise<Refusal | null> {
+    const refusal = this.refusal(cred);
+    if (refusal !== 'tenant_removed') return refusal;
+    await this.lookAgain();
+    return this.refusal(cred);
   }
 
   stop(): void {

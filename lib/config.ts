@@ -120,3 +120,13 @@ export function testEdgeLoadBytes(): number | undefined {
   const v = Number(process.env['P2PTEL_TEST_EDGE_LOAD_BYTES']);
   return Number.isInteger(v) && v > 0 ? v : undefined;
 }
+
+/**
+ * For tests only, never set in production: the sessions a stream of `start`'s sample data holds
+ * (`P2PTEL_TEST_START_SESSIONS`, instead of 400; cli/actions/start.ts), so that the test runs of
+ * `start` generate and roll up less. Read at each call.
+ */
+export function testStartSessions(): number | undefined {
+  const v = Number(process.env['P2PTEL_TEST_START_SESSIONS']);
+  return Number.isInteger(v) && v > 0 ? v : undefined;
+}

@@ -23,14 +23,21 @@ function takeEarlySignal(): string | null {
 
 /**
  * The first SIGTERM or SIGINT (one heard while loading included); a second one exits at once
- * (running jobs are retaken by other workers).
+ * (`second` is logged: for a worker, running jobs are retaken by other workers).
+ *
+ * The listeners stay for the life of the process, the stop included: never `process.once`.
+ * signal-exit (under proper-lockfile and write-file-atomic) listens to the same signals and, when
+ * it finds its own listeners alone, takes the process for dying and raises the signal again,
+ * which then kills it. A `once` listener removed as it runs left it alone for a signal that
+ * came while an atomic write was in flight (write-file-atomic adds its listener for the write's
+ * length, after ours): the process died of SIGINT, no exit code, in the middle of its clean stop.
  */
-export function terminationSignal(log: Logger): Promise<string> {
+export function terminationSignal(log: Logger, second = 'second signal: exiting now; running jobs are retaken once their locks expire'): Promise<string> {
   return new Promise((resolve) => {
     let received = false;
     const on = (signal: string) => {
       if (received) {
-        log.warn({ signal }, 'second signal: exiting now; running jobs are retaken once their locks expire');
+        log.warn({ signal }, second);
         process.exit(0);
       }
       received = true;

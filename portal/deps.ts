@@ -16,7 +16,7 @@ export interface PortalDeps {
   /** Open live pages (event streams), per tenant and in all. */
   livePages: Admission;
   secret: Uint8Array;
-  revocation: Pick<Revocation, 'refusal'>;
+  revocation: Pick<Revocation, 'refusal' | 'refusalLookingAgain'>;
   store: Pick<SnapshotStore, 'current' | 'onSwap'>;
   config: AppConfig['portal'];
   log: Logger;

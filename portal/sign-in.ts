@@ -72,7 +72,7 @@ async function verifyCredential(deps: PortalDeps, token: string, code: string): 
     if (err instanceof TokenVerifyError) return { error: err.reason === 'expired' ? 'This token has expired.' : 'This is not a valid API token.' };
     throw err;
   }
-  const refusal = deps.revocation.refusal(credentialOf(caller));
+  const refusal = await deps.revocation.refusalLookingAgain(credentialOf(caller));
   if (refusal) return { error: refusalMessage(refusal) };
   return { token, caller };
 }

@@ -4,7 +4,8 @@
 // then it keeps rolling up inline as reports land (jobs/live-rollups.ts), so that the API is live.
 import path from 'node:path';
 import { noFlags } from '../options.ts';
-import { closeOnSignals, runtime, withJobDeps, type Runtime } from '../runtime.ts';
+import { closeOnSignals, runtime, SECOND_SIGNAL, withJobDeps, type Runtime } from '../runtime.ts';
+import { terminationSignal } from '../../lib/signals.ts';
 import { progressBar } from '../progress.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startApi } from '../../api/server.ts';
@@ -24,7 +25,7 @@ import { bytes, percent, table } from '../format.ts';
 import { startCollector } from '../../collector/server.ts';
 import { sampleIngestKey } from '../../control/sample-key.ts';
 import { SESSION_REPORTS_PATH } from '../../collector/route.ts';
-import type { AppConfig, SettingOverrides } from '../../lib/config.ts';
+import { testStartSessions, type AppConfig, type SettingOverrides } from '../../lib/config.ts';
 import type { JobDeps } from '../../jobs/deps.ts';
 import type { Tenant } from '../../control/tenants.ts';
 import type { StreamSummary } from '../../warehouse/snapshots/index.ts';
@@ -41,6 +42,8 @@ import { START_DEFAULTS } from '../../lib/settings/command-defaults.ts';
 export const Flags = noFlags;
 
 const START_KEY_LABEL = 'sample (npm start)';
+/** Sessions a stream of the sample data holds (3 customers × 3 streams, six hours). */
+const SAMPLE_SESSIONS = 400;
 
 /**
  * Live like every deployment by default: its collector lands what it takes every 2 s
@@ -70,27 +73,57 @@ interface Example {
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
+/**
+ * SIGINT or SIGTERM, heard from the first line of `run` (and while the code loaded: bin/p2ptel.js)
+ * to the process's end: `signal` resolves with the first; `heard` says whether it came.
+ */
+interface Stop {
+  signal: Promise<string>;
+  heard(): boolean;
+}
+
+const STOP_MESSAGE = 'start: stopping (the run in flight finishes, the collector lands its spool)';
+
 export async function run(_flags: unknown, settings: SettingOverrides): Promise<void> {
   // Its own defaults for memory (lib/settings/command-defaults.ts): all of it in one process.
   const rt = runtime(settings, 'command', START_DEFAULTS);
+  // Ctrl-C at any moment is a clean stop, exit 0: the step in flight (sample data, the first run,
+  // the pilot reports) finishes, nothing after it starts, and the ports close as in the live loop.
+  const stop = listenForStop(rt);
   const layout = warehouseLayout(rt.config.warehouseDir);
   out(`warehouse: ${layout.root}`);
   // What is durable is served at once (docs/architecture.md, principle 12); the first run catches up behind.
   const served = await openPorts(rt.config);
-  let example: Example | null;
+  let example: Example | null | 'stopped';
   try {
-    example = await withJobDeps(rt, (deps) => catchUp(deps, rt.config));
+    example = stop.heard() ? 'stopped' : await withJobDeps(rt, (deps) => catchUp(deps, rt.config, stop));
+    if (example !== 'stopped' && example !== null && !stop.heard()) await printTryIt(rt, served, example);
   } catch (err) {
     await served.close();
     throw err;
+  }
+  if (example === 'stopped' || stop.heard()) {
+    rt.log.info({ signal: await stop.signal }, STOP_MESSAGE);
+    out('\nstopped before serving live');
+    await served.close();
+    return;
   }
   if (!example) {
     out('\nno stream reported anything: nothing to serve yet');
     await served.close();
     return;
   }
-  await printTryIt(rt, served, example);
-  await serveLive(rt, served, example.reports);
+  await serveLive(rt, served, example.reports, stop);
+}
+
+function listenForStop(rt: Runtime): Stop {
+  let heard = false;
+  const signal = terminationSignal(rt.log, SECOND_SIGNAL).then((s) => {
+    heard = true;
+    out(`\n${s}: stopping (the step in flight finishes; a second Ctrl-C exits at once)`);
+    return s;
+  });
+  return { signal, heard: () => heard };
 }
 
 /** The API and the collector, listening before any run: the snapshot CURRENT names, the spool. */
@@ -110,13 +143,15 @@ async function openPorts(config: AppConfig): Promise<Served> {
 }
 
 /** Sample data when the landing area is empty, a first run, the streams' table, the sample tenant and its pilot reports. */
-async function catchUp(deps: JobDeps, config: AppConfig): Promise<Example | null> {
+async function catchUp(deps: JobDeps, config: AppConfig, stop: Stop): Promise<Example | null | 'stopped'> {
   await sampleDataIfEmpty(deps);
+  if (stop.heard()) return 'stopped';
   const bar = progressBar('pipeline');
   // After a deployment that changed a state's SQL, the stale states serve as they are: the
   // background rebuild replaces them once the live loop runs (serveLive), unless it is off.
   const run = await runPipeline(deps, { asOf: new Date(), rebuildStale: !backgroundRebuild(config) }, (p) => bar.update((100 * p.done) / p.total, p.step)).finally(() => bar.stop());
   out(describeRun(run));
+  if (stop.heard()) return 'stopped';
   const snap = await currentSnapshot(deps.layout);
   if (!snap) return null;
   const rows = await readStreamSummaries(deps.db, snap, '24h');
@@ -126,6 +161,7 @@ async function catchUp(deps: JobDeps, config: AppConfig): Promise<Example | null
   const streamId = rows[0]?.streamId ?? (await readStreamSummaries(deps.db, snap, 'all'))[0]?.streamId;
   if (!streamId) return null;
   const tenant = await sampleTenant(deps, config, streamId.split(':')[0]!);
+  if (stop.heard()) return 'stopped';
   await renderReports(deps, tenant.customerId);
   return { tenant, streamId, reports: run.manifest.rows.reports };
 }
@@ -142,7 +178,7 @@ async function sampleDataIfEmpty(deps: JobDeps): Promise<void> {
   const gen = await generateReports(
     deps.db,
     deps.layout,
-    { customers: DEFAULT_CUSTOMERS, streams: 3, sessions: 400, start: new Date(now - 6 * 3_600_000), hours: 6, seed: 1 },
+    { customers: DEFAULT_CUSTOMERS, streams: 3, sessions: testStartSessions() ?? SAMPLE_SESSIONS, start: new Date(now - 6 * 3_600_000), hours: 6, seed: 1 },
     (p, step) => bar.update(p, step),
   ).finally(() => bar.stop());
   out(await describeGeneration(gen, Date.now() - started));
@@ -191,6 +227,10 @@ async function printTryIt(rt: Runtime, { api, collector }: Served, { tenant, str
   const token = await issueToken(await tokenSecret(layout, config.tokenSecret), { role: 'tenant', tenant }, 30 * 86_400);
   // One sample ingest key, kept across starts: SDKs given it keep posting after a restart.
   const { key } = await sampleIngestKey(layout, tenant.customerId, START_KEY_LABEL);
+  // The API and the collector poll the tenant list and the keys (REVOCATION_POLL_SECONDS): they
+  // look again now, so that the token, the sign-in link and the key work the moment they are
+  // printed, even when the tenant was made a moment ago (the first start of a warehouse).
+  await Promise.all([api.deps.revocation.lookAgain(), collector.deps.keys.lookAgain()]);
   const auth = `-H "Authorization: Bearer ${token}"`;
   const signIn = await api.pages.signInLink(token);
   process.stdout.write(
@@ -223,7 +263,7 @@ async function printTryIt(rt: Runtime, { api, collector }: Served, { tenant, str
  * Roll up inline while the API and the collector serve, until SIGINT or SIGTERM: then the run in
  * flight finishes, the collector lands what it holds, and both stop.
  */
-async function serveLive(rt: Runtime, served: Served, counted: number): Promise<void> {
+async function serveLive(rt: Runtime, served: Served, counted: number, stop: Stop): Promise<void> {
   const { api, collector } = served;
   await withJobDeps(rt, async (deps) => {
     let reports = counted;
@@ -272,7 +312,7 @@ async function serveLive(rt: Runtime, served: Served, counted: number): Promise<
         await Promise.all([collector.close(), api.close()]);
       },
     };
-    await closeOnSignals(stopping, rt.log, 'start: stopping (the run in flight finishes, the collector lands its spool)');
+    await closeOnSignals(stopping, rt.log, STOP_MESSAGE, stop.signal);
   });
 }
 

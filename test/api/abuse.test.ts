@@ -259,6 +259,25 @@ describe('revocation', () => {
     }
   });
 
+  it("accepts a new tenant's token on its first request, whatever the poll time, and still refuses an unknown tenant's", async () => {
+    // The tenant list polled every 10 minutes, and read once already (at start): the tenant is made after.
+    const slow = await startApi(apiConfig(t.wh.root, { REVOCATION_POLL_SECONDS: '600' }), silentLogger);
+    try {
+      const secret = await tokenSecret(t.wh.layout, null);
+      const tenant = await addTenant(t.wh.layout, { customerId: 'hooli', name: 'Hooli', cdnPricePerGb: null, savingsSharePct: 25 });
+      const token = await issueToken(secret, { role: 'tenant', tenant }, 3600);
+      const get = () => fetch(`${slow.url}/telemetry/streams`, { headers: { Authorization: `Bearer ${token}` } });
+      expect((await get()).status).toBe(200);
+      // A token of a tenant that is not in the list, looked at again, is still refused.
+      const stranger = await issueToken(secret, { role: 'tenant', tenant: { ...tenant, customerId: 'nobody' } }, 3600);
+      const refused = await fetch(`${slow.url}/telemetry/streams`, { headers: { Authorization: `Bearer ${stranger}` } });
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toMatchObject({ code: 'invalid_token', detail: 'The tenant of this token no longer exists.' });
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('limits token lifetimes (configurable) and says how to revoke in token --help', async () => {
     const long = await cli(['token', '--customer', 'acme', '--ttl', '100d', '--warehouse', t.wh.root]);
     expect(long.code).toBe(2);

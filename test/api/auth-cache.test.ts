@@ -17,7 +17,8 @@ const secret = randomBytes(32);
 const tenant: Tenant = { id: 't_01JCZ5M3R8W6Y0Q2N4P6S8T0V2', customerId: 'acme', name: 'Acme', cdnPricePerGb: null, savingsSharePct: 25, createdAt: '2026-11-01T00:00:00Z' };
 // The revocation rule itself, over a state the test changes (the API polls it from the control area).
 const state: { revokedIds: Set<string>; tenantOfCustomer: Map<string, string> } = { revokedIds: new Set(), tenantOfCustomer: new Map([['acme', tenant.id]]) };
-const revocation = { refusal: (cred: Parameters<typeof credentialRefusal>[1]) => credentialRefusal(state as RevocationState, cred) };
+const refusal = (cred: Parameters<typeof credentialRefusal>[1]) => credentialRefusal(state as RevocationState, cred);
+const revocation = { refusal, refusalLookingAgain: (cred: Parameters<typeof credentialRefusal>[1]) => Promise.resolve(refusal(cred)) };
 
 let server: http.Server;
 let url: string;

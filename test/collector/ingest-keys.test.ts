@@ -7,7 +7,8 @@ import fs from 'node:fs/promises';
 import { startTestCollector, sampleReport, type TestCollector } from '../helpers/collector.ts';
 import type { TestResponse } from '../helpers/api.ts';
 import { eventually } from '../helpers/child-api.ts';
-import { addIngestKey, hashIngestKey, ingestKeysFile, listIngestKeys, revokeIngestKey } from '../../control/ingest-keys.ts';
+import { addIngestKey, hashIngestKey, IngestKeyChecker, ingestKeysFile, listIngestKeys, revokeIngestKey } from '../../control/ingest-keys.ts';
+import { Revocation } from '../../control/revocation.ts';
 import { addTenant, tenantsFile } from '../../control/tenants.ts';
 import { writeJsonDurable } from '../../lib/fsx.ts';
 import { cli, cliAll } from '../helpers/cli.ts';
@@ -75,6 +76,20 @@ describe('ingest keys', () => {
       expect((res.json as { detail: string }).detail).toBe('This ingest key is not valid.');
     } finally {
       await slow.close();
+    }
+  });
+
+  it("a new tenant's key works at once when the keys are looked at after it was made and the tenants before", async () => {
+    // The keys looked at on every check, the tenants never by the poll (10 minutes): read at start,
+    // before the tenant was made, as a collector's timer may have read them a moment before.
+    const tenants = await Revocation.start(t.wh.layout, 600_000);
+    try {
+      const keys = new IngestKeyChecker(t.wh.layout, 0, tenants);
+      await addTenant(t.wh.layout, { customerId: 'hooli', name: 'Hooli', cdnPricePerGb: null, savingsSharePct: 25 });
+      const { key } = await addIngestKey(t.wh.layout, { customer: 'hooli' });
+      expect(await keys.check(key)).toMatchObject({ ok: true, customerId: 'hooli' });
+    } finally {
+      tenants.stop();
     }
   });
 
