@@ -291,6 +291,7 @@ async function daySeries(s: DbSession, on: SeriesBase | null): Promise<{ streams
   const wholeCoarseSums = () =>
     s.run(`CREATE OR REPLACE TEMP TABLE coarse_sums AS\n${pieceSql('layer_coarse_sums', { session_buckets: `SELECT * FROM layer_sessions UNION ALL BY NAME ${readAll(keptSessions, 'layer_sessions')}` })}`);
   const incremental = on !== null && (await allExist([on.files.series, ...keptSessions]));
+  if (!incremental && keptFiles.length === 0) return singleLayerSeries(s);
   if (!incremental) {
     await s.run(pieceSql('layer_state_minutes', { kept: readAll(keptFiles.map((f) => f.minutes), 'layer_minutes') }));
     const streams = await streamCount(s, 'SELECT streamId FROM state_minutes');
@@ -324,9 +325,31 @@ async function daySeries(s: DbSession, on: SeriesBase | null): Promise<{ streams
   } else {
     await wholeCoarseSums();
   }
-  await s.run(pieceSql('coarse_series_rows'));
+  await s.run(pieceSql('coarse_series_rows', { touched: 'SEMI JOIN touched_coarse AS t USING (bucketSeconds, start_us)' }));
   await s.run(fillSql(sqlFile('layer_touched_series'), { previous: quotedString(on.files.series) }));
   const streams = await streamCount(s, `SELECT streamId FROM read_parquet(${quotedString(on.files.series)}, hive_partitioning = false) UNION ALL SELECT streamId FROM layer_minutes`);
+  return { streams, coarse: true };
+}
+
+/**
+ * daySeries for a state of one layer (no layer kept: a layer of a whole day, the first layered
+ * build of a day such as the first after a deployment, or every earlier layer merged into the new
+ * one): its minute series from the layer's minute pieces as they are (one row per stream, session
+ * and minute already: no copy regrouped into `state_minutes`), its coarse sums from the layer's
+ * per-session buckets as they are (layer_single_coarse_sums.sql: no regrouping per session), and
+ * the series of the sizes past a minute from those sums (coarse_series_rows.sql, every bucket), as
+ * a later layer remakes the buckets it touches: the same figures to the last digit as the series
+ * regrouped from the minutes (buildSeries), without making every size's per-session buckets a
+ * second time beside the layer's own.
+ */
+async function singleLayerSeries(s: DbSession): Promise<{ streams: number; coarse: boolean }> {
+  await s.run(pieceSql('layer_single_coarse_sums'));
+  await s.run('CREATE OR REPLACE TEMP VIEW state_minutes AS SELECT * FROM layer_minutes');
+  const streams = await streamCount(s, 'SELECT streamId FROM layer_minutes');
+  await buildSeries(s, BLOCK_SECONDS);
+  await s.run(pieceSql('coarse_series_rows', { touched: '' }));
+  await s.run('CREATE OR REPLACE TEMP TABLE state_series_all AS SELECT * EXCLUDE (customer, date) FROM state_series UNION ALL BY NAME SELECT * FROM coarse_rows');
+  await dropRelations(s, ['state_series', 'coarse_rows']);
   return { streams, coarse: true };
 }
 
