@@ -289,7 +289,7 @@ async function daySeries(s: DbSession, on: SeriesBase | null): Promise<{ streams
   const allExist = async (paths: string[]) => (await Promise.all(paths.map(exists))).every(Boolean);
   const keptSessions = keptFiles.map((f) => f.sessions);
   const wholeCoarseSums = () =>
-    s.run(`CREATE OR REPLACE TEMP TABLE coarse_sums AS\n${pieceSql('layer_coarse_sums', { session_buckets: `SELECT * FROM layer_sessions UNION ALL BY NAME ${readAll(keptSessions, 'layer_sessions')}` })}`);
+    s.run(`CREATE OR REPLACE TEMP TABLE coarse_sums AS\n${coarseSumsOf(`SELECT * FROM layer_sessions UNION ALL BY NAME ${readAll(keptSessions, 'layer_sessions')}`)}`);
   const incremental = on !== null && (await allExist([on.files.series, ...keptSessions]));
   if (!incremental && keptFiles.length === 0) return singleLayerSeries(s);
   if (!incremental) {
@@ -312,14 +312,13 @@ async function daySeries(s: DbSession, on: SeriesBase | null): Promise<{ streams
     const spans = await s.all<{ size: number; lo: bigint; hi: bigint }>('SELECT bucketSeconds AS size, min(start_us) AS lo, max(start_us) AS hi FROM touched_coarse GROUP BY ALL');
     const inCoarseSpan =
       spans.length === 0 ? ' WHERE false' : ` WHERE ${spans.map((x) => `(bucketSeconds = ${Number(x.size)} AND start_us BETWEEN ${BigInt(x.lo)} AND ${BigInt(x.hi)})`).join(' OR ')}`;
-    const sumsOf = (rows: string) => pieceSql('layer_coarse_sums', { session_buckets: `SELECT * FROM ${rows}` });
     await s.run(
       pieceSql('layer_coarse_delta', {
         previous: `SELECT * FROM read_parquet(${quotedString(on.files.coarse)}, hive_partitioning = false)`,
         kept: readAll(keptSessions, 'layer_sessions', inCoarseSpan),
         merged: readAll(mergedSessions, 'layer_sessions', inCoarseSpan),
-        coarse_sums_of_before: sumsOf('before_rows'),
-        coarse_sums_of_after: sumsOf('after_rows'),
+        coarse_sums_of_before: coarseSumsOf('SELECT * FROM before_rows'),
+        coarse_sums_of_after: coarseSumsOf('SELECT * FROM after_rows'),
       }),
     );
   } else {
@@ -332,18 +331,27 @@ async function daySeries(s: DbSession, on: SeriesBase | null): Promise<{ streams
 }
 
 /**
+ * The coarse sums (layer_coarse_sums.sql) of per-session bucket rows of several layers, a session's
+ * rows added up first (layer_session_buckets.sql).
+ */
+function coarseSumsOf(sessionBuckets: string): string {
+  return pieceSql('layer_coarse_sums', { per_session_buckets: pieceSql('layer_session_buckets', { session_buckets: sessionBuckets }) });
+}
+
+/**
  * daySeries for a state of one layer (no layer kept: a layer of a whole day, the first layered
  * build of a day such as the first after a deployment, or every earlier layer merged into the new
  * one): its minute series from the layer's minute pieces as they are (one row per stream, session
  * and minute already: no copy regrouped into `state_minutes`), its coarse sums from the layer's
- * per-session buckets as they are (layer_single_coarse_sums.sql: no regrouping per session), and
+ * per-session buckets as they are (layer_coarse_sums.sql over layer_sessions: no regrouping per
+ * session), and
  * the series of the sizes past a minute from those sums (coarse_series_rows.sql, every bucket), as
  * a later layer remakes the buckets it touches: the same figures to the last digit as the series
  * regrouped from the minutes (buildSeries), without making every size's per-session buckets a
  * second time beside the layer's own.
  */
 async function singleLayerSeries(s: DbSession): Promise<{ streams: number; coarse: boolean }> {
-  await s.run(pieceSql('layer_single_coarse_sums'));
+  await s.run(`CREATE OR REPLACE TEMP TABLE coarse_sums AS\n${pieceSql('layer_coarse_sums', { per_session_buckets: 'SELECT * FROM layer_sessions' })}`);
   await s.run('CREATE OR REPLACE TEMP VIEW state_minutes AS SELECT * FROM layer_minutes');
   const streams = await streamCount(s, 'SELECT streamId FROM layer_minutes');
   await buildSeries(s, BLOCK_SECONDS);
