@@ -13,7 +13,7 @@
 // dist/main.js) and the collector's batch worker thread (collector/batch-worker.ts →
 // dist/batch-worker.js), splitting the code they share and each lazily imported command into
 // chunks, so a command loads only its own code (`p2ptel --help` almost none). The packages are
-// bundled too (zod, jose, commander, Koa, pino, DuckDB's JavaScript API…), but for those in EXTERNAL:
+// bundled too (zod, jose, commander, Koa, pino, BullMQ, DuckDB's JavaScript API…), but for those in EXTERNAL:
 // a package loaded from node_modules is hundreds of small files to resolve, read and link at every
 // start (`serve` loaded 813 modules and took about 1.6 s of CPU to listen, `token` 0.5 s; bundled:
 // 1.0 s and 0.25 s, docs/benchmarks.md, "CPU time of the test suite, part 5"). It does not check
@@ -83,10 +83,12 @@ function fixtureEntries() {
 }
 
 /**
- * Packages left in node_modules: DuckDB's native addon, BullMQ (reads its Lua scripts from its own
- * folder) and ioredis with it, the compilers (esbuild spawns its own binary) and the dev tools.
+ * Packages left in node_modules: DuckDB's native addon, the compilers (esbuild spawns its own
+ * binary) and the dev tools. (BullMQ is bundled: its Lua scripts are in its JavaScript, and the
+ * jobs run in-process, never as sandboxed processor files. msgpackr, under it, then finds no
+ * native decoder beside the bundle and uses its JavaScript one, as it does wherever there is none.)
  */
-const EXTERNAL = ['@duckdb/node-bindings*', 'bullmq', 'ioredis', 'esbuild', 'tsx', 'playwright-core', 'vitest', 'typescript'];
+const EXTERNAL = ['@duckdb/node-bindings*', 'esbuild', 'tsx', 'playwright-core', 'vitest', 'typescript'];
 /**
  * What the bundled CommonJS packages expect of a module: `require` (of Node's own modules) and
  * `__filename` / `__dirname` (write-file-atomic names its temporary files with it; pino's worker
