@@ -12,8 +12,12 @@
 // esbuild (the compiler tsx itself uses, installed with it) bundles the CLI (cli/main.ts →
 // dist/main.js) and the collector's batch worker thread (collector/batch-worker.ts →
 // dist/batch-worker.js), splitting the code they share and each lazily imported command into
-// chunks, so a command loads only its own code (`p2ptel --help` almost none). Packages are imported
-// from node_modules, not bundled. It does not check types: `npm run typecheck` does.
+// chunks, so a command loads only its own code (`p2ptel --help` almost none). The packages are
+// bundled too (zod, jose, commander, Koa, pino, BullMQ, DuckDB's JavaScript API…), but for those in EXTERNAL:
+// a package loaded from node_modules is hundreds of small files to resolve, read and link at every
+// start (`serve` loaded 813 modules and took about 1.6 s of CPU to listen, `token` 0.5 s; bundled:
+// 1.0 s and 0.25 s, docs/benchmarks.md, "CPU time of the test suite, part 5"). It does not check
+// types: `npm run typecheck` does.
 //
 // Every output file lies directly in the output folder, itself directly in the project's root: one
 // folder down, as lib/version.ts is in the sources, so PROJECT_ROOT (the parent of the module's
@@ -27,7 +31,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** What the build was made from (project-relative paths) and when it started: for --if-stale. */
 const RECORD = 'build.json';
 /** Besides the bundled sources, files whose change makes a build stale. */
-const BUILD_INPUTS = ['bin/build.js', 'tsconfig.json', 'package.json'];
+const BUILD_INPUTS = ['bin/build.js', 'tsconfig.json', 'package.json', 'package-lock.json'];
 
 const args = process.argv.slice(2);
 const ifStale = args.includes('--if-stale');
@@ -78,6 +82,25 @@ function fixtureEntries() {
   );
 }
 
+/**
+ * Packages left in node_modules: DuckDB's native addon, the compilers (esbuild spawns its own
+ * binary) and the dev tools. (BullMQ is bundled: its Lua scripts are in its JavaScript, and the
+ * jobs run in-process, never as sandboxed processor files. msgpackr, under it, then finds no
+ * native decoder beside the bundle and uses its JavaScript one, as it does wherever there is none.)
+ */
+const EXTERNAL = ['@duckdb/node-bindings*', 'esbuild', 'tsx', 'playwright-core', 'vitest', 'typescript'];
+/**
+ * What the bundled CommonJS packages expect of a module: `require` (of Node's own modules) and
+ * `__filename` / `__dirname` (write-file-atomic names its temporary files with it; pino's worker
+ * transports, which the project does not use, would look for their files beside it).
+ */
+const BANNER = [
+  "import { createRequire as __p2ptelCreateRequire } from 'node:module';",
+  "import { fileURLToPath as __p2ptelFileURLToPath } from 'node:url';",
+  'const require = __p2ptelCreateRequire(import.meta.url);',
+  'const __filename = __p2ptelFileURLToPath(import.meta.url);',
+  "const __dirname = __p2ptelFileURLToPath(new URL('.', import.meta.url));",
+].join(' ');
 const startedAt = Date.now();
 const { build } = await import('esbuild');
 // Built beside it, then swapped in: a command started meanwhile finds the old build or the new one.
@@ -93,7 +116,8 @@ try {
     chunkNames: '[name]-[hash]',
     bundle: true,
     splitting: true,
-    packages: 'external',
+    external: EXTERNAL,
+    banner: { js: BANNER },
     format: 'esm',
     platform: 'node',
     target: 'node20',
@@ -117,7 +141,7 @@ if (nested.length > 0) {
   throw new Error(`build: every output must lie directly in ${outName}/ (for PROJECT_ROOT), not ${nested.join(', ')}`);
 }
 const inputs = Object.keys(result.metafile.inputs)
-  .filter((f) => !f.startsWith('node_modules/') && !f.includes(':'))
+  .filter((f) => !f.split('/').includes('node_modules') && !f.includes(':'))
   .sort();
 fs.writeFileSync(path.join(tmp, RECORD), `${JSON.stringify({ startedAt, inputs }, null, 1)}\n`);
 

@@ -19,7 +19,6 @@ import type { InputFile } from '../../warehouse/snapshots/index.ts';
 import { schemaColumns } from '../../warehouse/landing/index.ts';
 import { newScratchFile } from './scratch.ts';
 import type { ServedSnapshot } from '../../served/snapshot-store.ts';
-import { ARROW_COLUMNS_SQL, arrowStream } from './arrow.ts';
 import { CSV_COLUMNS_SQL, CSV_HEADER, NDJSON_COLUMNS_SQL } from './lines.ts';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson', 'parquet', 'arrow'] as const;
@@ -250,6 +249,8 @@ async function* textSlices(r: ExportResources, q: SliceQueries, format: 'csv' | 
  * `bench:abuse`, every export admitted). A scratch file read in order pins one row group.
  */
 async function* arrowSlices(r: ExportResources, q: SliceQueries): AsyncGenerator<Buffer> {
+  // Loaded on the first Arrow export: apache-arrow (~150 modules) would add to every start of `serve`.
+  const { ARROW_COLUMNS_SQL, arrowStream } = await import('./arrow.ts');
   async function* chunks(): AsyncGenerator<DuckDBDataChunk> {
     const select = (sql: string) => `SELECT ${ARROW_COLUMNS_SQL} FROM (${sql})`;
     if (q.count === 0) {
