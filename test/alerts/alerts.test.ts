@@ -65,6 +65,20 @@ describe('evaluation, incidents and webhooks', () => {
   let secret: string;
   let webhookId: string;
   const ruleIds: string[] = [];
+  /**
+   * The requests of one event type (verified with the first secret), once there are `n`: by type,
+   * not by position, as a delivery may be sent again (at least once, with its own webhook-id: the
+   * test of the first deliveries checks the ids) and sit among the others.
+   */
+  const ofType = async (type: string, n: number) => {
+    const until = Date.now() + 60_000;
+    for (;;) {
+      const got = rx.received.filter((r) => (rx.verify(r, secret) as { type: string }).type === type);
+      if (got.length >= n) return got;
+      if (Date.now() > until) throw new Error(`the receiver got ${got.length} requests of ${type}, not ${n}, within 60 s`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
 
   it('registers an endpoint, its secret shown once', async () => {
     const r = await post('/control/webhooks', { url: `${rx.url}/hook` });
@@ -121,13 +135,12 @@ describe('evaluation, incidents and webhooks', () => {
     rx.answer.headers = { 'Retry-After': '1' };
     const ping = await t.request('POST', `/control/webhooks/${webhookId}/test`, { token: t.tokens.acme });
     expect(ping.status).toBe(202);
-    await rx.waitFor(3);
+    await ofType('ping', 1);
     rx.answer.status = 200;
     rx.answer.headers = {};
-    const got = await rx.waitFor(4, 60_000);
-    expect(got[3]!.headers['webhook-id']).toBe(got[2]!.headers['webhook-id']);
-    expect(got[3]!.at - got[2]!.at).toBeGreaterThanOrEqual(950);
-    expect((rx.verify(got[3]!, secret) as { type: string }).type).toBe('ping');
+    const got = await ofType('ping', 2);
+    expect(got[1]!.headers['webhook-id']).toBe(got[0]!.headers['webhook-id']);
+    expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(950);
     await new Promise((r) => setTimeout(r, 200));
     const { deliveries } = (await t.get(`/control/webhooks/${webhookId}/deliveries`, t.tokens.acme)).json as { deliveries: { id: string; type: string; state: string; attempts: { status: number }[] }[] };
     const p = deliveries.find((d) => d.type === 'ping')!;
@@ -135,8 +148,8 @@ describe('evaluation, incidents and webhooks', () => {
     expect(p.attempts.map((a) => a.status)).toEqual([503, 200]);
     const again = await t.request('POST', `/control/webhooks/${webhookId}/deliveries/${p.id}/redeliver`, { token: t.tokens.acme });
     expect(again.status).toBe(202);
-    const fifth = (await rx.waitFor(5))[4]!;
-    expect(fifth.headers['webhook-id']).toBe(got[3]!.headers['webhook-id']);
+    const third = (await ofType('ping', 3))[2]!;
+    expect(third.headers['webhook-id']).toBe(got[1]!.headers['webhook-id']);
   }, 60_000);
 
   it('signs with both secrets during a rotation', async () => {
@@ -144,7 +157,7 @@ describe('evaluation, incidents and webhooks', () => {
     const fresh = (r.json as { secret: string }).secret;
     expect(fresh).not.toBe(secret);
     await t.request('POST', `/control/webhooks/${webhookId}/test`, { token: t.tokens.acme });
-    const last = (await rx.waitFor(6))[5]!;
+    const last = (await ofType('ping', 4))[3]!;
     expect(last.headers['webhook-signature']!.split(' ')).toHaveLength(2);
     rx.verify(last, fresh);
     rx.verify(last, secret);
@@ -161,7 +174,6 @@ describe('evaluation, incidents and webhooks', () => {
     expect(list[0]).toMatchObject({ state: 'resolved', resolvedAt: new Date(AS_OF.getTime() + 60_000).toISOString() });
     expect(list[0]!.valueAtClose).not.toBeNull();
     await enqueueAllEvents(t.api.deps.layout, t.api.deps.outbox);
-    const last = (await rx.waitFor(7))[6]!;
-    expect((rx.verify(last, secret) as { type: string }).type).toBe('incident.resolved');
+    expect(await ofType('incident.resolved', 1)).toHaveLength(1);
   });
 });
