@@ -1,8 +1,9 @@
 // The warehouse of the rebuild-after-deployment tests of the live loops (test/jobs/live-rebuild,
 // rebuild-cadence): the three days before this hour, two customers of one stream each (5 to 7
 // partitions by the hour of the day: the 71 hours span 3 or 4 dates, and not every customer has a
-// session on each; 5 at 00:00–01:59 UTC), landed before the runs' asOf (now) and built by a first run; a deployment is then
-// simulated by setting CODE_SALT (it salts the hash of the state code), which `close` restores.
+// session on each; 5 at 00:00–01:59 UTC), landed before the runs' asOf (now) and built by a first
+// run; a deployment is then simulated by setting CODE_SALT (it salts the hash of the state code),
+// which `close` restores.
 import { openTestWarehouse, type TestWarehouse } from './warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';

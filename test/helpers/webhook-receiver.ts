@@ -19,6 +19,8 @@ export interface Receiver {
   /** The body verified with `secret` (throws when the signature does not verify). */
   verify(r: Received, secret: string): unknown;
   waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
+  /** The requests that `match` keeps, once there are `n` of them (throws after `timeoutMs`). */
+  waitForMatching(match: (r: Received) => boolean, n: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
 }
 
@@ -36,19 +38,22 @@ export async function startReceiver(port = 0): Promise<Receiver> {
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const waitForMatching = async (match: (r: Received) => boolean, n: number, timeoutMs = 60_000): Promise<Received[]> => {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const got = received.filter(match);
+      if (got.length >= n) return got;
+      if (Date.now() > until) throw new Error(`the receiver got ${got.length} requests, not ${n}, within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
   return {
     url,
     received,
     answer,
     verify: (r, secret) => new Webhook(secret).verify(r.body, r.headers),
-    async waitFor(n, timeoutMs = 60_000) {
-      const until = Date.now() + timeoutMs;
-      while (received.length < n) {
-        if (Date.now() > until) throw new Error(`the receiver got ${received.length} requests, not ${n}, within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      return received;
-    },
+    waitFor: (n, timeoutMs) => waitForMatching(() => true, n, timeoutMs),
+    waitForMatching,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

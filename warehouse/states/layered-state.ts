@@ -344,8 +344,8 @@ function coarseSumsOf(sessionBuckets: string): string {
  * one): its minute series from the layer's minute pieces as they are (one row per stream, session
  * and minute already: no copy regrouped into `state_minutes`), its coarse sums from the layer's
  * per-session buckets as they are (layer_coarse_sums.sql over layer_sessions: no regrouping per
- * session), and
- * the series of the sizes past a minute from those sums (coarse_series_rows.sql, every bucket), as
+ * session), and the series of the sizes past a minute from those sums (coarse_series_rows.sql,
+ * every bucket), as
  * a later layer remakes the buckets it touches: the same figures to the last digit as the series
  * regrouped from the minutes (buildSeries), without making every size's per-session buckets a
  * second time beside the layer's own.
