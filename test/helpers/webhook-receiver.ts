@@ -1,6 +1,6 @@
 // A real HTTP receiver of webhooks on 127.0.0.1 for the tests: it keeps every request it gets,
-// answers with what the test sets (a status, a delay, a redirect), and verifies signatures with
-// the Standard Webhooks specification's own library.
+// answers with what the test had set when the request came in (a status, a delay, a redirect),
+// and verifies signatures with the Standard Webhooks specification's own library.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -28,12 +28,16 @@ export async function startReceiver(port = 0): Promise<Receiver> {
   const received: Received[] = [];
   const answer = { status: 204, delayMs: 0, headers: {} as Record<string, string> };
   const server = http.createServer((req, res) => {
+    // The answer as set when the request came in: a test that changes it after its wait returned
+    // must not change the answer to a request already received (that answer is written a timer
+    // later, and a 503 given to it would have the sender send it again).
+    const { status, delayMs, headers: answerHeaders } = { ...answer, headers: { ...answer.headers } };
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
       received.push({ headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-      setTimeout(() => res.writeHead(answer.status, answer.headers).end(), answer.delayMs);
+      setTimeout(() => res.writeHead(status, answerHeaders).end(), delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
