@@ -1,4 +1,4 @@
-// npm run bench:live -- [--mode both|start|workers|deploy|deploy-workers] [--deploys background,blocking,plain] [--tiny] [--one-report-sessions] [--cross-hour] [--logs DIR] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 2s]
+// npm run bench:live -- [--mode both|start|workers|deploy|deploy-workers] [--deploys background,blocking,plain] [--after] [--tiny] [--one-report-sessions] [--cross-hour] [--logs DIR] [--dir DIR] [--days 30] [--customers 10] [--streams 10] [--sessions 1350] [--rate 5000] [--probes 30] [--probe-every 3] [--rollup-every 2s]
 // End-to-end freshness of live figures (issue 30's figure; goal p95 ≤ 10 s): the time from the
 // collector's acknowledgement of a report to the first API answer that counts it, in two
 // deployments over the same generated history (30 days × 100 streams by default, ending now,
@@ -17,7 +17,10 @@
 //            Freshness during the rebuild is also given from the moment the live loop runs (the
 //            probes posted from then until no state is stale: a restart's catch-up, its first run
 //            and pilot reports before the live loop, is not in it), with the process's runs over
-//            the same time and the highest RSS sampled then.
+//            the same time and the highest RSS sampled then. `--after`: then the same process,
+//            rebuilt, measured again under the same load for as many probes: the baseline that is
+//            as late in the load as the rebuild (today's partition grows with every minute of it,
+//            so the steady phase at the start is an earlier, lighter one).
 //   deploy-workers  the worker tier, steady, then its two workers restarted with other state SQL
 //            (P2PTEL_TEST_STATE_CODE_SALT; the collector and the API go on), measured from the
 //            restart until CURRENT's snapshot uses no stale state: freshness, runs, the API's
@@ -57,9 +60,10 @@ const cli = new Command()
   .option('--logs <dir>', "keep every process's whole output in <dir>/<name>.log (with P2PTEL_SQL_TRACE=1: each statement's time)")
   .option('--cross-hour', "time each mode's probes so that their middle falls on a full hour (waits for it): the first run of an hour makes more anew")
   .option('--deploys <list>', 'deploy mode: the restarts to measure, in order, of background, blocking, plain', 'background,blocking,plain')
+  .option('--after', "deploy mode: after each rebuild, the same process measured again with the same load for as many probes as the rebuild had (at least --probes): a baseline as late in the load as the rebuild, since today's partition grows with every minute of it")
   .option('--one-report-sessions', 'the background load posts every report as a session of its own (rate new sessions a second) instead of sessions reporting every 30 s')
   .parse()
-  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean; crossHour?: boolean; logs?: string; deploys: string }>();
+  .opts<{ mode: string; tiny?: boolean; dir?: string; days: string; customers: string; streams: string; sessions: string; rate: string; probes: string; probeEvery: string; rollupEvery: string; oneReportSessions?: boolean; crossHour?: boolean; logs?: string; deploys: string; after?: boolean }>();
 const TINY = { days: '1', customers: '2', streams: '2', sessions: '40', rate: '200', probes: '4', probeEvery: '2' };
 const opts = cli.tiny ? { ...cli, ...TINY } : cli;
 if (!['start', 'workers', 'both', 'deploy', 'deploy-workers'].includes(opts.mode)) throw new Error(`--mode: start, workers, both, deploy or deploy-workers, not ${opts.mode}`);
@@ -76,8 +80,8 @@ interface Measured {
   from: number;
 }
 
-/** The background load and the probes against a target, until every probe is counted. */
-async function measure(target: Target): Promise<Measured> {
+/** The background load and the probes (`--probes`, or `count` numbered from `first`) against a target, until every probe is counted. */
+async function measure(target: Target, count = Number(opts.probes), first = 0): Promise<Measured> {
   if (opts.crossHour) await untilHourCrossing();
   let stopping = false;
   const from = Date.now();
@@ -85,8 +89,8 @@ async function measure(target: Target): Promise<Measured> {
   if (opts.crossHour) await sleep(CROSS_HOUR_WARM_UP_MS);
   const freshness: number[] = [];
   const probes: Promise<void>[] = [];
-  for (let n = 0; n < Number(opts.probes); n++) {
-    probes.push(probe(target, n).then((ms) => void freshness.push(ms)));
+  for (let n = 0; n < count; n++) {
+    probes.push(probe(target, first + n).then((ms) => void freshness.push(ms)));
     await sleep(Number(opts.probeEvery) * 1000);
   }
   await Promise.all(probes);
@@ -273,6 +277,8 @@ interface RestartResult {
   livePeakRssMiB: number;
   /** The load average (1 min) at the rebuild's end. */
   loadAverage: number;
+  /** With --after: the same process right after the rebuild, the same load, as many probes as the rebuild had: freshness and live runs. */
+  after?: { freshnessMs: Stats; liveRunsMs: Stats; loadAverage: number };
 }
 
 /** The current snapshot's asOf and stale states (null: none readable). */
@@ -416,6 +422,12 @@ async function runDeployMode(): Promise<{ steady: ModeResult & { loadAverage: nu
     const trace = process.env['BENCH_RESTART_SQL_TRACE'] === '1' ? { P2PTEL_SQL_TRACE: '1' } : {};
     const env = { ...process.env, ...trace, ...(code ? { P2PTEL_TEST_STATE_CODE_SALT: code } : {}), ...(kind === 'blocking' ? { ROLLUP_REBUILD_BUDGET: '0' } : {}) };
     const r = await restart(kind === 'plain' ? 'plain restart' : `deploy ${kind}`, prev, first.target.token, env);
+    if (opts.after && kind !== 'plain') {
+      const count = Math.max(Number(opts.probes), r.result.liveFreshnessMs.n);
+      process.stderr.write(`deploy: the same process after its rebuild, ${count} probes ...\n`);
+      const m = await measure(r.target, count, 5000 + 1000 * restarts.length);
+      r.result.after = { freshnessMs: stats(m.freshness), liveRunsMs: stats(liveRuns(r.proc, m.from)), loadAverage: os.loadavg()[0]! };
+    }
     restarts.push(r.result);
     prev = r.proc;
   }
@@ -433,7 +445,12 @@ function describeRestart(r: RestartResult): string {
     `  ${r.name}: ports ${sec(r.portsOpenMs)}, live loop ${sec(r.liveMs)}, no stale state ${sec(r.rebuildMs)} (${r.snapshots} snapshots, up to ${r.maxStale} stale); ` +
     `freshness ${f.n} probes p50 ${sec(f.p50)}, p95 ${sec(f.p95)}, max ${sec(f.max)}; API ${r.api.answered} answers, ${r.api.failed} failed, longest gap ${sec(r.api.longestGapMs)}; peak RSS ${r.peakRssMiB} MiB\n` +
     `    from the live loop to no stale state (${sec(r.rebuildMs - r.liveMs)}): freshness ${lf.n} probes p50 ${sec(lf.p50)}, p95 ${sec(lf.p95)}, max ${sec(lf.max)}; ` +
-    `runs ${runs.n}, p50 ${sec(runs.p50, 2)}, p95 ${sec(runs.p95, 2)}, max ${sec(runs.max, 2)}; RSS sampled up to ${r.livePeakRssMiB} MiB; load average ${r.loadAverage.toFixed(1)}`
+    `runs ${runs.n}, p50 ${sec(runs.p50, 2)}, p95 ${sec(runs.p95, 2)}, max ${sec(runs.max, 2)}; RSS sampled up to ${r.livePeakRssMiB} MiB; load average ${r.loadAverage.toFixed(1)}` +
+    (r.after
+      ? `\n    after the rebuild, the same process and load (--after): freshness ${r.after.freshnessMs.n} probes p50 ${sec(r.after.freshnessMs.p50)}, p95 ${sec(r.after.freshnessMs.p95)}, max ${sec(r.after.freshnessMs.max)}; ` +
+        `runs ${r.after.liveRunsMs.n}, p50 ${sec(r.after.liveRunsMs.p50, 2)}, p95 ${sec(r.after.liveRunsMs.p95, 2)}; load average ${r.after.loadAverage.toFixed(1)}; ` +
+        `during ÷ after: freshness p95 ${(lf.p95 / r.after.freshnessMs.p95).toFixed(2)}×, runs p50 ${(runs.p50 / r.after.liveRunsMs.p50).toFixed(2)}×`
+      : '')
   );
 }
 
