@@ -328,6 +328,20 @@ export async function cleanReportLeftovers(layout: WarehouseLayout): Promise<str
   return removed;
 }
 
+/**
+ * A customer's latest published reports (the newest snapshot folder holding its `reports.json`;
+ * pruning keeps that one: snapshot-folders.ts) and their folder; null when none was published.
+ */
+export async function latestPublishedReports(layout: WarehouseLayout, customerId: string): Promise<{ dir: string; published: PublishedReports } | null> {
+  const folders = (await fs.readdir(layout.reports).catch(() => [] as string[])).filter((f) => !f.startsWith('.')).sort().reverse();
+  for (const snapshotId of folders) {
+    const dir = customerReportsDir(layout, snapshotId, customerId);
+    const published = await readPublishedReports(dir);
+    if (published) return { dir, published };
+  }
+  return null;
+}
+
 /** The customers whose partition in the snapshot read at least one file: those with reports, sorted. */
 export function customersWithData(manifest: SnapshotManifest): string[] {
   return manifest.partitions

@@ -17,7 +17,9 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
 import { STALE_REBUILT_REASON } from '../../jobs/rollup/rebuild-metrics.ts';
 import { runReports } from '../../jobs/pilot-reports/run.ts';
-import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshots/index.ts';
+import { currentSnapshot, readStreamSummaries, type SnapshotManifest } from '../../warehouse/snapshots/index.ts';
+import { customersWithData, latestPublishedReports } from '../../pilot/publish.ts';
+import { codeVersion } from '../../lib/version.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { DEFAULT_CUSTOMERS, describeGeneration } from './generate.ts';
 import { describeRun } from './pipeline.ts';
@@ -162,8 +164,35 @@ async function catchUp(deps: JobDeps, config: AppConfig, stop: Stop): Promise<Ex
   if (!streamId) return null;
   const tenant = await sampleTenant(deps, config, streamId.split(':')[0]!);
   if (stop.heard()) return 'stopped';
-  await renderReports(deps, tenant.customerId);
+  const due = await reportsDue(deps, snap.manifest);
+  if (due.length > 0) await renderReports(deps, tenant.customerId, due);
+  else await sayReportsKept(deps, tenant.customerId);
   return { tenant, streamId, reports: run.manifest.rows.reports };
+}
+
+/**
+ * Pilot reports are nightly: a customer's latest published ones, rendered less than this long ago
+ * by this code version, are not rendered again when `start` starts again (a restart, a crash): the
+ * live loop is not held back by every stream's report (minutes with a hundred streams).
+ */
+const REPORTS_KEPT_MS = 24 * 3_600_000;
+
+/** The customers of the snapshot whose latest published reports are missing, older than REPORTS_KEPT_MS, or of another code version. */
+async function reportsDue(deps: JobDeps, manifest: SnapshotManifest): Promise<string[]> {
+  const due: string[] = [];
+  for (const customerId of customersWithData(manifest)) {
+    const latest = await latestPublishedReports(deps.layout, customerId);
+    const fresh = latest !== null && latest.published.codeVersion === codeVersion() && Date.now() - Date.parse(latest.published.renderedAt) < REPORTS_KEPT_MS;
+    if (!fresh) due.push(customerId);
+  }
+  return due;
+}
+
+/** A start that renders no report says which it keeps, and where the sample customer's are. */
+async function sayReportsKept(deps: JobDeps, customerId: string): Promise<void> {
+  const latest = await latestPublishedReports(deps.layout, customerId);
+  out(`\npilot reports: every customer's were rendered less than ${REPORTS_KEPT_MS / 3_600_000} h ago by this version: kept (\`p2ptel reports\` renders them now)`);
+  if (latest) out(`${customerId}'s reports as a static site (rendered ${latest.published.renderedAt}): ${path.join(latest.dir, 'index.html')}`);
 }
 
 async function sampleDataIfEmpty(deps: JobDeps): Promise<void> {
@@ -211,10 +240,10 @@ async function sampleTenant(deps: JobDeps, config: AppConfig, customerId: string
   );
 }
 
-/** The nightly report run, once: every stream's pilot report pre-rendered as a static site. */
-async function renderReports(deps: JobDeps, customerId: string): Promise<void> {
+/** The nightly report run, once, for the customers whose reports are due: every stream's pilot report pre-rendered as a static site. */
+async function renderReports(deps: JobDeps, customerId: string, customers: readonly string[]): Promise<void> {
   const reportsBar = progressBar('pilot reports');
-  const reports = await runReports(deps, { asOf: new Date() }, (p, step) => reportsBar.update(p, step)).finally(() => reportsBar.stop());
+  const reports = await runReports(deps, { asOf: new Date(), customers }, (p, step) => reportsBar.update(p, step)).finally(() => reportsBar.stop());
   out(`\n${reports.message}`);
   const site = reports.publications.find((p) => p.customerId === customerId);
   if (site) out(`${customerId}'s reports as a static site: ${path.join(site.dir, 'index.html')}`);
