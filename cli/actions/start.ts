@@ -19,7 +19,6 @@ import { STALE_REBUILT_REASON } from '../../jobs/rollup/rebuild-metrics.ts';
 import { runReports } from '../../jobs/pilot-reports/run.ts';
 import { currentSnapshot, readStreamSummaries, type SnapshotManifest } from '../../warehouse/snapshots/index.ts';
 import { customersWithData, latestPublishedReports } from '../../pilot/publish.ts';
-import { codeVersion } from '../../lib/version.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { DEFAULT_CUSTOMERS, describeGeneration } from './generate.ts';
 import { describeRun } from './pipeline.ts';
@@ -171,19 +170,20 @@ async function catchUp(deps: JobDeps, config: AppConfig, stop: Stop): Promise<Ex
 }
 
 /**
- * Pilot reports are nightly: a customer's latest published ones, rendered less than this long ago
- * by this code version, are not rendered again when `start` starts again (a restart, a crash): the
- * live loop is not held back by every stream's report (minutes with a hundred streams).
+ * Pilot reports are nightly: a customer's latest published ones, rendered less than this long ago,
+ * are not rendered again when `start` starts again (a restart, a crash, a deployment, as the worker
+ * tier's nightly cron does not render on a deployment either): the live loop is not held back by
+ * every stream's report (minutes with a hundred streams). The API renders the current snapshot's
+ * reports on demand meanwhile, with the running code.
  */
 const REPORTS_KEPT_MS = 24 * 3_600_000;
 
-/** The customers of the snapshot whose latest published reports are missing, older than REPORTS_KEPT_MS, or of another code version. */
+/** The customers of the snapshot whose latest published reports are missing or older than REPORTS_KEPT_MS. */
 async function reportsDue(deps: JobDeps, manifest: SnapshotManifest): Promise<string[]> {
   const due: string[] = [];
   for (const customerId of customersWithData(manifest)) {
     const latest = await latestPublishedReports(deps.layout, customerId);
-    const fresh = latest !== null && latest.published.codeVersion === codeVersion() && Date.now() - Date.parse(latest.published.renderedAt) < REPORTS_KEPT_MS;
-    if (!fresh) due.push(customerId);
+    if (latest === null || !(Date.now() - Date.parse(latest.published.renderedAt) < REPORTS_KEPT_MS)) due.push(customerId);
   }
   return due;
 }
@@ -191,7 +191,7 @@ async function reportsDue(deps: JobDeps, manifest: SnapshotManifest): Promise<st
 /** A start that renders no report says which it keeps, and where the sample customer's are. */
 async function sayReportsKept(deps: JobDeps, customerId: string): Promise<void> {
   const latest = await latestPublishedReports(deps.layout, customerId);
-  out(`\npilot reports: every customer's were rendered less than ${REPORTS_KEPT_MS / 3_600_000} h ago by this version: kept (\`p2ptel reports\` renders them now)`);
+  out(`\npilot reports: every customer's were rendered less than ${REPORTS_KEPT_MS / 3_600_000} h ago: kept (\`p2ptel reports\` renders them now)`);
   if (latest) out(`${customerId}'s reports as a static site (rendered ${latest.published.renderedAt}): ${path.join(latest.dir, 'index.html')}`);
 }
 

@@ -1,7 +1,7 @@
 // `start` restarted on an existing warehouse: its API (serving the snapshot CURRENT names) and its
 // collector (with the ingest key printed before) answer before the first run ends; the key is the
 // same at every start; a SIGKILLed start's run lock, and dead processes' scratch, are cleared
-// by the next start's run; and pilot reports rendered by this version within a day are kept. Real child processes, DuckDB, Parquet and HTTP on loopback.
+// by the next start's run; and pilot reports rendered within a day are kept. Real child processes, DuckDB, Parquet and HTTP on loopback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -150,11 +150,11 @@ describe('start restarted on an existing warehouse', () => {
     expect(await fs.stat(scratch).catch(() => null)).toBeNull();
     // The same key at every start.
     expect((await third.waitFor(KEY))[2]).toBe(key);
-    // The pilot reports the first start rendered (this version, minutes ago) are kept, not
+    // The pilot reports the first start rendered minutes ago are kept, not
     // rendered again before the live loop; the static site it names is the first start's.
     expect(first.stdout()).toMatch(/reports of 3 customers for snapshot \S+ \(3 rendered, 0 unchanged\)/);
     expect(third.stdout()).not.toMatch(/reports of \d+ customers? for snapshot/);
-    expect(third.stdout()).toMatch(/pilot reports: every customer's were rendered less than 24 h ago by this version: kept/);
+    expect(third.stdout()).toMatch(/pilot reports: every customer's were rendered less than 24 h ago: kept/);
     const site = /reports as a static site \(rendered \S+\): (\S+index\.html)/.exec(third.stdout())![1]!;
     expect(first.stdout()).toContain(`reports as a static site: ${site}`);
     expect((await fs.readFile(site, 'utf8')).startsWith('<!DOCTYPE html>')).toBe(true);
