@@ -8,6 +8,7 @@ import type { AppConfig, SettingOverrides } from '../../lib/config.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import { writeDesiredSchedule } from '../../control/schedule.ts';
 import type { ScheduleInfo } from '../../jobs/queue/schedules.ts';
+import type { Queues } from '../../jobs/queue/client.ts';
 import { table } from '../format.ts';
 
 /** --rollup-cron, --rollup-every, --batch, --reports-cron and --compact-every are settings' flags (ROLLUP_SCHEDULE, ROLLUP_EVERY, ROLLUP_BATCH, REPORTS_SCHEDULE, COMPACT_EVERY). */
@@ -21,13 +22,16 @@ const WHAT: Record<string, string> = {
 
 export async function run(flags: z.output<typeof Flags>, settings: SettingOverrides): Promise<void> {
   const rt = runtime(settings);
-  const { installSchedules, listSchedules } = await import('../../jobs/queue/schedules.ts');
-  const installed = await withQueues(rt, async (queues) => {
-    if (flags.list) return listSchedules(queues);
-    await recordDesired(rt.config);
-    return installSchedules(queues, rt.config);
-  });
+  const { listSchedules } = await import('../../jobs/queue/schedules.ts');
+  const installed = await withQueues(rt, async (queues) => (flags.list ? listSchedules(queues) : recordAndInstall(queues, rt.config)));
   process.stdout.write(`${describeSchedules(installed, rt.config.redis.prefix)}\n`);
+}
+
+/** The schedules of `config` written with the warehouse, then installed (Redis reachable: `queues` is open). */
+export async function recordAndInstall(queues: Queues, config: AppConfig): Promise<ScheduleInfo[]> {
+  const { installSchedules } = await import('../../jobs/queue/schedules.ts');
+  await recordDesired(config);
+  return installSchedules(queues, config);
 }
 
 /** The schedules about to be installed, written with the warehouse (after Redis was found reachable). */
