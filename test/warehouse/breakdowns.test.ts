@@ -45,9 +45,24 @@ async function ours(asOf: Date, window: WindowName, by: SessionDimension | null,
   expect(snap.manifest.asOf).toBe(asOf.toISOString());
   const files = snapshotFiles(snap.dir);
   const customers = scope.customer ? [scope.customer] : scope.streamId ? [scope.streamId.split(':')[0]!] : snap.manifest.partitions.map((p) => p.customerId);
-  return wh.db.withSession((s) =>
-    queryBreakdown(s, sessionClassesRelation(sessionClassFiles(files, customers)), { window, streamId: scope.streamId ?? null, by, filters: typed(filters) }),
-  );
+  const classes = await classesTable(sessionClassFiles(files, customers));
+  return wh.db.withSession((s) => queryBreakdown(s, classes, { window, streamId: scope.streamId ?? null, by, filters: typed(filters) }));
+}
+
+/**
+ * The session classes of a list of files, read through the API's relation into a table once:
+ * hundreds of breakdowns are asked of each snapshot, and each read the same files again.
+ */
+const classTables = new Map<string, string>();
+async function classesTable(files: string[]): Promise<string> {
+  const key = files.join('\n');
+  let table = classTables.get(key);
+  if (!table) {
+    table = `ours_classes_${classTables.size}`;
+    await wh.db.withSession((s) => s.run(`CREATE OR REPLACE TABLE ${table} AS SELECT * FROM ${sessionClassesRelation(files)}`));
+    classTables.set(key, table);
+  }
+  return table;
 }
 
 async function expectBreakdownsMatch(asOf: Date, what: string, only?: { bys: (SessionDimension | null)[]; filters: IndependentFilters[]; scopes?: boolean }): Promise<void> {
@@ -117,49 +132,38 @@ describe('breakdowns from the snapshot equal independent SQL over the raw report
   }, 120_000);
 
   it('as asOf moves over hours and days, class units whose classes stay the same are kept, and the figures stay exact', async () => {
-    // A warehouse of its own: today's partitions get several layers, then asOf moves on by an
-    // hour (every edge crosses into another hour), into the next day (today's layers become
-    // yesterday's) and by days (edges cross into other days). The session classes of a class unit
-    // are kept while its signature (combine-plan.ts unitSignature over the hours it holds) stays:
-    // a wrong span or signature serves classes of another asOf, which the independent SQL finds.
-    const own = await openTestWarehouse();
-    const main = wh;
-    wh = own;
-    try {
-      const data = breakdownData(11, CUSTOMERS, AS_OF);
-      await landBreakdownFiles(wh, data.files);
-      await runPipeline(wh, { asOf: AS_OF });
-      await landBreakdownFiles(wh, data.late, '-late');
-      await runPipeline(wh, { asOf: LATER });
-      // A customer whose only layer holds reports of 12:00–13:00: the 1h edge lies before its
-      // hours an hour on, then in them (its classes must be made again, and that hour cut).
-      const solo = ['12:05', '12:20', '12:30'].map((t, seq) => ({
-        reportId: `solo-r${seq}`, sessionId: 'solo-s1', streamId: 'solo:live-0', ts: `2026-11-20T${t}:00.000Z`, seq, device: 'tv', bytesOffloaded: 1000 * (seq + 1), bytesFallback: 10, watchMs: 30_000,
-      }));
-      await writeReportsParquet(wh.db, landingPath(wh.root, 'solo', '2026-11-20', 'a.parquet'), solo);
-      const bys: (SessionDimension | null)[] = [null, 'device'];
-      const steps: [string, number][] = [
-        ['an hour on', 63],
-        ['an hour and 40 minutes on', 100],
-        ['into the next day', 13 * 60],
-        ['two days and 3 hours on', (2 * 24 + 3) * 60],
-        ['six days and 5 hours on', (6 * 24 + 5) * 60],
-      ];
-      const kept: number[] = [];
-      for (const [what, minutes] of steps) {
-        const asOf = new Date(AS_OF.getTime() + minutes * 60_000);
-        await runPipeline(wh, { asOf });
-        await expectBreakdownsMatch(asOf, what, { bys, filters: FILTER_CASES.slice(0, 2) });
-        const combine = (await currentSnapshot(wh.layout))!.manifest.combine!;
-        kept.push(combine.classUnitsLinked! - combine.classUnitsComputed!);
-      }
-      // An hour on, the units of days no edge reaches, and today's layers whose hours the 1h
-      // edge has passed, keep their classes (before 2026-11-27 every unit was made again).
-      expect(kept[0]).toBeGreaterThan(0);
-      expect(kept[1]).toBeGreaterThan(0);
-    } finally {
-      wh = main;
-      await own.close();
+    // The warehouse of the tests above, whose today's partitions got several layers (a first run,
+    // then a late file and copies): asOf moves on by an hour (every edge crosses into another
+    // hour), into the next day (today's layers become yesterday's) and by days (edges cross into
+    // other days). The session classes of a class unit are kept while its signature
+    // (combine-plan.ts unitSignature over the hours it holds) stays: a wrong span or signature
+    // serves classes of another asOf, which the independent SQL finds.
+    expect((await currentSnapshot(wh.layout))!.manifest.asOf).toBe(LATER.toISOString());
+    // A customer whose only layer holds reports of 12:00–13:00: the 1h edge lies before its
+    // hours an hour on, then in them (its classes must be made again, and that hour cut).
+    const solo = ['12:05', '12:20', '12:30'].map((t, seq) => ({
+      reportId: `solo-r${seq}`, sessionId: 'solo-s1', streamId: 'solo:live-0', ts: `2026-11-20T${t}:00.000Z`, seq, device: 'tv', bytesOffloaded: 1000 * (seq + 1), bytesFallback: 10, watchMs: 30_000,
+    }));
+    await writeReportsParquet(wh.db, landingPath(wh.root, 'solo', '2026-11-20', 'a.parquet'), solo);
+    const bys: (SessionDimension | null)[] = [null, 'device'];
+    const steps: [string, number][] = [
+      ['an hour on', 63],
+      ['an hour and 40 minutes on', 100],
+      ['into the next day', 13 * 60],
+      ['two days and 3 hours on', (2 * 24 + 3) * 60],
+      ['six days and 5 hours on', (6 * 24 + 5) * 60],
+    ];
+    const kept: number[] = [];
+    for (const [what, minutes] of steps) {
+      const asOf = new Date(AS_OF.getTime() + minutes * 60_000);
+      await runPipeline(wh, { asOf });
+      await expectBreakdownsMatch(asOf, what, { bys, filters: FILTER_CASES.slice(0, 2) });
+      const combine = (await currentSnapshot(wh.layout))!.manifest.combine!;
+      kept.push(combine.classUnitsLinked! - combine.classUnitsComputed!);
     }
+    // An hour on, the units of days no edge reaches, and today's layers whose hours the 1h
+    // edge has passed, keep their classes (before 2026-11-27 every unit was made again).
+    expect(kept[0]).toBeGreaterThan(0);
+    expect(kept[1]).toBeGreaterThan(0);
   }, 300_000);
 });

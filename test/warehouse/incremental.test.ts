@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
-import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
+import { expectSameSnapshotRows, snapshotRows, type SnapshotRows } from '../helpers/snapshot-rows.ts';
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline, type PipelineResult } from '../../jobs/pipeline.ts';
@@ -85,6 +85,7 @@ describe('incremental runs equal from-scratch runs and the independent SQL', () 
     let appended = 0;
     let held = 0;
     const reasons = new Set<string>();
+    let reference: { asOf: Date; base: PipelineResult; rows: SnapshotRows } | null = null;
     for (let step = 0; step < 8; step++) {
       // Land a random share of the pending files, in random order (late files into old dates).
       // Step 5 lands nothing and reruns at the same asOf.
@@ -107,12 +108,19 @@ describe('incremental runs equal from-scratch runs and the independent SQL', () 
       }
 
       const run = await runPipeline(inc, { asOf });
-      const base = await fromScratch(asOf);
       const what = `step ${step} (asOf ${asOf.toISOString()})`;
-      expectSameSnapshotRows(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot), await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot), what);
+      // Step 5's files and asOf are step 4's: its from-scratch run would be step 4's again, which
+      // the independent SQL checked, so the rerun is checked against that run's rows.
+      const again = step === 5 && reference?.asOf.getTime() === asOf.getTime();
+      if (!again) {
+        const base = await fromScratch(asOf);
+        reference = { asOf, base, rows: await snapshotRows(scratch.db, scratch.layout, base.manifest.snapshot) };
+      }
+      const { base, rows } = reference!;
+      expectSameSnapshotRows(await snapshotRows(inc.db, inc.layout, run.manifest.snapshot), rows, what);
       expect(run.manifest.rows, what).toEqual(base.manifest.rows);
       expect(run.manifest.partitions.map((p) => p.files), what).toEqual(base.manifest.partitions.map((p) => p.files));
-      await expectSnapshotMatchesIndependent(inc.db, inc.layout, run.manifest.snapshot, what);
+      if (!again) await expectSnapshotMatchesIndependent(inc.db, inc.layout, run.manifest.snapshot, what);
 
       const ps = run.manifest.partitionStates!;
       expect(ps.reused + ps.rebuilt).toBe(run.manifest.partitions.reduce((a, p) => a + (p.states?.length ?? 0), 0));
