@@ -59,17 +59,24 @@ export async function unitSessionClasses(
     await fs.utimes(file, now, now).catch(() => {});
     used.push(file);
   };
+  const combined = (u: ClassUnit) => combineBefore !== undefined && u.toUs <= combineBefore;
+  const combinedUnits = new Map<string, number>();
+  for (const u of units) if (combined(u)) combinedUnits.set(u.customerId, (combinedUnits.get(u.customerId) ?? 0) + 1);
   for (const u of units) {
     const signature = unitSignature(plan, u.fromUs, u.toUs);
-    const key = createHash('sha256').update([VERSION, signature, ...u.files.map(durableStateFileName)].join('\n')).digest('hex').slice(0, 24);
+    // A unit read only through its customer's combined file (sorted when it is made) is written in
+    // no order, under a name of its own: the rows are the same, a sorted file is never replaced by
+    // an unsorted one, and the sort (most of a unit's cost, with the write) is done once, there.
+    const unsorted = combined(u) && combinedUnits.get(u.customerId)! > 1;
+    const key = createHash('sha256').update([VERSION, ...(unsorted ? ['unsorted'] : []), signature, ...u.files.map(durableStateFileName)].join('\n')).digest('hex').slice(0, 24);
     const file = classesFile(plan.layout, u.customerId, key);
     if (!(await exists(file))) {
-      const query = breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, u.files)})` });
+      const query = breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, u.files)})`, order: unsorted ? '' : 'ORDER BY streamId' });
       await copyToParquet(s, query, file, params, types, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
       computed++;
     }
     await touch(file);
-    const to = combineBefore !== undefined && u.toUs <= combineBefore ? earlier : files;
+    const to = combined(u) ? earlier : files;
     to.set(u.customerId, [...(to.get(u.customerId) ?? []), file]);
   }
   for (const [customerId, list] of earlier) {
