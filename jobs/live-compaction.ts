@@ -3,7 +3,7 @@
 // beside the live rollups (live-rollups.ts), so that a run never waits for a large merge. A pass
 // starts `gapMs` after the previous one ends; stopping waits for the pass in flight (each step of
 // a compaction is crash-safe anyway: a pass cut short leaves what the next one finishes). A pass
-// that fails waits twice as long before the next (nextGapMs): the passes share the process's
+// that fails, or in which a partition failed, waits twice as long before the next (nextGapMs): the passes share the process's
 // DuckDB with the live runs, and a merge that does not fit in its memory limit (a heavy today
 // under `start`'s 256MB), tried again every few seconds, made the runs beside it fail too.
 import type { JobDeps } from './deps.ts';
@@ -47,18 +47,23 @@ export class LiveCompaction {
         this.running = null;
         this.later();
       });
-    }, nextGapMs(this.gapMs, this.failures));
+    }, this.nextMs());
+  }
+
+  private nextMs(): number {
+    return nextGapMs(this.gapMs, this.failures);
   }
 
   private async pass(): Promise<void> {
     try {
       const r = await runCompaction(this.deps);
-      this.failures = 0;
+      // A partition whose compaction failed (logged by the job; the others went on) counts as a failed pass.
+      this.failures = r.failed > 0 ? this.failures + 1 : 0;
+      if (r.failed > 0) this.deps.log.warn({ failed: r.failed, failuresInARow: this.failures, nextInMs: this.nextMs() }, `background compaction: ${r.failed} partition(s) failed; the next pass in ${Math.round(this.nextMs() / 1000)} s`);
       this.onPass(r, null);
     } catch (err) {
       this.failures++;
-      const waitMs = nextGapMs(this.gapMs, this.failures);
-      this.deps.log.error({ err, failuresInARow: this.failures, nextInMs: waitMs }, `background compaction failed; the next pass tries again in ${Math.round(waitMs / 1000)} s`);
+      this.deps.log.error({ err, failuresInARow: this.failures, nextInMs: this.nextMs() }, `background compaction failed; the next pass tries again in ${Math.round(this.nextMs() / 1000)} s`);
       this.onPass(null, err);
     }
   }
