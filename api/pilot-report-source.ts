@@ -21,7 +21,7 @@ import { composeCustomerReports, inputsFingerprint } from '../pilot/service.ts';
 import { REPORT_FORMATS, renderReport, type ReportFormat, type ServedFormat } from '../pilot/report-formats.ts';
 import { claimsOfJson, signStatement } from '../pilot/statement.ts';
 import { currentReportKey } from '../control/report-keys.ts';
-import { customerReportsDir, readPublishedReports, reportPath } from '../pilot/publish.ts';
+import { customerReportsDir, publishedReportsNewestFirst, readPublishedReports, reportPath } from '../pilot/publish.ts';
 import { problems } from '../served/problems.ts';
 import { snapshotEtag } from './http-cache.ts';
 import { SharedWork } from '../served/shared-work.ts';
@@ -148,11 +148,8 @@ export class PilotReports {
   async published(streamId: string, format: ServedFormat): Promise<PublishedReport | null> {
     const customerId = parseStreamId(streamId)?.customerId;
     if (!customerId) return null;
-    const folders = (await fs.readdir(this.layout.reports).catch(() => [] as string[])).sort().reverse();
-    for (const snapshotId of folders) {
-      const dir = customerReportsDir(this.layout, snapshotId, customerId);
-      const published = await readPublishedReports(dir);
-      if (!published?.streams.some((s) => s.streamId === streamId)) continue;
+    for await (const { dir, published } of publishedReportsNewestFirst(this.layout, customerId)) {
+      if (!published.streams.some((s) => s.streamId === streamId)) continue;
       // A folder removed meanwhile (retention) is passed over like one without the stream.
       const body = await fs.readFile(path.join(dir, ...reportPath(streamId, format).split('/'))).catch(() => null);
       if (!body) continue;

@@ -3,9 +3,10 @@
 // beside the live rollups (live-rollups.ts), so that a run never waits for a large merge. A pass
 // starts `gapMs` after the previous one ends; stopping waits for the pass in flight (each step of
 // a compaction is crash-safe anyway: a pass cut short leaves what the next one finishes). A pass
-// that fails, or in which a partition failed, waits twice as long before the next (nextGapMs): the passes share the process's
-// DuckDB with the live runs, and a merge that does not fit in its memory limit (a heavy today
-// under `start`'s 256MB), tried again every few seconds, made the runs beside it fail too.
+// that fails, or in which a partition failed, waits twice as long before the next (nextGapMs):
+// the passes share the process's DuckDB with the live runs, and a merge that does not fit in its
+// memory limit (a heavy today under `start`'s 256MB), tried again every few seconds, made the
+// runs beside it fail too.
 import type { JobDeps } from './deps.ts';
 import { runCompaction, type CompactionResult } from './compaction/compact.ts';
 

@@ -329,16 +329,22 @@ export async function cleanReportLeftovers(layout: WarehouseLayout): Promise<str
 }
 
 /**
- * A customer's latest published reports (the newest snapshot folder holding its `reports.json`;
- * pruning keeps that one: snapshot-folders.ts) and their folder; null when none was published.
+ * A customer's published reports, newest first (snapshot ids begin with their time): each
+ * snapshot folder holding its `reports.json`, and that folder. Pruning keeps the newest
+ * (snapshot-folders.ts); a folder removed meanwhile is passed over.
  */
-export async function latestPublishedReports(layout: WarehouseLayout, customerId: string): Promise<{ dir: string; published: PublishedReports } | null> {
+export async function* publishedReportsNewestFirst(layout: WarehouseLayout, customerId: string): AsyncGenerator<{ dir: string; published: PublishedReports }> {
   const folders = (await fs.readdir(layout.reports).catch(() => [] as string[])).filter((f) => !f.startsWith('.')).sort().reverse();
   for (const snapshotId of folders) {
     const dir = customerReportsDir(layout, snapshotId, customerId);
     const published = await readPublishedReports(dir);
-    if (published) return { dir, published };
+    if (published) yield { dir, published };
   }
+}
+
+/** A customer's latest published reports and their folder; null when none was published. */
+export async function latestPublishedReports(layout: WarehouseLayout, customerId: string): Promise<{ dir: string; published: PublishedReports } | null> {
+  for await (const latest of publishedReportsNewestFirst(layout, customerId)) return latest;
   return null;
 }
 

@@ -163,9 +163,9 @@ async function catchUp(deps: JobDeps, config: AppConfig, stop: Stop): Promise<Ex
   if (!streamId) return null;
   const tenant = await sampleTenant(deps, config, streamId.split(':')[0]!);
   if (stop.heard()) return 'stopped';
-  const due = await reportsDue(deps, snap.manifest);
+  const { due, latest } = await reportsDue(deps, snap.manifest);
   if (due.length > 0) await renderReports(deps, tenant.customerId, due);
-  else await sayReportsKept(deps, tenant.customerId);
+  else sayReportsKept(tenant.customerId, latest.get(tenant.customerId) ?? null);
   return { tenant, streamId, reports: run.manifest.rows.reports };
 }
 
@@ -178,19 +178,25 @@ async function catchUp(deps: JobDeps, config: AppConfig, stop: Stop): Promise<Ex
  */
 const REPORTS_KEPT_MS = 24 * 3_600_000;
 
-/** The customers of the snapshot whose latest published reports are missing or older than REPORTS_KEPT_MS. */
-async function reportsDue(deps: JobDeps, manifest: SnapshotManifest): Promise<string[]> {
+type LatestReports = Awaited<ReturnType<typeof latestPublishedReports>>;
+
+/**
+ * The customers of the snapshot whose latest published reports are missing or older than
+ * REPORTS_KEPT_MS, and every customer's latest published reports.
+ */
+async function reportsDue(deps: JobDeps, manifest: SnapshotManifest): Promise<{ due: string[]; latest: Map<string, LatestReports> }> {
   const due: string[] = [];
+  const latest = new Map<string, LatestReports>();
   for (const customerId of customersWithData(manifest)) {
-    const latest = await latestPublishedReports(deps.layout, customerId);
-    if (latest === null || !(Date.now() - Date.parse(latest.published.renderedAt) < REPORTS_KEPT_MS)) due.push(customerId);
+    const found = await latestPublishedReports(deps.layout, customerId);
+    latest.set(customerId, found);
+    if (found === null || !(Date.now() - Date.parse(found.published.renderedAt) < REPORTS_KEPT_MS)) due.push(customerId);
   }
-  return due;
+  return { due, latest };
 }
 
 /** A start that renders no report says which it keeps, and where the sample customer's are. */
-async function sayReportsKept(deps: JobDeps, customerId: string): Promise<void> {
-  const latest = await latestPublishedReports(deps.layout, customerId);
+function sayReportsKept(customerId: string, latest: LatestReports): void {
   out(`\npilot reports: every customer's were rendered less than ${REPORTS_KEPT_MS / 3_600_000} h ago: kept (\`p2ptel reports\` renders them now)`);
   if (latest) out(`${customerId}'s reports as a static site (rendered ${latest.published.renderedAt}): ${path.join(latest.dir, 'index.html')}`);
 }

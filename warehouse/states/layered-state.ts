@@ -345,10 +345,9 @@ function coarseSumsOf(sessionBuckets: string): string {
  * and minute already: no copy regrouped into `state_minutes`), its coarse sums from the layer's
  * per-session buckets as they are (layer_coarse_sums.sql over layer_sessions: no regrouping per
  * session), and the series of the sizes past a minute from those sums (coarse_series_rows.sql,
- * every bucket), as
- * a later layer remakes the buckets it touches: the same figures to the last digit as the series
- * regrouped from the minutes (buildSeries), without making every size's per-session buckets a
- * second time beside the layer's own.
+ * every bucket), as a later layer remakes the buckets it touches: the same figures to the last
+ * digit as the series regrouped from the minutes (buildSeries), without making every size's
+ * per-session buckets a second time beside the layer's own.
  */
 async function singleLayerSeries(s: DbSession): Promise<{ streams: number; coarse: boolean }> {
   await s.run(`CREATE OR REPLACE TEMP TABLE coarse_sums AS\n${pieceSql('layer_coarse_sums', { per_session_buckets: 'SELECT * FROM layer_sessions' })}`);
