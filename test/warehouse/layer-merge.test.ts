@@ -14,9 +14,9 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { runCompaction } from '../../jobs/compaction/compact.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { readStates, type LayerMeta, type StateMeta } from '../../warehouse/states/state-store.ts';
+import { readStates, stateFiles, type LayerMeta, type StateMeta } from '../../warehouse/states/state-store.ts';
 import { layersDueForMerge, mergePartitionLayers } from '../../warehouse/publish/layer-merge.ts';
-import { INLINE_MERGE_MAX_REPORTS, inlineMergeMaxReports } from '../../warehouse/states/layered-state.ts';
+import { INLINE_MERGE_MAX_REPORTS, inlineMergeMaxReports, layerPieces } from '../../warehouse/states/layered-state.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 import { seededRandom } from '../helpers/random.ts';
 
@@ -110,6 +110,35 @@ async function expectExact(snapshot: string, asOf: Date, what: string): Promise<
   await expectSnapshotMatchesIndependent(wh.db, wh.layout, snapshot, what);
 }
 
+/**
+ * A merged layer's files are those a build would make of its reports: its pieces (regrouped from
+ * the merged layers' pieces) equal layer_pieces.sql's and layer_sessions.sql's over its reports
+ * file, row for row, and that file holds its reports by ts.
+ */
+async function expectPiecesOfItsReports(state: StateMeta, l: LayerMeta, on: TestWarehouse = wh): Promise<void> {
+  const f = stateFiles(on.layout, state).layer(l.layerId);
+  await on.db.withSession(async (s) => {
+    await s.run(`CREATE OR REPLACE TEMP TABLE layer_rows AS SELECT * FROM read_parquet('${f.reports}', hive_partitioning = false)`);
+    expect(Number((await s.one<{ n: bigint }>('SELECT count(*) AS n FROM layer_rows')).n)).toBe(l.reports);
+    const unordered = await s.one<{ n: bigint }>(
+      `SELECT count(*) AS n FROM (SELECT ts < lag(ts) OVER (ORDER BY file_row_number) AS back FROM read_parquet('${f.reports}', hive_partitioning = false, file_row_number = true)) WHERE back`,
+    );
+    expect(Number(unordered.n), 'reports out of ts order').toBe(0);
+    await layerPieces(s);
+    for (const [table, file] of [['layer_hours', f.hours], ['layer_minutes', f.minutes], ['layer_sessions', f.sessions]] as const) {
+      const r = await s.one<{ missing: bigint; extra: bigint; n: bigint }>(
+        `SELECT (SELECT count(*) FROM (SELECT * FROM ${table} EXCEPT ALL SELECT * FROM read_parquet('${file}', hive_partitioning = false))) AS missing,
+                (SELECT count(*) FROM (SELECT * FROM read_parquet('${file}', hive_partitioning = false) EXCEPT ALL SELECT * FROM ${table})) AS extra,
+                (SELECT count(*) FROM ${table}) AS n`,
+      );
+      expect([Number(r.missing), Number(r.extra)], `${table} of the merged layer against its reports'`).toEqual([0, 0]);
+      expect(Number(r.n)).toBeGreaterThan(0);
+    }
+    expect(l.hourRows).toBe(Number((await s.one<{ n: bigint }>('SELECT count(*) AS n FROM layer_hours')).n));
+    await s.run('DROP TABLE layer_rows; DROP TABLE layer_hours; DROP TABLE layer_minutes; DROP TABLE layer_sessions');
+  });
+}
+
 describe('layer merges by compaction', () => {
   // From here to the file's end (the hand-worked cases above at the default).
   beforeAll(() => {
@@ -154,6 +183,7 @@ describe('layer merges by compaction', () => {
     expect(one.layers!.length).toBe(1);
     expect(one.layers![0]!.reports).toBe(three.layers!.reduce((a, l) => a + l.reports, 0));
     expect(one.files).toEqual(three.files);
+    await expectPiecesOfItsReports(one, one.layers![0]!);
     // The next run reuses the merged state (the same files), and its figures are those of the
     // unmerged layers (exact: checked below, after the next merge).
     const run = await runPipeline(wh, { asOf: at(2.5), compact: false, replaceCurrent: true });
@@ -177,9 +207,71 @@ describe('layer merges by compaction', () => {
     expect(after.layers!.length).toBe(before.layers!.length - due.length + 2);
     expect(after.layers![after.layers!.length - 1]!.reports).toBeGreaterThan(inlineMergeMaxReports());
     expect(after.layers!.slice(0, -1).some((l) => due.some((d) => d.layerId === l.layerId))).toBe(false);
+    await expectPiecesOfItsReports(after, after.layers!.find((l) => !before.layers!.some((b) => b.layerId === l.layerId))!);
     const last = await runPipeline(wh, { asOf: at(4), compact: false, replaceCurrent: true });
     expect(last.manifest.partitionStates!.rebuilt).toBe(0);
     await expectExact(last.manifest.snapshot, at(4), 'after a merge with a run meanwhile');
+  }, 300_000);
+});
+
+/**
+ * Batch g's reports of one side of `split` (before it, or from it on) landed as files of their own:
+ * a session of the batch that reports on both sides is in two layers.
+ */
+async function landSide(g: number, split: Date, side: 'before' | 'after', into: TestWarehouse): Promise<void> {
+  for (const from of batches.get(g)!) {
+    const to = path.join(into.layout.rawReports, path.relative(pool.layout.rawReports, from)).replace(/\.parquet$/, `-${side}.parquet`);
+    await fs.mkdir(path.dirname(to), { recursive: true });
+    const cond = side === 'before' ? '<' : '>=';
+    await into.db.withSession((s) =>
+      s.run(`COPY (SELECT * FROM read_parquet('${from}', hive_partitioning = false) WHERE ts ${cond} TIMESTAMP '${split.toISOString().replace('T', ' ').replace('Z', '')}') TO '${to}' (FORMAT parquet)`),
+    );
+  }
+}
+
+describe('a merge of layers that share sessions', () => {
+  // Half a batch is a layer of its own, not one that a build may still merge.
+  beforeAll(() => {
+    process.env[INLINE_MAX_ENV] = String(INLINE_MERGE_MAX_REPORTS / (4 * INLINE_DIVISOR));
+  });
+  afterAll(() => {
+    process.env[INLINE_MAX_ENV] = String(INLINE_MERGE_MAX_REPORTS / INLINE_DIVISOR);
+  });
+
+  it('regroups their pieces: the merged pieces those of its reports, the figures exact', async () => {
+    const own = await openTestWarehouse({ COMPACTION_MIN_FILES: '1000' });
+    try {
+      await land('primer', own);
+      await runPipeline(own, { asOf: at(0.1), compact: false });
+      // Batch 0 (half an hour) in two layers, split a quarter hour in: its sessions that play
+      // across the split have pieces in both, of the same hour, the same minutes and buckets.
+      await landSide(0, at(0.25), 'before', own);
+      await runPipeline(own, { asOf: at(0.5), compact: false });
+      await landSide(0, at(0.25), 'after', own);
+      await runPipeline(own, { asOf: at(0.5), compact: false });
+      const state = async () => (await readStates(own.layout)).get(`acme/${DAY}`)![0]!;
+      const before = await state();
+      expect(before.layers!.length).toBe(2);
+      const shared = await own.db.withSession((s) =>
+        s.one<{ n: bigint }>(
+          `SELECT count(*) AS n FROM (SELECT streamId, sessionId FROM read_parquet(${JSON.stringify(before.layers!.map((l) => stateFiles(own.layout, before).layer(l.layerId).hours)).replaceAll('"', "'")}, hive_partitioning = false, filename = true) GROUP BY ALL HAVING count(DISTINCT filename) = 2)`,
+        ),
+      );
+      expect(Number(shared.n), 'sessions in both layers').toBeGreaterThan(10);
+      const asOf = at(0.5);
+      const unmerged = await snapshotRows(own.db, own.layout, (await runPipeline(own, { asOf, compact: false, replaceCurrent: true })).manifest.snapshot);
+      const merged = await own.db.withSession((s) => mergePartitionLayers({ s, layout: own.layout, log: own.log, runId: 'test-merge-shared', lockStaleMs: 60_000 }, { customerId: 'acme', date: DAY }));
+      expect(merged!.layers).toBe(2);
+      const after = await state();
+      expect(after.layers!.length).toBe(1);
+      await expectPiecesOfItsReports(after, after.layers![0]!, own);
+      const run = await runPipeline(own, { asOf, compact: false, replaceCurrent: true });
+      expect(run.manifest.partitionStates!.rebuilt).toBe(0);
+      expectSameSnapshotRows(await snapshotRows(own.db, own.layout, run.manifest.snapshot), unmerged, 'after merging layers that share sessions');
+      await expectSnapshotMatchesIndependent(own.db, own.layout, run.manifest.snapshot, 'after merging layers that share sessions');
+    } finally {
+      await own.close();
+    }
   }, 300_000);
 });
 

@@ -4,21 +4,20 @@
 // keep a day's layers few (sizes at least double going back) are made here, by the compaction
 // job (jobs/compaction/compact.ts: inline before `pipeline`, in the background of `start`, a job
 // of the worker tier), while runs go on.
-// A merge reads the merged layers' report files (immutable: every state that keeps a layer links
-// it) and writes the merged layer's files into a scratch folder of the partition, without any lock;
+// A merge reads the merged layers' files (immutable: every state that keeps a layer links it) and
+// writes the merged layer's files into a scratch folder of the partition, without any lock: its
+// reports in one file, and its pieces regrouped from theirs (writeMergedLayerFiles);
 // then, holding the partition's lock for a moment, it makes a new state of the partition's newest
 // one with those layers replaced by the merged layer (every other file linked): the same reports,
 // the same figures, fewer layers. A run that added layers meanwhile is no matter (they stay on
 // top); a state built whole meanwhile (the merged layers are gone) makes the merge moot, and it is
 // dropped. A crash leaves a scratch folder (`.tmp-<pid>@<host>~merge-…`), removed by retention as debris.
 import fs from 'node:fs/promises';
-import { fileList } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
-import { inlineMergeMaxReports, layersToMerge, layerPieces, linkLayerFiles, MAX_MERGED_LAYER_REPORTS, newLayer, writeLayerFiles } from '../states/index.ts';
+import { inlineMergeMaxReports, layersToMerge, linkLayerFiles, MAX_MERGED_LAYER_REPORTS, writeMergedLayerFiles } from '../states/index.ts';
 import { withPartitionLocks, type PartitionRef } from '../states/index.ts';
 import { ownedScratchName } from '../../lib/scratch-owner.ts';
 import { newStateId, partitionKey, readStates, stateFiles, stateVersion, TMP_PREFIX, writeStates, type LayerMeta, type StateMeta } from '../states/index.ts';
-import { dropRelations } from '../duckdb/index.ts';
 import { dateOfUs, windowEdges } from '../states/index.ts';
 import { unitSessionClasses } from './class-units.ts';
 import { layerClassUnit } from '../states/index.ts';
@@ -75,12 +74,8 @@ export async function mergePartitionLayers(ctx: MergeContext, p: PartitionRef): 
   const scratch = stateFiles(ctx.layout, { ...p, stateId: `${TMP_PREFIX}${ownedScratchName(`merge-${newStateId()}`)}` });
   await fs.mkdir(scratch.dir, { recursive: true });
   try {
-    const s = ctx.s;
-    await s.run(`CREATE OR REPLACE TEMP TABLE layer_rows AS SELECT * FROM read_parquet(${fileList(due.map((l) => from.layer(l.layerId).reports))}, hive_partitioning = false)`);
-    await layerPieces(s);
-    const merged = await newLayer(s);
-    await writeLayerFiles(s, scratch.layer(merged.layerId));
-    await dropRelations(s, RELATIONS);
+    const layerId = newStateId();
+    const merged = await writeMergedLayerFiles(ctx.s, due.map((l) => from.layer(l.layerId)), scratch.layer(layerId), layerId);
     await ctx.beforeCommit?.();
     const made = await withPartitionLocks(ctx.layout, [p], { staleMs: ctx.lockStaleMs, waitMs: 60_000 }, () => replaceLayers(ctx, p, due, merged, scratch));
     if (!made) {
@@ -92,12 +87,9 @@ export async function mergePartitionLayers(ctx: MergeContext, p: PartitionRef): 
     ctx.log.info(result, 'layers merged');
     return result;
   } finally {
-    await dropRelations(ctx.s, RELATIONS);
     await fs.rm(scratch.dir, { recursive: true, force: true });
   }
 }
-
-const RELATIONS = ['layer_rows', 'layer_hours', 'layer_minutes', 'layer_sessions'];
 
 async function newestState(layout: WarehouseLayout, p: PartitionRef): Promise<StateMeta | null> {
   return (await readStates(layout)).get(partitionKey(p.customerId, p.date))?.[0] ?? null;

@@ -416,6 +416,29 @@ export async function writeLayerFiles(s: DbSession, to: LayerFiles): Promise<voi
   await copyTo(s, 'SELECT * FROM layer_sessions ORDER BY bucketSeconds, start_us', to.sessions);
 }
 
+/**
+ * A merged layer's four files (`to`, named by `layerId`) from the files of the layers it merges
+ * (`from`, oldest first), and its meta: the layers' reports (already deduplicated against each other when each was built) in
+ * one file by ts, and its pieces regrouped from theirs (merged_layer_hours.sql,
+ * merged_layer_minutes.sql, merged_layer_sessions.sql): the files the layer would have had if built
+ * from those reports at once. Each file is written by one statement from the files, holding no
+ * table: a merge's memory is that of a grouping or a sort, which DuckDB spills past its limit,
+ * not the merged reports (the merge once loaded them into a table, which bounded the largest
+ * merge `start` could make).
+ */
+export async function writeMergedLayerFiles(s: DbSession, from: readonly LayerFiles[], to: LayerFiles, layerId: string): Promise<LayerMeta> {
+  const files = (kind: (typeof LAYER_FILE_KINDS)[number]) => fileList(from.map((f) => f[kind]));
+  await copyTo(s, `SELECT * FROM read_parquet(${files('reports')}, hive_partitioning = false) ORDER BY ts`, to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
+  const hourRows = await copyTo(s, pieceSql('merged_layer_hours', { files: files('hours') }), to.hours);
+  await copyTo(s, pieceSql('merged_layer_minutes', { files: files('minutes') }), to.minutes);
+  await copyTo(s, pieceSql('merged_layer_sessions', { files: files('sessions') }), to.sessions);
+  const r = await s.one<{ n: number; min_ts: string | null; max_ts: string | null }>(
+    `SELECT count(*) AS n, strftime(min(ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS min_ts, strftime(max(ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS max_ts
+     FROM read_parquet(${quotedString(to.reports)}, hive_partitioning = false)`,
+  );
+  return { layerId, builtAt: new Date().toISOString(), reports: Number(r.n), minTs: r.min_ts, maxTs: r.max_ts, hourRows };
+}
+
 /** A layer kept by a new state: its four files hard-linked into the new state's folder. */
 export async function linkLayerFiles(from: LayerFiles, to: LayerFiles): Promise<void> {
   for (const k of LAYER_FILE_KINDS) await fs.link(from[k], to[k]);
