@@ -16,7 +16,7 @@ import { runCompaction } from '../../jobs/compaction/compact.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { readStates, stateFiles, type LayerMeta, type StateMeta } from '../../warehouse/states/state-store.ts';
 import { layersDueForMerge, mergePartitionLayers } from '../../warehouse/publish/layer-merge.ts';
-import { INLINE_MERGE_MAX_REPORTS, inlineMergeMaxReports, layerPieces } from '../../warehouse/states/layered-state.ts';
+import { INLINE_MERGE_MAX_REPORTS, inlineMergeMaxReports, layerPieces, layersInTsOrder } from '../../warehouse/states/layered-state.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 import { seededRandom } from '../helpers/random.ts';
 
@@ -174,6 +174,7 @@ describe('layer merges by compaction', () => {
     }
     const three = await newest();
     expect(three.layers!.length).toBe(3);
+    expect(layersInTsOrder(three.layers!), 'batches land in time order').toBe(true);
     const unmerged = await snapshotRows(wh.db, wh.layout, (await runPipeline(wh, { asOf: at(2.5), compact: false, replaceCurrent: true })).manifest.snapshot);
     const c = await runCompaction(wh);
     expect(c.failed).toBe(0);
@@ -244,14 +245,17 @@ describe('a merge of layers that share sessions', () => {
       await land('primer', own);
       await runPipeline(own, { asOf: at(0.1), compact: false });
       // Batch 0 (half an hour) in two layers, split a quarter hour in: its sessions that play
-      // across the split have pieces in both, of the same hour, the same minutes and buckets.
-      await landSide(0, at(0.25), 'before', own);
-      await runPipeline(own, { asOf: at(0.5), compact: false });
+      // across the split have pieces in both, of the same hour, the same minutes and buckets. The
+      // later reports land first, so that the layers' reports interleave in time (the merged file
+      // is sorted; the merges of the test above take layers in time order, one file after the other).
       await landSide(0, at(0.25), 'after', own);
+      await runPipeline(own, { asOf: at(0.5), compact: false });
+      await landSide(0, at(0.25), 'before', own);
       await runPipeline(own, { asOf: at(0.5), compact: false });
       const state = async () => (await readStates(own.layout)).get(`acme/${DAY}`)![0]!;
       const before = await state();
       expect(before.layers!.length).toBe(2);
+      expect(layersInTsOrder(before.layers!)).toBe(false);
       const shared = await own.db.withSession((s) =>
         s.one<{ n: bigint }>(
           `SELECT count(*) AS n FROM (SELECT streamId, sessionId FROM read_parquet(${JSON.stringify(before.layers!.map((l) => stateFiles(own.layout, before).layer(l.layerId).hours)).replaceAll('"', "'")}, hive_partitioning = false, filename = true) GROUP BY ALL HAVING count(DISTINCT filename) = 2)`,

@@ -75,7 +75,7 @@ export async function mergePartitionLayers(ctx: MergeContext, p: PartitionRef): 
   await fs.mkdir(scratch.dir, { recursive: true });
   try {
     const layerId = newStateId();
-    const merged = await writeMergedLayerFiles(ctx.s, due.map((l) => from.layer(l.layerId)), scratch.layer(layerId), layerId);
+    const merged = await writeMergedLayerFiles(ctx.s, due, due.map((l) => from.layer(l.layerId)), scratch.layer(layerId), layerId);
     await ctx.beforeCommit?.();
     const made = await withPartitionLocks(ctx.layout, [p], { staleMs: ctx.lockStaleMs, waitMs: 60_000 }, () => replaceLayers(ctx, p, due, merged, scratch));
     if (!made) {
