@@ -2,13 +2,11 @@
 // them), for memory (docs/operations.md, "Memory"): `start` runs the API, a collector, the rollups,
 // compaction and the pilot reports in one process, which should fit in 1 GiB on a laptop beside a
 // browser; a worker should stay within 800 MiB whatever job it runs. Each gets a DuckDB memory
-// limit of its own for its jobs rather than half the machine, and `start` keeps compaction's
-// background layer merges small beside its runs. The settings' docs quote these values.
+// limit of its own for its jobs rather than half the machine. The settings' docs quote these values.
 
 /** `start`'s own defaults (cli/actions/start.ts). */
 export const START_DEFAULTS = {
   DUCKDB_MEMORY_LIMIT: '256MB',
-  LAYER_MERGE_MAX_REPORTS: '250000',
 } as const satisfies Record<string, string>;
 
 /** A `worker` process's own defaults (cli/actions/worker.ts). */

@@ -21,14 +21,14 @@ describe('config from the settings table', () => {
     expect(c.worker.shutdownGraceMs).toBe(2500);
   });
 
-  it("gives `start` and a worker their own DuckDB memory limit and `start` smaller layer merges, which the environment overrides", () => {
+  it("gives `start` and a worker their own DuckDB memory limit, which the environment overrides", () => {
     // A command's defaults are read as the environment is (strings), as cli/runtime.ts hands them over.
     const withDefaults = (defaults: Record<string, string>, env: Record<string, string> = {}) => loadConfig({ env, defaults });
     const table = loadConfig({ env: {} });
-    expect(table.compaction.layerMergeMaxReports).toBe(1_000_000);
+    expect(table.compaction.layerMergeMaxReports).toBe(16_000_000);
     const start = withDefaults(START_DEFAULTS);
     expect(start.duckdb.memoryLimit).toBe('256MB');
-    expect(start.compaction.layerMergeMaxReports).toBe(250_000);
+    expect(start.compaction.layerMergeMaxReports).toBe(16_000_000);
     expect(withDefaults(WORKER_DEFAULTS).duckdb.memoryLimit).toBe('384MB');
     const chosen = withDefaults(START_DEFAULTS, { DUCKDB_MEMORY_LIMIT: '2GB', LAYER_MERGE_MAX_REPORTS: '500000' });
     expect([chosen.duckdb.memoryLimit, chosen.compaction.layerMergeMaxReports]).toEqual(['2GB', 500_000]);

@@ -30,8 +30,12 @@ describe('layersDueForMerge', () => {
     expect(sizes(layersDueForMerge([layer(4 * K), layer(3 * K), layer(2 * K), layer(K / 2)]))).toEqual([4 * K, 3 * K, 2 * K]);
     // Sizes that double going back: nothing due.
     expect(sizes(layersDueForMerge([layer(8 * K), layer(3 * K), layer(K), layer(K / 2)]))).toEqual([]);
-    // The merged layer stays within MAX_MERGED_LAYER_REPORTS (1,000,000): 600,000 is left out.
-    expect(sizes(layersDueForMerge([layer(600_000), layer(300_000), layer(200_000), layer(200_000)]))).toEqual([300_000, 200_000, 200_000]);
+    // The merged layer stays within the given bound (1,000,000): 600,000 is left out.
+    expect(sizes(layersDueForMerge([layer(600_000), layer(300_000), layer(200_000), layer(200_000)], 1_000_000))).toEqual([300_000, 200_000, 200_000]);
+    // Within MAX_MERGED_LAYER_REPORTS (16,000,000), the default, it is not: the sizes do not double.
+    expect(sizes(layersDueForMerge([layer(600_000), layer(300_000), layer(200_000), layer(200_000)]))).toEqual([600_000, 300_000, 200_000, 200_000]);
+    // 2M then 3M (≤ 2 × 2M), 4M (≤ 2 × 5M); 10M (≤ 2 × 9M) would make 19M, past the bound.
+    expect(sizes(layersDueForMerge([layer(10_000_000), layer(4_000_000), layer(3_000_000), layer(2_000_000)]))).toEqual([4_000_000, 3_000_000, 2_000_000]);
     // Small layers only: a build's own merge takes them.
     expect(layersDueForMerge([layer(1000), layer(1000), layer(1000)])).toEqual([]);
     expect(layersDueForMerge([layer(5 * K)])).toEqual([]);

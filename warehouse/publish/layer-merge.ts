@@ -49,7 +49,7 @@ export interface MergeContext {
   /** Recorded as the new state's runId. */
   runId: string;
   lockStaleMs: number;
-  /** The largest merged layer (LAYER_MERGE_MAX_REPORTS): a merge holds its reports in memory (or spills them). */
+  /** The largest merged layer (LAYER_MERGE_MAX_REPORTS): what bounds one merge's time. */
   maxReports?: number;
   /** Called once the merged layer's files are written, before the partition's lock is taken (tests: a run meanwhile). */
   beforeCommit?: () => Promise<void>;

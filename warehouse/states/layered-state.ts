@@ -36,10 +36,15 @@ const REPORT_ROW_GROUP_SIZE = 16_384;
 const MERGE_RATIO = 2;
 
 /**
- * Layers larger than this are never merged again (a merge costs what it rewrites, and holds it in
- * memory): the background merge's default, LAYER_MERGE_MAX_REPORTS (`start`: less).
+ * Layers larger than this are never merged again (a merge costs what it rewrites): the background
+ * merge's default, LAYER_MERGE_MAX_REPORTS. A merge holds no table of its reports
+ * (writeMergedLayerFiles: each file one statement, its sort or grouping spilled past DuckDB's
+ * limit), so the bound is the time of one merge, not memory: up to it, a day's layer sizes double
+ * going back, about log2(day / 65,536) layers; past it a day of N reports adds N / 16 M more.
+ * Until 2026-11-29 a merge loaded its reports into a table, and the bound was 1 M (`start`: 250,000):
+ * a day at 5,000 reports/s then kept ~60 layers after 20 minutes, and every run read them all.
  */
-export const MAX_MERGED_LAYER_REPORTS = 1_000_000;
+export const MAX_MERGED_LAYER_REPORTS = 16_000_000;
 
 /**
  * A build merges trailing layers into its new one only while they hold this many reports
