@@ -36,7 +36,7 @@ describe('compaction: which files are merged', () => {
     expect(partitionsDue(files, policy)).toEqual([]);
   });
 
-  it('merges every tier that is due, partition by partition, and never a file past the small size', () => {
+  it('merges every tier that is due, a merge per tier, partition by partition, and never a file past the small size', () => {
     n = 0;
     const a = [file(5 * KiB), file(6 * KiB), file(7 * KiB), file(8 * KiB)];
     const aBig = [file(2 * MiB), file(2 * MiB), file(3 * MiB), file(4 * MiB)];
@@ -44,8 +44,9 @@ describe('compaction: which files are merged', () => {
     const b = [file(1 * KiB, 'beta'), file(1 * KiB, 'beta'), file(1 * KiB, 'beta')];
     const c = Array.from({ length: 4 }, () => file(MiB, 'acme', '2026-11-26'));
     const due = partitionsDue([...aLarge, ...a, ...b, ...aBig, ...c], policy);
-    expect(due.map((list) => `${list[0]!.customerId}/${list[0]!.date}`)).toEqual(['acme/2026-11-26', 'acme/2026-11-27']);
-    expect(names(due)).toEqual([c, [...a, ...aBig]].map((list) => list.map((f) => f.relPath.split('/').pop()).sort()));
+    expect(due.map((list) => `${list[0]!.customerId}/${list[0]!.date}`)).toEqual(['acme/2026-11-26', 'acme/2026-11-27', 'acme/2026-11-27']);
+    // acme/2026-11-27: tier 0 (a), then tier 2 (aBig), each a merge of its own.
+    expect(names(due)).toEqual([c, a, aBig].map((list) => list.map((f) => f.relPath.split('/').pop()).sort()));
   });
 
   it('--force merges every file of a partition of two or more, whatever the tiers and sizes', () => {

@@ -54,9 +54,10 @@ export function sizeTier(bytes: number): number {
 }
 
 /**
- * The files to merge of each partition that is due, partition by partition: the small files of
- * every size tier that holds `minFiles` of them (`force`: every file of a partition of two files or
- * more).
+ * The files of each merge that is due, partition by partition: the small files of each size tier
+ * that holds `minFiles` of them, a merge per tier, the smallest tier first (`force`: every file of
+ * a partition of two files or more, one merge). A tier is a merge of its own so that one that
+ * fails (a large one that does not fit in memory) leaves the others' merges to go on.
  */
 export function partitionsDue(files: readonly LandedFile[], policy: CompactionPolicy, scope: CompactionScope = {}): LandedFile[][] {
   const byPartition = new Map<string, LandedFile[]>();
@@ -70,12 +71,15 @@ export function partitionsDue(files: readonly LandedFile[], policy: CompactionPo
   }
   const lists = [...byPartition.keys()].sort().map((key) => byPartition.get(key)!);
   if (scope.force === true) return lists.filter((list) => list.length >= 2);
-  return lists
-    .map((list) => {
-      const perTier = new Map<number, number>();
-      const tiers = list.map((f) => sizeTier(f.size));
-      for (const t of tiers) perTier.set(t, (perTier.get(t) ?? 0) + 1);
-      return list.filter((_, i) => perTier.get(tiers[i]!)! >= policy.minFiles);
-    })
-    .filter((list) => list.length > 0);
+  return lists.flatMap((list) => {
+    const byTier = new Map<number, LandedFile[]>();
+    for (const f of list) {
+      const t = sizeTier(f.size);
+      byTier.set(t, [...(byTier.get(t) ?? []), f]);
+    }
+    return [...byTier.keys()]
+      .sort((a, b) => a - b)
+      .map((t) => byTier.get(t)!)
+      .filter((tier) => tier.length >= policy.minFiles);
+  });
 }
