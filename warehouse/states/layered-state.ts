@@ -425,7 +425,7 @@ export async function writeLayerFiles(s: DbSession, to: LayerFiles): Promise<voi
  * A merged layer's four files (`to`, named by `layerId`) from the files of the layers it merges
  * (`from`, oldest first), and its meta: the layers' reports (already deduplicated against each other when each was built) in
  * one file by ts, and its pieces regrouped from theirs (merged_layer_hours.sql,
- * merged_layer_minutes.sql, merged_layer_sessions.sql): the files the layer would have had if built
+ * merged_layer_series_pieces.sql): the files the layer would have had if built
  * from those reports at once. Each file is written by one statement from the files, holding no
  * table: a merge's memory is that of a grouping or a sort, which DuckDB spills past its limit,
  * not the merged reports (the merge once loaded them into a table, which bounded the largest
@@ -439,8 +439,9 @@ export async function writeMergedLayerFiles(s: DbSession, layers: readonly Layer
   const order = layersInTsOrder(layers) ? '' : ' ORDER BY ts';
   await copyTo(s, `SELECT * FROM read_parquet(${files('reports')}, hive_partitioning = false)${order}`, to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
   const hourRows = await copyTo(s, pieceSql('merged_layer_hours', { files: files('hours') }), to.hours);
-  await copyTo(s, pieceSql('merged_layer_minutes', { files: files('minutes') }), to.minutes);
-  await copyTo(s, pieceSql('merged_layer_sessions', { files: files('sessions') }), to.sessions);
+  const seriesPieces = (kind: 'minutes' | 'sessions', keys: string, order: string) => pieceSql('merged_layer_series_pieces', { files: files(kind), keys, order });
+  await copyTo(s, seriesPieces('minutes', 'streamId, sessionId, start_us', 'start_us'), to.minutes);
+  await copyTo(s, seriesPieces('sessions', 'bucketSeconds, streamId, sessionId, start_us', 'bucketSeconds, start_us'), to.sessions);
   const r = await s.one<{ n: number; min_ts: string | null; max_ts: string | null }>(
     `SELECT count(*) AS n, strftime(min(ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS min_ts, strftime(max(ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS max_ts
      FROM read_parquet(${quotedString(to.reports)}, hive_partitioning = false)`,

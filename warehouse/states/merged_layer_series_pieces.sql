@@ -1,0 +1,15 @@
+-- A merged layer's series pieces (layer-merge.ts) from those of the layers it merges, in the shape
+-- and order of a layer's file: its minute pieces (per stream, session and minute: layer_pieces.sql's
+-- `layer_minutes`, by start_us) or its per-session buckets of the coarse sizes (per size, stream,
+-- session and bucket: layer_sessions.sql's, by size and start_us). A session's piece is the sum of
+-- its pieces in each layer, as grouping the merged reports would make it.
+-- Placeholders: <files> the merged layers' files of that kind (quoted paths); <keys> the pieces'
+-- key columns, in the file's order; <order> the file's order; <series_piece_sums>
+-- (piece-columns.ts). Parameters: none.
+-- Reads: <files>. Writes: nothing (a query, copied to the merged layer's file).
+SELECT
+  {{keys}},
+  {{series_piece_sums}}
+FROM read_parquet({{files}}, hive_partitioning = false)
+GROUP BY ALL
+ORDER BY {{order}}
