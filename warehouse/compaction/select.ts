@@ -75,7 +75,9 @@ export function partitionsDue(files: readonly LandedFile[], policy: CompactionPo
     const byTier = new Map<number, LandedFile[]>();
     for (const f of list) {
       const t = sizeTier(f.size);
-      byTier.set(t, [...(byTier.get(t) ?? []), f]);
+      const tier = byTier.get(t);
+      if (tier) tier.push(f);
+      else byTier.set(t, [f]);
     }
     return [...byTier.keys()]
       .sort((a, b) => a - b)

@@ -166,7 +166,7 @@ async function buildOn(
   const asOfLiteral = `make_timestamp(${BigInt(asOf.getTime()) * 1000n}::BIGINT)`;
   await s.run(`CREATE OR REPLACE TEMP TABLE pending_rows AS SELECT * FROM layer_rows WHERE ts > ${asOfLiteral}`);
   await s.run(`DELETE FROM layer_rows WHERE ts > ${asOfLiteral}`);
-  const held = await s.one<{ n: number; min_ts: string | null }>(`SELECT count(*) AS n, strftime(min(ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS min_ts FROM pending_rows`);
+  const held = await s.one<{ n: number; min_ts: string | null }>(`SELECT count(*) AS n, ${isoTs('min(ts)')} AS min_ts FROM pending_rows`);
   const newReports = (await s.one<{ n: number }>('SELECT count(*) AS n FROM layer_rows')).n;
   const { kept, merged } = layersToMerge(prior, newReports);
   // The blocks the new reports fall in (merged layers' reports are in the previous series already).
@@ -421,29 +421,32 @@ export async function writeLayerFiles(s: DbSession, to: LayerFiles): Promise<voi
   await copyTo(s, 'SELECT * FROM layer_sessions ORDER BY bucketSeconds, start_us', to.sessions);
 }
 
+/** A timestamp expression as a layer's meta records it (minTs, maxTs): ISO 8601, microseconds, UTC. */
+const isoTs = (expr: string) => `strftime(${expr}, '%Y-%m-%dT%H:%M:%S.%fZ')`;
+
 /**
  * A merged layer's four files (`to`, named by `layerId`) from the files of the layers it merges
- * (`from`, oldest first), and its meta: the layers' reports (already deduplicated against each other when each was built) in
- * one file by ts, and its pieces regrouped from theirs (merged_layer_hours.sql,
- * merged_layer_series_pieces.sql): the files the layer would have had if built
- * from those reports at once. Each file is written by one statement from the files, holding no
- * table: a merge's memory is that of a grouping or a sort, which DuckDB spills past its limit,
- * not the merged reports (the merge once loaded them into a table, which bounded the largest
- * merge `start` could make).
+ * (`layers`, oldest first, and `from`, their files in the same order), and its meta: the layers'
+ * reports (already deduplicated against each other when each was built) in one file by ts, and
+ * its pieces regrouped from theirs (merged_layer_hours.sql, merged_layer_series_pieces.sql): the
+ * files the layer would have had if built from those reports at once. Each file is written by one
+ * statement from the files, holding no table: a merge's memory is that of a grouping or a sort,
+ * which DuckDB spills past its limit, not the merged reports (the merge once loaded them into a
+ * table, which bounded the largest merge `start` could make).
  */
 export async function writeMergedLayerFiles(s: DbSession, layers: readonly LayerMeta[], from: readonly LayerFiles[], to: LayerFiles, layerId: string): Promise<LayerMeta> {
   const files = (kind: (typeof LAYER_FILE_KINDS)[number]) => fileList(from.map((f) => f[kind]));
   // Each layer's file is sorted by ts; when each layer begins after the one before it ends (the
   // usual case: late reports are few), their files one after the other are too, and no sort is
   // needed (DuckDB reads a list of files in its order).
-  const order = layersInTsOrder(layers) ? '' : ' ORDER BY ts';
-  await copyTo(s, `SELECT * FROM read_parquet(${files('reports')}, hive_partitioning = false)${order}`, to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
+  const sortReports = layersInTsOrder(layers) ? '' : ' ORDER BY ts';
+  await copyTo(s, `SELECT * FROM read_parquet(${files('reports')}, hive_partitioning = false)${sortReports}`, to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
   const hourRows = await copyTo(s, pieceSql('merged_layer_hours', { files: files('hours') }), to.hours);
   const seriesPieces = (kind: 'minutes' | 'sessions', keys: string, order: string) => pieceSql('merged_layer_series_pieces', { files: files(kind), keys, order });
   await copyTo(s, seriesPieces('minutes', 'streamId, sessionId, start_us', 'start_us'), to.minutes);
   await copyTo(s, seriesPieces('sessions', 'bucketSeconds, streamId, sessionId, start_us', 'bucketSeconds, start_us'), to.sessions);
   const r = await s.one<{ n: number; min_ts: string | null; max_ts: string | null }>(
-    `SELECT count(*) AS n, strftime(min(ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS min_ts, strftime(max(ts), '%Y-%m-%dT%H:%M:%S.%fZ') AS max_ts
+    `SELECT count(*) AS n, ${isoTs('min(ts)')} AS min_ts, ${isoTs('max(ts)')} AS max_ts
      FROM read_parquet(${quotedString(to.reports)}, hive_partitioning = false)`,
   );
   return { layerId, builtAt: new Date().toISOString(), reports: Number(r.n), minTs: r.min_ts, maxTs: r.max_ts, hourRows };
@@ -466,8 +469,8 @@ export async function linkLayerFiles(from: LayerFiles, to: LayerFiles): Promise<
 export async function newLayer(s: DbSession): Promise<LayerMeta> {
   const r = await s.one<{ n: number; min_ts: string | null; max_ts: string | null; hours: number }>(
     `SELECT (SELECT count(*) FROM layer_rows) AS n,
-            (SELECT strftime(min(ts), '%Y-%m-%dT%H:%M:%S.%fZ') FROM layer_rows) AS min_ts,
-            (SELECT strftime(max(ts), '%Y-%m-%dT%H:%M:%S.%fZ') FROM layer_rows) AS max_ts,
+            (SELECT ${isoTs('min(ts)')} FROM layer_rows) AS min_ts,
+            (SELECT ${isoTs('max(ts)')} FROM layer_rows) AS max_ts,
             (SELECT count(*) FROM layer_hours) AS hours`,
   );
   return { layerId: newStateId(), builtAt: new Date().toISOString(), reports: Number(r.n), minTs: r.min_ts, maxTs: r.max_ts, hourRows: Number(r.hours) };
