@@ -101,6 +101,20 @@ export function testSummaryGroupRows(): number | undefined {
 }
 
 /**
+ * For tests only, never set in production: how a snapshot's summaries use the summary bases of
+ * settled classes (`P2PTEL_TEST_SUMMARY_BASES`; warehouse/publish/summary-bases.ts): `off` makes
+ * every summary from all of its classes, `<fraction>,<margin>` sets the band's extra fraction and
+ * margin (`0,0`: the smallest band the percentile needs, so that a tick's changes fall outside it
+ * and the summaries are made again). Read at each call.
+ */
+export function testSummaryBases(): { off: true } | { off: false; band?: { extraFraction: number; margin: number } } {
+  const v = process.env['P2PTEL_TEST_SUMMARY_BASES'];
+  if (v === 'off') return { off: true };
+  const m = v ? /^([\d.]+),(\d+)$/.exec(v) : null;
+  return m ? { off: false, band: { extraFraction: Number(m[1]), margin: Number(m[2]) } } : { off: false };
+}
+
+/**
  * For tests only, never set in production: the most reports a build's own merge of layers takes
  * together (`P2PTEL_TEST_INLINE_MERGE_MAX_REPORTS`, instead of INLINE_MERGE_MAX_REPORTS;
  * warehouse/states/layered-state.ts), so that layers over it need a few thousand reports, not

@@ -100,7 +100,7 @@ export async function publishRollup(deps: JobDeps, input: PublishInput): Promise
   // States that no partition uses any more (files gone, superseded), unless a run in flight holds
   // a lease on them, once past their grace time.
   // New class units' classes replace others (at every new layer, at every hour): look too.
-  if (input.pruneNeeded !== false || combined.classUnits.computed > 0) await pruneUnusedStates(deps, input, states, combined, log);
+  if (input.pruneNeeded !== false || combined.classUnits.computed > 0 || combined.summaries.basesComputed > 0) await pruneUnusedStates(deps, input, states, combined, log);
   return { manifest, published: outcome.published, dir: outcome.dir, pruned: outcome.pruned };
 }
 

@@ -73,6 +73,9 @@ export function runManifest(
       seriesDaysComputed: linkedAndComputed.reduce((a, f) => a + f.seriesDaysWritten, 0),
       classUnitsComputed: combined.classUnits.computed,
       classUnitsLinked: combined.classUnits.linked,
+      summaryBasesComputed: combined.summaries.basesComputed,
+      summaryStreamsFromBase: combined.summaries.streamsFromBase,
+      summaryStreamsRecomputed: combined.summaries.streamsRecomputed,
     },
     quarantined: [
       ...input.misplaced.map((q) => ({ ...q, customerId: null })),

@@ -35,7 +35,10 @@ const withGrace = (seconds: number): JobDeps => ({
 const statesOf = async () => [...(await readStates(wh.layout)).values()].map((l) => l.length);
 
 /** The class units' session class files in the state area (class-units.ts). */
-const classFiles = async () => (await fs.readdir(path.join(wh.layout.state, 'customer=acme'))).filter((n) => n.startsWith('classes-')).sort();
+const stateFiles = async (prefix: string) => (await fs.readdir(path.join(wh.layout.state, 'customer=acme'))).filter((n) => n.startsWith(prefix)).sort();
+/** The units' session class files, and the summary bases of settled ones (summary-bases.ts). */
+const classFiles = async () => (await stateFiles('classes-')).filter((n) => !n.startsWith('classes-summary-'));
+const baseFiles = () => stateFiles('classes-summary-');
 
 describe('state retention', () => {
   it('keeps a superseded state through the grace time, without looking, and removes it after', async () => {
@@ -72,6 +75,8 @@ describe('state retention', () => {
     const first = await runPipeline(noGrace, { asOf: at(24 * 60 + 20) });
     const before = await classFiles();
     expect(before.length).toBe(first.manifest.combine!.classUnitsLinked);
+    const basesBefore = await baseFiles();
+    expect(basesBefore.length).toBe(1);
     // An hour later nothing is rebuilt, but the edge lies in another hour of the day: its unit's
     // classes are new. The run computes them and, past the superseded grace, removes the ones it
     // replaced while the snapshots keep their links.
@@ -81,6 +86,10 @@ describe('state retention', () => {
     const after = await classFiles();
     expect(after.filter((f) => before.includes(f))).toEqual([]);
     expect(after.length).toBe(later.manifest.combine!.classUnitsLinked);
+    // The settled classes changed with the edge, so did their summary base: the old one is gone.
+    const basesAfter = await baseFiles();
+    expect(basesAfter.length).toBe(1);
+    expect(basesAfter).not.toEqual(basesBefore);
     const kept = await fs.readdir(path.join(snapshotFiles(publishedDir(wh.layout, first.manifest.snapshot)).dir, 'session_classes', 'customer=acme'));
     expect(kept.length).toBe(before.length + 1);
   }, 120_000);

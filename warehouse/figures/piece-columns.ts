@@ -136,6 +136,8 @@ const PARTS_STARTUP_P95 = "list_aggregate(flatten(list(startups)), 'quantile_con
  * value for one report and for a group of reports; `series_piece_of_reports` the same for the
  * columns a series needs; `series_piece_sums` those combined at their own types;
  * `stream_piece_sums` the columns a window combines per stream, combined and left wide;
+ * `stream_piece_kept_sums` the same at their own types (a summary base's parts, summary_base.sql);
+ * `stream_piece_columns` their names;
  * `piece_sums` every column combined at its own type (a session's part of a window, a layer's
  * hour pieces); `startup_p95` the startup-time percentile over session rows;
  * `part_quality_figures` the quality figures over a breakdown's parts (breakdown_rows.sql: their
@@ -159,6 +161,8 @@ export const PIECE_SQL: Readonly<Record<string, string>> = {
   series_piece_of_reports: selectList(SERIES, (col) => col.ofReports),
   series_piece_sums: selectList(SERIES, (col) => combinedSql(col, true)),
   stream_piece_sums: selectList(BY_STREAM, (col) => combinedSql(col, false)),
+  stream_piece_kept_sums: selectList(BY_STREAM, (col) => combinedSql(col, true)),
+  stream_piece_columns: BY_STREAM.map((col) => col.name).join(', '),
   piece_sums: selectList(PIECE_COLUMNS, (col) => combinedSql(col, true)),
   startup_p95: STARTUP_P95,
   part_quality_figures: qualityFigures(sumOf, PARTS_STARTUP_P95),

@@ -32,6 +32,11 @@ export interface UnitClasses {
   units: number;
   computed: number;
   unionSql: string;
+  /**
+   * With `combineBefore`: each customer's one file of the units before it (its settled classes:
+   * summary-bases.ts keeps what they give the summaries), the first of its `files`.
+   */
+  settled: Map<string, string>;
 }
 
 /**
@@ -53,6 +58,7 @@ export async function unitSessionClasses(
   const files = new Map<string, string[]>();
   const earlier = new Map<string, string[]>();
   const used: string[] = [];
+  const settled = new Map<string, string>();
   let computed = 0;
   const touch = async (file: string) => {
     const now = new Date();
@@ -89,15 +95,24 @@ export async function unitSessionClasses(
       }
       await touch(file);
     }
+    settled.set(customerId, file);
     files.set(customerId, [file, ...(files.get(customerId) ?? [])]);
   }
-  const unionSql = [...files]
-    .map(([c, list]) => `UNION ALL BY NAME SELECT ${quotedString(c)} AS customer, * FROM read_parquet(${fileList(list)}, hive_partitioning = false)`)
-    .join('\n');
-  return { files, used, units: units.length, computed, unionSql };
+  return { files, used, units: units.length, computed, unionSql: classesUnionSql(files), settled };
 }
 
-/** The view `session_classes`: the classes of the cut hours and those of every unit. */
-export async function createSessionClassesView(s: DbSession, unionSql: string): Promise<void> {
-  await s.run(fillSql(sqlFile('session_classes_view'), { units: unionSql }));
+/** For each customer with files, `UNION ALL BY NAME` its rows with its id as `customer` (code constants and quoted paths). */
+export function classesUnionSql(files: ReadonlyMap<string, readonly string[]>): string {
+  return [...files]
+    .filter(([, list]) => list.length > 0)
+    .map(([c, list]) => `UNION ALL BY NAME SELECT ${quotedString(c)} AS customer, * FROM read_parquet(${fileList(list)}, hive_partitioning = false)`)
+    .join('\n');
+}
+
+/**
+ * The view `session_classes` (or `view`): the classes of the cut hours and those of the units in
+ * `unionSql` (classesUnionSql).
+ */
+export async function createSessionClassesView(s: DbSession, unionSql: string, view = 'session_classes'): Promise<void> {
+  await s.run(fillSql(sqlFile('session_classes_view'), { units: unionSql, view }));
 }

@@ -10,7 +10,9 @@ import { pieceSql } from '../figures/index.ts';
 import { WINDOW_NAMES } from '../figures/index.ts';
 import type { CombinePlan, CustomerFigures } from '../states/index.ts';
 import type { SnapshotFiles } from '../snapshots/index.ts';
-import { testSummaryGroupRows } from '../../lib/config.ts';
+import { testSummaryBases, testSummaryGroupRows } from '../../lib/config.ts';
+import { classesUnionSql, createSessionClassesView, type UnitClasses } from './class-units.ts';
+import { customerFilesSql, summaryBases } from './summary-bases.ts';
 
 /** Parameters of stream_summaries.sql. */
 export function summaryParams(asOf: Date, horizonSeconds: number): { params: SqlParams; types: SqlTypes } {
@@ -31,7 +33,7 @@ export function summaryParams(asOf: Date, horizonSeconds: number): { params: Sql
  */
 export const SUMMARY_GROUP_ROWS = 100_000;
 
-/** A stream's session-class rows, in the order of its streamId (session_class_counts.sql). */
+/** A stream's rows for its summaries, in the order of its streamId (summary_stream_rows.sql). */
 export interface StreamRows {
   customer: string;
   streamId: string;
@@ -47,6 +49,8 @@ export interface SummaryGroup {
   customers: string[];
   first: string;
   last: string;
+  /** Only these streams of the range (summaryStreamGroups), when set. */
+  streams?: string[];
 }
 
 /**
@@ -71,11 +75,31 @@ export function summaryGroups(streams: readonly StreamRows[], maxRows = SUMMARY_
   return groups;
 }
 
-/** The session classes of a group (window_summaries.sql's <classed>): code constants and quoted ids. */
-function groupClassesSql(g: SummaryGroup | null): string {
-  if (g === null) return '(SELECT * FROM session_classes WHERE false)';
+/** A group's rows of a relation with `customer` and `streamId`: code constants and quoted ids. */
+function groupFilterSql(g: SummaryGroup): string {
   const customers = g.customers.map((c) => quotedString(c)).join(', ');
-  return `(SELECT * FROM session_classes WHERE customer IN (${customers}) AND streamId BETWEEN ${quotedString(g.first)} AND ${quotedString(g.last)})`;
+  const streams = g.streams ? `streamId IN (${g.streams.map((id) => quotedString(id)).join(', ')})` : `streamId BETWEEN ${quotedString(g.first)} AND ${quotedString(g.last)}`;
+  return `customer IN (${customers}) AND ${streams}`;
+}
+
+/** The session classes of a group (window_summaries.sql's <classed>). */
+function groupClassesSql(g: SummaryGroup | null): string {
+  return g === null ? '(SELECT * FROM session_classes WHERE false)' : `(SELECT * FROM session_classes WHERE ${groupFilterSql(g)})`;
+}
+
+/** Runs of the given streams (summaryGroups), each naming its streams: other streams lie between them. */
+function summaryStreamGroups(streams: readonly StreamRows[], maxRows: number): SummaryGroup[] {
+  return summaryGroups(streams, maxRows).map((g) => ({
+    ...g,
+    streams: [...new Set(streams.filter((r) => r.streamId >= g.first && r.streamId <= g.last).map((r) => r.streamId))],
+  }));
+}
+
+/** How a snapshot's summaries were made: bases made, and streams from a base or from all of their classes. */
+export interface SummaryCounts {
+  basesComputed: number;
+  streamsFromBase: number;
+  streamsRecomputed: number;
 }
 
 /**
@@ -83,22 +107,62 @@ function groupClassesSql(g: SummaryGroup | null): string {
  * returns each customer's figures (series not yet counted) and the platform rows. The summaries
  * are made a run of streams at a time (summaryGroups: a stream's figures need its own rows only), so that
  * the memory of a run grows with the rows of one group, not with the sessions of the snapshot.
+ * A customer with settled classes (`units.settled`) has its streams' summaries made from the
+ * summary base of those (summary-bases.ts) and its other classes, so that a tick groups the
+ * sessions it touches, not every session of the history; a stream whose startup percentile the
+ * base's band cannot give is made from all of its classes, as the others are.
  */
-export async function writeSummaries(s: DbSession, plan: CombinePlan, maxGroupRows = testSummaryGroupRows() ?? SUMMARY_GROUP_ROWS): Promise<{ customers: Map<string, CustomerFigures>; platformRows: number }> {
+export async function writeSummaries(
+  s: DbSession,
+  plan: CombinePlan,
+  units: Pick<UnitClasses, 'files' | 'settled'>,
+  maxGroupRows = testSummaryGroupRows() ?? SUMMARY_GROUP_ROWS,
+): Promise<{ customers: Map<string, CustomerFigures>; platformRows: number; summaries: SummaryCounts; used: string[] }> {
   const { params, types } = summaryParams(plan.asOf, plan.horizonSeconds);
-  const counts = await s.all<{ customer: string; streamId: string; n: number | bigint }>(sqlFile('session_class_counts'));
-  const groups: (SummaryGroup | null)[] = summaryGroups(
-    counts.map((r) => ({ ...r, n: Number(r.n) })),
-    maxGroupRows,
-  );
-  if (groups.length === 0) groups.push(null);
-  for (const [i, g] of groups.entries()) {
-    const into = i === 0 ? 'CREATE OR REPLACE TEMP TABLE summaries AS' : 'INSERT INTO summaries';
-    await s.run(pieceSql('window_summaries', { classed: groupClassesSql(g), into }), params, types);
+  const mode = testSummaryBases();
+  const bases = await summaryBases(s, plan, mode.off ? new Map() : units.settled, mode.off ? undefined : mode.band);
+  // The classes the bases do not hold: all of a customer's without one.
+  const fresh = new Map([...units.files].map(([c, list]) => [c, list.filter((f) => !bases.files.has(c) || f !== units.settled.get(c))] as const));
+  await createSessionClassesView(s, classesUnionSql(fresh), 'session_classes_fresh');
+  const basesSql = customerFilesSql(bases.files);
+  if (basesSql !== null) {
+    await s.run(`CREATE OR REPLACE TEMP VIEW summary_bases AS ${basesSql}`);
+    await s.run(`CREATE OR REPLACE TEMP VIEW session_classes_settled AS ${customerFilesSql(new Map([...bases.files.keys()].map((c) => [c, units.settled.get(c)!])))}`);
   }
+  const counts = await s.all<{ customer: string; streamId: string; n: number | bigint }>(
+    fillSql(sqlFile('summary_stream_rows'), { bases: basesSql === null ? '' : 'UNION ALL SELECT customer, streamId, count(*) FROM summary_bases GROUP BY ALL' }),
+  );
+  const streams = counts.map((r) => ({ ...r, n: Number(r.n) }));
+  const fromBase = streams.filter((r) => bases.files.has(r.customer));
+  const plain = streams.filter((r) => !bases.files.has(r.customer));
+  let created = false;
+  const into = () => {
+    const sql = created ? 'INSERT INTO summaries BY NAME' : 'CREATE OR REPLACE TEMP TABLE summaries AS';
+    created = true;
+    return sql;
+  };
+  let recomputed: StreamRows[] = [];
+  if (fromBase.length > 0) {
+    for (const [i, g] of summaryGroups(fromBase, maxGroupRows).entries()) {
+      const incInto = i === 0 ? 'CREATE OR REPLACE TEMP TABLE summaries_inc AS' : 'INSERT INTO summaries_inc';
+      const filter = groupFilterSql(g);
+      const rows = (view: string) => `(SELECT * FROM ${view} WHERE ${filter})`;
+      const sql = pieceSql('window_summaries_incremental', { into: incInto, fresh: rows('session_classes_fresh'), settled: rows('session_classes_settled'), base: rows('summary_bases') });
+      await s.run(sql, params, types);
+    }
+    await s.run(`${into()} SELECT * EXCLUDE (valid) FROM summaries_inc WHERE valid`);
+    const invalid = await s.all<{ customer: string; streamId: string }>('SELECT DISTINCT customer, streamId FROM summaries_inc WHERE NOT valid ORDER BY streamId, customer');
+    const keys = new Set(invalid.map((r) => `${r.customer}\n${r.streamId}`));
+    recomputed = fromBase.filter((r) => keys.has(`${r.customer}\n${r.streamId}`));
+    await s.run('DROP TABLE IF EXISTS summaries_inc');
+  }
+  const whole: (SummaryGroup | null)[] = [...summaryGroups(plain, maxGroupRows), ...summaryStreamGroups(recomputed, maxGroupRows)];
+  if (!created && whole.length === 0) whole.push(null);
+  for (const g of whole) await s.run(pieceSql('window_summaries', { classed: groupClassesSql(g), into: into() }), params, types);
   const customers = await writeCustomerSummaries(s, plan.customers, plan.build);
   const platformRows = await writeAddedUp(s, plan.build);
-  return { customers, platformRows };
+  const summaries = { basesComputed: bases.computed, streamsFromBase: fromBase.length - recomputed.length, streamsRecomputed: recomputed.length };
+  return { customers, platformRows, summaries, used: bases.used };
 }
 
 /** Each customer's stream summaries into its file, and what they count. */

@@ -106,6 +106,10 @@ export const SnapshotManifestSchema = z.object({
       /** Class units (class-units.ts) whose session classes the run computed, and all it linked. */
       classUnitsComputed: z.number().optional(),
       classUnitsLinked: z.number().optional(),
+      /** Summary bases (summary-bases.ts) the run made, and streams summed from a base or from all of their classes. */
+      summaryBasesComputed: z.number().optional(),
+      summaryStreamsFromBase: z.number().optional(),
+      summaryStreamsRecomputed: z.number().optional(),
     })
     .optional(),
 });

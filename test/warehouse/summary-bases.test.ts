@@ -1,0 +1,105 @@
+// A tick's stream summaries from the summary base of the settled classes (summary-bases.ts,
+// window_summaries_incremental.sql): the base's counts with the sessions the tick touches added
+// and their settled part taken back, the startup percentile from the base's band, activity from
+// its late sessions. On ticks just after midnight (sessions that began the day before and are
+// still active, sessions whose ids come back), a rerun, new reports in the hour and an asOf on the
+// hour, every summary, per-customer, platform and quality row is the same whether the summaries
+// come from the bases with the default band, from the smallest band (`0,0`: most streams made
+// again from all of their classes), or from all classes (`off`), and equals the independent SQL
+// over the raw files.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
+import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
+import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
+import { generateReports } from '../../warehouse/sample/generate.ts';
+import { runPipeline } from '../../jobs/pipeline.ts';
+import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { publishedDir, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
+
+const BASE = new Date('2026-11-10T00:00:00Z');
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const ENV = 'P2PTEL_TEST_SUMMARY_BASES';
+const MODES = ['default', '0,0', 'off'] as const;
+
+let wh: TestWarehouse;
+
+async function land(start: number, hours: number, seed: number): Promise<void> {
+  for (const [i, customer] of ['acme', 'globex'].entries()) {
+    await generateReports(wh.db, wh.layout, { customers: [customer], streams: 3, sessions: [12, 30][i]!, start: new Date(start), hours, seed: seed + i });
+  }
+}
+
+/** Every row of the per-customer rows, the platform rows and the quality file, in a fixed order. */
+async function otherRows(snapshot: string): Promise<Record<string, unknown>[][]> {
+  const files = snapshotFiles(publishedDir(wh.layout, snapshot));
+  return wh.db.withSession(async (s) => [
+    await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${quotedString(files.customers)}) ORDER BY ALL`),
+    await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${quotedString(files.platform)}) ORDER BY ALL`),
+    await s.all<Record<string, unknown>>(`SELECT * FROM read_parquet(${quotedString(files.streamQuality)}) ORDER BY ALL`),
+  ]);
+}
+
+beforeAll(async () => {
+  wh = await openTestWarehouse();
+  // Three days of history, then sessions from 22:00 of the third day into the fourth.
+  await land(BASE.getTime(), 3 * 24, 40);
+  await land(BASE.getTime() + 3 * DAY - 2 * HOUR, 2.2, 50);
+}, 180_000);
+
+afterAll(async () => {
+  delete process.env[ENV];
+  await wh?.close();
+});
+
+describe('summaries from the bases of settled classes', () => {
+  it('equal those from all classes and the independent SQL, band or no band', async () => {
+    const day = BASE.getTime() + 3 * DAY;
+    const ticks: { asOf: number; land?: [number, number, number] }[] = [
+      // Midnight: the 1h window's edge cuts no hour, so the active sessions' latest reports are all
+      // settled (in the first hour of the day, the last hour of the day before is a cut hour).
+      { asOf: day },
+      { asOf: day + 5 * 60_000 + 1_234 },
+      { asOf: day + HOUR + 40 * 60_000, land: [day + HOUR, 0.5, 60] },
+      { asOf: day + 2 * HOUR, land: [day + HOUR + 30 * 60_000, 0.5, 70] },
+    ];
+    const counts = Object.fromEntries(MODES.map((m) => [m, { fromBase: 0, recomputed: 0, bases: 0 }]));
+    let active = 0;
+    for (const [t, tick] of ticks.entries()) {
+      if (tick.land) await land(...tick.land);
+      const asOf = new Date(tick.asOf);
+      let ref: { rows: Awaited<ReturnType<typeof snapshotRows>>; other: Record<string, unknown>[][] } | null = null;
+      for (const mode of MODES) {
+        if (mode === 'default') delete process.env[ENV];
+        else process.env[ENV] = mode;
+        const run = await runPipeline(wh, { asOf, replaceCurrent: true }).finally(() => delete process.env[ENV]);
+        const what = `${mode}, tick ${t} (asOf ${asOf.toISOString()})`;
+        const c = run.manifest.combine!;
+        counts[mode]!.fromBase += c.summaryStreamsFromBase ?? 0;
+        counts[mode]!.recomputed += c.summaryStreamsRecomputed ?? 0;
+        counts[mode]!.bases += c.summaryBasesComputed ?? 0;
+        const rows = await snapshotRows(wh.db, wh.layout, run.manifest.snapshot);
+        const other = await otherRows(run.manifest.snapshot);
+        if (ref === null) {
+          await expectSnapshotMatchesIndependent(wh.db, wh.layout, run.manifest.snapshot, what);
+          ref = { rows, other };
+          const files = snapshotFiles(publishedDir(wh.layout, run.manifest.snapshot));
+          const [row] = await wh.db.withSession((s) => s.all<{ n: bigint }>(`SELECT sum(activePeers) AS n FROM read_parquet(${quotedString(files.platform)})`));
+          if (t === 0) active = Number(row?.n ?? 0);
+        } else {
+          expectSameSnapshotRows(rows, ref.rows, what);
+          expect(other, what).toEqual(ref.other);
+        }
+      }
+    }
+    // Sessions whose latest report was of the day before were active at the first tick (the
+    // bases' late sessions).
+    expect(active).toBeGreaterThan(0);
+    // The default band gave most streams; the smallest made some again from all their classes.
+    expect(counts['default']!.fromBase).toBeGreaterThan(0);
+    expect(counts['default']!.bases).toBeGreaterThan(0);
+    expect(counts['0,0']!.recomputed).toBeGreaterThan(0);
+    expect(counts['0,0']!.fromBase).toBeGreaterThan(0);
+    expect(counts['off']).toEqual({ fromBase: 0, recomputed: 0, bases: 0 });
+  }, 300_000);
+});

@@ -1,0 +1,84 @@
+// What a customer's settled session classes (the classes of its days before asOf's date, one file
+// per customer: class-units.ts) give its stream summaries, kept in the state area beside that file
+// (summary_base.sql), so that a tick's summaries add the other classes to it
+// (window_summaries_incremental.sql) instead of grouping every session of the history again.
+// A base is named by its settled file (which is named by its units), the start of the date its
+// late sessions are counted for and its band: it is made once for each settled file (once an
+// hour at most: the settled classes change when an edge reaches another hour) and reused by every
+// tick until then.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { DOUBLE, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
+import { copyToParquet, fileList, quotedString, timestampParam } from '../duckdb/index.ts';
+import type { DbSession } from '../duckdb/index.ts';
+import { pieceSql, WINDOW_NAMES } from '../figures/index.ts';
+import { classesFile, dayStartUs, type CombinePlan } from '../states/index.ts';
+import { exists } from '../../lib/fsx.ts';
+
+/** Bumped when a base's columns or meaning change: a new version names new files. */
+const VERSION = 'summary-base-1';
+
+/**
+ * The band of startup times a base keeps for each window and stream, beyond the 5 % the 95th
+ * percentile needs from the top: a tick's sessions that are added or taken back move the
+ * percentile by about one value each, and a stream whose changes leave the band is summed from
+ * all of its classes instead (exact either way; the band only decides how often). At 2 % + 64
+ * values, a stream of 1,350 sessions keeps ~160 values a window.
+ */
+export const SUMMARY_BAND = { extraFraction: 0.02, margin: 64 };
+
+export interface SummaryBases {
+  /** Each customer's base file, for those with settled classes. */
+  files: Map<string, string>;
+  /** The base files this run used (retention keeps them) and how many it made. */
+  used: string[];
+  computed: number;
+}
+
+/**
+ * The summary base of each customer's settled classes (`settled`: UnitClasses.settled), made the
+ * first time a run needs it and touched on every use (retention keeps what runs use).
+ */
+export async function summaryBases(
+  s: DbSession,
+  plan: Pick<CombinePlan, 'layout' | 'asOfDate' | 'horizonSeconds'>,
+  settled: ReadonlyMap<string, string>,
+  band: { extraFraction: number; margin: number } = SUMMARY_BAND,
+): Promise<SummaryBases> {
+  // A settled session can be active at an asOf of this date only if its latest report is at most
+  // the horizon older than the date's start.
+  const lateFrom = new Date(Number(dayStartUs(plan.asOfDate) / 1000n) - plan.horizonSeconds * 1000);
+  const files = new Map<string, string>();
+  const used: string[] = [];
+  let computed = 0;
+  for (const [customer, classes] of settled) {
+    const key = createHash('sha256')
+      .update([VERSION, path.basename(classes), lateFrom.toISOString(), band.extraFraction, band.margin].join('\n'))
+      .digest('hex')
+      .slice(0, 24);
+    const file = classesFile(plan.layout, customer, `summary-${key}`);
+    if (!(await exists(file))) {
+      const query = pieceSql('summary_base', { settled: `read_parquet(${fileList([classes])}, hive_partitioning = false)` });
+      await copyToParquet(
+        s,
+        query,
+        file,
+        { window_names: listValue([...WINDOW_NAMES]), late_from: timestampParam(lateFrom), band_extra_fraction: band.extraFraction, band_margin: BigInt(band.margin) },
+        { window_names: LIST(VARCHAR), late_from: TIMESTAMP, band_extra_fraction: DOUBLE },
+      );
+      computed++;
+    }
+    const now = new Date();
+    await fs.utimes(file, now, now).catch(() => {});
+    used.push(file);
+    files.set(customer, file);
+  }
+  return { files, used, computed };
+}
+
+/** The rows of each customer's file with its id as `customer` (code constants and quoted paths), or null for none. */
+export function customerFilesSql(files: ReadonlyMap<string, string>): string | null {
+  if (files.size === 0) return null;
+  return [...files].map(([c, f]) => `SELECT ${quotedString(c)} AS customer, * FROM read_parquet(${fileList([f])}, hive_partitioning = false)`).join('\nUNION ALL BY NAME\n');
+}
