@@ -53,32 +53,12 @@ session_counts AS (
   FROM session_windows
   GROUP BY ALL
 ),
--- A session is active when its latest report (ts <= asOf) is at most the horizon old and is
--- not final; a final report at the same time as its latest one ends it.
-stream_activity AS (
-  SELECT
-    streamId,
-    count(*) FILTER (WHERE last_ts >= $as_of - to_seconds($horizon_seconds)
-                       AND (last_final_ts IS NULL OR last_final_ts < last_ts)) AS active_sessions
-  FROM sessions
-  GROUP BY streamId
-)
-SELECT
-  sw.windowName,
-  sw.streamId,
-  sc.sessions AS totalSessions,
-  {{window_delivery_figures}},
-  CAST(a.active_sessions AS BIGINT) AS activePeers,
-  a.active_sessions > 0 AS live,
-  sw.last_ts AS lastSeenAt,
-  -- Partial sums for adding streams up (platform-wide, per customer).
-  CAST(sw.reports AS BIGINT) AS reports,
-  {{window_quality_figures}},
-  coalesce(sc.peer_mean_sum, 0) AS peerSessionMeanSum,
-  sc.peer_sessions AS peerSessions,
-  coalesce(sw.buf_sum, 0) AS bufferHealthSum,
-  CAST(sw.buf_n AS BIGINT) AS bufferHealthReports
+-- Activity and the row's columns (stream_summary_row.sql), over each session's latest reports.
+session_last AS (
+  SELECT streamId, last_ts, last_final_ts FROM sessions
+),
+{{@stream_summary_row}}
 FROM stream_windows AS sw
 JOIN session_counts AS sc USING (windowName, streamId)
-JOIN stream_activity AS a USING (streamId)
+LEFT JOIN stream_activity AS a USING (streamId)
 ORDER BY sw.windowName, sw.streamId

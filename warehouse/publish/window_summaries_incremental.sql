@@ -142,30 +142,8 @@ session_last AS (
   )
   GROUP BY ALL
 ),
--- As in stream_summaries.sql: a session is active when its latest report is at most the horizon
--- old and is not final.
-stream_activity AS (
-  SELECT
-    streamId,
-    count(*) FILTER (WHERE last_ts >= $as_of - to_seconds($horizon_seconds)
-                       AND (last_final_ts IS NULL OR last_final_ts < last_ts)) AS active_sessions
-  FROM session_last
-  GROUP BY streamId
-)
-SELECT
-  sw.windowName,
-  sw.streamId,
-  sc.sessions AS totalSessions,
-  {{window_delivery_figures}},
-  CAST(coalesce(a.active_sessions, 0) AS BIGINT) AS activePeers,
-  coalesce(a.active_sessions, 0) > 0 AS live,
-  sw.last_ts AS lastSeenAt,
-  CAST(sw.reports AS BIGINT) AS reports,
-  {{window_quality_figures}},
-  coalesce(sc.peer_mean_sum, 0) AS peerSessionMeanSum,
-  sc.peer_sessions AS peerSessions,
-  coalesce(sw.buf_sum, 0) AS bufferHealthSum,
-  CAST(sw.buf_n AS BIGINT) AS bufferHealthReports,
+-- Activity and the row's columns (stream_summary_row.sql), then the run's own.
+{{@stream_summary_row}},
   split_part(sw.streamId, ':', 1) AS customer,
   bool_and(sc.valid) OVER (PARTITION BY sw.streamId) AS valid
 FROM stream_windows AS sw
