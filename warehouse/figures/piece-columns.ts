@@ -92,8 +92,10 @@ function qualityFigures(total: (col: string) => string, startupP95: string): str
   ].join(',\n  ');
 }
 
-/** The sum, over a group of session rows, of each session's mean peer count (an exact DECIMAL): avgPeerCount's numerator. */
-const PEER_MEAN_SUM = 'sum(CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0)';
+/** A session row's mean peer count, as an exact DECIMAL (for a row with peer_n > 0). */
+const SESSION_PEER_MEAN = 'CAST(peer_sum / peer_n AS DECIMAL(38, 12))';
+/** The sum, over a group of session rows, of each session's mean peer count: avgPeerCount's numerator. */
+const PEER_MEAN_SUM = `sum(${SESSION_PEER_MEAN}) FILTER (WHERE peer_n > 0)`;
 /** The sessions of a group with a peer count: avgPeerCount's denominator. */
 const PEER_SESSIONS = 'count(*) FILTER (WHERE peer_n > 0)';
 
@@ -149,6 +151,7 @@ const PARTS_STARTUP_P95 = "list_aggregate(flatten(list(startups)), 'quantile_con
  * `part_delivery_figures` the same over a breakdown's parts, under a summary's names;
  * `window_delivery_figures` the same over `sw` and the session counts `sc` (stream_summaries.sql);
  * `peer_mean_sum` and `peer_sessions` avgPeerCount's numerator and denominator over session rows;
+ * `session_peer_mean` one session row's part of that numerator (window_summaries_incremental.sql);
  * `partial_series_figures` the delivery figures of a bucket from its partial sums (a state's coarse
  * sums, coarse_series_rows.sql); `coarse_update` each coarse sum's previous value `p` plus its
  * value after `a` minus before `b` (layer_coarse_delta.sql).
@@ -172,6 +175,7 @@ export const PIECE_SQL: Readonly<Record<string, string>> = {
   part_delivery_figures: deliveryFigures(sumOf, 'sum(peer_mean_sum)', 'sum(peer_sessions)', SUMMARY_NAMES),
   window_delivery_figures: deliveryFigures((col) => `sw.${col}`, 'sc.peer_mean_sum', 'sc.peer_sessions', SUMMARY_NAMES),
   peer_mean_sum: PEER_MEAN_SUM,
+  session_peer_mean: SESSION_PEER_MEAN,
   peer_sessions: PEER_SESSIONS,
   partial_series_figures: deliveryFigures((col) => col, 'peer_mean_sum', 'peer_sessions', SERIES_NAMES),
   coarse_update: [

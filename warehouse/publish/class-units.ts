@@ -5,16 +5,13 @@
 // the first instant of one, or the hours cut change: so a unit's classes are computed once an hour
 // at most, and a run computes those of the units that are new (a layer it added), not all of them.
 import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
 import path from 'node:path';
-import { copyToParquet } from '../duckdb/index.ts';
 import { fileList, fillSql, quotedString, sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from '../reads/index.ts';
 import { unitSignature, type CombinePlan } from '../states/index.ts';
 import { hourPiecesSql, type ClassUnit } from '../states/index.ts';
-import { classesFile, durableStateFileName } from '../states/index.ts';
-import { exists } from '../../lib/fsx.ts';
+import { classesFile, durableStateFileName, fileMadeOnce } from '../states/index.ts';
 
 /** Bumped when the files' columns or classing change: a new version names new files. */
 const VERSION = 'class-units-1';
@@ -60,11 +57,6 @@ export async function unitSessionClasses(
   const used: string[] = [];
   const settled = new Map<string, string>();
   let computed = 0;
-  const touch = async (file: string) => {
-    const now = new Date();
-    await fs.utimes(file, now, now).catch(() => {});
-    used.push(file);
-  };
   const combined = (u: ClassUnit) => combineBefore !== undefined && u.toUs <= combineBefore;
   const combinedUnits = new Map<string, number>();
   for (const u of units) if (combined(u)) combinedUnits.set(u.customerId, (combinedUnits.get(u.customerId) ?? 0) + 1);
@@ -76,12 +68,9 @@ export async function unitSessionClasses(
     const unsorted = combined(u) && combinedUnits.get(u.customerId)! > 1;
     const key = createHash('sha256').update([VERSION, ...(unsorted ? ['unsorted'] : []), signature, ...u.files.map(durableStateFileName)].join('\n')).digest('hex').slice(0, 24);
     const file = classesFile(plan.layout, u.customerId, key);
-    if (!(await exists(file))) {
-      const query = breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, u.files)})`, order: unsorted ? '' : 'ORDER BY streamId' });
-      await copyToParquet(s, query, file, params, types, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
-      computed++;
-    }
-    await touch(file);
+    const query = breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, u.files)})`, order: unsorted ? '' : 'ORDER BY streamId' });
+    if (await fileMadeOnce(s, file, query, { rowGroupSize: SESSION_CLASSES_ROW_GROUP }, params, types)) computed++;
+    used.push(file);
     const to = combined(u) ? earlier : files;
     to.set(u.customerId, [...(to.get(u.customerId) ?? []), file]);
   }
@@ -90,10 +79,8 @@ export async function unitSessionClasses(
     if (list.length > 1) {
       const key = createHash('sha256').update([VERSION, 'combined', ...list.map((f) => path.basename(f))].join('\n')).digest('hex').slice(0, 24);
       file = classesFile(plan.layout, customerId, key);
-      if (!(await exists(file))) {
-        await copyToParquet(s, `SELECT * FROM read_parquet(${fileList(list)}, hive_partitioning = false) ORDER BY streamId`, file, undefined, undefined, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
-      }
-      await touch(file);
+      await fileMadeOnce(s, file, `SELECT * FROM read_parquet(${fileList(list)}, hive_partitioning = false) ORDER BY streamId`, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
+      used.push(file);
     }
     settled.set(customerId, file);
     files.set(customerId, [file, ...(files.get(customerId) ?? [])]);
@@ -101,11 +88,17 @@ export async function unitSessionClasses(
   return { files, used, units: units.length, computed, unionSql: classesUnionSql(files), settled };
 }
 
-/** For each customer with files, `UNION ALL BY NAME` its rows with its id as `customer` (code constants and quoted paths). */
-export function classesUnionSql(files: ReadonlyMap<string, readonly string[]>): string {
+/** For each customer with files, a SELECT of their rows with its id as `customer` (code constants and quoted paths). */
+export function customerRowsSql(files: ReadonlyMap<string, readonly string[]>): string[] {
   return [...files]
     .filter(([, list]) => list.length > 0)
-    .map(([c, list]) => `UNION ALL BY NAME SELECT ${quotedString(c)} AS customer, * FROM read_parquet(${fileList(list)}, hive_partitioning = false)`)
+    .map(([c, list]) => `SELECT ${quotedString(c)} AS customer, * FROM read_parquet(${fileList(list)}, hive_partitioning = false)`);
+}
+
+/** customerRowsSql, each `UNION ALL BY NAME`, to follow another relation's rows (session_classes_view.sql). */
+export function classesUnionSql(files: ReadonlyMap<string, readonly string[]>): string {
+  return customerRowsSql(files)
+    .map((select) => `UNION ALL BY NAME ${select}`)
     .join('\n');
 }
 

@@ -11,8 +11,8 @@ import { WINDOW_NAMES } from '../figures/index.ts';
 import type { CombinePlan, CustomerFigures } from '../states/index.ts';
 import type { SnapshotFiles } from '../snapshots/index.ts';
 import { testSummaryBases, testSummaryGroupRows } from '../../lib/config.ts';
-import { classesUnionSql, createSessionClassesView, type UnitClasses } from './class-units.ts';
-import { customerFilesSql, summaryBases } from './summary-bases.ts';
+import { classesUnionSql, createSessionClassesView, customerRowsSql, type UnitClasses } from './class-units.ts';
+import { summaryBases } from './summary-bases.ts';
 
 /** Parameters of stream_summaries.sql. */
 export function summaryParams(asOf: Date, horizonSeconds: number): { params: SqlParams; types: SqlTypes } {
@@ -124,13 +124,13 @@ export async function writeSummaries(
   // The classes the bases do not hold: all of a customer's without one.
   const fresh = new Map([...units.files].map(([c, list]) => [c, list.filter((f) => !bases.files.has(c) || f !== units.settled.get(c))] as const));
   await createSessionClassesView(s, classesUnionSql(fresh), 'session_classes_fresh');
-  const basesSql = customerFilesSql(bases.files);
-  if (basesSql !== null) {
-    await s.run(`CREATE OR REPLACE TEMP VIEW summary_bases AS ${basesSql}`);
-    await s.run(`CREATE OR REPLACE TEMP VIEW session_classes_settled AS ${customerFilesSql(new Map([...bases.files.keys()].map((c) => [c, units.settled.get(c)!])))}`);
+  const union = (files: [string, string][]) => customerRowsSql(new Map(files.map(([c, f]) => [c, [f]]))).join('\nUNION ALL BY NAME\n');
+  if (bases.files.size > 0) {
+    await s.run(`CREATE OR REPLACE TEMP VIEW summary_bases AS ${union([...bases.files])}`);
+    await s.run(`CREATE OR REPLACE TEMP VIEW session_classes_settled AS ${union([...bases.files.keys()].map((c) => [c, units.settled.get(c)!]))}`);
   }
   const counts = await s.all<{ customer: string; streamId: string; n: number | bigint }>(
-    fillSql(sqlFile('summary_stream_rows'), { bases: basesSql === null ? '' : 'UNION ALL SELECT customer, streamId, count(*) FROM summary_bases GROUP BY ALL' }),
+    fillSql(sqlFile('summary_stream_rows'), { bases: bases.files.size === 0 ? '' : 'UNION ALL SELECT customer, streamId, count(*) FROM summary_bases GROUP BY ALL' }),
   );
   const streams = counts.map((r) => ({ ...r, n: Number(r.n) }));
   const fromBase = streams.filter((r) => bases.files.has(r.customer));
@@ -162,7 +162,7 @@ export async function writeSummaries(
   const customers = await writeCustomerSummaries(s, plan.customers, plan.build);
   const platformRows = await writeAddedUp(s, plan.build);
   const summaries = { basesComputed: bases.computed, streamsFromBase: fromBase.length - recomputed.length, streamsRecomputed: recomputed.length };
-  return { customers, platformRows, summaries, used: bases.used };
+  return { customers, platformRows, summaries, used: [...bases.files.values()] };
 }
 
 /** Each customer's stream summaries into its file, and what they count. */

@@ -7,14 +7,12 @@
 // hour at most: the settled classes change when an edge reaches another hour) and reused by every
 // tick until then.
 import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DOUBLE, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
-import { copyToParquet, fileList, quotedString, timestampParam } from '../duckdb/index.ts';
+import { fileList, timestampParam } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { pieceSql, WINDOW_NAMES } from '../figures/index.ts';
-import { classesFile, dayStartUs, type CombinePlan } from '../states/index.ts';
-import { exists } from '../../lib/fsx.ts';
+import { classesFile, dayStartUs, fileMadeOnce, type CombinePlan } from '../states/index.ts';
 
 /** Bumped when a base's columns or meaning change: a new version names new files. */
 const VERSION = 'summary-base-1';
@@ -31,14 +29,13 @@ export const SUMMARY_BAND = { extraFraction: 0.02, margin: 64 };
 export interface SummaryBases {
   /** Each customer's base file, for those with settled classes. */
   files: Map<string, string>;
-  /** The base files this run used (retention keeps them) and how many it made. */
-  used: string[];
+  /** How many of them this run made. */
   computed: number;
 }
 
 /**
  * The summary base of each customer's settled classes (`settled`: UnitClasses.settled), made the
- * first time a run needs it and touched on every use (retention keeps what runs use).
+ * first time a run needs it and touched on every use (retention keeps the files runs use).
  */
 export async function summaryBases(
   s: DbSession,
@@ -50,7 +47,6 @@ export async function summaryBases(
   // the horizon older than the date's start.
   const lateFrom = new Date(Number(dayStartUs(plan.asOfDate) / 1000n) - plan.horizonSeconds * 1000);
   const files = new Map<string, string>();
-  const used: string[] = [];
   let computed = 0;
   for (const [customer, classes] of settled) {
     const key = createHash('sha256')
@@ -58,27 +54,10 @@ export async function summaryBases(
       .digest('hex')
       .slice(0, 24);
     const file = classesFile(plan.layout, customer, `summary-${key}`);
-    if (!(await exists(file))) {
-      const query = pieceSql('summary_base', { settled: `read_parquet(${fileList([classes])}, hive_partitioning = false)` });
-      await copyToParquet(
-        s,
-        query,
-        file,
-        { window_names: listValue([...WINDOW_NAMES]), late_from: timestampParam(lateFrom), band_extra_fraction: band.extraFraction, band_margin: BigInt(band.margin) },
-        { window_names: LIST(VARCHAR), late_from: TIMESTAMP, band_extra_fraction: DOUBLE },
-      );
-      computed++;
-    }
-    const now = new Date();
-    await fs.utimes(file, now, now).catch(() => {});
-    used.push(file);
+    const query = pieceSql('summary_base', { settled: `read_parquet(${fileList([classes])}, hive_partitioning = false)` });
+    const params = { window_names: listValue([...WINDOW_NAMES]), late_from: timestampParam(lateFrom), band_extra_fraction: band.extraFraction, band_margin: BigInt(band.margin) };
+    if (await fileMadeOnce(s, file, query, {}, params, { window_names: LIST(VARCHAR), late_from: TIMESTAMP, band_extra_fraction: DOUBLE })) computed++;
     files.set(customer, file);
   }
-  return { files, used, computed };
-}
-
-/** The rows of each customer's file with its id as `customer` (code constants and quoted paths), or null for none. */
-export function customerFilesSql(files: ReadonlyMap<string, string>): string | null {
-  if (files.size === 0) return null;
-  return [...files].map(([c, f]) => `SELECT ${quotedString(c)} AS customer, * FROM read_parquet(${fileList([f])}, hive_partitioning = false)`).join('\nUNION ALL BY NAME\n');
+  return { files, computed };
 }

@@ -16,7 +16,8 @@
 -- the percentile is quantile_cont's interpolation, lo * (1 - d) + hi * d at (n - 1) * 0.95.
 -- Placeholders: <into> `CREATE OR REPLACE TEMP TABLE summaries_inc AS` or `INSERT INTO
 -- summaries_inc`; <fresh>, <settled>, <base> the run's rows of each (snapshot-summaries.ts: a
--- filter by customer and streamId range); <stream_piece_sums>, <stream_piece_columns>, <window_delivery_figures>,
+-- filter by customer and streamId range); <stream_piece_sums>, <stream_piece_columns>,
+-- <session_peer_mean>, <window_delivery_figures>,
 -- <window_quality_figures> (piece-columns.ts).
 -- Parameters: $as_of (TIMESTAMP), $window_names (VARCHAR[5]), $horizon_seconds.
 -- Reads: <fresh>, <settled>, <base>. Writes: summaries_inc.
@@ -84,7 +85,7 @@ session_counts AS (
     SELECT
       windowName, streamId,
       sum(sign),
-      sum(sign * CAST(peer_sum / peer_n AS DECIMAL(38, 12))) FILTER (WHERE peer_n > 0),
+      sum(sign * {{session_peer_mean}}) FILTER (WHERE peer_n > 0),
       sum(sign) FILTER (WHERE peer_n > 0),
       sum(sign) FILTER (WHERE startup_ms IS NOT NULL)
     FROM session_deltas

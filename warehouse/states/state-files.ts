@@ -5,7 +5,7 @@
 import fs from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { copyToParquet, type CopyOptions } from '../duckdb/index.ts';
-import type { DbSession } from '../duckdb/index.ts';
+import type { DbSession, SqlParams, SqlTypes } from '../duckdb/index.ts';
 import type { StateMeta } from './state-store.ts';
 import { exists } from '../../lib/fsx.ts';
 
@@ -18,12 +18,20 @@ export function statesKey(states: readonly StateMeta[], version: string[] = []):
 }
 
 /**
- * A compacted file named by statesKey: written from `query` the first time a run needs it, and
- * touched on every use, so that retention keeps the files runs still use.
+ * A file of the state area named by what it is made of (a compacted file, a unit's classes, a
+ * summary base): written from `query` the first time a run needs it, and touched on every use,
+ * so that retention keeps the files runs still use. Returns whether this call wrote it.
  */
-export async function compactedFile(s: DbSession, file: string, query: string, options: CopyOptions): Promise<string> {
-  if (!(await exists(file))) await copyToParquet(s, query, file, undefined, undefined, options);
+export async function fileMadeOnce(s: DbSession, file: string, query: string, options: CopyOptions, params?: SqlParams, types?: SqlTypes): Promise<boolean> {
+  const made = !(await exists(file));
+  if (made) await copyToParquet(s, query, file, params, types, options);
   const now = new Date();
   await fs.utimes(file, now, now).catch(() => {});
+  return made;
+}
+
+/** A compacted file named by statesKey (fileMadeOnce). */
+export async function compactedFile(s: DbSession, file: string, query: string, options: CopyOptions): Promise<string> {
+  await fileMadeOnce(s, file, query, options);
   return file;
 }
