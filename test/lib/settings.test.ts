@@ -29,7 +29,7 @@ describe('config from the settings table', () => {
     const start = withDefaults(START_DEFAULTS);
     expect(start.duckdb.memoryLimit).toBe('256MB');
     expect(start.compaction.layerMergeMaxReports).toBe(16_000_000);
-    expect(withDefaults(WORKER_DEFAULTS).duckdb.memoryLimit).toBe('384MB');
+    expect(withDefaults(WORKER_DEFAULTS).duckdb.memoryLimit).toBe('256MB');
     const chosen = withDefaults(START_DEFAULTS, { DUCKDB_MEMORY_LIMIT: '2GB', LAYER_MERGE_MAX_REPORTS: '500000' });
     expect([chosen.duckdb.memoryLimit, chosen.compaction.layerMergeMaxReports]).toEqual(['2GB', 500_000]);
   });
