@@ -115,6 +115,17 @@ export function testSummaryBases(): { off: true } | { off: false; band?: { extra
 }
 
 /**
+ * For tests only, never set in production: the most minute pieces one statement of a layered
+ * build groups for the minutes its new layer touches (`P2PTEL_TEST_TOUCHED_MINUTES_MAX_ROWS`,
+ * instead of TOUCHED_MINUTES_MAX_ROWS; warehouse/states/layered-state.ts), so that a small day's
+ * touched minutes are remade in several runs. Read at each call.
+ */
+export function testTouchedMinutesMaxRows(): number | undefined {
+  const v = Number(process.env['P2PTEL_TEST_TOUCHED_MINUTES_MAX_ROWS']);
+  return Number.isInteger(v) && v > 0 ? v : undefined;
+}
+
+/**
  * For tests only, never set in production: the most reports a build's own merge of layers takes
  * together (`P2PTEL_TEST_INLINE_MERGE_MAX_REPORTS`, instead of INLINE_MERGE_MAX_REPORTS;
  * warehouse/states/layered-state.ts), so that layers over it need a few thousand reports, not

@@ -4,6 +4,9 @@
 // say how they were made: built whole (not layered) when the day had no state, as in a full run;
 // layered from the next run on, appended when they could be, built whole when a new copy of a
 // report outranks an earlier layer's, never rebuilt because compaction merged files they had read.
+// The minutes a new layer touches are remade in runs of at most 4 minute pieces each
+// (P2PTEL_TEST_TOUCHED_MINUTES_MAX_ROWS; a busy day's runs hold 400,000), so that every layered
+// build here regroups them in many statements, and its figures are checked all the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -29,7 +32,10 @@ let scratch: TestWarehouse;
 /** The pool's files of hour g (one per customer), by g. */
 const hourFiles = new Map<number, string[]>();
 
+const TOUCHED_ENV = 'P2PTEL_TEST_TOUCHED_MINUTES_MAX_ROWS';
+
 beforeAll(async () => {
+  process.env[TOUCHED_ENV] = '4';
   pool = await openTestWarehouse();
   inc = await openTestWarehouse({ COMPACTION_MIN_FILES: '1000' });
   scratch = await openTestWarehouse();
@@ -41,6 +47,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  delete process.env[TOUCHED_ENV];
   await pool?.close();
   await inc?.close();
   await scratch?.close();

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileList, fillSql, quotedString, sqlFile, withBucketSeconds } from '../duckdb/index.ts';
 import { STANDARD_BUCKET_SECONDS } from '../figures/index.ts';
 import { exists } from '../../lib/fsx.ts';
-import { testInlineMergeMaxReports } from '../../lib/config.ts';
+import { testInlineMergeMaxReports, testTouchedMinutesMaxRows } from '../../lib/config.ts';
 import { timestampLiteral } from './window-pieces.ts';
 import { STATE_COMPRESSION } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
@@ -267,6 +267,38 @@ if (STANDARD_BUCKET_SECONDS.some((size) => (size <= BLOCK_SECONDS ? BLOCK_SECOND
 }
 const HOUR_US = 3_600_000_000n;
 
+/**
+ * The minute pieces one statement of layer_touched_minutes.sql groups at most (before grouping,
+ * over every layer): a layer whose reports touch more is remade in runs of its touched minutes.
+ * A live run's layer touches a minute or two: one statement. A layer after an outage, or of late
+ * reports, touches many; at 150,000 sessions at once, 18 touched minutes (2.4 M pieces) in one
+ * grouping ran out of memory at 256MB, 384MB and 512MB (docs/benchmarks.md, 2026-11-29), and the
+ * run failed again at every tick, each layer holding the last one's reports.
+ */
+const TOUCHED_MINUTES_MAX_ROWS = 400_000;
+
+/**
+ * The touched minutes in runs of consecutive ones, each of at most `maxRows` pieces (a minute of
+ * more is a run of its own); one run of nothing when no minute is touched (the statement then
+ * makes an empty `state_minutes`).
+ */
+export function touchedMinuteChunks(blocks: readonly { block_us: bigint; n: bigint }[], maxRows: number): { lo: bigint; hi: bigint }[] {
+  if (blocks.length === 0) return [{ lo: 0n, hi: -1n }];
+  const chunks: { lo: bigint; hi: bigint; rows: number }[] = [];
+  for (const b of blocks) {
+    const last = chunks.at(-1);
+    const rows = Number(b.n);
+    const block = BigInt(b.block_us);
+    if (last && last.rows + rows <= maxRows) {
+      last.hi = block;
+      last.rows += rows;
+    } else {
+      chunks.push({ lo: block, hi: block, rows });
+    }
+  }
+  return chunks.map(({ lo, hi }) => ({ lo, hi }));
+}
+
 /** Where a layered build's day series starts from: the previous state's files, its layers kept and merged into the new one. */
 interface SeriesBase {
   files: ReturnType<typeof stateFiles>;
@@ -279,7 +311,8 @@ interface SeriesBase {
  * its buckets longer than a minute (layer_coarse_sums.sql; not made when a kept layer has no
  * per-session buckets: the next build then makes them whole); returns the partition's stream count
  * and whether `coarse_sums` was made. On a previous state whose layers all keep per-session
- * buckets, only the buckets that the new reports touch are remade (layer_touched_minutes.sql,
+ * buckets, only the buckets that the new reports touch are remade (layer_touched_minutes.sql, in
+ * runs of touched minutes of bounded size,
  * layer_touched_series.sql): the minutes they fall in from every layer's minute pieces of
  * those minutes, the 5-minute to day buckets from the previous state's coarse sums and what
  * the new layer's sessions change in them (layer_coarse_delta.sql: never a regrouping of the day's
@@ -310,7 +343,19 @@ async function daySeries(s: DbSession, on: SeriesBase | null): Promise<{ streams
   // the touched blocks' span skips the rest of their row groups.
   const span = await s.one<{ lo: bigint | null; hi: bigint | null }>('SELECT min(block_us) AS lo, max(block_us) AS hi FROM touched_blocks');
   const inSpan = span.lo === null ? ' WHERE false' : ` WHERE start_us >= ${span.lo} AND start_us < ${BigInt(span.hi!) + BLOCK_US}`;
-  await s.run(pieceSql('layer_touched_minutes', { kept: readAll(keptFiles.map((f) => f.minutes), 'layer_minutes', inSpan), coarse_sizes: COARSE_SIZES.join(', ') }));
+  const keptMinutes = (where: string) => readAll(keptFiles.map((f) => f.minutes), 'layer_minutes', where);
+  const blocks = await s.all<{ block_us: bigint; n: bigint }>(fillSql(sqlFile('layer_touched_block_rows'), { kept: keptMinutes(inSpan) }));
+  for (const [i, chunk] of touchedMinuteChunks(blocks, testTouchedMinutesMaxRows() ?? TOUCHED_MINUTES_MAX_ROWS).entries()) {
+    await s.run(
+      pieceSql('layer_touched_minutes', {
+        into: i === 0 ? 'CREATE OR REPLACE TEMP TABLE state_minutes AS' : 'INSERT INTO state_minutes',
+        kept: keptMinutes(` WHERE start_us >= ${chunk.lo} AND start_us < ${chunk.hi + BLOCK_US}`),
+        lo: String(chunk.lo),
+        hi: String(chunk.hi),
+      }),
+    );
+  }
+  await s.run(fillSql(sqlFile('layer_touched_coarse'), { coarse_sizes: COARSE_SIZES.join(', ') }));
   await buildSeries(s, BLOCK_SECONDS);
   const mergedSessions = layerFiles(on.merged).map((f) => f.sessions);
   if ((await exists(on.files.coarse)) && (await allExist(mergedSessions))) {

@@ -42,6 +42,7 @@ const STATE_SQL = [
   'series_combine', 'series_from_buckets', 'series_rows', 'coarser_buckets', 'state_series', 'partition_figures', 'files_read', 'partition_rows',
   'report_pieces', 'edge_reports', 'edge_hour_pieces',
   'layer_new_reports', 'layer_prior_copies', 'layer_pieces', 'layer_state_minutes', 'layer_sessions', 'layer_touched_minutes',
+  'layer_touched_block_rows', 'layer_touched_coarse',
   'layer_session_buckets', 'layer_coarse_sums', 'layer_coarse_delta', 'coarse_series_rows', 'layer_touched_series',
 ];
 
