@@ -38,8 +38,8 @@ const MERGE_RATIO = 2;
 /**
  * Layers larger than this are never merged again (a merge costs what it rewrites): the background
  * merge's default, LAYER_MERGE_MAX_REPORTS. A merge holds no table of its reports
- * (writeMergedLayerFiles: each file one statement, its sort or grouping spilled past DuckDB's
- * limit), so the bound is the time of one merge, not memory: up to it, a day's layer sizes double
+ * (writeMergedLayerFiles: each file one statement, or one a part of the day, its sort or grouping
+ * spilled past DuckDB's limit), so the bound is the time of one merge, not memory: up to it, a day's layer sizes double
  * going back, about log2(day / 65,536) layers; past it a day of N reports adds N / 16 M more.
  * Until 2026-11-29 a merge loaded its reports into a table, and the bound was 1 M (`start`: 250,000):
  * a day at 5,000 reports/s then kept ~60 layers after 20 minutes, and every run read them all.
@@ -474,8 +474,9 @@ const isoTs = (expr: string) => `strftime(${expr}, '%Y-%m-%dT%H:%M:%S.%fZ')`;
  * (`layers`, oldest first, and `from`, their files in the same order), and its meta: the layers'
  * reports (already deduplicated against each other when each was built) in one file by ts, and
  * its pieces regrouped from theirs (merged_layer_hours.sql, merged_layer_series_pieces.sql): the
- * files the layer would have had if built from those reports at once. Each file is written by one
- * statement from the files, holding no table: a merge's memory is that of a grouping or a sort,
+ * files the layer would have had if built from those reports at once. Each file is written from
+ * the files, holding no table, by one statement or (the series pieces) by one a part, each part's
+ * grouping a fraction of the day's (orderedRanges): a merge's memory is that of a grouping or a sort,
  * which DuckDB spills past its limit, not the merged reports (the merge once loaded them into a
  * table, which bounded the largest merge `start` could make).
  */
@@ -487,14 +488,40 @@ export async function writeMergedLayerFiles(s: DbSession, layers: readonly Layer
   const sortReports = layersInTsOrder(layers) ? '' : ' ORDER BY ts';
   await copyTo(s, `SELECT * FROM read_parquet(${files('reports')}, hive_partitioning = false)${sortReports}`, to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
   const hourRows = await copyTo(s, pieceSql('merged_layer_hours', { files: files('hours') }), to.hours);
-  const seriesPieces = (kind: 'minutes' | 'sessions', keys: string, order: string) => pieceSql('merged_layer_series_pieces', { files: files(kind), keys, order });
-  await copyTo(s, seriesPieces('minutes', 'streamId, sessionId, start_us', 'start_us'), to.minutes);
-  await copyTo(s, seriesPieces('sessions', 'bucketSeconds, streamId, sessionId, start_us', 'bucketSeconds, start_us'), to.sessions);
+  // The minute pieces an hour of start_us at a time, the per-session buckets a size at a time
+  // (their files are sorted so: each part reads its own row groups).
+  const seriesPieces = async (kind: 'minutes' | 'sessions', keys: string, parts: readonly string[], order: string) => {
+    const partFiles = parts.map((_, i) => `${to[kind]}.part-${i}.parquet`);
+    for (const [i, part] of parts.entries()) await copyTo(s, pieceSql('merged_layer_series_pieces', { files: files(kind), keys, part, order }), partFiles[i]!);
+    await copyTo(s, `SELECT * FROM read_parquet(${fileList(partFiles)}, hive_partitioning = false)`, to[kind]);
+    await Promise.all(partFiles.map((f) => fs.rm(f, { force: true })));
+  };
+  await seriesPieces('minutes', 'streamId, sessionId, start_us', orderedRanges('start_us', Array.from({ length: 23 }, (_, h) => String(dayStartUs(layers) + BigInt(h + 1) * HOUR_US))), 'start_us');
+  await seriesPieces('sessions', 'bucketSeconds, streamId, sessionId, start_us', orderedRanges('bucketSeconds', COARSE_SIZES.slice(0, -1).map(String)), 'bucketSeconds, start_us');
   const r = await s.one<{ n: number; min_ts: string | null; max_ts: string | null }>(
     `SELECT count(*) AS n, ${isoTs('min(ts)')} AS min_ts, ${isoTs('max(ts)')} AS max_ts
      FROM read_parquet(${quotedString(to.reports)}, hive_partitioning = false)`,
   );
   return { layerId, builtAt: new Date().toISOString(), reports: Number(r.n), minTs: r.min_ts, maxTs: r.max_ts, hourRows };
+}
+
+/**
+ * Conditions on `column` that cut its values into consecutive ranges, in order, at the ascending
+ * `bounds` (SQL expressions): `<= b0`, `> b0 AND <= b1`, …, `> b(n-1)`. Every non-NULL value is in
+ * exactly one; the files written from them one after the other are in the column's order.
+ */
+export function orderedRanges(column: string, bounds: readonly string[]): string[] {
+  return [...bounds, null].map((b, i) => {
+    const above = i === 0 ? null : `${column} > ${bounds[i - 1]}`;
+    const upTo = b === null ? null : `${column} <= ${b}`;
+    return [above, upTo].filter((c) => c !== null).join(' AND ') || 'true';
+  });
+}
+
+/** The start of the UTC day of the merged layers' reports, epoch µs (0 when they hold none). */
+function dayStartUs(layers: readonly LayerMeta[]): bigint {
+  const first = layers.find((l) => l.minTs != null)?.minTs;
+  return first ? BigInt(Math.floor(Date.parse(first) / 86_400_000) * 86_400_000) * 1000n : 0n;
 }
 
 /** Whether each layer's reports all come at or after every report of the layer before it (by their recorded minTs and maxTs). */
