@@ -12,7 +12,7 @@ export const START_DEFAULTS = {
 /**
  * A `worker` process's own defaults (cli/actions/worker.ts): `start`'s limit since 2026-11-29,
  * when 384MB let a worker's compaction beside its runs peak at 891 MiB under `bench:live`
- * (256MB: 800 MiB; docs/benchmarks.md, "the worker tier's memory").
+ * (256MB, with layer merges made in parts: 752 MiB; docs/benchmarks.md, "the worker tier's memory").
  */
 export const WORKER_DEFAULTS = {
   DUCKDB_MEMORY_LIMIT: '256MB',
