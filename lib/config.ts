@@ -90,14 +90,19 @@ export function testStateSalts(): { code: string; layout: string } {
   return { code: process.env['P2PTEL_TEST_STATE_CODE_SALT'] ?? '', layout: process.env['P2PTEL_TEST_STATE_LAYOUT_SALT'] ?? '' };
 }
 
+/** A test setting that is a positive whole number (read at each call), or undefined when unset or not one. */
+function testPositiveInt(name: string): number | undefined {
+  const v = Number(process.env[name]);
+  return Number.isInteger(v) && v > 0 ? v : undefined;
+}
+
 /**
  * For tests only, never set in production: the session-class rows of one statement of a
  * snapshot's summaries (`P2PTEL_TEST_SUMMARY_GROUP_ROWS`; warehouse/publish/snapshot-summaries.ts),
  * so that a small warehouse is summed in several groups and parts. Read at each call.
  */
 export function testSummaryGroupRows(): number | undefined {
-  const v = Number(process.env['P2PTEL_TEST_SUMMARY_GROUP_ROWS']);
-  return Number.isInteger(v) && v > 0 ? v : undefined;
+  return testPositiveInt('P2PTEL_TEST_SUMMARY_GROUP_ROWS');
 }
 
 /**
@@ -121,8 +126,7 @@ export function testSummaryBases(): { off: true } | { off: false; band?: { extra
  * touched minutes are remade in several runs. Read at each call.
  */
 export function testTouchedMinutesMaxRows(): number | undefined {
-  const v = Number(process.env['P2PTEL_TEST_TOUCHED_MINUTES_MAX_ROWS']);
-  return Number.isInteger(v) && v > 0 ? v : undefined;
+  return testPositiveInt('P2PTEL_TEST_TOUCHED_MINUTES_MAX_ROWS');
 }
 
 /**
@@ -132,8 +136,7 @@ export function testTouchedMinutesMaxRows(): number | undefined {
  * 65,536. Read at each call.
  */
 export function testInlineMergeMaxReports(): number | undefined {
-  const v = Number(process.env['P2PTEL_TEST_INLINE_MERGE_MAX_REPORTS']);
-  return Number.isInteger(v) && v > 0 ? v : undefined;
+  return testPositiveInt('P2PTEL_TEST_INLINE_MERGE_MAX_REPORTS');
 }
 
 /**
@@ -142,8 +145,7 @@ export function testInlineMergeMaxReports(): number | undefined {
  * loads them a state at a time. Read at each call.
  */
 export function testEdgeLoadBytes(): number | undefined {
-  const v = Number(process.env['P2PTEL_TEST_EDGE_LOAD_BYTES']);
-  return Number.isInteger(v) && v > 0 ? v : undefined;
+  return testPositiveInt('P2PTEL_TEST_EDGE_LOAD_BYTES');
 }
 
 /**
@@ -152,6 +154,5 @@ export function testEdgeLoadBytes(): number | undefined {
  * `start` generate and roll up less. Read at each call.
  */
 export function testStartSessions(): number | undefined {
-  const v = Number(process.env['P2PTEL_TEST_START_SESSIONS']);
-  return Number.isInteger(v) && v > 0 ? v : undefined;
+  return testPositiveInt('P2PTEL_TEST_START_SESSIONS');
 }
