@@ -344,7 +344,11 @@ async function daySeries(s: DbSession, on: SeriesBase | null): Promise<{ streams
   const span = await s.one<{ lo: bigint | null; hi: bigint | null }>('SELECT min(block_us) AS lo, max(block_us) AS hi FROM touched_blocks');
   const inSpan = span.lo === null ? ' WHERE false' : ` WHERE start_us >= ${span.lo} AND start_us < ${BigInt(span.hi!) + BLOCK_US}`;
   const keptMinutes = (where: string) => readAll(keptFiles.map((f) => f.minutes), 'layer_minutes', where);
-  const blocks = await s.all<{ block_us: bigint; n: bigint }>(fillSql(sqlFile('layer_touched_block_rows'), { kept: keptMinutes(inSpan) }));
+  // One touched minute (a live run's layer, most often) is one run whatever it holds: no count.
+  const blocks =
+    span.lo !== null && BigInt(span.lo) === BigInt(span.hi!)
+      ? [{ block_us: BigInt(span.lo), n: 0n }]
+      : await s.all<{ block_us: bigint; n: bigint }>(fillSql(sqlFile('layer_touched_block_rows'), { kept: keptMinutes(inSpan) }));
   for (const [i, chunk] of touchedMinuteChunks(blocks, testTouchedMinutesMaxRows() ?? TOUCHED_MINUTES_MAX_ROWS).entries()) {
     await s.run(
       pieceSql('layer_touched_minutes', {
