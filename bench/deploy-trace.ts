@@ -1,4 +1,4 @@
-// npm run bench:deploy-trace -- [--dir DIR] [--days 6] [--customers 10] [--streams 10] [--new 1000] [--ticks 6] [--rebuild-every 0]
+// npm run bench:deploy-trace -- [--dir DIR] [--days 6] [--customers 10] [--streams 10] [--new 1000] [--busy N] [--ticks 6] [--rebuild-every 0] [--steady-only]
 // Where the runs after a deployment that changes a state's SQL spend their time (issue 49, part 2):
 // one warehouse (`--days` of history × `--customers` × `--streams`, and today up to now), then
 // `--ticks` live runs before the deployment (steady), then the same count after it
@@ -25,11 +25,13 @@ const opts = new Command()
   .option('--customers <n>', 'customers', '10')
   .option('--streams <n>', 'streams per customer', '10')
   .option('--new <n>', 'new reports per customer before each run', '1000')
+  .option('--busy <n>', 'customers that get new reports (the first N; default all)')
+  .option('--steady-only', 'stop after the steady runs (a live run traced, no deployment)')
   .option('--ticks <n>', 'runs per phase', '6')
   .option('--rebuild-every <n>', 'stale partitions rebuilt between two runs after the deployment', '0')
   .option('--top <n>', 'statements shown per phase', '25')
   .parse()
-  .opts<{ dir: string; days: string; customers: string; streams: string; new: string; ticks: string; rebuildEvery: string; top: string }>();
+  .opts<{ dir: string; days: string; customers: string; streams: string; new: string; busy?: string; steadyOnly?: boolean; ticks: string; rebuildEvery: string; top: string }>();
 
 const DAY = 86_400_000;
 const root = path.resolve(opts.dir);
@@ -69,7 +71,7 @@ async function landNew(deps: JobDeps, round: string): Promise<void> {
   const now = Date.now();
   const yesterday = new Date(today.getTime() - DAY).toISOString().slice(0, 10);
   await deps.db.withSession(async (s) => {
-    for (const c of customers) {
+    for (const c of customers.slice(0, opts.busy === undefined ? customers.length : Number(opts.busy))) {
       const from = quotedString(path.join(root, 'wh', 'raw', 'session_reports', `customer=${c}`, `date=${yesterday}`, '*.parquet'));
       const dir = path.join(root, 'wh', 'raw', 'session_reports', `customer=${c}`, `date=${todayIso}`);
       await fs.mkdir(dir, { recursive: true });
@@ -144,6 +146,10 @@ async function main(): Promise<void> {
       const t = await tick(deps, `s${i}`, true);
       steady.push(t);
       say(`steady ${i}: ${t.ms.toFixed(0)} ms ${JSON.stringify(Object.fromEntries(Object.entries(t.steps).map(([k, v]) => [k, Math.round(v)])))}`);
+    }
+    if (opts.steadyOnly) {
+      summary('steady', steady);
+      return;
     }
     process.env['P2PTEL_TEST_STATE_CODE_SALT'] = `trace-${Date.now()}`;
     const after: Tick[] = [];
