@@ -1,7 +1,7 @@
 // Scheduler ticks never pile rollup runs up. A tick starts the run of its fire time unless the run
 // that an earlier tick started is still alive; then the tick is coalesced: the latest such fire
-// time starts as soon as that run has published (the worker that sees it finish starts it), or
-// with the next tick if it failed. A run whose worker died (its job's lock lapsed, or the worker's
+// time starts as soon as that run has published (the worker that sees it finish starts it, as of
+// that moment), or with the next tick if it failed. A run whose worker died (its job's lock lapsed, or the worker's
 // connections to Redis closed) holds no tick back: the next tick starts its own run, and the dead
 // one, once retaken, is discarded for the later asOf. The gate is a small hash in Redis
 // (`<prefix>:schedule:rollup`), changed only by compare-and-set scripts.
@@ -97,17 +97,23 @@ export async function admitTick(gate: Gate, fireTime: Date): Promise<TickDecisio
 
 /**
  * The run of the latest coalesced fire time, once the run in flight has finished (or died):
- * called by a worker that saw a run step finish. Returns its asOf, or null when there is nothing
- * to start (nothing coalesced, or a run still alive).
+ * called by a worker that saw a run step finish. The run is as of now, not as of that fire time
+ * (never before it): a run holds the reports after its asOf back for the next one, so a run as of
+ * a fire time that passed while the last run worked (up to a period ago) would leave the reports
+ * that landed since for one more run. Returns the coalesced fire time and the run's asOf, or null
+ * when there is nothing to start (nothing coalesced, or a run still alive).
  */
-export async function startCoalesced(gate: Gate): Promise<Date | null> {
+export async function startCoalesced(gate: Gate, now: () => number = Date.now): Promise<{ fireTime: Date; asOf: Date } | null> {
   for (let round = 0; round < ROUNDS; round++) {
     const { started, pending, startedAt } = await readGate(gate.queues);
     if (pending === null) return null;
     if (started !== null && (await runAlive(gate, started, startedAt))) return null;
-    if (await swap(gate.queues, START, started, pending)) {
-      await addRunJob(gate.queues, gate.retry, 'rollup', new Date(pending));
-      return new Date(pending);
+    // A tick that fires from here on is later than this asOf, and is coalesced behind this run
+    // (or starts its own once it ends); one that fired before is covered by it.
+    const asOf = Math.max(pending, now());
+    if (await swap(gate.queues, START, started, asOf)) {
+      await addRunJob(gate.queues, gate.retry, 'rollup', new Date(asOf));
+      return { fireTime: new Date(pending), asOf: new Date(asOf) };
     }
   }
   return null;

@@ -175,7 +175,7 @@ function startCoalescedAfter(ctx: WorkerContext): OnSettled {
   return (queue, job, outcome) => {
     if (queue === QUEUES.reports || queue === QUEUES.compaction || (outcome === 'completed' && job.name !== JOBS.publish)) return;
     startCoalesced(gate).then(
-      (asOf) => asOf && ctx.log.info({ asOf: asOf.toISOString() }, 'started the run of the ticks coalesced behind the run that ended'),
+      (run) => run && ctx.log.info({ asOf: run.asOf.toISOString(), coalesced: run.fireTime.toISOString() }, 'started the run of the ticks coalesced behind the run that ended'),
       (err: unknown) => ctx.log.warn({ err: (err as Error).message }, 'could not start the run of coalesced ticks; the next tick will'),
     );
   };
