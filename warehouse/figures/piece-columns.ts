@@ -65,17 +65,11 @@ export const PIECE_COLUMNS: readonly PieceColumn[] = [
  * The combined value of a column over a group of pieces. `keepType`: cast back to the piece's
  * type, where DuckDB widens it (a sum of BIGINT is a HUGEINT, which Parquet would store as a
  * DOUBLE; a sum of DECIMAL(38, s) and a max keep their type); otherwise left wide, for figures
- * computed further on.
+ * computed further on. `filter`: over the pieces that pass it only (the aggregate's FILTER).
  */
-function combinedSql(col: PieceColumn, keepType: boolean): string {
-  const combined = `${col.combine}(${col.name})`;
+function combinedSql(col: PieceColumn, keepType: boolean, filter?: string): string {
+  const combined = `${col.combine}(${col.name})${filter ? ` FILTER (WHERE ${filter})` : ''}`;
   return keepType && col.combine === 'sum' && col.type === 'BIGINT' ? `CAST(${combined} AS ${col.type})` : combined;
-}
-
-/** combinedSql over the rows that pass `filter` only (an aggregate's FILTER clause). */
-function filteredSql(col: PieceColumn, filter: string): string {
-  const combined = `${col.combine}(${col.name}) FILTER (WHERE ${filter})`;
-  return col.combine === 'sum' && col.type === 'BIGINT' ? `CAST(${combined} AS ${col.type})` : combined;
 }
 
 const selectList = (cols: readonly PieceColumn[], value: (col: PieceColumn) => string) =>
@@ -188,8 +182,8 @@ export const PIECE_SQL: Readonly<Record<string, string>> = {
   peer_sessions: PEER_SESSIONS,
   partial_series_figures: deliveryFigures((col) => col, 'peer_mean_sum', 'peer_sessions', SERIES_NAMES),
   series_piece_sums_before_after: SERIES.flatMap((col) => [
-    `${filteredSql(col, 'NOT is_new')} AS ${col.name}_before`,
-    `${filteredSql(col, 'is_new OR kept')} AS ${col.name}_after`,
+    `${combinedSql(col, true, 'NOT is_new')} AS ${col.name}_before`,
+    `${combinedSql(col, true, 'is_new OR kept')} AS ${col.name}_after`,
   ]).join(',\n  '),
   series_piece_before: SERIES.map((col) => `${col.name}_before AS ${col.name}`).join(', '),
   series_piece_after: SERIES.map((col) => `${col.name}_after AS ${col.name}`).join(', '),

@@ -11,8 +11,9 @@
 -- per-session buckets of the layers kept and merged (queries, filtered to the touched buckets'
 -- span); <coarse_sums_of_before>, <coarse_sums_of_after> layer_coarse_sums.sql over `before_rows`
 -- and `after_rows` (one row per session bucket already); <series_piece_sums_before_after>,
--- <series_piece_before>, <series_piece_after>, <coarse_update> each sum's previous value plus after minus before
--- (piece-columns.ts). Parameters: none.
+-- <series_piece_before>, <series_piece_after> the sums of both sides and each under the pieces'
+-- names; <coarse_update> each sum's previous value plus after minus before (piece-columns.ts).
+-- Parameters: none.
 -- Reads: layer_sessions, touched_coarse, touched_sessions, <previous>, <kept>, <merged>. Writes: coarse_sums.
 CREATE OR REPLACE TEMP TABLE coarse_sums AS
 WITH
