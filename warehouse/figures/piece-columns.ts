@@ -65,10 +65,10 @@ export const PIECE_COLUMNS: readonly PieceColumn[] = [
  * The combined value of a column over a group of pieces. `keepType`: cast back to the piece's
  * type, where DuckDB widens it (a sum of BIGINT is a HUGEINT, which Parquet would store as a
  * DOUBLE; a sum of DECIMAL(38, s) and a max keep their type); otherwise left wide, for figures
- * computed further on. `filter`: over the pieces that pass it only (the aggregate's FILTER).
+ * computed further on.
  */
-function combinedSql(col: PieceColumn, keepType: boolean, filter?: string): string {
-  const combined = `${col.combine}(${col.name})${filter ? ` FILTER (WHERE ${filter})` : ''}`;
+function combinedSql(col: PieceColumn, keepType: boolean): string {
+  const combined = `${col.combine}(${col.name})`;
   return keepType && col.combine === 'sum' && col.type === 'BIGINT' ? `CAST(${combined} AS ${col.type})` : combined;
 }
 
@@ -154,10 +154,7 @@ const PARTS_STARTUP_P95 = "list_aggregate(flatten(list(startups)), 'quantile_con
  * `session_peer_mean` one session row's part of that numerator (window_summaries_incremental.sql);
  * `partial_series_figures` the delivery figures of a bucket from its partial sums (a state's coarse
  * sums, coarse_series_rows.sql); `coarse_update` each coarse sum's previous value `p` plus its
- * value after `a` minus before `b` (layer_coarse_delta.sql); `series_piece_sums_before_after` a
- * session bucket's series sums before a new layer (`<name>_before`: the earlier layers' rows) and
- * after it (`<name>_after`: the kept layers' and the new layer's), from one grouping, and
- * `series_piece_before`, `series_piece_after` those under the pieces' own names (layer_coarse_delta.sql).
+ * value after `a` minus before `b` (layer_coarse_delta.sql).
  */
 export const PIECE_SQL: Readonly<Record<string, string>> = {
   piece_dimensions: SESSION_DIMENSIONS.join(', '),
@@ -181,12 +178,6 @@ export const PIECE_SQL: Readonly<Record<string, string>> = {
   session_peer_mean: SESSION_PEER_MEAN,
   peer_sessions: PEER_SESSIONS,
   partial_series_figures: deliveryFigures((col) => col, 'peer_mean_sum', 'peer_sessions', SERIES_NAMES),
-  series_piece_sums_before_after: SERIES.flatMap((col) => [
-    `${combinedSql(col, true, 'NOT is_new')} AS ${col.name}_before`,
-    `${combinedSql(col, true, 'is_new OR kept')} AS ${col.name}_after`,
-  ]).join(',\n  '),
-  series_piece_before: SERIES.map((col) => `${col.name}_before AS ${col.name}`).join(', '),
-  series_piece_after: SERIES.map((col) => `${col.name}_after AS ${col.name}`).join(', '),
   coarse_update: [
     { name: 'sessions', type: 'BIGINT' },
     { name: 'peer_mean_sum', type: 'DECIMAL(38, 12)' },

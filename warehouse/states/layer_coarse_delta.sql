@@ -10,10 +10,8 @@
 -- Placeholders: <previous> the previous state's coarse sums (a query); <kept>, <merged> the
 -- per-session buckets of the layers kept and merged (queries, filtered to the touched buckets'
 -- span); <coarse_sums_of_before>, <coarse_sums_of_after> layer_coarse_sums.sql over `before_rows`
--- and `after_rows` (one row per session bucket already); <series_piece_sums_before_after>,
--- <series_piece_before>, <series_piece_after> the sums of both sides and each under the pieces'
--- names; <coarse_update> each sum's previous value plus after minus before (piece-columns.ts).
--- Parameters: none.
+-- and `after_rows`; <coarse_update> each sum's previous value plus after minus before
+-- (piece-columns.ts). Parameters: none.
 -- Reads: layer_sessions, touched_coarse, touched_sessions, <previous>, <kept>, <merged>. Writes: coarse_sums.
 CREATE OR REPLACE TEMP TABLE coarse_sums AS
 WITH
@@ -32,27 +30,13 @@ earlier_rows AS (
   ) AS e
   SEMI JOIN new_rows AS n USING (bucketSeconds, streamId, sessionId, start_us)
 ),
--- Each touched session's bucket before the new layer (the earlier layers' rows: those kept and
--- those merged) and after it (the kept layers' rows and the new layer's), added up in one
--- grouping of the rows of both.
-session_buckets AS (
-  SELECT
-    bucketSeconds, streamId, sessionId, start_us,
-    {{series_piece_sums_before_after}},
-    bool_or(NOT is_new) AS in_before,
-    bool_or(is_new OR kept) AS in_after
-  FROM (
-    SELECT false AS is_new, * FROM earlier_rows
-    UNION ALL BY NAME
-    SELECT true AS is_new, false AS kept, * FROM new_rows
-  )
-  GROUP BY bucketSeconds, streamId, sessionId, start_us
-),
 before_rows AS (
-  SELECT bucketSeconds, streamId, sessionId, start_us, {{series_piece_before}} FROM session_buckets WHERE in_before
+  SELECT * EXCLUDE (kept) FROM earlier_rows
 ),
 after_rows AS (
-  SELECT bucketSeconds, streamId, sessionId, start_us, {{series_piece_after}} FROM session_buckets WHERE in_after
+  SELECT * EXCLUDE (kept) FROM earlier_rows WHERE kept
+  UNION ALL BY NAME
+  SELECT * FROM new_rows
 ),
 before_sums AS (
 {{coarse_sums_of_before}}

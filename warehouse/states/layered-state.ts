@@ -371,8 +371,8 @@ async function daySeries(s: DbSession, on: SeriesBase | null): Promise<{ streams
         previous: `SELECT * FROM read_parquet(${quotedString(on.files.coarse)}, hive_partitioning = false)`,
         kept: readAll(keptSessions, 'layer_sessions', inCoarseSpan),
         merged: readAll(mergedSessions, 'layer_sessions', inCoarseSpan),
-        coarse_sums_of_before: pieceSql('layer_coarse_sums', { per_session_buckets: 'SELECT * FROM before_rows' }),
-        coarse_sums_of_after: pieceSql('layer_coarse_sums', { per_session_buckets: 'SELECT * FROM after_rows' }),
+        coarse_sums_of_before: coarseSumsOf('SELECT * FROM before_rows'),
+        coarse_sums_of_after: coarseSumsOf('SELECT * FROM after_rows'),
       }),
     );
   } else {
