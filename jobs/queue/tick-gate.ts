@@ -1,9 +1,9 @@
 // Scheduler ticks never pile rollup runs up. A tick starts the run of its fire time unless the run
 // that an earlier tick started is still alive; then the tick is coalesced: the latest such fire
 // time starts as soon as that run has published (the worker that sees it finish starts it, as of
-// that moment), or with the next tick if it failed. A run whose worker died (its job's lock lapsed, or the worker's
-// connections to Redis closed) holds no tick back: the next tick starts its own run, and the dead
-// one, once retaken, is discarded for the later asOf. The gate is a small hash in Redis
+// that moment), or with the next tick if it failed. A run whose worker died (its job's lock
+// lapsed, or the worker's connections to Redis closed) holds no tick back: the next tick starts
+// its own run, and the dead one, once retaken, is discarded for the later asOf. The gate is a small hash in Redis
 // (`<prefix>:schedule:rollup`), changed only by compare-and-set scripts.
 import type { Job, Queue } from 'bullmq';
 import type { AppConfig } from '../../lib/config.ts';
