@@ -125,7 +125,7 @@ async function replaceLayers(
     {
       meta,
       write: async (out) => {
-        for (const l of layers) await linkLayerFiles((l === merged ? scratch : from).layer(l.layerId), out.layer(l.layerId));
+        for (const l of layers) await linkLayerFiles((l === merged ? scratch : from).layer(l.layerId), out.layer(l.layerId), l);
         await fs.link(from.series, out.series);
         for (const k of ['coarse', 'pending'] as const) if (await exists(from[k])) await fs.link(from[k], out[k]);
         meta.buildMs = Date.now() - Date.parse(meta.builtAt);

@@ -24,13 +24,16 @@ import { fileSchema, loadSql, readScreened, type LoadContext, type LoadOutcome }
 import { pieceSql } from '../figures/index.ts';
 import { STATE_COLUMNS } from '../session-reports/index.ts';
 import { buildSeries, SERIES_ROW_GROUP_SIZE, type PartitionToBuild } from './partition-state.ts';
-import { newStateId, stateFiles, stateInput, stateLayout, stateVersion, writeStates, type LayerMeta, type StateInput, type StateMeta } from './state-store.ts';
+import { hasSlots, newStateId, SLOT_US, stateFiles, stateInput, stateLayout, stateVersion, writeStates, type LayerMeta, type StateInput, type StateMeta } from './state-store.ts';
 import { dropRelations } from '../duckdb/index.ts';
 import { partitionFolder, type RecordsByPartition } from '../landing/index.ts';
 import { codeVersion } from '../../lib/version.ts';
 
 /** Report files are read by ts range (window edges, asOf's minute): row groups small enough to skip. */
 const REPORT_ROW_GROUP_SIZE = 16_384;
+
+/** Slot files are read by slot (the cut hour's other slots): row groups small enough to skip. */
+const SLOT_ROW_GROUP_SIZE = 16_384;
 
 /** A layer is merged into a newer one while it holds at most this many times the newer reports. */
 const MERGE_RATIO = 2;
@@ -63,7 +66,7 @@ export function isLayeredDate(date: string, asOf: Date): boolean {
   return date >= new Date(asOf.getTime() - 86_400_000).toISOString().slice(0, 10);
 }
 
-const RELATIONS = ['touched_blocks', 'touched_sessions', 'touched_coarse', 'layer_sessions', 'coarse_sums', 'coarse_rows', 'state_series_all', 'pending_rows', 'raw_reports', 'reports', 'dedup_dropped', 'layer_rows', 'layer_prior', 'layer_hours', 'layer_minutes', 'state_minutes', 'state_series', 'series_rows'];
+const RELATIONS = ['touched_blocks', 'touched_sessions', 'touched_coarse', 'layer_sessions', 'coarse_sums', 'coarse_rows', 'state_series_all', 'pending_rows', 'raw_reports', 'reports', 'dedup_dropped', 'layer_rows', 'layer_prior', 'layer_hours', 'layer_minutes', 'layer_slots', 'state_minutes', 'state_series', 'series_rows'];
 
 /** What the build starts from: the previous state's layers to keep, and the files new to it. */
 interface AppendBase {
@@ -216,7 +219,7 @@ async function buildOn(
     {
       meta,
       write: async (out) => {
-        for (const l of kept) await linkLayerFiles(prevFiles!.layer(l.layerId), out.layer(l.layerId));
+        for (const l of kept) await linkLayerFiles(prevFiles!.layer(l.layerId), out.layer(l.layerId), l);
         if (heldBack > 0) await copyTo(s, 'SELECT * FROM pending_rows ORDER BY ts', out.pending);
         if (layer) await writeLayerFiles(s, out.layer(layer.layerId));
         if (coarse) await copyTo(s, 'SELECT * FROM coarse_sums ORDER BY bucketSeconds, streamId, start_us', out.coarse);
@@ -439,9 +442,9 @@ export function layersToMerge(prior: readonly LayerMeta[], newReports: number, m
   return { kept, merged };
 }
 
-/** `layer_hours`, `layer_minutes` and `layer_sessions`: a layer's pieces from its reports, `layer_rows`. */
+/** `layer_hours`, `layer_minutes`, `layer_slots` and `layer_sessions`: a layer's pieces from its reports, `layer_rows`. */
 export async function layerPieces(s: DbSession): Promise<void> {
-  await s.run(pieceSql('layer_pieces'));
+  await s.run(pieceSql('layer_pieces', { slot_us: String(SLOT_US) }));
   await s.run(pieceSql('layer_sessions', layerSessionsParts()));
 }
 
@@ -462,10 +465,11 @@ function copyTo(s: DbSession, query: string, file: string, rowGroup = ''): Promi
   return s.run(`COPY (${query}) TO ${quotedString(file)} (FORMAT parquet, COMPRESSION ${STATE_COMPRESSION}${rowGroup})`);
 }
 
-/** A layer's four files from `layer_rows` and its pieces (layerPieces). */
+/** A layer's five files from `layer_rows` and its pieces (layerPieces). */
 export async function writeLayerFiles(s: DbSession, to: LayerFiles): Promise<void> {
   await copyTo(s, 'SELECT * FROM layer_rows ORDER BY ts', to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
   await copyTo(s, 'SELECT * FROM layer_hours', to.hours);
+  await copyTo(s, 'SELECT * FROM layer_slots ORDER BY start_us', to.slots, `, ROW_GROUP_SIZE ${SLOT_ROW_GROUP_SIZE}`);
   await copyTo(s, 'SELECT * FROM layer_minutes ORDER BY start_us', to.minutes);
   await copyTo(s, 'SELECT * FROM layer_sessions ORDER BY bucketSeconds, start_us', to.sessions);
 }
@@ -492,6 +496,12 @@ export async function writeMergedLayerFiles(s: DbSession, layers: readonly Layer
   const sortReports = layersInTsOrder(layers) ? '' : ' ORDER BY ts';
   await copyTo(s, `SELECT * FROM read_parquet(${files('reports')}, hive_partitioning = false)${sortReports}`, to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
   const hourRows = await copyTo(s, pieceSql('merged_layer_hours', { files: files('hours') }), to.hours);
+  // The slot pieces regrouped from the layers' own, or (a layer without any) from the merged reports.
+  const slotPieces = layers.every(hasSlots)
+    ? `read_parquet(${fileList(from.map((f) => f.slots))}, hive_partitioning = false)`
+    : `(SELECT epoch_us(ts) // ${SLOT_US} * ${SLOT_US} AS start_us, epoch_us(ts) AS lo_us, *
+        FROM read_parquet(${quotedString(to.reports)}, hive_partitioning = false) WHERE epoch_us(ts) % ${HOUR_US} <> 0)`;
+  const slotRows = await copyTo(s, pieceSql('merged_layer_slots', { pieces: slotPieces }), to.slots, `, ROW_GROUP_SIZE ${SLOT_ROW_GROUP_SIZE}`);
   // The minute pieces an hour of start_us at a time, the per-session buckets a size at a time
   // (their files are sorted so: each part reads its own row groups).
   const seriesPieces = async (kind: 'minutes' | 'sessions', keys: string, parts: readonly string[], order: string) => {
@@ -506,7 +516,7 @@ export async function writeMergedLayerFiles(s: DbSession, layers: readonly Layer
     `SELECT count(*) AS n, ${isoTs('min(ts)')} AS min_ts, ${isoTs('max(ts)')} AS max_ts
      FROM read_parquet(${quotedString(to.reports)}, hive_partitioning = false)`,
   );
-  return { layerId, builtAt: new Date().toISOString(), reports: Number(r.n), minTs: r.min_ts, maxTs: r.max_ts, hourRows };
+  return { layerId, builtAt: new Date().toISOString(), reports: Number(r.n), minTs: r.min_ts, maxTs: r.max_ts, hourRows, slotRows };
 }
 
 /**
@@ -536,20 +546,30 @@ export function layersInTsOrder(layers: readonly LayerMeta[]): boolean {
   });
 }
 
-/** A layer kept by a new state: its four files hard-linked into the new state's folder. */
-export async function linkLayerFiles(from: LayerFiles, to: LayerFiles): Promise<void> {
+/** A layer kept by a new state: its files hard-linked into the new state's folder. */
+export async function linkLayerFiles(from: LayerFiles, to: LayerFiles, layer: Pick<LayerMeta, 'slotRows'>): Promise<void> {
   for (const k of LAYER_FILE_KINDS) await fs.link(from[k], to[k]);
+  if (hasSlots(layer)) await fs.link(from.slots, to.slots);
 }
 
 /** The new layer's meta, from its tables. */
 export async function newLayer(s: DbSession): Promise<LayerMeta> {
-  const r = await s.one<{ n: number; min_ts: string | null; max_ts: string | null; hours: number }>(
+  const r = await s.one<{ n: number; min_ts: string | null; max_ts: string | null; hours: number; slots: number }>(
     `SELECT (SELECT count(*) FROM layer_rows) AS n,
             (SELECT ${isoTs('min(ts)')} FROM layer_rows) AS min_ts,
             (SELECT ${isoTs('max(ts)')} FROM layer_rows) AS max_ts,
-            (SELECT count(*) FROM layer_hours) AS hours`,
+            (SELECT count(*) FROM layer_hours) AS hours,
+            (SELECT count(*) FROM layer_slots) AS slots`,
   );
-  return { layerId: newStateId(), builtAt: new Date().toISOString(), reports: Number(r.n), minTs: r.min_ts, maxTs: r.max_ts, hourRows: Number(r.hours) };
+  return {
+    layerId: newStateId(),
+    builtAt: new Date().toISOString(),
+    reports: Number(r.n),
+    minTs: r.min_ts,
+    maxTs: r.max_ts,
+    hourRows: Number(r.hours),
+    slotRows: Number(r.slots),
+  };
 }
 
 /** What reading the new files gave: `layer_rows`, the files' checks, and the rows read. */

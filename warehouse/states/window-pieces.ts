@@ -6,10 +6,10 @@ import { copyToParquet, STATE_COMPRESSION } from '../duckdb/index.ts';
 import { fileList, fillSql, sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { compactedFile, statesKey } from './state-files.ts';
-import { dateOfDay, dateOfUs, DAY_US, dayStartUs, epochDay, HOUR_US, unitSignature, type CombinePlan } from './combine-plan.ts';
+import { dateOfDay, dateOfUs, DAY_US, dayStartUs, epochDay, HOUR_US, unitSignature, windowEdges, type CombinePlan } from './combine-plan.ts';
 import { noPiecesSql, pieceSql } from '../figures/index.ts';
 import { loadStateReports } from './state-session-reports.ts';
-import { compactedHoursFile, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
+import { compactedHoursFile, hasSlots, SLOT_US, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
 import { dropRelations } from '../duckdb/index.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { exists } from '../../lib/fsx.ts';
@@ -185,19 +185,38 @@ export function timestampLiteral(us: bigint): string {
 }
 
 /**
- * The cut hours of layered states, from their layers' report files (sorted by ts: only the row
- * groups of those hours are read), each report a piece of its own (layer_edge_pieces.sql).
+ * The cut hours of layered states, each report a piece of its own (layer_edge_pieces.sql) from
+ * their layers' report files (sorted by ts: only the row groups of those hours are read). A hour
+ * that a lower edge cuts wholly before asOf is read so only over the 5-minute slot the edge falls
+ * in, from the layers that have slot pieces; its other slots are their slot pieces, which lie
+ * wholly on one side of the edge (layer_slot_pieces.sql). An hour a state of asOf's day holds
+ * reports after asOf in, and layers made before slot pieces, are read report by report over the
+ * hour.
  */
 function layeredEdgePieces(plan: CombinePlan): { sql: string; states: string[] } | null {
   const cut = plan.states.filter((m) => m.layers && m.layers.length > 0 && plan.cutHours.some((h) => dateOfUs(h) === m.date));
-  // One statement per cut hour over the report files of its day's states: a range on ts alone,
+  const edges = windowEdges(new Date(Number(plan.asOfUs / 1000n))).lowerEdges;
+  // One statement per cut hour (or slot) over the files of its day's states: a range on ts alone,
   // which DuckDB serves from the row groups' statistics (an OR of the hours made it read every
   // row group's ts, ~0.1 s more on a day of 2.8 M reports).
   const queries = plan.cutHours.flatMap((h) => {
-    const files = cut.filter((m) => m.date === dateOfUs(h)).flatMap((m) => stateReportFiles(plan.layout, m));
-    if (files.length === 0) return [];
+    const states = cut.filter((m) => m.date === dateOfUs(h));
     const hourEnd = h + HOUR_US - 1n < plan.asOfUs ? h + HOUR_US - 1n : plan.asOfUs;
-    return [pieceSql('layer_edge_pieces', { files: fileList(files), after: timestampLiteral(h), up_to: timestampLiteral(hourEnd) })];
+    const reportsOver = (files: readonly string[], after: bigint, upTo: bigint) =>
+      files.length === 0 ? [] : [pieceSql('layer_edge_pieces', { files: fileList(files), after: timestampLiteral(after), up_to: timestampLiteral(upTo) })];
+    const edge = edges.find((e) => e > h && e < h + HOUR_US);
+    if (edge === undefined || h + HOUR_US - 1n >= plan.asOfUs) return reportsOver(states.flatMap((m) => stateReportFiles(plan.layout, m)), h, hourEnd);
+    const layers = states.flatMap((m) => (m.layers ?? []).map((l) => ({ l, files: stateFiles(plan.layout, m).layer(l.layerId) })));
+    const slotted = layers.filter(({ l }) => hasSlots(l));
+    const slot = h + ((edge - h) / SLOT_US) * SLOT_US;
+    return [
+      ...reportsOver(layers.filter(({ l }) => !hasSlots(l)).map((x) => x.files.reports), h, hourEnd),
+      // The edge's slot report by report (its first instant is the hour's, which the hour pieces hold).
+      ...reportsOver(slotted.map((x) => x.files.reports), slot === h ? h : slot - 1n, slot + SLOT_US - 1n),
+      ...(slotted.length === 0
+        ? []
+        : [pieceSql('layer_slot_pieces', { files: fileList(slotted.map((x) => x.files.slots)), hour_us: `${h}::BIGINT`, cut_slot_us: `${slot}::BIGINT` })]),
+    ];
   });
   if (queries.length === 0) return null;
   return { sql: queries.map((q) => `(${q})`).join('\nUNION ALL\n'), states: cut.map((m) => m.stateId) };
