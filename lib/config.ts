@@ -106,6 +106,16 @@ export function testSummaryGroupRows(): number | undefined {
 }
 
 /**
+ * For tests and benchmarks only, never set in production: `P2PTEL_TEST_EDGE_SLOTS=off` reads the
+ * hours that window edges cut in layered states report by report over the whole hour, as before
+ * slot pieces (warehouse/states/window-pieces.ts layeredEdgePieces), to compare both on the same
+ * warehouse. Read at each call.
+ */
+export function testEdgeSlotsOff(): boolean {
+  return process.env['P2PTEL_TEST_EDGE_SLOTS'] === 'off';
+}
+
+/**
  * For tests only, never set in production: how a snapshot's summaries use the summary bases of
  * settled classes (`P2PTEL_TEST_SUMMARY_BASES`; warehouse/publish/summary-bases.ts): `off` makes
  * every summary from all of its classes, `<fraction>,<margin>` sets the band's extra fraction and

@@ -10,7 +10,7 @@ import { fileList, fillSql, quotedString, sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from '../reads/index.ts';
 import { unitSignature, type CombinePlan } from '../states/index.ts';
-import { hourPiecesSql, type ClassUnit } from '../states/index.ts';
+import { hourPiecesSql, slotPiecesSql, type ClassUnit } from '../states/index.ts';
 import { classesFile, durableStateFileName, fileMadeOnce } from '../states/index.ts';
 
 /** Bumped when the files' columns or classing change: a new version names new files. */
@@ -57,18 +57,21 @@ export async function unitSessionClasses(
   const used: string[] = [];
   const settled = new Map<string, string>();
   let computed = 0;
-  const combined = (u: ClassUnit) => combineBefore !== undefined && u.toUs <= combineBefore;
+  // A slot unit (the cut hour of a layered state of yesterday) is never settled: it changes with the edge's slot.
+  const combined = (u: ClassUnit) => !u.slots && combineBefore !== undefined && u.toUs <= combineBefore;
   const combinedUnits = new Map<string, number>();
   for (const u of units) if (combined(u)) combinedUnits.set(u.customerId, (combinedUnits.get(u.customerId) ?? 0) + 1);
   for (const u of units) {
-    const signature = unitSignature(plan, u.fromUs, u.toUs);
+    // A slot unit's classes are fixed by its hour, the edge's slot and window (slotPiecesSql).
+    const signature = u.slots ? `slots ${u.slots.hourUs} ${u.slots.slotUs} ${u.slots.windowSeconds}` : unitSignature(plan, u.fromUs, u.toUs);
     // A unit read only through its customer's combined file (sorted when it is made) is written in
     // no order, under a name of its own: the rows are the same, a sorted file is never replaced by
     // an unsorted one, and the sort (most of a unit's cost, with the write) is done once, there.
     const unsorted = combined(u) && combinedUnits.get(u.customerId)! > 1;
     const key = createHash('sha256').update([VERSION, ...(unsorted ? ['unsorted'] : []), signature, ...u.files.map(durableStateFileName)].join('\n')).digest('hex').slice(0, 24);
     const file = classesFile(plan.layout, u.customerId, key);
-    const query = breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, u.files)})`, order: unsorted ? '' : 'ORDER BY streamId' });
+    const pieces = u.slots ? slotPiecesSql(u.files, u.slots) : hourPiecesSql(plan, u.files);
+    const query = breakdownFileSql('unit_session_classes', { pieces: `(${pieces})`, order: unsorted ? '' : 'ORDER BY streamId' });
     if (await fileMadeOnce(s, file, query, { rowGroupSize: SESSION_CLASSES_ROW_GROUP }, params, types)) computed++;
     used.push(file);
     const to = combined(u) ? earlier : files;

@@ -7,13 +7,13 @@ import { fileList, fillSql, sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { compactedFile, statesKey } from './state-files.ts';
 import { dateOfDay, dateOfUs, DAY_US, dayStartUs, epochDay, HOUR_US, unitSignature, windowEdges, type CombinePlan } from './combine-plan.ts';
-import { noPiecesSql, pieceSql } from '../figures/index.ts';
+import { noPiecesSql, pieceSql, WINDOWS } from '../figures/index.ts';
 import { loadStateReports } from './state-session-reports.ts';
 import { compactedHoursFile, hasSlots, SLOT_US, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
 import { dropRelations } from '../duckdb/index.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { exists } from '../../lib/fsx.ts';
-import { testEdgeLoadBytes } from '../../lib/config.ts';
+import { testEdgeLoadBytes, testEdgeSlotsOff } from '../../lib/config.ts';
 
 /** Days this recent are read from their own states; older ones from a customer's compacted file. */
 const RECENT_DAYS = 2;
@@ -31,17 +31,36 @@ export interface WindowPieces {
   /**
    * The hour pieces, which the view leaves out, as the units whose session classes are kept in
    * the state area (class-units.ts): per customer, its days before asOf's date; then each hour
-   * file of asOf's date (a layer of a layered state, or a state's own).
+   * file of asOf's date (a layer of a layered state, or a state's own); then the slot pieces of
+   * the hours an edge cuts in layered states, but for the edge's slot (`slots`).
    */
   units: ClassUnit[];
 }
 
-/** Hour-piece files of one customer whose pieces lie in [fromUs, toUs) (microseconds; fromUs null: unbounded). */
+/**
+ * Hour-piece files of one customer whose pieces lie in [fromUs, toUs) (microseconds; fromUs null:
+ * unbounded); or, with `slots`, the slots files of the layers of a layered state whose hour
+ * [fromUs, toUs) an edge cuts: the unit is their slot pieces of that hour but for the edge's slot
+ * (slotPiecesSql), each wholly on one side of the edge while it stays in that slot.
+ */
 export interface ClassUnit {
   customerId: string;
   files: string[];
   fromUs: bigint | null;
   toUs: bigint;
+  slots?: SlotCut;
+}
+
+/** Where a window's lower edge cuts an hour of a layered state: the hour, the edge's slot, the window. */
+export interface SlotCut {
+  hourUs: bigint;
+  slotUs: bigint;
+  windowSeconds: number;
+}
+
+/** The slot pieces of a slot unit's files (layer_slot_pieces.sql): its hour's, but the edge's slot. */
+export function slotPiecesSql(files: readonly string[], cut: SlotCut): string {
+  return pieceSql('layer_slot_pieces', { files: fileList(files), hour_us: `${cut.hourUs}::BIGINT`, cut_slot_us: `${cut.slotUs}::BIGINT` });
 }
 
 
@@ -54,7 +73,7 @@ export async function createWindowPieces(s: DbSession, plan: CombinePlan): Promi
   const edges = await edgePieces(s, plan);
   const sources = [...(edges.sql ? [edges.sql] : []), noPiecesSql()];
   await s.run(fillSql(sqlFile('window_pieces'), { sources: sources.join('\nUNION ALL\n') }));
-  return { usedFiles: units.flatMap((u) => u.files), edgeReportsRead: edges.reportsRead, layeredStatesCut: edges.layeredStatesCut, units };
+  return { usedFiles: units.flatMap((u) => u.files), edgeReportsRead: edges.reportsRead, layeredStatesCut: edges.layeredStatesCut, units: [...units, ...edges.slotUnits] };
 }
 
 /**
@@ -170,11 +189,16 @@ interface EdgeHour {
  * never change, so they are kept beside the state the first time an edge cuts that hour (an edge
  * stays in an hour for an hour of 5-minute runs), and read from there.
  */
-async function edgePieces(s: DbSession, plan: CombinePlan): Promise<{ sql: string | null; reportsRead: number; layeredStatesCut: string[] }> {
+async function edgePieces(s: DbSession, plan: CombinePlan): Promise<{ sql: string | null; reportsRead: number; layeredStatesCut: string[]; slotUnits: ClassUnit[] }> {
   const layered = layeredEdgePieces(plan);
   const whole = await wholeStateEdgePieces(s, { ...plan, states: plan.states.filter((m) => !m.layers) });
   const sources = [layered?.sql ?? null, whole.sql].filter((x): x is string => x !== null);
-  return { sql: sources.length > 0 ? sources.join('\nUNION ALL\n') : null, reportsRead: whole.reportsRead, layeredStatesCut: layered?.states ?? [] };
+  return {
+    sql: sources.length > 0 ? sources.join('\nUNION ALL\n') : null,
+    reportsRead: whole.reportsRead,
+    layeredStatesCut: layered?.states ?? [],
+    slotUnits: layered?.slotUnits ?? [],
+  };
 }
 
 /** A TIMESTAMP literal of an instant in microseconds since the epoch (code-computed, never input). */
@@ -186,16 +210,18 @@ export function timestampLiteral(us: bigint): string {
 
 /**
  * The cut hours of layered states, each report a piece of its own (layer_edge_pieces.sql) from
- * their layers' report files (sorted by ts: only the row groups of those hours are read). A hour
+ * their layers' report files (sorted by ts: only the row groups of those hours are read). An hour
  * that a lower edge cuts wholly before asOf is read so only over the 5-minute slot the edge falls
- * in, from the layers that have slot pieces; its other slots are their slot pieces, which lie
- * wholly on one side of the edge (layer_slot_pieces.sql). An hour a state of asOf's day holds
- * reports after asOf in, and layers made before slot pieces, are read report by report over the
- * hour.
+ * in, from the layers that have slot pieces; the hour's other slots lie wholly on one side of the
+ * edge, and their slot pieces are a class unit of each customer (`slotUnits`, class-units.ts),
+ * whose classes stay the same while the edge stays in its slot and the layers do not change. An
+ * hour that a state of asOf's day holds reports after asOf in, and layers made before slot pieces,
+ * are read report by report over the hour.
  */
-function layeredEdgePieces(plan: CombinePlan): { sql: string; states: string[] } | null {
+function layeredEdgePieces(plan: CombinePlan): { sql: string | null; states: string[]; slotUnits: ClassUnit[] } | null {
   const cut = plan.states.filter((m) => m.layers && m.layers.length > 0 && plan.cutHours.some((h) => dateOfUs(h) === m.date));
-  const edges = windowEdges(new Date(Number(plan.asOfUs / 1000n))).lowerEdges;
+  const edges = WINDOWS.flatMap((w) => (w.seconds === null ? [] : [{ windowSeconds: w.seconds, edge: plan.asOfUs - BigInt(w.seconds) * 1_000_000n }]));
+  const slotUnits: ClassUnit[] = [];
   // One statement per cut hour (or slot) over the files of its day's states: a range on ts alone,
   // which DuckDB serves from the row groups' statistics (an OR of the hours made it read every
   // row group's ts, ~0.1 s more on a day of 2.8 M reports).
@@ -204,22 +230,26 @@ function layeredEdgePieces(plan: CombinePlan): { sql: string; states: string[] }
     const hourEnd = h + HOUR_US - 1n < plan.asOfUs ? h + HOUR_US - 1n : plan.asOfUs;
     const reportsOver = (files: readonly string[], after: bigint, upTo: bigint) =>
       files.length === 0 ? [] : [pieceSql('layer_edge_pieces', { files: fileList(files), after: timestampLiteral(after), up_to: timestampLiteral(upTo) })];
-    const edge = edges.find((e) => e > h && e < h + HOUR_US);
-    if (edge === undefined || h + HOUR_US - 1n >= plan.asOfUs) return reportsOver(states.flatMap((m) => stateReportFiles(plan.layout, m)), h, hourEnd);
-    const layers = states.flatMap((m) => (m.layers ?? []).map((l) => ({ l, files: stateFiles(plan.layout, m).layer(l.layerId) })));
-    const slotted = layers.filter(({ l }) => hasSlots(l));
-    const slot = h + ((edge - h) / SLOT_US) * SLOT_US;
-    return [
-      ...reportsOver(layers.filter(({ l }) => !hasSlots(l)).map((x) => x.files.reports), h, hourEnd),
-      // The edge's slot report by report (its first instant is the hour's, which the hour pieces hold).
-      ...reportsOver(slotted.map((x) => x.files.reports), slot === h ? h : slot - 1n, slot + SLOT_US - 1n),
-      ...(slotted.length === 0
-        ? []
-        : [pieceSql('layer_slot_pieces', { files: fileList(slotted.map((x) => x.files.slots)), hour_us: `${h}::BIGINT`, cut_slot_us: `${slot}::BIGINT` })]),
-    ];
+    const edge = edges.find((e) => e.edge > h && e.edge < h + HOUR_US);
+    if (edge === undefined || h + HOUR_US - 1n >= plan.asOfUs || testEdgeSlotsOff()) return reportsOver(states.flatMap((m) => stateReportFiles(plan.layout, m)), h, hourEnd);
+    const slotUs = h + ((edge.edge - h) / SLOT_US) * SLOT_US;
+    const unslotted: string[] = [];
+    const slotted: string[] = [];
+    for (const m of states) {
+      const files = (m.layers ?? []).map((l) => ({ l, f: stateFiles(plan.layout, m).layer(l.layerId) }));
+      unslotted.push(...files.filter(({ l }) => !hasSlots(l)).map(({ f }) => f.reports));
+      const withSlots = files.filter(({ l }) => hasSlots(l));
+      slotted.push(...withSlots.map(({ f }) => f.reports));
+      if (withSlots.length > 0) {
+        const cutAt: SlotCut = { hourUs: h, slotUs, windowSeconds: edge.windowSeconds };
+        slotUnits.push({ customerId: m.customerId, files: withSlots.map(({ f }) => f.slots), fromUs: h, toUs: h + HOUR_US, slots: cutAt });
+      }
+    }
+    // The edge's slot report by report (its first instant is the hour's, which the hour pieces hold).
+    return [...reportsOver(unslotted, h, hourEnd), ...reportsOver(slotted, slotUs === h ? h : slotUs - 1n, slotUs + SLOT_US - 1n)];
   });
-  if (queries.length === 0) return null;
-  return { sql: queries.map((q) => `(${q})`).join('\nUNION ALL\n'), states: cut.map((m) => m.stateId) };
+  if (queries.length === 0 && slotUnits.length === 0) return null;
+  return { sql: queries.length > 0 ? queries.map((q) => `(${q})`).join('\nUNION ALL\n') : null, states: cut.map((m) => m.stateId), slotUnits };
 }
 
 /** The cut hours of states built whole, from the edge-hour files kept beside them. */
