@@ -236,7 +236,8 @@ function layeredEdgePieces(plan: CombinePlan): { sql: string | null; states: str
     const unslotted: string[] = [];
     const slotted: string[] = [];
     for (const m of states) {
-      const files = (m.layers ?? []).map((l) => ({ l, f: stateFiles(plan.layout, m).layer(l.layerId) }));
+      // The layers that hold reports of the hour: later ones (every run adds one) leave the unit as it is.
+      const files = (m.layers ?? []).filter((l) => layerMayHold(l, h)).map((l) => ({ l, f: stateFiles(plan.layout, m).layer(l.layerId) }));
       unslotted.push(...files.filter(({ l }) => !hasSlots(l)).map(({ f }) => f.reports));
       const withSlots = files.filter(({ l }) => hasSlots(l));
       slotted.push(...withSlots.map(({ f }) => f.reports));
@@ -250,6 +251,14 @@ function layeredEdgePieces(plan: CombinePlan): { sql: string | null; states: str
   });
   if (queries.length === 0 && slotUnits.length === 0) return null;
   return { sql: queries.length > 0 ? queries.map((q) => `(${q})`).join('\nUNION ALL\n') : null, states: cut.map((m) => m.stateId), slotUnits };
+}
+
+/** Whether a layer may hold reports of the hour from `h` (its recorded span; a layer made before minTs was recorded may). */
+function layerMayHold(l: LayerMeta, h: bigint): boolean {
+  if (l.maxTs === null) return false;
+  const us = (ts: string) => BigInt(Date.parse(ts)) * 1000n;
+  // The recorded instants have microseconds, Date.parse keeps milliseconds: the latest may be up to 999 µs later.
+  return us(l.maxTs) + 999n > h && (l.minTs == null || us(l.minTs) < h + HOUR_US);
 }
 
 /** The cut hours of states built whole, from the edge-hour files kept beside them. */
