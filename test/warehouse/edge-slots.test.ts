@@ -144,7 +144,13 @@ describe('the hour a window edge cuts, from slot pieces', () => {
     // Just before slot 2 (B's 10:09:59.999999 lies after the edge), then on slot 2's first instant.
     await expectExact(new Date(ms('11:09:59.999')), 'edge a millisecond before a slot');
     await expectExact(new Date(ms('11:10:00')), 'edge on the next slot');
-    await land(t('11:10:00'), t('11:40:00'));
+    // A layer of reports after the cut hour, the edge still in slot 2: the slot unit is kept (only
+    // the new layer's own unit is grouped), and the figures are exact.
+    await land(t('11:10:00'), t('11:12:00'));
+    const kept = await runPipeline(wh, { asOf: new Date(ms('11:12:00')), compact: false });
+    expect(kept.manifest.combine!.classUnitsComputed, 'units grouped by a run that adds a layer after the cut hour').toBe(1);
+    await expectExact(new Date(ms('11:12:00')), 'a layer after the cut hour');
+    await land(t('11:12:00'), t('11:40:00'));
     await expectExact(new Date(ms('11:37:30.500')), 'edge mid-slot, on a report');
     await expectExact(new Date(ms('11:59:59.998')), 'edge in the last slot');
   });
