@@ -111,10 +111,13 @@ describe('export memory', () => {
     const csv = await exportWithPeak('all', 'csv');
     expect(csv.lines).toBe(reports + 1); // and a header
     expect(csv.growthMb).toBeLessThan(450);
-    // A buffering server grows by at least the bytes it sends (about 80 MB of CSV); a streaming one
+    // A buffering server grows by at least the bytes it sends (82 MB, 78 MiB of CSV); a streaming one
     // grew by 23-46 MB in full-suite runs (2026-11-27: the 46 MB run failed a bound of half the
-    // bytes, which sat inside the streaming range): three quarters still tells the two apart.
-    expect(csv.growthMb * 2 ** 20).toBeLessThan(csv.bytes * 0.75);
+    // bytes), and by 53 and 59 MB on a machine that ran the suite 2.3x slower (2026-11-29: the 59 MB
+    // run failed a bound of three quarters, 58.8 MB). The same runs' 200 MB JSON export grew by
+    // 67-72 MB: most of the growth is the process's own, not the bytes. Nine tenths (70.6 MiB)
+    // lies between the streaming runs seen and a buffering server's least.
+    expect(csv.growthMb * 2 ** 20).toBeLessThan(csv.bytes * 0.9);
     const arrow = await exportWithPeak('7d', 'arrow');
     expect(arrow.bytes).toBeGreaterThan(25 * 2 ** 20);
     expect(arrow.growthMb).toBeLessThan(450);

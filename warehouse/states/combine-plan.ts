@@ -41,7 +41,7 @@ export function windowEdges(asOf: Date) {
   const u = usOf(asOf);
   const lower = WINDOWS.filter((w) => w.seconds !== null).map((w) => u - BigInt(w.seconds!) * 1_000_000n);
   const lowerCutHours = [...new Set(lower.map((e) => cutInterval(e, HOUR_US)).filter((x): x is bigint => x !== null))];
-  return { asOfUs: u, lowerEdges: lower, lowerCutHours, asOfHour: cutInterval(u, HOUR_US) };
+  return { asOfUs: u, lowerCutHours, asOfHour: cutInterval(u, HOUR_US) };
 }
 
 export interface CombineInput {

@@ -6,7 +6,7 @@ import { copyToParquet, STATE_COMPRESSION } from '../duckdb/index.ts';
 import { fileList, fillSql, sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { compactedFile, statesKey } from './state-files.ts';
-import { dateOfDay, dateOfUs, DAY_US, dayStartUs, epochDay, HOUR_US, unitSignature, windowEdges, type CombinePlan } from './combine-plan.ts';
+import { dateOfDay, dateOfUs, DAY_US, dayStartUs, epochDay, HOUR_US, unitSignature, type CombinePlan } from './combine-plan.ts';
 import { noPiecesSql, pieceSql, WINDOWS } from '../figures/index.ts';
 import { loadStateReports } from './state-session-reports.ts';
 import { compactedHoursFile, hasSlots, SLOT_US, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
