@@ -33,15 +33,15 @@ function cutInterval(edge: bigint, grain: bigint): bigint | null {
 }
 
 /**
- * The hours that the windows' edges at `asOf` cut: those of the four lower edges (asOf - w), and
- * asOf's own hour (`asOfHour`), which hour pieces serve whole only when no report of it lies after
- * asOf (window-pieces.ts reads its raw reports otherwise).
+ * The four lower edges at `asOf` (asOf - w, with each window's length w in seconds), the hours they
+ * cut, and asOf's own hour (`asOfHour`), which hour pieces serve whole only when no report of it
+ * lies after asOf (window-pieces.ts reads its raw reports otherwise).
  */
 export function windowEdges(asOf: Date) {
   const u = usOf(asOf);
-  const lower = WINDOWS.filter((w) => w.seconds !== null).map((w) => u - BigInt(w.seconds!) * 1_000_000n);
-  const lowerCutHours = [...new Set(lower.map((e) => cutInterval(e, HOUR_US)).filter((x): x is bigint => x !== null))];
-  return { asOfUs: u, lowerCutHours, asOfHour: cutInterval(u, HOUR_US) };
+  const lowerEdges = WINDOWS.flatMap((w) => (w.seconds === null ? [] : [{ windowSeconds: w.seconds, edge: u - BigInt(w.seconds) * 1_000_000n }]));
+  const lowerCutHours = [...new Set(lowerEdges.map((e) => cutInterval(e.edge, HOUR_US)).filter((x): x is bigint => x !== null))];
+  return { asOfUs: u, lowerEdges, lowerCutHours, asOfHour: cutInterval(u, HOUR_US) };
 }
 
 export interface CombineInput {

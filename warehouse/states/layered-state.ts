@@ -444,7 +444,7 @@ export function layersToMerge(prior: readonly LayerMeta[], newReports: number, m
 
 /** `layer_hours`, `layer_minutes`, `layer_slots` and `layer_sessions`: a layer's pieces from its reports, `layer_rows`. */
 export async function layerPieces(s: DbSession): Promise<void> {
-  await s.run(pieceSql('layer_pieces', { slot_us: String(SLOT_US) }));
+  await s.run(pieceSql('layer_pieces', { reports: 'layer_rows', slot_us: String(SLOT_US) }));
   await s.run(pieceSql('layer_sessions', layerSessionsParts()));
 }
 
@@ -489,19 +489,18 @@ const isoTs = (expr: string) => `strftime(${expr}, '%Y-%m-%dT%H:%M:%S.%fZ')`;
  * table, which bounded the largest merge `start` could make).
  */
 export async function writeMergedLayerFiles(s: DbSession, layers: readonly LayerMeta[], from: readonly LayerFiles[], to: LayerFiles, layerId: string): Promise<LayerMeta> {
-  const files = (kind: (typeof LAYER_FILE_KINDS)[number]) => fileList(from.map((f) => f[kind]));
+  const files = (kind: keyof LayerFiles) => fileList(from.map((f) => f[kind]));
   // Each layer's file is sorted by ts; when each layer begins after the one before it ends (the
   // usual case: late reports are few), their files one after the other are too, and no sort is
   // needed (DuckDB reads a list of files in its order).
   const sortReports = layersInTsOrder(layers) ? '' : ' ORDER BY ts';
   await copyTo(s, `SELECT * FROM read_parquet(${files('reports')}, hive_partitioning = false)${sortReports}`, to.reports, `, ROW_GROUP_SIZE ${REPORT_ROW_GROUP_SIZE}`);
   const hourRows = await copyTo(s, pieceSql('merged_layer_hours', { files: files('hours') }), to.hours);
-  // The slot pieces regrouped from the layers' own, or (a layer without any) from the merged reports.
-  const slotPieces = layers.every(hasSlots)
-    ? `read_parquet(${fileList(from.map((f) => f.slots))}, hive_partitioning = false)`
-    : `(SELECT epoch_us(ts) // ${SLOT_US} * ${SLOT_US} AS start_us, epoch_us(ts) AS lo_us, *
-        FROM read_parquet(${quotedString(to.reports)}, hive_partitioning = false) WHERE epoch_us(ts) % ${HOUR_US} <> 0)`;
-  const slotRows = await copyTo(s, pieceSql('merged_layer_slots', { pieces: slotPieces }), to.slots, `, ROW_GROUP_SIZE ${SLOT_ROW_GROUP_SIZE}`);
+  // The slot pieces regrouped from the layers' own, or (a layer without any) grouped from the merged reports.
+  const slots = layers.every(hasSlots)
+    ? pieceSql('merged_layer_slots', { files: files('slots') })
+    : `SELECT * FROM (${pieceSql('layer_slot_rows', { reports: `read_parquet(${quotedString(to.reports)}, hive_partitioning = false)`, slot_us: String(SLOT_US) })}) ORDER BY start_us`;
+  const slotRows = await copyTo(s, slots, to.slots, `, ROW_GROUP_SIZE ${SLOT_ROW_GROUP_SIZE}`);
   // The minute pieces an hour of start_us at a time, the per-session buckets a size at a time
   // (their files are sorted so: each part reads its own row groups).
   const seriesPieces = async (kind: 'minutes' | 'sessions', keys: string, parts: readonly string[], order: string) => {

@@ -1,12 +1,10 @@
--- A merged layer's slot pieces (layer_pieces.sql's `layer_slots`), sorted by slot, regrouped from
--- <pieces>: the slot pieces of the layers it merges when each has them, else each report of the
--- merged layer a slot piece of its own (layered-state.ts writeMergedLayerFiles; a layer made
--- before layers had slot pieces has none). Pieces combine at their own types, so either gives
--- what grouping the reports at once would.
--- Placeholders: <pieces> a relation of slot pieces (start_us, streamId, sessionId, lo_us, the
--- dimensions, the piece columns; code constants and quoted paths); <piece_dimensions>,
+-- A merged layer's slot pieces (layer_slot_rows.sql's shape), sorted by slot, regrouped from the
+-- slot pieces of the layers it merges (layered-state.ts writeMergedLayerFiles, when each of them
+-- has some). Pieces combine at their own types, so regrouping gives what grouping the reports at
+-- once would.
+-- Placeholders: <files> the merged layers' slots files (quoted paths); <piece_dimensions>,
 -- <piece_sums> (piece-columns.ts). Parameters: none.
--- Reads: <pieces>. Writes: nothing (a query, copied to the merged layer's slots file).
+-- Reads: <files>. Writes: nothing (a query, copied to the merged layer's slots file).
 SELECT
   start_us,
   streamId,
@@ -14,6 +12,6 @@ SELECT
   {{piece_dimensions}},
   min(lo_us) AS lo_us,
   {{piece_sums}}
-FROM {{pieces}}
+FROM read_parquet({{files}}, hive_partitioning = false)
 GROUP BY ALL
 ORDER BY start_us

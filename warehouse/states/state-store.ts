@@ -41,7 +41,7 @@ const STATE_SQL = [
   'load_raw', 'validate_rows', 'dedup_reports', 'report_files', 'dedup_raw', 'dedup_raw_delete', 'dedup_batch', 'state_pieces', 'state_minutes', 'session_keys_exact', 'session_buckets', 'series_of_buckets',
   'series_combine', 'series_from_buckets', 'series_rows', 'coarser_buckets', 'state_series', 'partition_figures', 'files_read', 'partition_rows',
   'report_pieces', 'edge_reports', 'edge_hour_pieces',
-  'layer_new_reports', 'layer_prior_copies', 'layer_pieces', 'merged_layer_slots', 'layer_state_minutes', 'layer_sessions', 'layer_touched_minutes',
+  'layer_new_reports', 'layer_prior_copies', 'layer_pieces', 'layer_slot_rows', 'merged_layer_slots', 'layer_state_minutes', 'layer_sessions', 'layer_touched_minutes',
   'layer_touched_block_rows', 'layer_touched_coarse',
   'layer_session_buckets', 'layer_coarse_sums', 'layer_coarse_delta', 'coarse_series_rows', 'layer_touched_series',
 ];
@@ -120,7 +120,7 @@ export const LayerMetaSchema = z.object({
 export type LayerMeta = z.infer<typeof LayerMetaSchema>;
 
 /**
- * The length of a layer's slot pieces (layer_pieces.sql `layer_slots`), µs: a window edge that
+ * The length of a layer's slot pieces (layer_slot_rows.sql), µs: a window edge that
  * cuts an hour is read report by report over one slot, the hour's other slots as slot pieces
  * (window-pieces.ts layeredEdgePieces). Shorter slots read fewer reports at the edge and more
  * pieces elsewhere: a session reporting every 30 s has 10 reports in a 5-minute slot.
@@ -129,7 +129,6 @@ export const SLOT_US = 300_000_000n;
 
 /** Whether a layer has a slots file (layers made before 2026-11-29 have none: their cut hours are read report by report). */
 export const hasSlots = (l: Pick<LayerMeta, 'slotRows'>): boolean => l.slotRows !== undefined;
-
 
 export const StateMetaSchema = z.object({
   formatVersion: z.literal(1),

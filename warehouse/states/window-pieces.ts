@@ -6,8 +6,8 @@ import { copyToParquet, STATE_COMPRESSION } from '../duckdb/index.ts';
 import { fileList, fillSql, sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { compactedFile, statesKey } from './state-files.ts';
-import { dateOfDay, dateOfUs, DAY_US, dayStartUs, epochDay, HOUR_US, unitSignature, type CombinePlan } from './combine-plan.ts';
-import { noPiecesSql, pieceSql, WINDOWS } from '../figures/index.ts';
+import { dateOfDay, dateOfUs, DAY_US, dayStartUs, epochDay, HOUR_US, unitSignature, windowEdges, type CombinePlan } from './combine-plan.ts';
+import { noPiecesSql, pieceSql } from '../figures/index.ts';
 import { loadStateReports } from './state-session-reports.ts';
 import { compactedHoursFile, hasSlots, SLOT_US, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
 import { dropRelations } from '../duckdb/index.ts';
@@ -220,7 +220,7 @@ export function timestampLiteral(us: bigint): string {
  */
 function layeredEdgePieces(plan: CombinePlan): { sql: string | null; states: string[]; slotUnits: ClassUnit[] } | null {
   const cut = plan.states.filter((m) => m.layers && m.layers.length > 0 && plan.cutHours.some((h) => dateOfUs(h) === m.date));
-  const edges = WINDOWS.flatMap((w) => (w.seconds === null ? [] : [{ windowSeconds: w.seconds, edge: plan.asOfUs - BigInt(w.seconds) * 1_000_000n }]));
+  const edges = windowEdges(plan.asOf).lowerEdges;
   const slotUnits: ClassUnit[] = [];
   // One statement per cut hour (or slot) over the files of its day's states: a range on ts alone,
   // which DuckDB serves from the row groups' statistics (an OR of the hours made it read every
