@@ -113,11 +113,24 @@ export class Flusher {
   async flushAll(): Promise<void> {
     while (this.running) await this.running;
     this.retryAt = 0;
-    await this.tick(true);
+    await this.tick('all');
     if (this.spool.sealed().length > 0) throw new Error('some spool segments could not be landed (see the log)');
   }
 
-  private tick(force: boolean): Promise<void> {
+  /**
+   * Land now what the spool holds, for an inline rollup about to start (`start`): the open segment
+   * is sealed if it has been open at least `minAgeMs` (so that runs in a row do not land a file
+   * each of a few reports), then every sealed segment lands. A landing in flight is waited for; a
+   * flusher backing off after a failure does not try again before its time. Never throws: a
+   * failure is logged and retried as the timer's are.
+   */
+  async landNow(minAgeMs: number): Promise<void> {
+    while (this.running) await this.running;
+    await this.tick({ minAgeMs });
+  }
+
+  /** `false`: the timer's check (the policy); `'all'`: everything now; `{ minAgeMs }`: landNow. */
+  private tick(mode: false | 'all' | { minAgeMs: number }): Promise<void> {
     if (this.running) {
       // While a segment lands, the open one is still sealed when due: a segment stays near the
       // policy's size however far landing lags (at saturation one open segment grew to 1.4 GB
@@ -125,7 +138,7 @@ export class Flusher {
       this.sealIfDue();
       return this.running;
     }
-    this.running = this.work(force).finally(() => {
+    this.running = this.work(mode).finally(() => {
       this.running = null;
     });
     return this.running;
@@ -148,12 +161,20 @@ export class Flusher {
       });
   }
 
-  private async work(force: boolean): Promise<void> {
-    if (!force && Date.now() < this.retryAt) return;
+  /** Whether `mode` seals the open segment now, beside the policy's `due`. */
+  private sealsNow(mode: false | 'all' | { minAgeMs: number }): boolean {
+    const open = this.spool.openSegment();
+    if (mode === 'all') return open.bytes > 0;
+    if (mode === false) return false;
+    return open.reports > 0 && Date.now() - open.openedAt >= mode.minAgeMs;
+  }
+
+  private async work(mode: false | 'all' | { minAgeMs: number }): Promise<void> {
+    if (mode !== 'all' && Date.now() < this.retryAt) return;
     try {
       // A spool that cannot write cannot seal either (it tries again on its own): what is sealed
       // already is landed meanwhile.
-      if (!this.spool.failed() && ((force && this.spool.openSegment().bytes > 0) || this.due())) await this.spool.seal();
+      if (!this.spool.failed() && (this.sealsNow(mode) || this.due())) await this.spool.seal();
       for (const segment of [...this.spool.sealed()]) {
         const started = performance.now();
         const landed = await this.land(segment);

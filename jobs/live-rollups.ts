@@ -5,8 +5,9 @@
 // deployment that changed a state's SQL, either the runs rebuild no stale state and the background
 // rebuild (live-rebuild.ts) replaces them in steps taken between runs (`turn`), asking for a run
 // when it has (`start`), or each run rebuilds a budget of them and the next run follows right
-// after it (`staleInRuns`). Stopping
-// waits for the run in flight: nothing is left half done.
+// after it (`staleInRuns`). With `landFirst`, each run first lands what the collector in the same
+// process has acknowledged, so that a report waits for the run in flight and its own, not for a
+// flush timer as well. Stopping waits for the run in flight: nothing is left half done.
 import type { JobDeps } from './deps.ts';
 import { runPipeline, type PipelineResult } from './pipeline.ts';
 
@@ -21,6 +22,13 @@ export interface LiveRollupPolicy {
    * does, and says when with `requested()`).
    */
   staleInRuns?: boolean;
+  /**
+   * Lands what the collector in the same process has acknowledged (`start`: Flusher.landNow),
+   * awaited before each run takes its asOf, so that a run counts every report acknowledged before
+   * it started instead of those the flush timer landed. What it lands asks for no further run:
+   * this one counts it.
+   */
+  landFirst?: () => Promise<void>;
 }
 
 export interface LiveRun {
@@ -56,6 +64,8 @@ export class LiveRollups {
   /** The last run published a snapshot that still used stale states. */
   private rebuilding = false;
   private stopped = false;
+  /** The run in flight is landing the collector's reports (landFirst) and has not taken its asOf yet. */
+  private landing = false;
 
   constructor(
     private readonly deps: JobDeps,
@@ -69,6 +79,8 @@ export class LiveRollups {
 
   /** New reports landed: roll up now, or right after the run in flight. */
   landed(): void {
+    // Landed by the run's own landFirst (or beside it, before its asOf): that run counts them.
+    if (this.landing) return;
     if (this.running) this.wanted = 'landed';
     else this.later('landed', 0);
   }
@@ -118,13 +130,27 @@ export class LiveRollups {
     });
   }
 
+  /** The policy's landFirst, if any: a failure there (logged by the flusher) does not stop the run. */
+  private async landFirst(): Promise<void> {
+    if (!this.policy.landFirst) return;
+    this.landing = true;
+    try {
+      await this.policy.landFirst();
+    } catch {
+      // The flusher logs and retries its own failures; the run goes on with what has landed.
+    } finally {
+      this.landing = false;
+    }
+  }
+
   private async run(reason: LiveRun['reason']): Promise<void> {
     let started = performance.now();
     try {
       // Compaction runs beside the runs (live-compaction.ts), not before each of them.
       const staleInRuns = this.policy.staleInRuns !== false;
       // After a step of the background rebuild in progress, if any: `ms` is the run's own time.
-      const result = await this.turns.take(() => {
+      const result = await this.turns.take(async () => {
+        await this.landFirst();
         started = performance.now();
         return runPipeline(this.deps, { asOf: new Date(), compact: false, rebuildStale: staleInRuns });
       });

@@ -309,7 +309,15 @@ async function serveLive(rt: Runtime, served: Served, counted: number, stop: Sto
     });
     void alerts.published();
     const background = backgroundRebuild(rt.config);
-    const policy = { minGapMs: MIN_GAP_MS, idleMs: Math.max(MIN_GAP_MS, rt.config.schedules.idleRefreshMs), staleInRuns: !background };
+    // Each run first lands what the collector holds (a segment open a quarter of the flush
+    // interval at least): a report waits for the run in flight and its own, not for the flush too.
+    const landFirstAgeMs = rt.config.collector.flushIntervalMs / 4;
+    const policy = {
+      minGapMs: MIN_GAP_MS,
+      idleMs: Math.max(MIN_GAP_MS, rt.config.schedules.idleRefreshMs),
+      staleInRuns: !background,
+      landFirst: () => collector.deps.flusher.landNow(landFirstAgeMs),
+    };
     let rebuild: LiveRebuild | null = null;
     const live = new LiveRollups(deps, policy, (run) => {
       const line = describeLiveRun(run, reports);
