@@ -48,13 +48,13 @@ const SAMPLE_SESSIONS = 400;
 
 /**
  * Live like every deployment by default: its collector lands what it takes every 2 s
- * (COLLECTOR_FLUSH_SECONDS), and a run starts as soon as a landing ends (50 ms after the previous
- * run at least, which leaves the API and the collector a moment: they answer during a run too,
- * between its statements), and every ROLLUP_IDLE_SECONDS anyway; each run lands what the
- * collector holds first. The gap was 250 ms: a report that waits for the run in flight waits for
- * the gap too.
+ * (COLLECTOR_FLUSH_SECONDS), and a run starts as soon as a landing ends (a quarter of a second
+ * after the previous run at least, which leaves the API, the collector and the background
+ * compaction a moment: at 50 ms the runs under bench:live's load took longer and freshness was no
+ * better, docs/benchmarks.md), and every ROLLUP_IDLE_SECONDS anyway; each run lands what the
+ * collector holds first.
  */
-const MIN_GAP_MS = 50;
+const MIN_GAP_MS = 250;
 /** Between the end of one background compaction pass (small files, layer merges) and the next. */
 const LIVE_COMPACTION_GAP_MS = 5_000;
 
