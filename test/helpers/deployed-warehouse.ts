@@ -7,6 +7,7 @@
 import { openTestWarehouse, type TestWarehouse } from './warehouse.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
+import { keepEnv } from './env.ts';
 
 export const CODE_SALT = 'P2PTEL_TEST_STATE_CODE_SALT';
 const HOUR = 3_600_000;
@@ -20,7 +21,7 @@ export interface DeployedWarehouse {
 }
 
 export async function openDeployedWarehouse(settings: Record<string, string>): Promise<DeployedWarehouse> {
-  const saved = process.env[CODE_SALT];
+  const restoreEnv = keepEnv(CODE_SALT);
   const wh = await openTestWarehouse(settings);
   const start = new Date(Math.floor(Date.now() / HOUR) * HOUR - 72 * HOUR);
   await generateReports(wh.db, wh.layout, { customers: ['acme', 'globex'], streams: 1, sessions: 40, start, hours: 71, seed: 3 });
@@ -31,8 +32,7 @@ export async function openDeployedWarehouse(settings: Record<string, string>): P
     wh,
     partitions: first.manifest.partitionStates!.rebuilt,
     close: async () => {
-      if (saved === undefined) delete process.env[CODE_SALT];
-      else process.env[CODE_SALT] = saved;
+      restoreEnv();
       await wh.close();
     },
   };

@@ -18,6 +18,7 @@ import { runPipeline } from '../../jobs/pipeline.ts';
 import { readStates, stateFiles, type LayerMeta, type StateMeta } from '../../warehouse/states/state-store.ts';
 import { layerPieces, writeMergedLayerFiles } from '../../warehouse/states/layered-state.ts';
 import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { keepEnv } from '../helpers/env.ts';
 
 const DAY = '2026-11-24';
 /** An instant of DAY as ISO with microseconds, `hms` HH:MM:SS[.ffffff] (so that instants compare as strings). */
@@ -32,7 +33,7 @@ let scratch: TestWarehouse;
 const reports: HandReport[] = [];
 /** A build merges no trailing layer into its new one (lib/config.ts): each landing below a layer of its own. */
 const INLINE_MAX_ENV = 'P2PTEL_TEST_INLINE_MERGE_MAX_REPORTS';
-const savedInlineMax = process.env[INLINE_MAX_ENV];
+const restoreEnv = keepEnv(INLINE_MAX_ENV);
 
 function session(streamId: string, sessionId: string, times: string[], extra: (i: number, ts: string) => Partial<HandReport> = () => ({})): void {
   times.forEach((ts, i) =>
@@ -78,8 +79,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (savedInlineMax === undefined) delete process.env[INLINE_MAX_ENV];
-  else process.env[INLINE_MAX_ENV] = savedInlineMax;
+  restoreEnv();
   await wh?.close();
   await scratch?.close();
 });

@@ -19,6 +19,7 @@ import { layersDueForMerge, mergePartitionLayers } from '../../warehouse/publish
 import { INLINE_MERGE_MAX_REPORTS, inlineMergeMaxReports, layerPieces, layersInTsOrder } from '../../warehouse/states/layered-state.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
 import { seededRandom } from '../helpers/random.ts';
+import { keepEnv } from '../helpers/env.ts';
 
 const layer = (reports: number): LayerMeta => ({ layerId: `l${reports}`, builtAt: '', reports, maxTs: null, hourRows: 0 });
 const sizes = (ls: LayerMeta[]) => ls.map((l) => l.reports);
@@ -61,7 +62,7 @@ const at = (hours: number) => new Date(BASE.getTime() + hours * HOUR);
  */
 const INLINE_DIVISOR = 16;
 const INLINE_MAX_ENV = 'P2PTEL_TEST_INLINE_MERGE_MAX_REPORTS';
-const savedInlineMax = process.env[INLINE_MAX_ENV];
+const restoreEnv = keepEnv(INLINE_MAX_ENV);
 
 let pool: TestWarehouse;
 let wh: TestWarehouse;
@@ -90,8 +91,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (savedInlineMax === undefined) delete process.env[INLINE_MAX_ENV];
-  else process.env[INLINE_MAX_ENV] = savedInlineMax;
+  restoreEnv();
   await pool?.close();
   await wh?.close();
 });

@@ -21,6 +21,7 @@ import { readStates, type StateMeta } from '../../warehouse/states/state-store.t
 import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { discoverLanding } from '../../warehouse/landing/landed-files.ts';
 import { schemaColumns } from '../../warehouse/landing/partition-load.ts';
+import { keepEnv } from '../helpers/env.ts';
 
 const BASE = new Date('2026-11-24T00:00:00Z');
 const HOUR = 3_600_000;
@@ -33,6 +34,7 @@ let scratch: TestWarehouse;
 const hourFiles = new Map<number, string[]>();
 
 const TOUCHED_ENV = 'P2PTEL_TEST_TOUCHED_MINUTES_MAX_ROWS';
+const restoreEnv = keepEnv(TOUCHED_ENV);
 
 beforeAll(async () => {
   process.env[TOUCHED_ENV] = '4';
@@ -47,7 +49,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  delete process.env[TOUCHED_ENV];
+  restoreEnv();
   await pool?.close();
   await inc?.close();
   await scratch?.close();

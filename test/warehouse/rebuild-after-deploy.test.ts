@@ -22,6 +22,7 @@ import { rebuildStalePartitions, stalePartitions } from '../../jobs/rollup/rebui
 import { readStates, stateVersion, type StateMeta } from '../../warehouse/states/state-store.ts';
 import { discoverLanding } from '../../warehouse/landing/landed-files.ts';
 import { listFiles } from '../../lib/fsx.ts';
+import { keepEnv } from '../helpers/env.ts';
 
 const START = new Date('2026-11-16T00:00:00Z');
 const HOUR = 3_600_000;
@@ -33,7 +34,7 @@ const BUDGET = 2;
 
 let wh: TestWarehouse;
 let scratch: TestWarehouse;
-const saved = { code: process.env[CODE_SALT], layout: process.env[LAYOUT_SALT] };
+const restoreEnv = keepEnv(CODE_SALT, LAYOUT_SALT);
 
 beforeAll(async () => {
   wh = await openTestWarehouse({ ROLLUP_REBUILD_BUDGET: String(BUDGET), COMPACTION_MIN_FILES: '1000', SNAPSHOT_DEBRIS_GRACE_SECONDS: '0' });
@@ -46,10 +47,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const [k, v] of [[CODE_SALT, saved.code], [LAYOUT_SALT, saved.layout]] as const) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  restoreEnv();
   await wh?.close();
   await scratch?.close();
 });

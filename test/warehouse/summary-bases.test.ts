@@ -15,11 +15,13 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { publishedDir, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
+import { keepEnv } from '../helpers/env.ts';
 
 const BASE = new Date('2026-11-10T00:00:00Z');
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const ENV = 'P2PTEL_TEST_SUMMARY_BASES';
+const restoreEnv = keepEnv(ENV);
 const MODES = ['default', '0,0', 'off'] as const;
 
 let wh: TestWarehouse;
@@ -48,7 +50,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  delete process.env[ENV];
+  restoreEnv();
   await wh?.close();
 });
 

@@ -18,11 +18,13 @@ import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
 import { publishedDir, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { summaryGroups } from '../../warehouse/publish/snapshot-summaries.ts';
 import { edgeHourBatches } from '../../warehouse/states/window-pieces.ts';
+import { keepEnv } from '../helpers/env.ts';
 
 const BASE = new Date('2026-11-10T00:00:00Z');
 const HOUR = 3_600_000;
 const ENV = 'P2PTEL_TEST_SUMMARY_GROUP_ROWS';
 const EDGE_ENV = 'P2PTEL_TEST_EDGE_LOAD_BYTES';
+const restoreEnv = keepEnv(ENV, EDGE_ENV);
 
 let grouped: TestWarehouse;
 let whole: TestWarehouse;
@@ -71,8 +73,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  delete process.env[ENV];
-  delete process.env[EDGE_ENV];
+  restoreEnv();
   await grouped?.close();
   await whole?.close();
 });
