@@ -64,6 +64,9 @@ export interface FlushPolicy {
   reports: number;
 }
 
+/** What a tick lands: `false` the timer's check (the policy), `'all'` everything now (flushAll), `{ minAgeMs }` landNow's. */
+type TickMode = false | 'all' | { minAgeMs: number };
+
 export interface LandedSegment {
   seq: number;
   rows: number;
@@ -129,8 +132,7 @@ export class Flusher {
     await this.tick({ minAgeMs });
   }
 
-  /** `false`: the timer's check (the policy); `'all'`: everything now; `{ minAgeMs }`: landNow. */
-  private tick(mode: false | 'all' | { minAgeMs: number }): Promise<void> {
+  private tick(mode: TickMode): Promise<void> {
     if (this.running) {
       // While a segment lands, the open one is still sealed when due: a segment stays near the
       // policy's size however far landing lags (at saturation one open segment grew to 1.4 GB
@@ -162,14 +164,14 @@ export class Flusher {
   }
 
   /** Whether `mode` seals the open segment now, beside the policy's `due`. */
-  private sealsNow(mode: false | 'all' | { minAgeMs: number }): boolean {
+  private sealsNow(mode: TickMode): boolean {
     const open = this.spool.openSegment();
     if (mode === 'all') return open.bytes > 0;
     if (mode === false) return false;
     return open.reports > 0 && Date.now() - open.openedAt >= mode.minAgeMs;
   }
 
-  private async work(mode: false | 'all' | { minAgeMs: number }): Promise<void> {
+  private async work(mode: TickMode): Promise<void> {
     if (mode !== 'all' && Date.now() < this.retryAt) return;
     try {
       // A spool that cannot write cannot seal either (it tries again on its own): what is sealed

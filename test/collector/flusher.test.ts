@@ -7,7 +7,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { checkBatchSync } from '../../collector/batch.ts';
 import { Spool } from '../../collector/spool.ts';
 import { Flusher } from '../../collector/flusher.ts';
 import { Db } from '../../warehouse/duckdb/db.ts';
@@ -15,17 +14,13 @@ import { warehouseLayout } from '../../warehouse/layout.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { listFiles } from '../../lib/fsx.ts';
-import { sampleReport } from '../helpers/collector.ts';
+import { sampleReport, spoolLines } from '../helpers/collector.ts';
 
 const NOW = Date.now();
-const WINDOW = { latestMs: NOW + 600_000, earliestMs: NOW - 35 * 86_400_000 };
 
 /** Spool lines of `n` valid reports, numbered from `from`. */
 function lines(from: number, n: number): Buffer {
-  const reports = Array.from({ length: n }, (_, i) => sampleReport('acme:live-main', new Date(NOW - 60_000 + from + i), from + i));
-  const outcome = checkBatchSync(Buffer.from(JSON.stringify(reports)), { gzip: false, ndjson: false, customerId: 'acme', window: WINDOW }, { maxInflatedBytes: 2 ** 20, maxReports: 100 });
-  if (!outcome.ok || outcome.accepted !== n) throw new Error('the sample reports were refused');
-  return Buffer.from(outcome.lines);
+  return spoolLines(Array.from({ length: n }, (_, i) => sampleReport('acme:live-main', new Date(NOW - 60_000 + from + i), from + i)));
 }
 
 const dirs: string[] = [];

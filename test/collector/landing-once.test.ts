@@ -6,7 +6,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkBatchSync } from '../../collector/batch.ts';
 import { Spool, type Segment } from '../../collector/spool.ts';
 import { Flusher } from '../../collector/flusher.ts';
 import { startCollector } from '../../collector/server.ts';
@@ -16,18 +15,14 @@ import { warehouseLayout, type WarehouseLayout } from '../../warehouse/layout.ts
 import { loadConfig } from '../../lib/config.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { linkNoReplace, listFiles } from '../../lib/fsx.ts';
-import { sampleReport, startTestCollector, collectorConfig } from '../helpers/collector.ts';
+import { sampleReport, spoolLines, startTestCollector, collectorConfig } from '../helpers/collector.ts';
 
 const NOW = Date.now();
 const DAY = 86_400_000;
-const WINDOW = { latestMs: NOW + 600_000, earliestMs: NOW - 35 * DAY };
 
 /** Spool lines of reports `ids`, at `ts`. */
 function lines(ids: readonly string[], ts: (i: number) => Date): Buffer {
-  const reports = ids.map((id, i) => sampleReport('acme:live-main', ts(i), i, { reportId: id }));
-  const outcome = checkBatchSync(Buffer.from(JSON.stringify(reports)), { gzip: false, ndjson: false, customerId: 'acme', window: WINDOW }, { maxInflatedBytes: 2 ** 22, maxReports: 2000 });
-  if (!outcome.ok || outcome.accepted !== ids.length) throw new Error('the sample reports were refused');
-  return Buffer.from(outcome.lines);
+  return spoolLines(ids.map((id, i) => sampleReport('acme:live-main', ts(i), i, { reportId: id })));
 }
 
 const dirs: string[] = [];

@@ -8,6 +8,7 @@ import { startCollector, type RunningCollector } from '../../collector/server.ts
 import { addTenant, type Tenant } from '../../control/tenants.ts';
 import { addIngestKey } from '../../control/ingest-keys.ts';
 import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { checkBatchSync } from '../../collector/batch.ts';
 import { listFiles } from '../../lib/fsx.ts';
 import { openTestWarehouse, type TestWarehouse } from './warehouse.ts';
 import { readTestResponse } from './api.ts';
@@ -125,3 +126,15 @@ export function sampleReport(streamId: string, ts: Date, n = 0, overrides: Recor
 }
 
 export const gzip = (s: string | Buffer): Buffer => gzipSync(s);
+
+/**
+ * Spool lines of `reports` (customer acme) as the collector writes them: checked by the batch
+ * check with a window of 35 days before now to 10 minutes after; throws if any is refused.
+ */
+export function spoolLines(reports: readonly Record<string, unknown>[]): Buffer {
+  const now = Date.now();
+  const window = { latestMs: now + 600_000, earliestMs: now - 35 * 86_400_000 };
+  const outcome = checkBatchSync(Buffer.from(JSON.stringify(reports)), { gzip: false, ndjson: false, customerId: 'acme', window }, { maxInflatedBytes: 2 ** 22, maxReports: Math.max(1, reports.length) });
+  if (!outcome.ok || outcome.accepted !== reports.length) throw new Error('the sample reports were refused');
+  return Buffer.from(outcome.lines);
+}

@@ -7,19 +7,17 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkBatchSync } from '../../collector/batch.ts';
 import { Spool } from '../../collector/spool.ts';
 import { Flusher } from '../../collector/flusher.ts';
 import { Db } from '../../warehouse/duckdb/db.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { LiveRollups, type LiveRun } from '../../jobs/live-rollups.ts';
 import { openTestWarehouse, tempDir, type TestWarehouse } from '../helpers/warehouse.ts';
-import { sampleReport } from '../helpers/collector.ts';
+import { sampleReport, spoolLines } from '../helpers/collector.ts';
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.now();
-const WINDOW = { latestMs: NOW + 600_000, earliestMs: NOW - 35 * 86_400_000 };
 
 let wh: TestWarehouse;
 let spoolDir: string;
@@ -28,10 +26,7 @@ let landingDb: Db;
 
 /** Spool lines of `n` valid reports of acme:live-main, numbered from `from`, a minute old. */
 function lines(from: number, n: number): Buffer {
-  const reports = Array.from({ length: n }, (_, i) => sampleReport('acme:live-main', new Date(NOW - 60_000 + from + i), from + i));
-  const outcome = checkBatchSync(Buffer.from(JSON.stringify(reports)), { gzip: false, ndjson: false, customerId: 'acme', window: WINDOW }, { maxInflatedBytes: 2 ** 20, maxReports: 100 });
-  if (!outcome.ok || outcome.accepted !== n) throw new Error('the sample reports were refused');
-  return Buffer.from(outcome.lines);
+  return spoolLines(Array.from({ length: n }, (_, i) => sampleReport('acme:live-main', new Date(NOW - 60_000 + from + i), from + i)));
 }
 
 beforeAll(async () => {
