@@ -1,4 +1,4 @@
-// npm run bench:history -- [--dir DIR] [--days 30] [--fraction 10] [--sessions-scale 1,3,10] [--rounds 3] [--prepare-only] [--against-root ROOT]
+// npm run bench:history -- [--dir DIR] [--days 30] [--fraction 10] [--sessions-scale 1,3,10] [--today-hours 20] [--today-sessions 50] [--rounds 3] [--prepare-only] [--against-root ROOT]
 // How a rollup tick's time and memory change when history grows. Two ways of growing it:
 // - longer (the default): the landed files of the last `days / fraction` days of DIR
 //   (bench:incremental's 30-day set by default, generated there first when missing) are
@@ -12,6 +12,10 @@
 // a file of new reports in that hour 5 minutes after that. Each run is a `cli pipeline` process
 // of its own, its start included; peak RSS is read from /proc/<pid>/status of the child while it
 // runs. Prints each figure's median for every size and its ratio to the first size.
+// With `--today-hours H` (denser mode), each warehouse also gets a heavy today before its ticks:
+// `--today-sessions` sessions per stream in each of the H hours after the history's end, landed an
+// hour at a time with a run (and its inline compaction, which merges the day's layers) after each,
+// as a day of live traffic leaves it; the ticks then go on from hour H (in DIR-x<factor>-today<H>).
 // With `--against-root ROOT` (another checkout, built: e.g. a worktree of main), the denser mode
 // runs each tick with both builds, A/B: each size gets a copy of its warehouse for the other build
 // (DIR-x<factor>-against, copied once from the built one), and in every round each size's ticks run
@@ -30,15 +34,22 @@ const opts = new Command()
   .option('--days <n>', 'days of the long history', '30')
   .option('--fraction <n>', 'the short history is this many times shorter', '10')
   .option('--sessions-scale <list>', 'instead: warehouses of these multiples of the sessions, same days and streams (e.g. 1,3,10)')
+  .option('--today-hours <n>', 'with --sessions-scale: a heavy today of this many hours before the ticks', '0')
+  .option('--today-sessions <n>', "with --today-hours: sessions per stream in each of today's hours", '50')
   .option('--rounds <n>', 'rounds of ticks, the sizes interleaved in each', '3')
   .option('--prepare-only', 'generate and build the warehouses, time nothing else')
   .option('--against-root <dir>', 'with --sessions-scale: A/B against the build of this checkout (its bin/p2ptel.js)')
   .parse()
-  .opts<{ dir: string; days: string; fraction: string; sessionsScale?: string; rounds: string; prepareOnly?: boolean; againstRoot?: string }>();
+  .opts<{ dir: string; days: string; fraction: string; sessionsScale?: string; todayHours: string; todaySessions: string; rounds: string; prepareOnly?: boolean; againstRoot?: string }>();
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
 const days = Number(opts.days);
+const todayHours = Number(opts.todayHours);
+if (!Number.isInteger(todayHours) || todayHours < 0 || todayHours > 22) throw new Error(`--today-hours: a whole number of hours from 0 to 22, not ${opts.todayHours}`);
+if (todayHours > 0 && !opts.sessionsScale) throw new Error('--today-hours needs --sessions-scale');
+/** Seeds of today's heavy hours (1000 + hour): not tick seeds, kept when a warehouse is built again. */
+const TODAY_SEED = 1000;
 const fraction = Number(opts.fraction);
 const start = new Date('2026-10-01T00:00:00Z');
 const end = new Date(start.getTime() + days * 24 * HOUR);
@@ -103,7 +114,7 @@ async function warehouses(): Promise<{ name: string; dir: string; fresh: boolean
   if (opts.sessionsScale) {
     const out = [];
     for (const k of opts.sessionsScale.split(',').map(Number)) {
-      const dir = `${base}-x${k}`;
+      const dir = `${base}-x${k}${todayHours > 0 ? `-today${todayHours}x${opts.todaySessions}` : ''}`;
       if ((await landed(dir)).length === 0) {
         process.stderr.write(`generating ${days} days × 100 streams × ${k * SESSIONS_PER_STREAM} sessions into ${dir} ...\n`);
         await generate(dir, ['--sessions', String(k * SESSIONS_PER_STREAM), '--start', start.toISOString(), '--hours', String(days * 24), '--seed', '7']);
@@ -134,11 +145,19 @@ async function warehouses(): Promise<{ name: string; dir: string; fresh: boolean
   ];
 }
 
-/** The warehouse as its history alone leaves it, and a from-scratch run over it. */
+/** The warehouse as its history alone leaves it, and a from-scratch run over it (then its heavy today, if any). */
 async function fromScratch(dir: string): Promise<Run> {
-  for (const rel of await landed(dir)) if (TICK_SEEDS.test(path.basename(rel))) await fs.rm(path.join(dir, 'raw', 'session_reports', rel));
+  const todaySeed = (rel: string) => Number(/gen-(\d+)-/.exec(path.basename(rel))?.[1]) >= TODAY_SEED;
+  for (const rel of await landed(dir)) if (TICK_SEEDS.test(path.basename(rel)) || todaySeed(rel)) await fs.rm(path.join(dir, 'raw', 'session_reports', rel));
   for (const p of ['state', 'snapshots', 'reports', 'catalog.duckdb', 'compaction']) await fs.rm(path.join(dir, p), { recursive: true, force: true });
-  return pipeline(dir, asOf(end.getTime()));
+  const run = await pipeline(dir, asOf(end.getTime()));
+  for (let h = 0; h < todayHours; h++) {
+    const hour = end.getTime() + h * HOUR;
+    await generate(dir, ['--sessions', opts.todaySessions, '--start', new Date(hour).toISOString(), '--hours', '1', '--seed', String(TODAY_SEED + h)]);
+    await pipeline(dir, asOf(hour + HOUR + MINUTE));
+    process.stderr.write(`${dir}: today's hour ${h + 1} of ${todayHours} landed\n`);
+  }
+  return run;
 }
 
 /**
@@ -186,7 +205,7 @@ const firstRound = async (dir: string) => {
   return n;
 };
 const offsets = await Promise.all(list.map((w) => firstRound(w.dir)));
-const first = Math.max(...offsets);
+const first = Math.max(todayHours, ...offsets);
 if (againstCli) {
   for (const w of list) {
     const copy = await againstCopy(w.dir);
@@ -215,7 +234,7 @@ for (let r = 0; r < Number(opts.rounds); r++) {
 
 const lines = [
   opts.sessionsScale
-    ? `history growth: ${days} days of the same 100 streams, ${opts.sessionsScale}× the sessions (medians of ${opts.rounds} rounds, sizes interleaved)`
+    ? `history growth: ${days} days of the same 100 streams, ${opts.sessionsScale}× the sessions${todayHours > 0 ? `, and a today of ${todayHours} hours × ${opts.todaySessions} sessions a stream` : ''} (medians of ${opts.rounds} rounds, sizes interleaved)`
     : `history growth: the last ${days / fraction} days against ${days} days of the same 100 streams (${fraction}× the history; medians of ${opts.rounds} rounds, interleaved)`,
 ];
 const ref = results[list[0]!.name]!;
@@ -261,4 +280,4 @@ if (againstCli) {
   }
 }
 process.stdout.write(`${lines.join('\n')}\n`);
-await writeResult('history-growth', { days, fraction, sessionsScale: opts.sessionsScale ?? null, results });
+await writeResult('history-growth', { days, fraction, sessionsScale: opts.sessionsScale ?? null, todayHours, todaySessions: Number(opts.todaySessions), results });

@@ -2,11 +2,11 @@
 // window_summaries_incremental.sql): the base's counts with the sessions the tick touches added
 // and their settled part taken back, the startup percentile from the base's band, activity from
 // its late sessions. On ticks just after midnight (sessions that began the day before and are
-// still active, sessions whose ids come back), a rerun, new reports in the hour and an asOf on the
-// hour, every summary, per-customer, platform and quality row is the same whether the summaries
-// come from the bases with the default band, from the smallest band (`0,0`: most streams made
-// again from all of their classes), or from all classes (`off`), and equals the independent SQL
-// over the raw files.
+// still active, sessions whose ids come back), a rerun, new reports in the hour, an asOf on the
+// hour and ticks later in the day whose settled classes hold the day's first hours, every summary,
+// per-customer, platform and quality row is the same whether the summaries come from the bases
+// with the default band, from the smallest band (`0,0`: most streams made again from all of their
+// classes), or from all classes (`off`), and equals the independent SQL over the raw files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestWarehouse, type TestWarehouse } from '../helpers/warehouse.ts';
 import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.ts';
@@ -21,7 +21,10 @@ const BASE = new Date('2026-11-10T00:00:00Z');
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const ENV = 'P2PTEL_TEST_SUMMARY_BASES';
-const restoreEnv = keepEnv(ENV);
+// Each tick's reports a layer of their own (no inline merge of small layers), so that the layers
+// of the day's first hours end before the hour before a later asOf, and are settled then.
+const INLINE_MAX_ENV = 'P2PTEL_TEST_INLINE_MERGE_MAX_REPORTS';
+const restoreEnv = keepEnv(ENV, INLINE_MAX_ENV);
 const MODES = ['default', '0,0', 'off'] as const;
 
 let wh: TestWarehouse;
@@ -43,6 +46,7 @@ async function otherRows(snapshot: string): Promise<Record<string, unknown>[][]>
 }
 
 beforeAll(async () => {
+  process.env[INLINE_MAX_ENV] = '1';
   wh = await openTestWarehouse();
   // Three days of history, then sessions from 22:00 of the third day into the fourth.
   await land(BASE.getTime(), 3 * 24, 40);
@@ -64,9 +68,16 @@ describe('summaries from the bases of settled classes', () => {
       { asOf: day + 5 * 60_000 + 1_234 },
       { asOf: day + HOUR + 40 * 60_000, land: [day + HOUR, 0.5, 60] },
       { asOf: day + 2 * HOUR, land: [day + HOUR + 30 * 60_000, 0.5, 70] },
+      // Later in the day the settled units reach the hour before asOf's (settledBeforeUs): the
+      // layers of the day's first hours are settled, and sessions that began in them and go on
+      // (into the cut hour, or later) are touched by the tick; some of their latest reports lie
+      // within the horizon of the settled units' end (the bases' late sessions).
+      { asOf: day + 3 * HOUR + 35 * 60_000, land: [day + 2 * HOUR, 1.5, 80] },
+      { asOf: day + 5 * HOUR + 10 * 60_000, land: [day + 3 * HOUR + 30 * 60_000, 1.6, 90] },
     ];
     const counts = Object.fromEntries(MODES.map((m) => [m, { fromBase: 0, recomputed: 0, bases: 0 }]));
     let active = 0;
+    let settledToday = 0;
     for (const [t, tick] of ticks.entries()) {
       if (tick.land) await land(...tick.land);
       const asOf = new Date(tick.asOf);
@@ -88,6 +99,13 @@ describe('summaries from the bases of settled classes', () => {
           const files = snapshotFiles(publishedDir(wh.layout, run.manifest.snapshot));
           const [row] = await wh.db.withSession((s) => s.all<{ n: bigint }>(`SELECT sum(activePeers) AS n FROM read_parquet(${quotedString(files.platform)})`));
           if (t === 0) active = Number(row?.n ?? 0);
+          // The settled classes (part-1: the customer's combined file) of the last tick hold sessions of its day.
+          if (t === ticks.length - 1) {
+            const [today] = await wh.db.withSession((s) =>
+              s.all<{ n: bigint }>(`SELECT count(*) AS n FROM read_parquet(${quotedString(files.sessionClassesPart('globex', 1))}) WHERE last_ts >= ${quotedString(new Date(day).toISOString())}::TIMESTAMP`),
+            );
+            settledToday = Number(today?.n ?? 0);
+          }
         } else {
           expectSameSnapshotRows(rows, ref.rows, what);
           expect(other, what).toEqual(ref.other);
@@ -97,6 +115,7 @@ describe('summaries from the bases of settled classes', () => {
     // Sessions whose latest report was of the day before were active at the first tick (the
     // bases' late sessions).
     expect(active).toBeGreaterThan(0);
+    expect(settledToday).toBeGreaterThan(0);
     // The default band gave most streams; the smallest made some again from all their classes.
     expect(counts['default']!.fromBase).toBeGreaterThan(0);
     expect(counts['default']!.bases).toBeGreaterThan(0);

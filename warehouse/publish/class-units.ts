@@ -30,8 +30,8 @@ export interface UnitClasses {
   computed: number;
   unionSql: string;
   /**
-   * With `combineBefore`: each customer's one file of the units before it (its settled classes:
-   * summary-bases.ts keeps what they give the summaries), the first of its `files`.
+   * With `combineBefore`: each customer's one file of the units that end by then (its settled
+   * classes: summary-bases.ts keeps what they give the summaries), the first of its `files`.
    */
   settled: Map<string, string>;
 }
@@ -39,11 +39,14 @@ export interface UnitClasses {
 /**
  * The session classes file of every unit at asOf (written the first time a run needs it, touched
  * on every use so that retention keeps it), by customer, and the SQL that adds them to the
- * classes of the cut hours in the view `session_classes`. With `combineBefore` (asOf's date),
- * a customer's units that end by then (the days before it, in runs of days: window-pieces.ts) are
- * read through one file of all their rows, named by theirs, so that a reader of the snapshot (the
- * API's breakdowns) opens one file for them instead of one per unit; it is made again only when
- * one of theirs is, and costs a copy of their rows.
+ * classes of the cut hours in the view `session_classes`. With `combineBefore`
+ * (combine-plan.ts settledBeforeUs: the start of the hour before asOf's), a customer's units that
+ * end by then (the days before asOf's date, in runs of days: window-pieces.ts; and the layers of
+ * asOf's date whose reports all lie before it) are read through one file of all their rows, named
+ * by theirs, so that a reader of the snapshot (the API's breakdowns) opens one file for them
+ * instead of one per unit, and the summaries keep what they give (summary-bases.ts); it is made
+ * again only when one of theirs is (at the first run of an hour, or when a merge replaces a layer
+ * of it), and costs a copy of their rows.
  */
 export async function unitSessionClasses(
   s: DbSession,

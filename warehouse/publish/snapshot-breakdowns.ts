@@ -8,7 +8,7 @@ import { copyToParquet } from '../duckdb/index.ts';
 import { sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from '../reads/index.ts';
-import { dayStartUs, type CombinePlan } from '../states/index.ts';
+import { settledBeforeUs, type CombinePlan } from '../states/index.ts';
 import { createSessionClassesView, unitSessionClasses, type UnitClasses } from './class-units.ts';
 import type { WindowPieces } from '../states/index.ts';
 import { fsyncDir, linkOrCopy } from '../../lib/fsx.ts';
@@ -21,8 +21,8 @@ import { fsyncDir, linkOrCopy } from '../../lib/fsx.ts';
 export async function createSessionClasses(s: DbSession, plan: CombinePlan, pieces: WindowPieces): Promise<UnitClasses> {
   const { params, types } = windowClassParams(plan.asOf);
   await s.run(breakdownFileSql('snapshot_session_classes', { pieces: 'window_pieces' }), params, types);
-  // The units of the days before asOf's date are read through one file per customer.
-  const units = await unitSessionClasses(s, plan, pieces.units, dayStartUs(plan.asOfDate));
+  // The units before the hour before asOf's (settledBeforeUs) are read through one file per customer.
+  const units = await unitSessionClasses(s, plan, pieces.units, settledBeforeUs(plan));
   await createSessionClassesView(s, units.unionSql);
   return units;
 }

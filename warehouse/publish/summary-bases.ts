@@ -1,5 +1,6 @@
-// What a customer's settled session classes (the classes of its days before asOf's date, one file
-// per customer: class-units.ts) give its stream summaries, kept in the state area beside that file
+// What a customer's settled session classes (the classes of its units that end by the start of the
+// hour before asOf's, combine-plan.ts settledBeforeUs: its days before asOf's date and the layers of
+// that date wholly before it; one file per customer: class-units.ts) give its stream summaries, kept in the state area beside that file
 // (summary_base.sql), so that a tick's summaries add the other classes to it
 // (window_summaries_incremental.sql) instead of grouping every session of the history again.
 // A base is named by its settled file (which is named by its units), the start of the date its
@@ -12,7 +13,7 @@ import { DOUBLE, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';
 import { fileList, timestampParam } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { pieceSql, WINDOW_NAMES } from '../figures/index.ts';
-import { classesFile, dayStartUs, fileMadeOnce, type CombinePlan } from '../states/index.ts';
+import { classesFile, fileMadeOnce, settledBeforeUs, type CombinePlan } from '../states/index.ts';
 
 /** Bumped when a base's columns or meaning change: a new version names new files. */
 const VERSION = 'summary-base-1';
@@ -39,13 +40,13 @@ export interface SummaryBases {
  */
 export async function summaryBases(
   s: DbSession,
-  plan: Pick<CombinePlan, 'layout' | 'asOfDate' | 'horizonSeconds'>,
+  plan: Pick<CombinePlan, 'layout' | 'asOfUs' | 'asOfDate' | 'horizonSeconds'>,
   settled: ReadonlyMap<string, string>,
   band: { extraFraction: number; margin: number } = SUMMARY_BAND,
 ): Promise<SummaryBases> {
-  // A settled session can be active at an asOf of this date only if its latest report is at most
-  // the horizon older than the date's start.
-  const lateFrom = new Date(Number(dayStartUs(plan.asOfDate) / 1000n) - plan.horizonSeconds * 1000);
+  // A settled session can be active at an asOf of this hour only if its latest report is at most
+  // the horizon older than where the settled units end (settledBeforeUs).
+  const lateFrom = new Date(Number(settledBeforeUs(plan) / 1000n) - plan.horizonSeconds * 1000);
   const files = new Map<string, string>();
   let computed = 0;
   for (const [customer, classes] of settled) {

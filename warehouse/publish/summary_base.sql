@@ -1,5 +1,5 @@
--- What a customer's settled session classes (its days before asOf's date, in one file:
--- class-units.ts) give every summary of the snapshot, kept in the state area beside that file
+-- What a customer's settled session classes (its units that end by the start of the hour before
+-- asOf's, combine-plan.ts settledBeforeUs; in one file: class-units.ts) give every summary of the snapshot, kept in the state area beside that file
 -- (summary-bases.ts) so that a tick adds only the other classes to it
 -- (window_summaries_incremental.sql) instead of grouping every session of the history again.
 -- One file, three kinds of rows (`kind`), sorted by stream:
@@ -12,9 +12,9 @@
 --   the 95th percentile needs from the top) plus $band_extra_fraction of them plus $band_margin, so
 --   that sessions a tick adds or takes back do not push the percentile out of it; `band_min` is
 --   NULL when the band holds every value.
--- - 'late': the sessions whose latest report is at or after $late_from (the start of asOf's date
---   less the horizon), with their latest and latest final report: the only ones of these classes
---   that can be active at any asOf of that date.
+-- - 'late': the sessions whose latest report is at or after $late_from (where the settled units
+--   end, less the horizon), with their latest and latest final report: the only ones of these
+--   classes that can be active at any asOf the base serves (asOf is later than where they end).
 -- Placeholders: <settled> the settled classes (a read_parquet of the customer's file);
 -- <stream_piece_kept_sums> and <peer_mean_sum>, <peer_sessions> (piece-columns.ts).
 -- Parameters: $window_names (VARCHAR[5]), $late_from (TIMESTAMP), $band_extra_fraction (DOUBLE),

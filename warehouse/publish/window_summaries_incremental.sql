@@ -1,7 +1,7 @@
 -- The stream summaries of every window at asOf (the rows of window_summaries.sql) of a run of
 -- streams of customers with a summary base (summary_base.sql: what their settled classes give),
 -- from that base and the snapshot's other classes (`fresh`: the hours an edge cuts and the units
--- of asOf's date), without grouping the settled sessions again:
+-- of asOf's date not settled), without grouping the settled sessions again:
 -- - the sums that need no session: the base's parts and the fresh classes' parts, per window;
 -- - what needs the session: the base's counts, plus each session the fresh classes touch (all its
 --   classes, the settled ones too, found by its key) and less that session's settled part, which

@@ -26,6 +26,22 @@ export const DAY_US = 86_400_000_000n;
 /** The first instant of a UTC date, in microseconds since the epoch. */
 export const dayStartUs = (date: string) => BigInt(epochDay(date)) * DAY_US;
 
+/**
+ * Where a snapshot's settled class units end (class-units.ts: each customer's units before it read
+ * through one file, whose summary base summary-bases.ts keeps): the start of the hour before
+ * asOf's, or of asOf's date when that is later. Every unit that ends by then lies wholly before the
+ * 1h window's lower edge (which is in that hour or later) and after the others' (a day back or
+ * more, in a unit of its own), so its classes stay the same for the rest of asOf's hour; and its
+ * sessions' latest reports are older than asOf by at least the time since this instant, which
+ * bounds those that can still be active. Until 2026-11-30 it was the start of asOf's date, and a
+ * tick's summaries grouped every session of the day so far (docs/benchmarks.md).
+ */
+export function settledBeforeUs(plan: Pick<CombinePlan, 'asOfUs' | 'asOfDate'>): bigint {
+  const hourBefore = plan.asOfUs - (((plan.asOfUs % HOUR_US) + HOUR_US) % HOUR_US) - HOUR_US;
+  const day = dayStartUs(plan.asOfDate);
+  return hourBefore > day ? hourBefore : day;
+}
+
 /** The start of the `grain`-long interval whose open part (start, start + grain) strictly holds `edge`. */
 function cutInterval(edge: bigint, grain: bigint): bigint | null {
   const start = edge - (((edge % grain) + grain) % grain);
