@@ -74,7 +74,6 @@ export function runManifest(
       classUnitsComputed: combined.classUnits.computed,
       classUnitsLinked: combined.classUnits.linked,
       summaryBasesComputed: combined.summaries.basesComputed,
-      summaryBasesStepped: combined.summaries.basesStepped,
       summaryStreamsFromBase: combined.summaries.streamsFromBase,
       summaryStreamsRecomputed: combined.summaries.streamsRecomputed,
     },

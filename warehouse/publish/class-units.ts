@@ -34,12 +34,6 @@ export interface UnitClasses {
    * classes: summary-bases.ts keeps what they give the summaries), the first of its `files`.
    */
   settled: Map<string, string>;
-  /**
-   * Each customer's class files of its steady units (layers of asOf's date that no build will
-   * merge: window-pieces.ts ClassUnit.steady) that are not settled, oldest first: summary-bases.ts
-   * chains what they give the summaries onto the settled classes' base, from run to run.
-   */
-  steady: Map<string, string[]>;
 }
 
 /**
@@ -65,7 +59,6 @@ export async function unitSessionClasses(
   const earlier = new Map<string, string[]>();
   const used: string[] = [];
   const settled = new Map<string, string>();
-  const steady = new Map<string, string[]>();
   let computed = 0;
   // A slot unit (the cut hour of a layered state of yesterday) is never settled: it changes with the edge's slot.
   const combined = (u: ClassUnit) => !u.slots && combineBefore !== undefined && u.toUs <= combineBefore;
@@ -86,7 +79,6 @@ export async function unitSessionClasses(
     used.push(file);
     const to = combined(u) ? earlier : files;
     to.set(u.customerId, [...(to.get(u.customerId) ?? []), file]);
-    if (u.steady && !combined(u)) steady.set(u.customerId, [...(steady.get(u.customerId) ?? []), file]);
   }
   for (const [customerId, list] of earlier) {
     let file = list[0]!;
@@ -99,7 +91,7 @@ export async function unitSessionClasses(
     settled.set(customerId, file);
     files.set(customerId, [file, ...(files.get(customerId) ?? [])]);
   }
-  return { files, used, units: units.length, computed, unionSql: classesUnionSql(files), settled, steady };
+  return { files, used, units: units.length, computed, unionSql: classesUnionSql(files), settled };
 }
 
 /** For each customer with files, a SELECT of their rows with its id as `customer` (code constants and quoted paths). */

@@ -14,7 +14,7 @@
 // dropped. A crash leaves a scratch folder (`.tmp-<pid>@<host>~merge-…`), removed by retention as debris.
 import fs from 'node:fs/promises';
 import type { DbSession } from '../duckdb/index.ts';
-import { inlineTailStart, layersToMerge, linkLayerFiles, MAX_MERGED_LAYER_REPORTS, writeMergedLayerFiles } from '../states/index.ts';
+import { inlineMergeMaxReports, layersToMerge, linkLayerFiles, MAX_MERGED_LAYER_REPORTS, writeMergedLayerFiles } from '../states/index.ts';
 import { withPartitionLocks, type PartitionRef } from '../states/index.ts';
 import { ownedScratchName } from '../../lib/scratch-owner.ts';
 import { newStateId, partitionKey, readStates, stateFiles, stateVersion, TMP_PREFIX, writeStates, type LayerMeta, type StateMeta } from '../states/index.ts';
@@ -33,7 +33,9 @@ import { exists } from '../../lib/fsx.ts';
  * Empty when there is nothing to merge.
  */
 export function layersDueForMerge(layers: readonly LayerMeta[], maxReports: number = MAX_MERGED_LAYER_REPORTS): LayerMeta[] {
-  const end = inlineTailStart(layers);
+  let end = layers.length;
+  const inlineMax = inlineMergeMaxReports();
+  for (let tail = 0; end > 0 && tail + layers[end - 1]!.reports <= inlineMax; end--) tail += layers[end - 1]!.reports;
   if (end < 2) return [];
   const last = layers[end - 1]!;
   const { merged } = layersToMerge(layers.slice(0, end - 1), last.reports, maxReports);

@@ -12,7 +12,7 @@ import type { CombinePlan, CustomerFigures } from '../states/index.ts';
 import type { SnapshotFiles } from '../snapshots/index.ts';
 import { testSummaryBases, testSummaryGroupRows } from '../../lib/config.ts';
 import { classesUnionSql, createSessionClassesView, customerRowsSql, type UnitClasses } from './class-units.ts';
-import { chainedBases, summaryBases } from './summary-bases.ts';
+import { summaryBases } from './summary-bases.ts';
 
 /** Parameters of stream_summaries.sql. */
 export function summaryParams(asOf: Date, horizonSeconds: number): { params: SqlParams; types: SqlTypes } {
@@ -98,8 +98,6 @@ function summaryStreamGroups(streams: readonly StreamRows[], maxRows: number): S
 /** How a snapshot's summaries were made: bases made, and streams from a base or from all of their classes. */
 export interface SummaryCounts {
   basesComputed: number;
-  /** Of those, the bases of steady layers made from another base (summary-bases.ts chainedBases). */
-  basesStepped: number;
   streamsFromBase: number;
   streamsRecomputed: number;
 }
@@ -117,29 +115,26 @@ export interface SummaryCounts {
 export async function writeSummaries(
   s: DbSession,
   plan: CombinePlan,
-  units: Pick<UnitClasses, 'files' | 'settled' | 'steady'>,
+  units: Pick<UnitClasses, 'files' | 'settled'>,
   maxGroupRows = testSummaryGroupRows() ?? SUMMARY_GROUP_ROWS,
 ): Promise<{ customers: Map<string, CustomerFigures>; platformRows: number; summaries: SummaryCounts; used: string[] }> {
   const { params, types } = summaryParams(plan.asOf, plan.horizonSeconds);
   const mode = testSummaryBases();
-  const settledBases = await summaryBases(s, plan, mode.off ? new Map() : units.settled, mode.off ? undefined : mode.band);
-  // Each customer's base for this run: of its settled classes and its steady layers (summary-bases.ts).
-  const chained = await chainedBases(s, plan, settledBases.files, units.settled, units.steady, mode.off ? undefined : mode.band);
-  const bases = chained.bases;
+  const bases = await summaryBases(s, plan, mode.off ? new Map() : units.settled, mode.off ? undefined : mode.band);
   // The classes the bases do not hold: all of a customer's without one.
-  const fresh = new Map([...units.files].map(([c, list]) => [c, list.filter((f) => !bases.get(c)?.settled.includes(f))] as const));
+  const fresh = new Map([...units.files].map(([c, list]) => [c, list.filter((f) => !bases.files.has(c) || f !== units.settled.get(c))] as const));
   await createSessionClassesView(s, classesUnionSql(fresh), 'session_classes_fresh');
-  const union = (files: [string, string[]][]) => customerRowsSql(new Map(files)).join('\nUNION ALL BY NAME\n');
-  if (bases.size > 0) {
-    await s.run(`CREATE OR REPLACE TEMP VIEW summary_bases AS ${union([...bases].map(([c, b]) => [c, [b.base]]))}`);
-    await s.run(`CREATE OR REPLACE TEMP VIEW session_classes_settled AS ${union([...bases].map(([c, b]) => [c, b.settled]))}`);
+  const union = (files: [string, string][]) => customerRowsSql(new Map(files.map(([c, f]) => [c, [f]]))).join('\nUNION ALL BY NAME\n');
+  if (bases.files.size > 0) {
+    await s.run(`CREATE OR REPLACE TEMP VIEW summary_bases AS ${union([...bases.files])}`);
+    await s.run(`CREATE OR REPLACE TEMP VIEW session_classes_settled AS ${union([...bases.files.keys()].map((c) => [c, units.settled.get(c)!]))}`);
   }
   const counts = await s.all<{ customer: string; streamId: string; n: number | bigint }>(
-    fillSql(sqlFile('summary_stream_rows'), { bases: bases.size === 0 ? '' : 'UNION ALL SELECT customer, streamId, count(*) FROM summary_bases GROUP BY ALL' }),
+    fillSql(sqlFile('summary_stream_rows'), { bases: bases.files.size === 0 ? '' : 'UNION ALL SELECT customer, streamId, count(*) FROM summary_bases GROUP BY ALL' }),
   );
   const streams = counts.map((r) => ({ ...r, n: Number(r.n) }));
-  const fromBase = streams.filter((r) => bases.has(r.customer));
-  const plain = streams.filter((r) => !bases.has(r.customer));
+  const fromBase = streams.filter((r) => bases.files.has(r.customer));
+  const plain = streams.filter((r) => !bases.files.has(r.customer));
   let created = false;
   const into = () => {
     const sql = created ? 'INSERT INTO summaries BY NAME' : 'CREATE OR REPLACE TEMP TABLE summaries AS';
@@ -166,13 +161,8 @@ export async function writeSummaries(
   for (const g of whole) await s.run(pieceSql('window_summaries', { classed: groupClassesSql(g), into: into() }), params, types);
   const customers = await writeCustomerSummaries(s, plan.customers, plan.build);
   const platformRows = await writeAddedUp(s, plan.build);
-  const summaries = {
-    basesComputed: settledBases.computed + chained.computed,
-    basesStepped: chained.stepped,
-    streamsFromBase: fromBase.length - recomputed.length,
-    streamsRecomputed: recomputed.length,
-  };
-  return { customers, platformRows, summaries, used: [...new Set([...settledBases.files.values(), ...[...bases.values()].map((b) => b.base)])] };
+  const summaries = { basesComputed: bases.computed, streamsFromBase: fromBase.length - recomputed.length, streamsRecomputed: recomputed.length };
+  return { customers, platformRows, summaries, used: [...bases.files.values()] };
 }
 
 /** Each customer's stream summaries into its file, and what they count. */

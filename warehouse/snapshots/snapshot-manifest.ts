@@ -106,9 +106,8 @@ export const SnapshotManifestSchema = z.object({
       /** Class units (class-units.ts) whose session classes the run computed, and all it linked. */
       classUnitsComputed: z.number().optional(),
       classUnitsLinked: z.number().optional(),
-      /** Summary bases (summary-bases.ts) the run made (of them, those a step made from another base), and streams summed from a base or from all of their classes. */
+      /** Summary bases (summary-bases.ts) the run made, and streams summed from a base or from all of their classes. */
       summaryBasesComputed: z.number().optional(),
-      summaryBasesStepped: z.number().optional(),
       summaryStreamsFromBase: z.number().optional(),
       summaryStreamsRecomputed: z.number().optional(),
     })

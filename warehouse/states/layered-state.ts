@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileList, fillSql, quotedString, sqlFile, withBucketSeconds } from '../duckdb/index.ts';
 import { STANDARD_BUCKET_SECONDS } from '../figures/index.ts';
 import { exists } from '../../lib/fsx.ts';
-import { testTouchedMinutesMaxRows } from '../../lib/config.ts';
+import { testInlineMergeMaxReports, testTouchedMinutesMaxRows } from '../../lib/config.ts';
 import { timestampLiteral } from './window-pieces.ts';
 import { STATE_COMPRESSION } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
@@ -24,7 +24,7 @@ import { fileSchema, loadSql, readScreened, type LoadContext, type LoadOutcome }
 import { pieceSql } from '../figures/index.ts';
 import { STATE_COLUMNS } from '../session-reports/index.ts';
 import { buildSeries, SERIES_ROW_GROUP_SIZE, type PartitionToBuild } from './partition-state.ts';
-import { hasSlots, inlineMergeMaxReports, newStateId, SLOT_US, stateFiles, stateInput, stateLayout, stateVersion, writeStates, type LayerMeta, type StateInput, type StateMeta } from './state-store.ts';
+import { hasSlots, newStateId, SLOT_US, stateFiles, stateInput, stateLayout, stateVersion, writeStates, type LayerMeta, type StateInput, type StateMeta } from './state-store.ts';
 import { dropRelations } from '../duckdb/index.ts';
 import { partitionFolder, type RecordsByPartition } from '../landing/index.ts';
 import { codeVersion } from '../../lib/version.ts';
@@ -48,6 +48,18 @@ const MERGE_RATIO = 2;
  * a day at 5,000 reports/s then kept ~60 layers after 20 minutes, and every run read them all.
  */
 export const MAX_MERGED_LAYER_REPORTS = 16_000_000;
+
+/**
+ * A build merges trailing layers into its new one only while they hold this many reports
+ * together: larger merges are the background merge's (layer-merge.ts, with compaction), so that a
+ * run's cost never jumps by a rewrite of a large layer.
+ */
+export const INLINE_MERGE_MAX_REPORTS = 65_536;
+
+/** INLINE_MERGE_MAX_REPORTS, or a test's own (lib/config.ts, testInlineMergeMaxReports). */
+export function inlineMergeMaxReports(): number {
+  return testInlineMergeMaxReports() ?? INLINE_MERGE_MAX_REPORTS;
+}
 
 /** Whether a partition's state is layered: its date is asOf's or the day before (late reports of yesterday keep landing after midnight). */
 export function isLayeredDate(date: string, asOf: Date): boolean {

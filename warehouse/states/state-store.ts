@@ -17,7 +17,7 @@ import { KNOWN_COLUMNS } from '../session-reports/index.ts';
 import { compactIso } from '../../lib/time.ts';
 import { fsyncDir, fsyncFile, readdirSyncOrEmpty, writeJsonDurable } from '../../lib/fsx.ts';
 import { codeVersion } from '../../lib/version.ts';
-import { testInlineMergeMaxReports, testStateSalts } from '../../lib/config.ts';
+import { testStateSalts } from '../../lib/config.ts';
 import { StampedReads } from '../../lib/stamped-reads.ts';
 import { ownedScratchName } from '../../lib/scratch-owner.ts';
 import type { WarehouseLayout } from '../layout.ts';
@@ -118,30 +118,6 @@ export const LayerMetaSchema = z.object({
   slotRows: z.number().optional(),
 });
 export type LayerMeta = z.infer<typeof LayerMetaSchema>;
-
-/**
- * A build merges trailing layers into its new one only while they hold this many reports
- * together: larger merges are the background merge's (layer-merge.ts, with compaction), so that a
- * run's cost never jumps by a rewrite of a large layer.
- */
-export const INLINE_MERGE_MAX_REPORTS = 65_536;
-
-/** INLINE_MERGE_MAX_REPORTS, or a test's own (lib/config.ts, testInlineMergeMaxReports). */
-export function inlineMergeMaxReports(): number {
-  return testInlineMergeMaxReports() ?? INLINE_MERGE_MAX_REPORTS;
-}
-
-/**
- * Where the trailing run of `layers` (oldest first) that a build's own merge may still take
- * begins: the newest layers holding INLINE_MERGE_MAX_REPORTS together at most (layersToMerge).
- * The layers before it change only by the background merge (layer-merge.ts) or a whole build.
- */
-export function inlineTailStart(layers: readonly Pick<LayerMeta, 'reports'>[]): number {
-  let end = layers.length;
-  const inlineMax = inlineMergeMaxReports();
-  for (let tail = 0; end > 0 && tail + layers[end - 1]!.reports <= inlineMax; end--) tail += layers[end - 1]!.reports;
-  return end;
-}
 
 /**
  * The length of a layer's slot pieces (layer_slot_rows.sql), µs: a window edge that

@@ -11,7 +11,6 @@ import { noPiecesSql, pieceSql } from '../figures/index.ts';
 import { loadStateReports } from './state-session-reports.ts';
 import { compactedHoursFile, hasSlots, SLOT_US, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
 import { dropRelations } from '../duckdb/index.ts';
-import { inlineTailStart } from './state-store.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { exists } from '../../lib/fsx.ts';
 import { testEdgeLoadBytes, testEdgeSlotsOff } from '../../lib/config.ts';
@@ -50,12 +49,6 @@ export interface ClassUnit {
   fromUs: bigint | null;
   toUs: bigint;
   slots?: SlotCut;
-  /**
-   * A layer of asOf's date before the trailing ones a build's own merge may still take
-   * (inlineTailStart): it changes only by a background merge or a whole build, so the summaries
-   * keep what it gives them from run to run (summary-bases.ts chainedBases).
-   */
-  steady?: true;
 }
 
 /** Where a window's lower edge cuts an hour of a layered state: the hour, the edge's slot, the window. */
@@ -154,14 +147,12 @@ function daysBySignature(plan: CombinePlan, states: readonly StateMeta[]): State
 /**
  * The units of a state of asOf's date: each layer's hour file over the hours from its earliest
  * report's to its latest's (a layer made before layers recorded their earliest report: from the
- * day's start), those before the inline-merge tail `steady`; a state built whole, its hour file
- * over the day.
+ * day's start); a state built whole, its hour file over the day.
  */
 function todayUnits(plan: CombinePlan, m: StateMeta): ClassUnit[] {
   const dayUs = dayStartUs(m.date);
   if (!m.layers) return [{ customerId: m.customerId, files: [stateFiles(plan.layout, m).hours], fromUs: dayUs, toUs: dayUs + DAY_US }];
-  const tail = inlineTailStart(m.layers);
-  return m.layers.map((l, i) => ({ ...layerClassUnit(plan.layout, m, l), ...(i < tail ? { steady: true as const } : {}) }));
+  return m.layers.map((l) => layerClassUnit(plan.layout, m, l));
 }
 
 /** The class unit of one layer of a state of asOf's date (todayUnits). */
