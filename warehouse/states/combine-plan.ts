@@ -33,7 +33,7 @@ export const dayStartUs = (date: string) => BigInt(epochDay(date)) * DAY_US;
  * 1h window's lower edge (which is in that hour or later) and after the others' (a day back or
  * more, in a unit of its own), so its classes stay the same for the rest of asOf's hour; and its
  * sessions' latest reports are older than asOf by at least the time since this instant, which
- * bounds those that can still be active. Until 2026-11-30 it was the start of asOf's date, and a
+ * bounds those that can still be active. Until 2026-11-29 it was the start of asOf's date, and a
  * tick's summaries grouped every session of the day so far (docs/benchmarks.md).
  */
 export function settledBeforeUs(plan: Pick<CombinePlan, 'asOfUs' | 'asOfDate'>): bigint {
