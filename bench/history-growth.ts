@@ -206,6 +206,10 @@ const firstRound = async (dir: string) => {
 };
 const offsets = await Promise.all(list.map((w) => firstRound(w.dir)));
 const first = Math.max(todayHours, ...offsets);
+// Ticks past the heavy day's end would make it yesterday's (settled whole, as every day before asOf's).
+if (todayHours > 0 && first + Number(opts.rounds) > 24) {
+  throw new Error(`--today-hours: the warehouses have ticked to hour ${first} of their heavy today, and ${opts.rounds} more rounds would leave it: remove ${base}-x*-today* to build them again`);
+}
 if (againstCli) {
   for (const w of list) {
     const copy = await againstCopy(w.dir);
