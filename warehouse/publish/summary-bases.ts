@@ -1,12 +1,13 @@
 // What a customer's settled session classes (the classes of its units that end by the start of the
-// hour before asOf's, combine-plan.ts settledBeforeUs: its days before asOf's date and the layers of
-// that date wholly before it; one file per customer: class-units.ts) give its stream summaries, kept in the state area beside that file
-// (summary_base.sql), so that a tick's summaries add the other classes to it
-// (window_summaries_incremental.sql) instead of grouping every session of the history again.
-// A base is named by its settled file (which is named by its units), the start of the date its
-// late sessions are counted for and its band: it is made once for each settled file (once an
-// hour at most: the settled classes change when an edge reaches another hour) and reused by every
-// tick until then.
+// hour before asOf's, combine-plan.ts settledBeforeUs: its days before asOf's date and the layers
+// of that date wholly before it; one file per customer: class-units.ts) give its stream
+// summaries, kept in the state area beside that file (summary_base.sql), so that a tick's
+// summaries add the other classes to it (window_summaries_incremental.sql) instead of grouping
+// every session of the history again. A base is named by its settled file (which is named by its
+// units), the instant its late sessions begin (where the settled units end, less the horizon) and
+// its band: it is made once for each settled file (once an hour at most: the settled classes
+// change when an edge reaches another hour, or a merge replaces a settled layer) and reused by
+// every tick until then.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { DOUBLE, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';

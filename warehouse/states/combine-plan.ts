@@ -23,6 +23,9 @@ export const dateOfDay = (day: number) => new Date(day * DAY_MS).toISOString().s
 
 export const DAY_US = 86_400_000_000n;
 
+/** The start of the `grain`-long interval (since the epoch) that holds `us`, negative instants too. */
+const floorUs = (us: bigint, grain: bigint): bigint => us - (((us % grain) + grain) % grain);
+
 /** The first instant of a UTC date, in microseconds since the epoch. */
 export const dayStartUs = (date: string) => BigInt(epochDay(date)) * DAY_US;
 
@@ -37,14 +40,14 @@ export const dayStartUs = (date: string) => BigInt(epochDay(date)) * DAY_US;
  * tick's summaries grouped every session of the day so far (docs/benchmarks.md).
  */
 export function settledBeforeUs(plan: Pick<CombinePlan, 'asOfUs' | 'asOfDate'>): bigint {
-  const hourBefore = plan.asOfUs - (((plan.asOfUs % HOUR_US) + HOUR_US) % HOUR_US) - HOUR_US;
+  const hourBefore = floorUs(plan.asOfUs, HOUR_US) - HOUR_US;
   const day = dayStartUs(plan.asOfDate);
   return hourBefore > day ? hourBefore : day;
 }
 
 /** The start of the `grain`-long interval whose open part (start, start + grain) strictly holds `edge`. */
 function cutInterval(edge: bigint, grain: bigint): bigint | null {
-  const start = edge - (((edge % grain) + grain) % grain);
+  const start = floorUs(edge, grain);
   return start + 1n <= edge && edge < start + grain - 1n ? start : null;
 }
 
@@ -119,7 +122,7 @@ export function unitSignature(plan: Pick<CombinePlan, 'asOfUs' | 'cutHours'>, fr
   const place = (x: bigint) => {
     if (fromUs !== null && x < fromUs) return 'before';
     if (x >= toUs) return 'after';
-    const h = x - (((x % HOUR_US) + HOUR_US) % HOUR_US);
+    const h = floorUs(x, HOUR_US);
     return `${h}:${x === h ? 0 : 1}`;
   };
   const edges = WINDOWS.filter((w) => w.seconds !== null).map((w) => place(plan.asOfUs - BigInt(w.seconds!) * 1_000_000n));
