@@ -48,6 +48,8 @@ const days = Number(opts.days);
 const todayHours = Number(opts.todayHours);
 if (!Number.isInteger(todayHours) || todayHours < 0 || todayHours > 22) throw new Error(`--today-hours: a whole number of hours from 0 to 22, not ${opts.todayHours}`);
 if (todayHours > 0 && !opts.sessionsScale) throw new Error('--today-hours needs --sessions-scale');
+const todaySessions = Number(opts.todaySessions);
+if (!Number.isInteger(todaySessions) || todaySessions < 1) throw new Error(`--today-sessions: a whole number of sessions per stream from 1, not ${opts.todaySessions}`);
 /** Seeds of today's heavy hours (1000 + hour): not tick seeds, kept when a warehouse is built again. */
 const TODAY_SEED = 1000;
 const fraction = Number(opts.fraction);
@@ -114,7 +116,7 @@ async function warehouses(): Promise<{ name: string; dir: string; fresh: boolean
   if (opts.sessionsScale) {
     const out = [];
     for (const k of opts.sessionsScale.split(',').map(Number)) {
-      const dir = `${base}-x${k}${todayHours > 0 ? `-today${todayHours}x${opts.todaySessions}` : ''}`;
+      const dir = `${base}-x${k}${todayHours > 0 ? `-today${todayHours}x${todaySessions}` : ''}`;
       if ((await landed(dir)).length === 0) {
         process.stderr.write(`generating ${days} days × 100 streams × ${k * SESSIONS_PER_STREAM} sessions into ${dir} ...\n`);
         await generate(dir, ['--sessions', String(k * SESSIONS_PER_STREAM), '--start', start.toISOString(), '--hours', String(days * 24), '--seed', '7']);
@@ -153,7 +155,7 @@ async function fromScratch(dir: string): Promise<Run> {
   const run = await pipeline(dir, asOf(end.getTime()));
   for (let h = 0; h < todayHours; h++) {
     const hour = end.getTime() + h * HOUR;
-    await generate(dir, ['--sessions', opts.todaySessions, '--start', new Date(hour).toISOString(), '--hours', '1', '--seed', String(TODAY_SEED + h)]);
+    await generate(dir, ['--sessions', String(todaySessions), '--start', new Date(hour).toISOString(), '--hours', '1', '--seed', String(TODAY_SEED + h)]);
     await pipeline(dir, asOf(hour + HOUR + MINUTE));
     process.stderr.write(`${dir}: today's hour ${h + 1} of ${todayHours} landed\n`);
   }
@@ -238,7 +240,7 @@ for (let r = 0; r < Number(opts.rounds); r++) {
 
 const lines = [
   opts.sessionsScale
-    ? `history growth: ${days} days of the same 100 streams, ${opts.sessionsScale}× the sessions${todayHours > 0 ? `, and a today of ${todayHours} hours × ${opts.todaySessions} sessions a stream` : ''} (medians of ${opts.rounds} rounds, sizes interleaved)`
+    ? `history growth: ${days} days of the same 100 streams, ${opts.sessionsScale}× the sessions${todayHours > 0 ? `, and a today of ${todayHours} hours × ${todaySessions} sessions a stream` : ''} (medians of ${opts.rounds} rounds, sizes interleaved)`
     : `history growth: the last ${days / fraction} days against ${days} days of the same 100 streams (${fraction}× the history; medians of ${opts.rounds} rounds, interleaved)`,
 ];
 const ref = results[list[0]!.name]!;
@@ -284,4 +286,4 @@ if (againstCli) {
   }
 }
 process.stdout.write(`${lines.join('\n')}\n`);
-await writeResult('history-growth', { days, fraction, sessionsScale: opts.sessionsScale ?? null, todayHours, todaySessions: Number(opts.todaySessions), results });
+await writeResult('history-growth', { days, fraction, sessionsScale: opts.sessionsScale ?? null, todayHours, todaySessions, results });
