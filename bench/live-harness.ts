@@ -47,6 +47,11 @@ export interface Proc {
   name: string;
   child: ChildProcess;
   output: () => string;
+  /**
+   * Every line of its output that starts with `live: snapshot as of` (`start`'s runs), from the
+   * start: the output tail (200 KB) holds only the last few runs when P2PTEL_SQL_TRACE is on.
+   */
+  runLines: () => readonly string[];
 }
 
 /** The size of a generated history. */
@@ -213,16 +218,28 @@ export class LiveBench {
   launch(name: string, args: string[], env: NodeJS.ProcessEnv = process.env): Proc {
     const child = spawn(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env: ofBuild(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    // Only the tail: a worker's logs over minutes would be large.
+    const runLines: string[] = [];
+    // Only the tail: a worker's logs over minutes would be large. The runs' lines apart, whole
+    // (each stream's lines come in chunks that may cut a line).
     const log = this.opts.logs ? createWriteStream(path.join(this.opts.logs, `${name.replace(/\s+/g, '-')}.log`)) : null;
     const keep = (d: Buffer) => {
       out = (out + d.toString()).slice(-200_000);
       log?.write(d);
     };
+    const runsOf = () => {
+      let partial = '';
+      return (d: Buffer) => {
+        const lines = (partial + d.toString()).split('\n');
+        partial = lines.pop()!;
+        for (const l of lines) if (l.startsWith('live: snapshot as of ')) runLines.push(l);
+      };
+    };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
+    child.stdout!.on('data', runsOf());
+    child.stderr!.on('data', runsOf());
     process.once('exit', () => child.kill('SIGKILL'));
-    return { name, child, output: () => out };
+    return { name, child, output: () => out, runLines: () => runLines };
   }
 
   /** `p2ptel start` on the warehouse, once it prints its live line: its URLs, token and ingest key. */

@@ -138,7 +138,7 @@ interface RssPhases {
 
 /** The durations (ms) of `start`'s live-loop runs (its `live: snapshot … rolled up in` lines) whose snapshot is as of `from` to `to`. */
 function liveRuns(proc: Proc, from: number, to = Infinity): number[] {
-  return [...proc.output().matchAll(/^live: snapshot as of (\S+) counts [\d,]+ reports \([^)]*\), rolled up in ([\d.]+) s$/gm)]
+  return [...proc.runLines().join('\n').matchAll(/^live: snapshot as of (\S+) counts [\d,]+ reports \([^)]*\), rolled up in ([\d.]+) s$/gm)]
     .filter((x) => Date.parse(x[1]!) >= from && Date.parse(x[1]!) <= to)
     .map((x) => Number(x[2]) * 1000);
 }
