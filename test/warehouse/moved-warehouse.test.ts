@@ -12,6 +12,7 @@ import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
 import { currentSnapshot, readStreamSummaries } from '../../warehouse/snapshots/snapshot-read.ts';
 import { durableStateFileName } from '../../warehouse/states/state-store.ts';
+import { warehouseLayout } from '../../warehouse/layout.ts';
 
 const START = new Date('2026-11-17T06:00:00Z');
 const AS_OF = new Date('2026-11-20T10:20:30Z');
@@ -40,12 +41,13 @@ afterAll(async () => {
 describe('a warehouse in another folder', () => {
   it('names a state file by its place in the state area, not by the warehouse folder', () => {
     const file = (root: string, ...rest: string[]) => path.join(root, 'state', 'customer=acme', ...rest);
-    expect(durableStateFileName(file('/srv/a', 'date=2026-11-19', 's1', 'hours.parquet'))).toBe('customer=acme/date=2026-11-19/s1/hours.parquet');
-    expect(durableStateFileName(file('/srv/b', 'date=2026-11-19', 's1', 'hours.parquet'))).toBe('customer=acme/date=2026-11-19/s1/hours.parquet');
-    expect(durableStateFileName(file('/srv/a', 'hours-0123abcd.parquet'))).toBe(durableStateFileName(file('/mnt/x/y', 'hours-0123abcd.parquet')));
+    const named = (root: string, ...rest: string[]) => durableStateFileName(warehouseLayout(root), file(root, ...rest));
+    expect(named('/srv/a', 'date=2026-11-19', 's1', 'hours.parquet')).toBe('customer=acme/date=2026-11-19/s1/hours.parquet');
+    expect(named('/srv/b', 'date=2026-11-19', 's1', 'hours.parquet')).toBe('customer=acme/date=2026-11-19/s1/hours.parquet');
+    expect(named('/srv/a', 'hours-0123abcd.parquet')).toBe(named('/mnt/x/y', 'hours-0123abcd.parquet'));
     // A layer's file: by its partition and name, whatever state folder links it.
-    expect(durableStateFileName(file('/srv/a', 'date=2026-11-20', 's2', 'layer-L1-hours.parquet'))).toBe('customer=acme/date=2026-11-20/layer-L1-hours.parquet');
-    expect(durableStateFileName(file('/srv/b', 'date=2026-11-20', 's3', 'layer-L1-hours.parquet'))).toBe('customer=acme/date=2026-11-20/layer-L1-hours.parquet');
+    expect(named('/srv/a', 'date=2026-11-20', 's2', 'layer-L1-hours.parquet')).toBe('customer=acme/date=2026-11-20/layer-L1-hours.parquet');
+    expect(named('/srv/b', 'date=2026-11-20', 's3', 'layer-L1-hours.parquet')).toBe('customer=acme/date=2026-11-20/layer-L1-hours.parquet');
   });
 
   it('makes no more class units at its first run there than the same run makes where it was, with the same figures', async () => {

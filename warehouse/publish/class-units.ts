@@ -71,7 +71,7 @@ export async function unitSessionClasses(
     // no order, under a name of its own: the rows are the same, a sorted file is never replaced by
     // an unsorted one, and the sort (most of a unit's cost, with the write) is done once, there.
     const unsorted = combined(u) && combinedUnits.get(u.customerId)! > 1;
-    const key = createHash('sha256').update([VERSION, ...(unsorted ? ['unsorted'] : []), signature, ...u.files.map(durableStateFileName)].join('\n')).digest('hex').slice(0, 24);
+    const key = createHash('sha256').update([VERSION, ...(unsorted ? ['unsorted'] : []), signature, ...u.files.map((f) => durableStateFileName(plan.layout, f))].join('\n')).digest('hex').slice(0, 24);
     const file = classesFile(plan.layout, u.customerId, key);
     const pieces = u.slots ? slotPiecesSql(u.files, u.slots) : hourPiecesSql(plan, u.files);
     const query = breakdownFileSql('unit_session_classes', { pieces: `(${pieces})`, order: unsorted ? '' : 'ORDER BY streamId' });

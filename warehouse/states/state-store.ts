@@ -220,16 +220,14 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
 /**
  * What names a state's file for good: a layer's file by its partition and its name (a layer id is
  * unique, and each new state of the partition hard-links the layers it keeps under that name into
- * its own folder), any other file by its path within the state area, from its customer's folder on
- * (a state's folder, or a compacted file's key, names its content). Never by the warehouse's own
- * path: a warehouse moved or restored elsewhere keeps the names of what it made (class units'
- * files are named by these), instead of making them all again at its first run.
+ * its own folder), any other file by its path within the state area (a state's folder, or a
+ * compacted file's key, names its content). Never by the warehouse's own path: a warehouse moved
+ * or restored elsewhere keeps the names of what it made (class units' files are named by these),
+ * instead of making them all again at its first run.
  */
-export function durableStateFileName(file: string): string {
+export function durableStateFileName(layout: WarehouseLayout, file: string): string {
   const name = path.basename(file);
-  const parts = file.split(path.sep);
-  const customer = parts.map((p) => p.startsWith('customer=')).lastIndexOf(true);
-  if (!name.startsWith('layer-')) return customer < 0 ? file : parts.slice(customer).join('/');
+  if (!name.startsWith('layer-')) return path.relative(layout.state, file).split(path.sep).join('/');
   const partition = path.dirname(path.dirname(file)); // <state>/customer=<id>/date=<d>/<state id>/layer-…
   return `${path.basename(path.dirname(partition))}/${path.basename(partition)}/${name}`;
 }
