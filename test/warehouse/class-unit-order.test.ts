@@ -1,8 +1,10 @@
-// The class units of a customer's days before asOf's date are read through one combined file
-// (class-units.ts): those units' own files are written in no order (only the combined copy is
-// sorted), every file a snapshot links is sorted by stream, and the combined file holds exactly
-// the rows of the units it combines. The figures themselves are checked against independent SQL
-// by rollup-figures.test.ts and breakdowns.test.ts.
+// The class units of a customer's days before asOf's date are read through two combined files
+// (class-units.ts): one of the units that stay settled for the rest of asOf's date (the runs of
+// days between the edges), one of the others (the days the edges fall in). Those units' own files
+// are written in no order (only the combined copies are sorted), every file a snapshot links is
+// sorted by stream, the combined files hold exactly the rows of the units they combine, and a
+// later hour of the same day remakes the second file only. The figures themselves are checked
+// against independent SQL by rollup-figures.test.ts and breakdowns.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -16,7 +18,7 @@ let wh: TestWarehouse;
 
 beforeAll(async () => {
   wh = await openTestWarehouse();
-  await generateReports(wh.db, wh.layout, { customers: ['acme'], streams: 3, sessions: 30, start: new Date('2026-11-01T00:00:00Z'), hours: 108, seed: 11 });
+  await generateReports(wh.db, wh.layout, { customers: ['acme'], streams: 3, sessions: 30, start: new Date('2026-11-01T00:00:00Z'), hours: 204, seed: 11 });
 }, 120_000);
 
 afterAll(async () => {
@@ -25,21 +27,23 @@ afterAll(async () => {
 
 const inode = async (f: string) => (await fs.stat(f)).ino;
 
-describe('class units read through the combined file', () => {
-  it('are written unsorted, the files the snapshot links sorted, the combined one their rows', async () => {
-    // asOf on 11-05 at noon: the days 11-01..11-03 one unit, 11-04 (the 24h edge) another; both combined.
-    const run = await runPipeline(wh, { asOf: new Date('2026-11-05T12:00:00Z'), rebuild: true, compact: false });
+describe('class units read through the combined files', () => {
+  it('are written unsorted, the files the snapshot links sorted, the combined ones their rows', async () => {
+    // asOf on 11-09 at noon: 11-01 (before the 7d edge) and 11-03..11-07 (between the 7d and 24h
+    // edges) are the units settled all day, combined in part-1; 11-02 (the 7d edge) and 11-08 (the
+    // 24h edge) the units of the hour, combined in part-2. Part-0 is the cut hours', part-3 asOf's day.
+    const run = await runPipeline(wh, { asOf: new Date('2026-11-09T12:00:00Z'), rebuild: true, compact: false });
     const files = snapshotFiles(publishedDir(wh.layout, run.manifest.snapshot));
     const partsDir = path.dirname(files.sessionClassesPart('acme', 0));
     const parts = (await fs.readdir(partsDir)).filter((n) => /^part-\d+\.parquet$/.test(n)).map((n) => path.join(partsDir, n));
-    expect(parts.length).toBeGreaterThanOrEqual(3); // the cut hours, the combined file, asOf's day
+    expect(parts.length).toBe(4);
     const stateDir = path.join(wh.layout.state, 'customer=acme');
     const stateClasses = (await fs.readdir(stateDir)).filter((n) => /^classes-[0-9a-f]+\.parquet$/.test(n)).map((n) => path.join(stateDir, n));
     const linked = new Set(await Promise.all(parts.map(inode)));
     const unlinked: string[] = [];
     for (const f of stateClasses) if (!linked.has(await inode(f))) unlinked.push(f);
-    // The two units of the days before asOf's date, computed to be combined and linked by no snapshot.
-    expect(unlinked.length).toBe(2);
+    // The four units of the days before asOf's date, computed to be combined and linked by no snapshot.
+    expect(unlinked.length).toBe(4);
 
     await wh.db.withSession(async (s) => {
       for (const f of parts) {
@@ -50,8 +54,8 @@ describe('class units read through the combined file', () => {
         if (!f.endsWith('part-0.parquet')) expect(Number(r!.rows), f).toBeGreaterThan(0); // part-0: the cut hours (none at a whole hour)
         expect(Number(r!.out_of_order), f).toBe(0);
       }
-      // part-1 is the combined file: the multiset of the unit files' rows, no more, no less.
-      const combined = `SELECT * FROM read_parquet(${quotedString(files.sessionClassesPart('acme', 1))})`;
+      // part-1 and part-2 are the combined files: together, the multiset of the unit files' rows, no more, no less.
+      const combined = `SELECT * FROM read_parquet(${fileList([files.sessionClassesPart('acme', 1), files.sessionClassesPart('acme', 2)])})`;
       const units = `SELECT * FROM read_parquet(${fileList(unlinked)})`;
       const [d] = await s.all<{ extra: number; missing: number; n: number }>(
         `SELECT (SELECT count(*) FROM (${combined} EXCEPT ALL ${units})) AS extra,
@@ -61,6 +65,18 @@ describe('class units read through the combined file', () => {
       expect(Number(d!.n)).toBeGreaterThan(0);
       expect(Number(d!.extra)).toBe(0);
       expect(Number(d!.missing)).toBe(0);
+      // part-1 holds the days between the edges, part-2 the edges' days.
+      const days = async (part: number) =>
+        (await s.all<{ d: string }>(`SELECT DISTINCT strftime(last_ts, '%Y-%m-%d') AS d FROM read_parquet(${quotedString(files.sessionClassesPart('acme', part))}) ORDER BY d`)).map((r) => r.d);
+      expect(await days(1)).toEqual(['2026-11-01', '2026-11-03', '2026-11-04', '2026-11-05', '2026-11-06', '2026-11-07']);
+      expect(await days(2)).toEqual(['2026-11-02', '2026-11-08']);
     });
+
+    // Three hours later on the same day: the file of the days between the edges is the same one
+    // (linked, not made again); that of the edges' days is made anew, as the edges moved.
+    const later = await runPipeline(wh, { asOf: new Date('2026-11-09T15:30:00Z'), compact: false });
+    const laterFiles = snapshotFiles(publishedDir(wh.layout, later.manifest.snapshot));
+    expect(await inode(laterFiles.sessionClassesPart('acme', 1))).toBe(await inode(files.sessionClassesPart('acme', 1)));
+    expect(await inode(laterFiles.sessionClassesPart('acme', 2))).not.toBe(await inode(files.sessionClassesPart('acme', 2)));
   }, 120_000);
 });

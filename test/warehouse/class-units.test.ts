@@ -2,7 +2,7 @@
 // unit's whole hour pieces the same window class and the same reading, another for any asOf (or
 // cut hours) that does not. And a layer's unit: the hours its reports lie in (hand-worked).
 import { describe, expect, it } from 'vitest';
-import { unitSignature } from '../../warehouse/states/combine-plan.ts';
+import { unitSettledForTheDay, unitSignature } from '../../warehouse/states/combine-plan.ts';
 import { layerClassUnit } from '../../warehouse/states/window-pieces.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import type { LayerMeta, StateMeta } from '../../warehouse/states/state-store.ts';
@@ -66,5 +66,35 @@ describe('layerClassUnit', () => {
     expect(span(layer(undefined, '2026-11-20T13:30:00Z'))).toEqual([TODAY, us('2026-11-20T14:00:00Z')]);
     expect(span(layer('not a time', null))).toEqual([TODAY, TODAY + DAY]);
     expect(span(layer('2026-11-19T23:59:59Z', '2026-11-21T00:00:00Z'))).toEqual([TODAY, TODAY + DAY]);
+  });
+});
+
+describe('unitSettledForTheDay', () => {
+  // asOf 2026-11-20: the 24h edge lies in 11-19, the 7d edge in 11-13, the 30d edge in 10-21.
+  const plan = (iso: string, cutHours: bigint[] = []) => ({ asOfUs: us(iso), asOfDate: iso.slice(0, 10), cutHours });
+  const day = (date: string) => [us(`${date}T00:00:00Z`), us(`${date}T00:00:00Z`) + DAY] as const;
+  const days = (from: string, to: string) => [us(`${from}T00:00:00Z`), us(`${to}T00:00:00Z`) + DAY] as const;
+
+  it('holds for the runs of days between the edges, at every hour of the day', () => {
+    for (const iso of ['2026-11-20T00:00:00Z', '2026-11-20T00:30:00Z', '2026-11-20T11:37:13Z', '2026-11-20T23:59:59.999Z']) {
+      expect(unitSettledForTheDay(plan(iso), ...days('2026-11-14', '2026-11-18')), iso).toBe(true);
+      expect(unitSettledForTheDay(plan(iso), ...days('2026-10-22', '2026-11-12')), iso).toBe(true);
+      // before the 30d edge, unbounded below
+      expect(unitSettledForTheDay(plan(iso), null, us('2026-10-21T00:00:00Z')), iso).toBe(true);
+    }
+  });
+
+  it('does not hold for a day an edge falls in, a span of asOf\'s date, or a span that holds a cut hour', () => {
+    const asOf = '2026-11-20T11:37:13Z';
+    expect(unitSettledForTheDay(plan(asOf), ...day('2026-11-19'))).toBe(false); // 24h edge
+    expect(unitSettledForTheDay(plan(asOf), ...day('2026-11-13'))).toBe(false); // 7d edge
+    expect(unitSettledForTheDay(plan(asOf), ...day('2026-10-21'))).toBe(false); // 30d edge
+    expect(unitSettledForTheDay(plan(asOf), null, us('2026-10-22T00:00:00Z'))).toBe(false); // holds the 30d edge
+    expect(unitSettledForTheDay(plan(asOf), TODAY, TODAY + 3_600_000_000n)).toBe(false); // asOf's date
+    // at midnight the 1h edge lies in the day before: 11-19, the 24h edge's day anyway
+    expect(unitSettledForTheDay(plan('2026-11-20T00:20:00Z'), ...day('2026-11-19'))).toBe(false);
+    // a cut hour inside a span otherwise free of edges (as when a state of that day holds reports after asOf)
+    const cut = us('2026-11-16T05:00:00Z');
+    expect(unitSettledForTheDay(plan(asOf, [cut]), ...days('2026-11-14', '2026-11-18'))).toBe(false);
   });
 });

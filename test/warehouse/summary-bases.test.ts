@@ -99,12 +99,19 @@ describe('summaries from the bases of settled classes', () => {
           const files = snapshotFiles(publishedDir(wh.layout, run.manifest.snapshot));
           const [row] = await wh.db.withSession((s) => s.all<{ n: bigint }>(`SELECT sum(activePeers) AS n FROM read_parquet(${quotedString(files.platform)})`));
           if (t === 0) active = Number(row?.n ?? 0);
-          // The settled classes (part-1: the customer's combined file) of the last tick hold sessions of its day.
+          // The settled classes of the last tick hold sessions of its day: part-1 is the customer's
+          // file of the days that stay settled all day (the days between the edges), part-2 its
+          // file of the others, combined from the day before (the 24h edge's day) and the settled
+          // layers of asOf's date. Only such a combined file holds rows of both days (a unit of
+          // asOf's date holds that day's rows only).
           if (t === ticks.length - 1) {
             const [today] = await wh.db.withSession((s) =>
-              s.all<{ n: bigint }>(`SELECT count(*) AS n FROM read_parquet(${quotedString(files.sessionClassesPart('globex', 1))}) WHERE last_ts >= ${quotedString(new Date(day).toISOString())}::TIMESTAMP`),
+              s.all<{ n: bigint; before: bigint }>(
+                `SELECT count(*) FILTER (WHERE last_ts >= $day) AS n, count(*) FILTER (WHERE last_ts < $day) AS before
+                 FROM read_parquet(${quotedString(files.sessionClassesPart('globex', 2))})`.replaceAll('$day', `${quotedString(new Date(day).toISOString())}::TIMESTAMP`),
+              ),
             );
-            settledToday = Number(today?.n ?? 0);
+            settledToday = Number(today?.before ?? 0) > 0 ? Number(today?.n ?? 0) : 0;
           }
         } else {
           expectSameSnapshotRows(rows, ref.rows, what);

@@ -9,18 +9,29 @@ import path from 'node:path';
 import { fileList, fillSql, quotedString, sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from '../reads/index.ts';
-import { unitSignature, type CombinePlan } from '../states/index.ts';
+import { dateOfUs, unitSettledForTheDay, unitSignature, type CombinePlan } from '../states/index.ts';
 import { hourPiecesSql, slotPiecesSql, type ClassUnit } from '../states/index.ts';
 import { classesFile, durableStateFileName, fileMadeOnce } from '../states/index.ts';
 
 /** Bumped when the files' columns or classing change: a new version names new files. */
 const VERSION = 'class-units-1';
 
+/**
+ * A customer's settled units are combined in two files: those whose classes stay for the rest of
+ * asOf's date (combine-plan.ts unitSettledForTheDay: the runs of days between the edges, most of
+ * the history), made once a day, and the others (the days the edges fall in and the settled
+ * layers of asOf's date), made at the first run of each hour. Until 2026-11-30 they were one file,
+ * made every hour from all of the history (docs/benchmarks.md, "a tick in history, part 6").
+ */
+const SETTLED_GROUPS = ['day', 'hour'] as const;
+type SettledGroup = (typeof SETTLED_GROUPS)[number];
+
 /** The units' session class files by customer, how many of them this run computed, and their union's SQL. */
 export interface UnitClasses {
   /**
    * The files the snapshot links, by customer: with `combineBefore`, the classes of the units
-   * before it in one file (their rows, sorted by stream), then each later unit's file.
+   * before it in two files at most (their rows, sorted by stream: SETTLED_GROUPS), then each
+   * later unit's file.
    */
   files: Map<string, string[]>;
   /** Every unit's classes file, and the combined ones: retention keeps them. */
@@ -30,10 +41,11 @@ export interface UnitClasses {
   computed: number;
   unionSql: string;
   /**
-   * With `combineBefore`: each customer's one file of the units that end by then (its settled
-   * classes: summary-bases.ts keeps what they give the summaries), the first of its `files`.
+   * With `combineBefore`: each customer's files of the units that end by then (its settled
+   * classes: summary-bases.ts keeps what they give the summaries), the first of its `files`: one
+   * of those that stay for the rest of asOf's date, one of the others (either may be missing).
    */
-  settled: Map<string, string>;
+  settled: Map<string, string[]>;
 }
 
 /**
@@ -42,11 +54,12 @@ export interface UnitClasses {
  * classes of the cut hours in the view `session_classes`. With `combineBefore`
  * (combine-plan.ts settledBeforeUs: the start of the hour before asOf's), a customer's units that
  * end by then (the days before asOf's date, in runs of days: window-pieces.ts; and the layers of
- * asOf's date whose reports all lie before it) are read through one file of all their rows, named
- * by theirs, so that a reader of the snapshot (the API's breakdowns) opens one file for them
- * instead of one per unit, and the summaries keep what they give (summary-bases.ts); it is made
- * again only when one of theirs is (at the first run of an hour, or when a merge replaces a layer
- * of it), and costs a copy of their rows.
+ * asOf's date whose reports all lie before it) are read through two files of all their rows
+ * (SETTLED_GROUPS: those that stay for the rest of the day, and the others), each named by its
+ * units, so that a reader of the snapshot (the API's breakdowns) opens two files for them instead
+ * of one per unit, and the summaries keep what they give (summary-bases.ts); a file is made again
+ * only when one of its units is (the first: at the first run of a day; the second: at the first
+ * run of an hour, or when a merge replaces a layer of it), and costs a copy of their rows.
  */
 export async function unitSessionClasses(
   s: DbSession,
@@ -56,40 +69,54 @@ export async function unitSessionClasses(
 ): Promise<UnitClasses> {
   const { params, types } = windowClassParams(plan.asOf);
   const files = new Map<string, string[]>();
-  const earlier = new Map<string, string[]>();
+  // The settled units by customer, in two groups: those whose classes stay for the rest of asOf's
+  // date (`day`), and the others (`hour`: the days an edge falls in, the settled layers of asOf's date).
+  const earlier = new Map<string, Record<SettledGroup, string[]>>();
   const used: string[] = [];
-  const settled = new Map<string, string>();
+  const settled = new Map<string, string[]>();
   let computed = 0;
+  const day = { asOfUs: plan.asOfUs, asOfDate: dateOfUs(plan.asOfUs), cutHours: plan.cutHours };
   // A slot unit (the cut hour of a layered state of yesterday) is never settled: it changes with the edge's slot.
   const combined = (u: ClassUnit) => !u.slots && combineBefore !== undefined && u.toUs <= combineBefore;
-  const combinedUnits = new Map<string, number>();
-  for (const u of units) if (combined(u)) combinedUnits.set(u.customerId, (combinedUnits.get(u.customerId) ?? 0) + 1);
+  const groupOf = (u: ClassUnit): SettledGroup => (unitSettledForTheDay(day, u.fromUs, u.toUs) ? 'day' : 'hour');
+  const groupSizes = new Map<string, number>();
+  const groupKey = (u: ClassUnit) => `${u.customerId}\n${groupOf(u)}`;
+  for (const u of units) if (combined(u)) groupSizes.set(groupKey(u), (groupSizes.get(groupKey(u)) ?? 0) + 1);
   for (const u of units) {
     // A slot unit's classes are fixed by its hour, the edge's slot and window (slotPiecesSql).
     const signature = u.slots ? `slots ${u.slots.hourUs} ${u.slots.slotUs} ${u.slots.windowSeconds}` : unitSignature(plan, u.fromUs, u.toUs);
-    // A unit read only through its customer's combined file (sorted when it is made) is written in
-    // no order, under a name of its own: the rows are the same, a sorted file is never replaced by
-    // an unsorted one, and the sort (most of a unit's cost, with the write) is done once, there.
-    const unsorted = combined(u) && combinedUnits.get(u.customerId)! > 1;
+    // A unit read only through a combined file of its customer (sorted when it is made) is written
+    // in no order, under a name of its own: the rows are the same, a sorted file is never replaced
+    // by an unsorted one, and the sort (most of a unit's cost, with the write) is done once, there.
+    const unsorted = combined(u) && groupSizes.get(groupKey(u))! > 1;
     const key = createHash('sha256').update([VERSION, ...(unsorted ? ['unsorted'] : []), signature, ...u.files.map((f) => durableStateFileName(plan.layout, f))].join('\n')).digest('hex').slice(0, 24);
     const file = classesFile(plan.layout, u.customerId, key);
     const pieces = u.slots ? slotPiecesSql(u.files, u.slots) : hourPiecesSql(plan, u.files);
     const query = breakdownFileSql('unit_session_classes', { pieces: `(${pieces})`, order: unsorted ? '' : 'ORDER BY streamId' });
     if (await fileMadeOnce(s, file, query, { rowGroupSize: SESSION_CLASSES_ROW_GROUP }, params, types)) computed++;
     used.push(file);
-    const to = combined(u) ? earlier : files;
-    to.set(u.customerId, [...(to.get(u.customerId) ?? []), file]);
+    if (combined(u)) {
+      const groups = earlier.get(u.customerId) ?? { day: [], hour: [] };
+      groups[groupOf(u)].push(file);
+      earlier.set(u.customerId, groups);
+    } else files.set(u.customerId, [...(files.get(u.customerId) ?? []), file]);
   }
-  for (const [customerId, list] of earlier) {
-    let file = list[0]!;
-    if (list.length > 1) {
-      const key = createHash('sha256').update([VERSION, 'combined', ...list.map((f) => path.basename(f))].join('\n')).digest('hex').slice(0, 24);
-      file = classesFile(plan.layout, customerId, key);
-      await fileMadeOnce(s, file, `SELECT * FROM read_parquet(${fileList(list)}, hive_partitioning = false) ORDER BY streamId`, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
-      used.push(file);
+  for (const [customerId, groups] of earlier) {
+    const list: string[] = [];
+    for (const group of SETTLED_GROUPS) {
+      const unitFiles = groups[group];
+      if (unitFiles.length === 0) continue;
+      let file = unitFiles[0]!;
+      if (unitFiles.length > 1) {
+        const key = createHash('sha256').update([VERSION, 'combined', ...unitFiles.map((f) => path.basename(f))].join('\n')).digest('hex').slice(0, 24);
+        file = classesFile(plan.layout, customerId, key);
+        await fileMadeOnce(s, file, `SELECT * FROM read_parquet(${fileList(unitFiles)}, hive_partitioning = false) ORDER BY streamId`, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
+        used.push(file);
+      }
+      list.push(file);
     }
-    settled.set(customerId, file);
-    files.set(customerId, [file, ...(files.get(customerId) ?? [])]);
+    settled.set(customerId, list);
+    files.set(customerId, [...list, ...(files.get(customerId) ?? [])]);
   }
   return { files, used, units: units.length, computed, unionSql: classesUnionSql(files), settled };
 }

@@ -122,11 +122,11 @@ export async function writeSummaries(
   const mode = testSummaryBases();
   const bases = await summaryBases(s, plan, mode.off ? new Map() : units.settled, mode.off ? undefined : mode.band);
   // The classes the bases do not hold: all of a customer's without one.
-  const fresh = new Map([...units.files].map(([c, list]) => [c, list.filter((f) => !bases.files.has(c) || f !== units.settled.get(c))] as const));
+  const fresh = new Map([...units.files].map(([c, list]) => [c, list.filter((f) => !bases.files.has(c) || !units.settled.get(c)!.includes(f))] as const));
   await createSessionClassesView(s, classesUnionSql(fresh), 'session_classes_fresh');
-  const union = (files: [string, string][]) => customerRowsSql(new Map(files.map(([c, f]) => [c, [f]]))).join('\nUNION ALL BY NAME\n');
+  const union = (files: [string, readonly string[]][]) => customerRowsSql(new Map(files)).join('\nUNION ALL BY NAME\n');
   if (bases.files.size > 0) {
-    await s.run(`CREATE OR REPLACE TEMP VIEW summary_bases AS ${union([...bases.files])}`);
+    await s.run(`CREATE OR REPLACE TEMP VIEW summary_bases AS ${union([...bases.files].map(([c, f]) => [c, [f]]))}`);
     await s.run(`CREATE OR REPLACE TEMP VIEW session_classes_settled AS ${union([...bases.files.keys()].map((c) => [c, units.settled.get(c)!]))}`);
   }
   const counts = await s.all<{ customer: string; streamId: string; n: number | bigint }>(

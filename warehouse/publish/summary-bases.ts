@@ -1,9 +1,9 @@
 // What a customer's settled session classes (the classes of its units that end by the start of the
 // hour before asOf's, combine-plan.ts settledBeforeUs: its days before asOf's date and the layers
-// of that date wholly before it; one file per customer: class-units.ts) give its stream
-// summaries, kept in the state area beside that file (summary_base.sql), so that a tick's
+// of that date wholly before it; one or two files per customer: class-units.ts) give its stream
+// summaries, kept in the state area beside those files (summary_base.sql), so that a tick's
 // summaries add the other classes to it (window_summaries_incremental.sql) instead of grouping
-// every session of the history again. A base is named by its settled file (which is named by its
+// every session of the history again. A base is named by its settled files (each named by its
 // units), the instant its late sessions begin (where the settled units end, less the horizon) and
 // its band: it is made once for each settled file (once an hour at most: the settled classes
 // change when an edge reaches another hour, or a merge replaces a settled layer) and reused by
@@ -42,7 +42,7 @@ export interface SummaryBases {
 export async function summaryBases(
   s: DbSession,
   plan: Pick<CombinePlan, 'layout' | 'asOfUs' | 'asOfDate' | 'horizonSeconds'>,
-  settled: ReadonlyMap<string, string>,
+  settled: ReadonlyMap<string, readonly string[]>,
   band: { extraFraction: number; margin: number } = SUMMARY_BAND,
 ): Promise<SummaryBases> {
   // A settled session can be active at an asOf of this hour only if its latest report is at most
@@ -51,12 +51,13 @@ export async function summaryBases(
   const files = new Map<string, string>();
   let computed = 0;
   for (const [customer, classes] of settled) {
+    if (classes.length === 0) continue;
     const key = createHash('sha256')
-      .update([VERSION, path.basename(classes), lateFrom.toISOString(), band.extraFraction, band.margin].join('\n'))
+      .update([VERSION, ...classes.map((f) => path.basename(f)), lateFrom.toISOString(), band.extraFraction, band.margin].join('\n'))
       .digest('hex')
       .slice(0, 24);
     const file = classesFile(plan.layout, customer, `summary-${key}`);
-    const query = pieceSql('summary_base', { settled: `read_parquet(${fileList([classes])}, hive_partitioning = false)` });
+    const query = pieceSql('summary_base', { settled: `read_parquet(${fileList(classes)}, hive_partitioning = false)` });
     const params = { window_names: listValue([...WINDOW_NAMES]), late_from: timestampParam(lateFrom), band_extra_fraction: band.extraFraction, band_margin: BigInt(band.margin) };
     if (await fileMadeOnce(s, file, query, {}, params, { window_names: LIST(VARCHAR), late_from: TIMESTAMP, band_extra_fraction: DOUBLE })) computed++;
     files.set(customer, file);

@@ -45,6 +45,21 @@ export function settledBeforeUs(plan: Pick<CombinePlan, 'asOfUs' | 'asOfDate'>):
   return hourBefore > day ? hourBefore : day;
 }
 
+/**
+ * Whether a settled unit's classes stay the same for the rest of asOf's date (class-units.ts
+ * keeps those units in a file of their own, made once a day): it lies before asOf's date and holds
+ * no window's lower edge, no asOf and no cut hour. Each lower edge is asOf less whole days (or
+ * less an hour, in the day before only at the first hour of asOf's date, where the 24h edge is
+ * anyway), so it stays in one date for all of asOf's date: a unit without one now has none until
+ * midnight. The others (the days the edges fall in, the layers of asOf's date) change hourly.
+ */
+export function unitSettledForTheDay(plan: Pick<CombinePlan, 'asOfUs' | 'asOfDate' | 'cutHours'>, fromUs: bigint | null, toUs: bigint): boolean {
+  if (toUs > dayStartUs(plan.asOfDate)) return false;
+  const inside = (x: bigint) => (fromUs === null || x >= fromUs) && x < toUs;
+  const edges = WINDOWS.filter((w) => w.seconds !== null).map((w) => plan.asOfUs - BigInt(w.seconds!) * 1_000_000n);
+  return !edges.some(inside) && !inside(plan.asOfUs) && !plan.cutHours.some(inside);
+}
+
 /** The start of the `grain`-long interval whose open part (start, start + grain) strictly holds `edge`. */
 function cutInterval(edge: bigint, grain: bigint): bigint | null {
   const start = floorUs(edge, grain);
