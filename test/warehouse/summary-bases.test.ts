@@ -13,7 +13,10 @@ import { expectSameSnapshotRows, snapshotRows } from '../helpers/snapshot-rows.t
 import { expectSnapshotMatchesIndependent } from '../helpers/figures-check.ts';
 import { generateReports } from '../../warehouse/sample/generate.ts';
 import { runPipeline } from '../../jobs/pipeline.ts';
-import { quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import path from 'node:path';
+import { fileList, quotedString } from '../../warehouse/duckdb/sql-text.ts';
+import { SUMMARY_BAND, summaryBases } from '../../warehouse/publish/summary-bases.ts';
+import { WINDOW_NAMES } from '../../warehouse/figures/index.ts';
 import { publishedDir, snapshotFiles } from '../../warehouse/snapshots/snapshot-folders.ts';
 import { keepEnv } from '../helpers/env.ts';
 
@@ -130,4 +133,84 @@ describe('summaries from the bases of settled classes', () => {
     expect(counts['0,0']!.fromBase).toBeGreaterThan(0);
     expect(counts['off']).toEqual({ fromBase: 0, recomputed: 0, bases: 0 });
   }, 300_000);
+
+  it('composed from the day base and the hour file: the rows of a base of both files, the band every value from its lower end', async () => {
+    // The state the ticks above left: history up to the day before, layers of the day. At this asOf
+    // the customer has both settled files: part-1 (days between the edges: settled all day) and
+    // part-2 (the 24h edge's day and the day's settled layers).
+    const day = BASE.getTime() + 3 * DAY;
+    const asOf = new Date(day + 5 * HOUR + 20 * 60_000);
+    const run = await runPipeline(wh, { asOf, replaceCurrent: true });
+    const files = snapshotFiles(publishedDir(wh.layout, run.manifest.snapshot));
+    const [dayFile, hourFile] = [files.sessionClassesPart('globex', 1), files.sessionClassesPart('globex', 2)];
+    const planOf = (horizonSeconds: number) => ({ layout: wh.layout, asOfUs: BigInt(asOf.getTime()) * 1000n, asOfDate: asOf.toISOString().slice(0, 10), horizonSeconds });
+    await wh.db.withSession(async (s) => {
+      const [span] = await s.all<{ day_max: string; hour_min: string; hour_max: string }>(
+        `SELECT (SELECT CAST(max(last_ts) AS VARCHAR) FROM read_parquet(${quotedString(dayFile)})) AS day_max,
+                (SELECT CAST(min(last_ts) AS VARCHAR) FROM read_parquet(${quotedString(hourFile)})) AS hour_min,
+                (SELECT CAST(max(last_ts) AS VARCHAR) FROM read_parquet(${quotedString(hourFile)})) AS hour_max`,
+      );
+      expect(Date.parse(`${span!.day_max}Z`)).toBeLessThan(day - DAY); // the days before the 24h edge's
+      expect(Date.parse(`${span!.hour_min}Z`)).toBeLessThan(day); // the 24h edge's day ...
+      expect(Date.parse(`${span!.hour_max}Z`)).toBeGreaterThanOrEqual(day); // ... and the day's settled layers
+      // Both files' rows in one file: its base is made from its rows (summary_base.sql), the reference.
+      const union = path.join(wh.root, 'settled-union.parquet');
+      await s.run(`COPY (SELECT * FROM read_parquet(${fileList([dayFile, hourFile])})) TO ${quotedString(union)} (FORMAT parquet)`);
+      // The configured horizon, and one of 30 hours: then the late sessions reach back into the day
+      // base's own (the days before the 24h edge's), and sessions of both files are late.
+      for (const [band, horizon] of [
+        [SUMMARY_BAND, wh.config.activityHorizonSeconds],
+        [{ extraFraction: 0, margin: 0 }, wh.config.activityHorizonSeconds],
+        [SUMMARY_BAND, 30 * 3600],
+      ] as const) {
+        const plan = planOf(horizon);
+        const composed = await summaryBases(s, plan, new Map([['globex', { day: dayFile, hour: hourFile }]]), band);
+        const direct = await summaryBases(s, plan, new Map([['globex', { day: null, hour: union }]]), band);
+        const [c, d] = [composed.files.get('globex')!, direct.files.get('globex')!];
+        expect(c).not.toBe(d);
+        const cols = (await s.all<{ column_name: string }>(`DESCRIBE SELECT * FROM read_parquet(${quotedString(d)})`))
+          .map((r) => r.column_name)
+          .filter((n) => n !== 'band' && n !== 'band_min')
+          .map((n) => `"${n}"`)
+          .join(', ');
+        const rows = (f: string) => `SELECT ${cols} FROM read_parquet(${quotedString(f)})`;
+        const [diff] = await s.all<{ extra: bigint; missing: bigint; n: bigint; windows: bigint; late: bigint }>(
+          `SELECT (SELECT count(*) FROM (${rows(c)} EXCEPT ALL ${rows(d)})) AS extra,
+                  (SELECT count(*) FROM (${rows(d)} EXCEPT ALL ${rows(c)})) AS missing,
+                  (SELECT count(*) FROM read_parquet(${quotedString(d)})) AS n,
+                  (SELECT count(*) FROM read_parquet(${quotedString(d)}) WHERE kind = 'window') AS windows,
+                  (SELECT count(*) FROM read_parquet(${quotedString(d)}) WHERE kind = 'late') AS late`,
+        );
+        const what = `band ${band.extraFraction},${band.margin}, horizon ${horizon} s`;
+        expect(Number(diff!.windows), what).toBeGreaterThan(0);
+        if (horizon > DAY / 1000) expect(Number(diff!.late), what).toBeGreaterThan(0);
+        expect(Number(diff!.extra), what).toBe(0);
+        expect(Number(diff!.missing), what).toBe(0);
+        // The band: every startup time of a session of the window at or above its lower end (all of
+        // them when it has none), from the settled rows directly.
+        const names = WINDOW_NAMES.map((n) => quotedString(n)).join(', ');
+        const [b] = await s.all<{ extra: bigint; missing: bigint; cut: bigint; kept: bigint }>(
+          `WITH w AS (SELECT unnest([${names}]) AS windowName, generate_subscripts([${names}], 1) AS class),
+           sv AS (
+             SELECT w.windowName, r.streamId, r.sessionId, max(r.startup_ms) AS v
+             FROM read_parquet(${quotedString(union)}) AS r JOIN w ON r.class <= w.class
+             GROUP BY ALL
+           ),
+           lo AS (SELECT windowName, streamId, band_min FROM read_parquet(${quotedString(c)}) WHERE kind = 'window'),
+           expected AS (SELECT sv.windowName, sv.streamId, sv.v FROM sv JOIN lo USING (windowName, streamId) WHERE sv.v IS NOT NULL AND sv.v >= coalesce(lo.band_min, sv.v)),
+           got AS (SELECT windowName, streamId, unnest(band) AS v FROM read_parquet(${quotedString(c)}) WHERE kind = 'window')
+           SELECT (SELECT count(*) FROM (SELECT * FROM got EXCEPT ALL SELECT * FROM expected)) AS extra,
+                  (SELECT count(*) FROM (SELECT * FROM expected EXCEPT ALL SELECT * FROM got)) AS missing,
+                  (SELECT count(*) FROM lo WHERE band_min IS NOT NULL) AS cut,
+                  (SELECT count(*) FROM got) AS kept`,
+        );
+        expect(Number(b!.kept), what).toBeGreaterThan(0);
+        expect(Number(b!.extra), what).toBe(0);
+        expect(Number(b!.missing), what).toBe(0);
+        // The smallest band leaves values out: the lower end is used.
+        if (band.margin === 0) expect(Number(b!.cut), what).toBeGreaterThan(0);
+      }
+    });
+  }, 120_000);
 });
+

@@ -42,11 +42,19 @@ export interface UnitClasses {
   unionSql: string;
   /**
    * With `combineBefore`: each customer's files of the units that end by then (its settled
-   * classes: summary-bases.ts keeps what they give the summaries), the first of its `files`: one
-   * of those that stay for the rest of asOf's date, one of the others (either may be missing).
+   * classes: summary-bases.ts keeps what they give the summaries), the first of its `files`.
    */
-  settled: Map<string, string[]>;
+  settled: Map<string, SettledFiles>;
 }
+
+/**
+ * A customer's settled classes: the file of the units that stay settled for the rest of asOf's
+ * date (`day`) and that of the others (`hour`), each null when there are none (SETTLED_GROUPS).
+ */
+export type SettledFiles = Record<SettledGroup, string | null>;
+
+/** The files of a customer's settled classes, `day` first. */
+export const settledFileList = (f: SettledFiles): string[] => SETTLED_GROUPS.flatMap((g) => (f[g] === null ? [] : [f[g]]));
 
 /**
  * The session classes file of every unit at asOf (written the first time a run needs it, touched
@@ -73,7 +81,7 @@ export async function unitSessionClasses(
   // date (`day`), and the others (`hour`: the days an edge falls in, the settled layers of asOf's date).
   const earlier = new Map<string, Record<SettledGroup, string[]>>();
   const used: string[] = [];
-  const settled = new Map<string, string[]>();
+  const settled = new Map<string, SettledFiles>();
   let computed = 0;
   const day = { asOfUs: plan.asOfUs, asOfDate: dateOfUs(plan.asOfUs), cutHours: plan.cutHours };
   // A slot unit (the cut hour of a layered state of yesterday) is never settled: it changes with the edge's slot.
@@ -102,7 +110,7 @@ export async function unitSessionClasses(
     } else files.set(u.customerId, [...(files.get(u.customerId) ?? []), file]);
   }
   for (const [customerId, groups] of earlier) {
-    const list: string[] = [];
+    const both: SettledFiles = { day: null, hour: null };
     for (const group of SETTLED_GROUPS) {
       const unitFiles = groups[group];
       if (unitFiles.length === 0) continue;
@@ -113,10 +121,10 @@ export async function unitSessionClasses(
         await fileMadeOnce(s, file, `SELECT * FROM read_parquet(${fileList(unitFiles)}, hive_partitioning = false) ORDER BY streamId`, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
         used.push(file);
       }
-      list.push(file);
+      both[group] = file;
     }
-    settled.set(customerId, list);
-    files.set(customerId, [...list, ...(files.get(customerId) ?? [])]);
+    settled.set(customerId, both);
+    files.set(customerId, [...settledFileList(both), ...(files.get(customerId) ?? [])]);
   }
   return { files, used, units: units.length, computed, unionSql: classesUnionSql(files), settled };
 }

@@ -11,7 +11,7 @@ import { WINDOW_NAMES } from '../figures/index.ts';
 import type { CombinePlan, CustomerFigures } from '../states/index.ts';
 import type { SnapshotFiles } from '../snapshots/index.ts';
 import { testSummaryBases, testSummaryGroupRows } from '../../lib/config.ts';
-import { classesUnionSql, createSessionClassesView, customerRowsSql, type UnitClasses } from './class-units.ts';
+import { classesUnionSql, createSessionClassesView, customerRowsSql, settledFileList, type UnitClasses } from './class-units.ts';
 import { summaryBases } from './summary-bases.ts';
 
 /** Parameters of stream_summaries.sql. */
@@ -122,12 +122,12 @@ export async function writeSummaries(
   const mode = testSummaryBases();
   const bases = await summaryBases(s, plan, mode.off ? new Map() : units.settled, mode.off ? undefined : mode.band);
   // The classes the bases do not hold: all of a customer's without one.
-  const fresh = new Map([...units.files].map(([c, list]) => [c, list.filter((f) => !bases.files.has(c) || !units.settled.get(c)!.includes(f))] as const));
+  const fresh = new Map([...units.files].map(([c, list]) => [c, list.filter((f) => !bases.files.has(c) || !settledFileList(units.settled.get(c)!).includes(f))] as const));
   await createSessionClassesView(s, classesUnionSql(fresh), 'session_classes_fresh');
   const union = (files: [string, readonly string[]][]) => customerRowsSql(new Map(files)).join('\nUNION ALL BY NAME\n');
   if (bases.files.size > 0) {
     await s.run(`CREATE OR REPLACE TEMP VIEW summary_bases AS ${union([...bases.files].map(([c, f]) => [c, [f]]))}`);
-    await s.run(`CREATE OR REPLACE TEMP VIEW session_classes_settled AS ${union([...bases.files.keys()].map((c) => [c, units.settled.get(c)!]))}`);
+    await s.run(`CREATE OR REPLACE TEMP VIEW session_classes_settled AS ${union([...bases.files.keys()].map((c) => [c, settledFileList(units.settled.get(c)!)]))}`);
   }
   const counts = await s.all<{ customer: string; streamId: string; n: number | bigint }>(
     fillSql(sqlFile('summary_stream_rows'), { bases: bases.files.size === 0 ? '' : 'UNION ALL SELECT customer, streamId, count(*) FROM summary_bases GROUP BY ALL' }),
@@ -162,7 +162,7 @@ export async function writeSummaries(
   const customers = await writeCustomerSummaries(s, plan.customers, plan.build);
   const platformRows = await writeAddedUp(s, plan.build);
   const summaries = { basesComputed: bases.computed, streamsFromBase: fromBase.length - recomputed.length, streamsRecomputed: recomputed.length };
-  return { customers, platformRows, summaries, used: [...bases.files.values()] };
+  return { customers, platformRows, summaries, used: bases.used };
 }
 
 /** Each customer's stream summaries into its file, and what they count. */
