@@ -1,9 +1,10 @@
-// The class units of a customer's days before asOf's date are read through two combined files
-// (class-units.ts): one of the units that stay settled for the rest of asOf's date (the runs of
-// days between the edges), one of the others (the days the edges fall in). Those units' own files
-// are written in no order (only the combined copies are sorted), every file a snapshot links is
-// sorted by stream, the combined files hold exactly the rows of the units they combine, and a
-// later hour of the same day remakes the second file only. The figures themselves are checked
+// The class units of a customer's days before asOf's date are read through two files
+// (class-units.ts): the day file of the units that stay settled for the rest of asOf's date (the
+// runs of days between the edges), made at once from their hour files (no file of each unit); and
+// the hour file of the others (the days the edges fall in), a sorted copy of those units' own
+// files, which are written in no order. Every file a snapshot links is sorted by stream, the hour
+// file holds exactly the rows of the units it combines, and a later hour of the same day remakes
+// the hour file only. The figures themselves are checked
 // against independent SQL by rollup-figures.test.ts and breakdowns.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
@@ -30,7 +31,7 @@ const inode = async (f: string) => (await fs.stat(f)).ino;
 describe('class units read through the combined files', () => {
   it('are written unsorted, the files the snapshot links sorted, the combined ones their rows', async () => {
     // asOf on 11-09 at noon: 11-01 (before the 7d edge) and 11-03..11-07 (between the 7d and 24h
-    // edges) are the units settled all day, combined in part-1; 11-02 (the 7d edge) and 11-08 (the
+    // edges) are the units settled all day, made into part-1; 11-02 (the 7d edge) and 11-08 (the
     // 24h edge) the units of the hour, combined in part-2. Part-0 is the cut hours', part-3 asOf's day.
     const run = await runPipeline(wh, { asOf: new Date('2026-11-09T12:00:00Z'), rebuild: true, compact: false });
     const files = snapshotFiles(publishedDir(wh.layout, run.manifest.snapshot));
@@ -42,8 +43,9 @@ describe('class units read through the combined files', () => {
     const linked = new Set(await Promise.all(parts.map(inode)));
     const unlinked: string[] = [];
     for (const f of stateClasses) if (!linked.has(await inode(f))) unlinked.push(f);
-    // The four units of the days before asOf's date, computed to be combined and linked by no snapshot.
-    expect(unlinked.length).toBe(4);
+    // The two units of the hour file, computed to be combined and linked by no snapshot (the day
+    // file's units have no file of their own).
+    expect(unlinked.length).toBe(2);
 
     await wh.db.withSession(async (s) => {
       for (const f of parts) {
@@ -54,8 +56,8 @@ describe('class units read through the combined files', () => {
         if (!f.endsWith('part-0.parquet')) expect(Number(r!.rows), f).toBeGreaterThan(0); // part-0: the cut hours (none at a whole hour)
         expect(Number(r!.out_of_order), f).toBe(0);
       }
-      // part-1 and part-2 are the combined files: together, the multiset of the unit files' rows, no more, no less.
-      const combined = `SELECT * FROM read_parquet(${fileList([files.sessionClassesPart('acme', 1), files.sessionClassesPart('acme', 2)])})`;
+      // part-2 is the combined file: the multiset of its unit files' rows, no more, no less.
+      const combined = `SELECT * FROM read_parquet(${quotedString(files.sessionClassesPart('acme', 2))})`;
       const units = `SELECT * FROM read_parquet(${fileList(unlinked)})`;
       const [d] = await s.all<{ extra: number; missing: number; n: number }>(
         `SELECT (SELECT count(*) FROM (${combined} EXCEPT ALL ${units})) AS extra,

@@ -77,9 +77,6 @@ export async function unitSessionClasses(
 ): Promise<UnitClasses> {
   const { params, types } = windowClassParams(plan.asOf);
   const files = new Map<string, string[]>();
-  // The settled units by customer, in two groups: those whose classes stay for the rest of asOf's
-  // date (`day`), and the others (`hour`: the days an edge falls in, the settled layers of asOf's date).
-  const earlier = new Map<string, Record<SettledGroup, string[]>>();
   const used: string[] = [];
   const settled = new Map<string, SettledFiles>();
   let computed = 0;
@@ -87,47 +84,71 @@ export async function unitSessionClasses(
   // A slot unit (the cut hour of a layered state of yesterday) is never settled: it changes with the edge's slot.
   const combined = (u: ClassUnit) => !u.slots && combineBefore !== undefined && u.toUs <= combineBefore;
   const groupOf = (u: ClassUnit): SettledGroup => (unitSettledForTheDay(day, u.fromUs, u.toUs) ? 'day' : 'hour');
-  const groupSizes = new Map<string, number>();
-  const groupKey = (u: ClassUnit) => `${u.customerId}\n${groupOf(u)}`;
-  for (const u of units) if (combined(u)) groupSizes.set(groupKey(u), (groupSizes.get(groupKey(u)) ?? 0) + 1);
-  for (const u of units) {
+  const signatureOf = (u: ClassUnit) =>
     // A slot unit's classes are fixed by its hour, the edge's slot and window (slotPiecesSql).
-    const signature = u.slots ? `slots ${u.slots.hourUs} ${u.slots.slotUs} ${u.slots.windowSeconds}` : unitSignature(plan, u.fromUs, u.toUs);
-    // A unit read only through a combined file of its customer (sorted when it is made) is written
-    // in no order, under a name of its own: the rows are the same, a sorted file is never replaced
-    // by an unsorted one, and the sort (most of a unit's cost, with the write) is done once, there.
-    const unsorted = combined(u) && groupSizes.get(groupKey(u))! > 1;
-    const key = createHash('sha256').update([VERSION, ...(unsorted ? ['unsorted'] : []), signature, ...u.files.map((f) => durableStateFileName(plan.layout, f))].join('\n')).digest('hex').slice(0, 24);
-    const file = classesFile(plan.layout, u.customerId, key);
-    const pieces = u.slots ? slotPiecesSql(u.files, u.slots) : hourPiecesSql(plan, u.files);
-    const query = breakdownFileSql('unit_session_classes', { pieces: `(${pieces})`, order: unsorted ? '' : 'ORDER BY streamId' });
-    if (await fileMadeOnce(s, file, query, { rowGroupSize: SESSION_CLASSES_ROW_GROUP }, params, types)) computed++;
+    u.slots ? `slots ${u.slots.hourUs} ${u.slots.slotUs} ${u.slots.windowSeconds}` : unitSignature(plan, u.fromUs, u.toUs);
+  const nameOf = (u: ClassUnit) => [signatureOf(u), ...u.files.map((f) => durableStateFileName(plan.layout, f))];
+  const make = async (file: string, pieces: string, order: boolean) => {
+    const query = breakdownFileSql('unit_session_classes', { pieces: `(${pieces})`, order: order ? 'ORDER BY streamId' : '' });
+    const made = await fileMadeOnce(s, file, query, { rowGroupSize: SESSION_CLASSES_ROW_GROUP }, params, types);
     used.push(file);
-    if (combined(u)) {
-      const groups = earlier.get(u.customerId) ?? { day: [], hour: [] };
-      groups[groupOf(u)].push(file);
-      earlier.set(u.customerId, groups);
-    } else files.set(u.customerId, [...(files.get(u.customerId) ?? []), file]);
+    return made;
+  };
+  // The settled units by customer, in two groups: those whose classes stay for the rest of asOf's
+  // date (`day`), and the others (`hour`: the days an edge falls in, the settled layers of asOf's date).
+  const groups = new Map<string, Record<SettledGroup, ClassUnit[]>>();
+  for (const u of units) {
+    if (!combined(u)) continue;
+    const g = groups.get(u.customerId) ?? { day: [], hour: [] };
+    g[groupOf(u)].push(u);
+    groups.set(u.customerId, g);
   }
-  for (const [customerId, groups] of earlier) {
+  // The units of neither group: a file each, sorted, linked by the snapshot as it is.
+  for (const u of units) {
+    if (combined(u)) continue;
+    const file = classesFile(plan.layout, u.customerId, unitKey([VERSION, ...nameOf(u)]));
+    if (await make(file, u.slots ? slotPiecesSql(u.files, u.slots) : hourPiecesSql(plan, u.files), true)) computed++;
+    files.set(u.customerId, [...(files.get(u.customerId) ?? []), file]);
+  }
+  for (const [customerId, g] of groups) {
     const both: SettledFiles = { day: null, hour: null };
-    for (const group of SETTLED_GROUPS) {
-      const unitFiles = groups[group];
-      if (unitFiles.length === 0) continue;
+    // The day group: its units' classes are made at most once a day, all at once, into the file
+    // that the snapshot links (sorted), from all their hour files: no file of each unit, no copy.
+    // A session of two of its units is then one row of each class, not one per unit (readers add a
+    // session's rows up either way).
+    if (g.day.length > 0) {
+      const file = classesFile(plan.layout, customerId, unitKey([VERSION, 'day', ...g.day.flatMap((u) => [...nameOf(u), ''])]));
+      if (await make(file, hourPiecesSql(plan, g.day.flatMap((u) => u.files)), true)) computed += g.day.length;
+      both.day = file;
+    }
+    // The hour group: a file of each unit's classes, so that a unit that did not change keeps them
+    // (the settled layers of asOf's date, hour after hour); with several units, those files are
+    // written in no order, under a name of their own (a sorted file is never replaced by an
+    // unsorted one), and one sorted copy of their rows is linked (sorting is most of a unit's cost).
+    if (g.hour.length > 0) {
+      const unsorted = g.hour.length > 1;
+      const unitFiles: string[] = [];
+      for (const u of g.hour) {
+        const file = classesFile(plan.layout, customerId, unitKey([VERSION, ...(unsorted ? ['unsorted'] : []), ...nameOf(u)]));
+        if (await make(file, hourPiecesSql(plan, u.files), !unsorted)) computed++;
+        unitFiles.push(file);
+      }
       let file = unitFiles[0]!;
-      if (unitFiles.length > 1) {
-        const key = createHash('sha256').update([VERSION, 'combined', ...unitFiles.map((f) => path.basename(f))].join('\n')).digest('hex').slice(0, 24);
-        file = classesFile(plan.layout, customerId, key);
+      if (unsorted) {
+        file = classesFile(plan.layout, customerId, unitKey([VERSION, 'combined', ...unitFiles.map((f) => path.basename(f))]));
         await fileMadeOnce(s, file, `SELECT * FROM read_parquet(${fileList(unitFiles)}, hive_partitioning = false) ORDER BY streamId`, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
         used.push(file);
       }
-      both[group] = file;
+      both.hour = file;
     }
     settled.set(customerId, both);
     files.set(customerId, [...settledFileList(both), ...(files.get(customerId) ?? [])]);
   }
   return { files, used, units: units.length, computed, unionSql: classesUnionSql(files), settled };
 }
+
+/** A classes file's key: a hash of what names it (code constants and state file names). */
+const unitKey = (parts: readonly string[]) => createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 24);
 
 /** For each customer with files, a SELECT of their rows with its id as `customer` (code constants and quoted paths). */
 export function customerRowsSql(files: ReadonlyMap<string, readonly string[]>): string[] {

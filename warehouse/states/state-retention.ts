@@ -192,6 +192,8 @@ async function pruneCustomer(prune: Pruning, c: string): Promise<void> {
  * superseded grace time, so that their number does not grow with the cadence (a run links those it
  * uses into its snapshot seconds after touching them).
  */
+// (`hours-` files, compacted hour pieces of a customer's older days, are made by no build since
+// 2026-11-30: those that earlier builds left go once unused, as before.)
 function pruneCustomerFile(prune: Pruning, c: string, d: string): Promise<boolean> | false {
   const file = path.join(prune.layout.state, c, d);
   if (!(d.startsWith('hours-') || d.startsWith('classes-') || d.startsWith('series-')) || prune.opts.keepFiles?.has(file)) return false;

@@ -245,14 +245,6 @@ export function stateReportFiles(layout: WarehouseLayout, meta: StateMeta): stri
 }
 
 /**
- * A customer's compacted hour pieces of many states (window-pieces.ts), named by a hash of which
- * states it holds: state/customer=<id>/hours-<key>.parquet.
- */
-export function compactedHoursFile(layout: WarehouseLayout, customerId: string, key: string): string {
-  return path.join(layout.state, `customer=${customerId}`, `hours-${key}.parquet`);
-}
-
-/**
  * The session classes of one class unit of a customer at one signature (class-units.ts), named by
  * a hash of the unit's hour-piece files and the signature: state/customer=<id>/classes-<key>.parquet.
  */

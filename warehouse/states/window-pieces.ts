@@ -5,18 +5,15 @@ import { BIGINT, VARCHAR } from '@duckdb/node-api';
 import { copyToParquet, STATE_COMPRESSION } from '../duckdb/index.ts';
 import { fileList, fillSql, sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
-import { compactedFile, statesKey } from './state-files.ts';
-import { dateOfDay, dateOfUs, DAY_US, dayStartUs, epochDay, HOUR_US, unitSignature, windowEdges, type CombinePlan } from './combine-plan.ts';
+import { dateOfUs, DAY_US, dayStartUs, HOUR_US, unitSignature, windowEdges, type CombinePlan } from './combine-plan.ts';
 import { noPiecesSql, pieceSql } from '../figures/index.ts';
 import { loadStateReports } from './state-session-reports.ts';
-import { compactedHoursFile, hasSlots, SLOT_US, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
+import { hasSlots, SLOT_US, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
 import { dropRelations } from '../duckdb/index.ts';
 import type { WarehouseLayout } from '../layout.ts';
 import { exists } from '../../lib/fsx.ts';
 import { testEdgeLoadBytes, testEdgeSlotsOff } from '../../lib/config.ts';
 
-/** Days this recent are read from their own states; older ones from a customer's compacted file. */
-const RECENT_DAYS = 2;
 
 /** Literals of code-computed instants (never input), for filters DuckDB can push into Parquet reads. */
 const lit = (xs: readonly bigint[]) => xs.map((x) => `${x}::BIGINT`).join(', ');
@@ -69,7 +66,7 @@ export function slotPiecesSql(files: readonly string[], cut: SlotCut): string {
  * the hour pieces, wholly inside every window they touch, are named in `units`.
  */
 export async function createWindowPieces(s: DbSession, plan: CombinePlan): Promise<WindowPieces> {
-  const units = await classUnits(s, plan);
+  const units = classUnits(plan);
   const edges = await edgePieces(s, plan);
   const sources = [...(edges.sql ? [edges.sql] : []), noPiecesSql()];
   await s.run(fillSql(sqlFile('window_pieces'), { sources: sources.join('\nUNION ALL\n') }));
@@ -93,15 +90,14 @@ export function hourPiecesSql(plan: Pick<CombinePlan, 'asOfUs' | 'cutHours'>, fi
  * the hours its reports lie in: a layer whose hours all lie before the 1h window's edge keeps its
  * classes when the edge moves on. A customer's days before asOf's date are grouped by their
  * signature: the days that an edge or asOf falls in are units of their own, and each run of days
- * between two of them one unit, whose classes then stay the same until the edges move to another
- * day (once a day); before that, the customer's 30 days were one unit, made again at every hour.
- * A group's days from RECENT_DAYS before asOf's date are read from their states' own files, the
- * older ones from one compacted file of their hour pieces (compacted-files.ts) when there are
- * several, so that a run opens a few files per customer instead of one per day of history (a late
- * file into an old day rebuilds its group's compacted file).
+ * between two of them one unit over its states' hour files, whose classes then stay the same
+ * until the edges move to another day (once a day); before that, the customer's 30 days were one
+ * unit, made again at every hour. (Until 2026-11-30 the days of a run older than the day before
+ * yesterday were read from one compacted file of their hour pieces, made again whenever the run's
+ * days changed, once a day: class-units.ts now makes the classes of all of a customer's runs of
+ * days at once, from their states' own files, and the copy saved nothing.)
  */
-async function classUnits(s: DbSession, plan: CombinePlan): Promise<ClassUnit[]> {
-  const cutoff = dateOfDay(epochDay(plan.asOfDate) - RECENT_DAYS);
+function classUnits(plan: CombinePlan): ClassUnit[] {
   const units: ClassUnit[] = [];
   const before = new Map<string, StateMeta[]>();
   for (const m of plan.states) {
@@ -110,15 +106,7 @@ async function classUnits(s: DbSession, plan: CombinePlan): Promise<ClassUnit[]>
   }
   for (const [customerId, states] of before) {
     for (const group of daysBySignature(plan, states)) {
-      const recent = group.filter((m) => m.date >= cutoff);
-      const older = group.filter((m) => m.date < cutoff);
-      const files = recent.flatMap((m) => stateHourFiles(plan.layout, m));
-      if (older.length === 1) files.push(...stateHourFiles(plan.layout, older[0]!));
-      else if (older.length > 1) {
-        const file = compactedHoursFile(plan.layout, customerId, statesKey(older));
-        const query = fillSql(sqlFile('compacted_hours'), { files: fileList(older.flatMap((m) => stateHourFiles(plan.layout, m))) });
-        files.push(await compactedFile(s, file, query, { compression: STATE_COMPRESSION }));
-      }
+      const files = group.flatMap((m) => stateHourFiles(plan.layout, m));
       const first = dayStartUs(group[0]!.date);
       const last = dayStartUs(group[group.length - 1]!.date) + DAY_US;
       units.push({ customerId, files, fromUs: first, toUs: last });
