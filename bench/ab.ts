@@ -9,7 +9,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../lib/version.ts';
-import type { Db } from '../warehouse/duckdb/index.ts';
+import type { Db, DbSession } from '../warehouse/duckdb/index.ts';
+import { PIECE_COLUMNS } from '../warehouse/figures/index.ts';
+import { SESSION_DIMENSIONS } from '../warehouse/session-reports/index.ts';
 import { warehouseLayout } from '../warehouse/layout.ts';
 import { currentSnapshot } from '../warehouse/snapshots/index.ts';
 import { quotedString } from '../warehouse/duckdb/index.ts';
@@ -166,24 +168,44 @@ export async function compareSnapshots(db: Db, dirA: string, dirB: string): Prom
   if (!a || !b) throw new Error('a side published no snapshot');
   const inA = await parquetFiles(a.dir);
   const inB = new Set(await parquetFiles(b.dir));
-  const both = inA.filter((f) => inB.has(f));
+  // A customer's session classes are split over part files as its class units are (which builds
+  // may cut differently, and a session's part of one class may be split over rows): compared as
+  // the rows of all its parts added up per session and class, not file by file.
+  const classes = (f: string) => /^session_classes\/customer=[^/]+\//.exec(f)?.[0] ?? null;
+  const both = inA.filter((f) => inB.has(f) && classes(f) === null);
+  const classFolders = [...new Set([...inA, ...inB].map(classes).filter((c): c is string => c !== null))];
   let differing = 0;
   const incomparable: string[] = [];
+  const count = async (s: DbSession, x: string, y: string, label: string) => {
+    try {
+      const r = await s.one<{ n: number }>(
+        `SELECT (SELECT count(*) FROM (SELECT * FROM ${x} EXCEPT ALL SELECT * FROM ${y})) + (SELECT count(*) FROM (SELECT * FROM ${y} EXCEPT ALL SELECT * FROM ${x})) AS n`,
+      );
+      differing += Number(r.n);
+    } catch {
+      incomparable.push(label); // other columns in the other build's files
+    }
+  };
   await db.withSession(async (s) => {
     for (const f of both) {
-      const x = `read_parquet(${quotedString(path.join(a.dir, f))}, hive_partitioning = false)`;
-      const y = `read_parquet(${quotedString(path.join(b.dir, f))}, hive_partitioning = false)`;
-      try {
-        const r = await s.one<{ n: number }>(
-          `SELECT (SELECT count(*) FROM (SELECT * FROM ${x} EXCEPT ALL SELECT * FROM ${y})) + (SELECT count(*) FROM (SELECT * FROM ${y} EXCEPT ALL SELECT * FROM ${x})) AS n`,
-        );
-        differing += Number(r.n);
-      } catch {
-        incomparable.push(f); // other columns in the other build's files
-      }
+      await count(s, `read_parquet(${quotedString(path.join(a.dir, f))}, hive_partitioning = false)`, `read_parquet(${quotedString(path.join(b.dir, f))}, hive_partitioning = false)`, f);
     }
+    for (const folder of classFolders) await count(s, `(${classesAddedUp(path.join(a.dir, folder))})`, `(${classesAddedUp(path.join(b.dir, folder))})`, folder);
   });
-  return { files: both.length, differing, incomparable: [...incomparable, ...inA.filter((f) => !inB.has(f)), ...[...inB].filter((f) => !inA.includes(f))] };
+  const only = [...inA.filter((f) => !inB.has(f)), ...[...inB].filter((f) => !inA.includes(f))].filter((f) => classes(f) === null);
+  return { files: both.length + classFolders.length, differing, incomparable: [...incomparable, ...only] };
+}
+
+/**
+ * A customer's session classes (every part file of `folder`) added up per (stream, session,
+ * class): each piece column combined as piece-columns.ts combines it, the dimensions those of the
+ * earliest report.
+ */
+function classesAddedUp(folder: string): string {
+  const columns = PIECE_COLUMNS.map((c) => `${c.combine}(${c.name}) AS ${c.name}`).join(', ');
+  return `SELECT streamId, sessionId, class, arg_min({${SESSION_DIMENSIONS.map((d) => `'${d}': ${d}`).join(', ')}}, first_report) AS dims, ${columns}
+    FROM read_parquet(${quotedString(path.join(folder, '*.parquet'))}, hive_partitioning = false, union_by_name = true)
+    GROUP BY streamId, sessionId, class`;
 }
 
 async function parquetFiles(dir: string): Promise<string[]> {
