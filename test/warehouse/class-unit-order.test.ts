@@ -1,11 +1,13 @@
 // The class units of a customer's days before asOf's date are read through two files
 // (class-units.ts): the day file of the units that stay settled for the rest of asOf's date (the
-// runs of days between the edges), made at once from their hour files (no file of each unit); and
-// the hour file of the others (the days the edges fall in), a sorted copy of those units' own
-// files, which are written in no order. Every file a snapshot links is sorted by stream, the hour
-// file holds exactly the rows of the units it combines, and a later hour of the same day remakes
-// the hour file only. The figures themselves are checked
-// against independent SQL by rollup-figures.test.ts and breakdowns.test.ts.
+// runs of days between the edges) and the hour file of the others (the days the edges fall in),
+// each made at once from its units' hour files (no file of each unit). Every file a snapshot links
+// is sorted by stream, the two files hold those days' classes (each file its own days), and a
+// later hour of the same day remakes the hour file only. The settled layers of asOf's date, which
+// the hour file reads from their own files (written in no order), are covered by
+// summary-bases.test.ts. Every session's reports of each window class, over all of the
+// snapshot's class files, equal those of a plain SQL over the raw files; the other figures are
+// checked against independent SQL by rollup-figures.test.ts and breakdowns.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -28,11 +30,11 @@ afterAll(async () => {
 
 const inode = async (f: string) => (await fs.stat(f)).ino;
 
-describe('class units read through the combined files', () => {
-  it('are written unsorted, the files the snapshot links sorted, the combined ones their rows', async () => {
+describe('class units read through the day and hour files', () => {
+  it('are made at once into sorted files, each of its days, that count every report of its class', async () => {
     // asOf on 11-09 at noon: 11-01 (before the 7d edge) and 11-03..11-07 (between the 7d and 24h
     // edges) are the units settled all day, made into part-1; 11-02 (the 7d edge) and 11-08 (the
-    // 24h edge) the units of the hour, combined in part-2. Part-0 is the cut hours', part-3 asOf's day.
+    // 24h edge) the units of the hour, made into part-2. Part-0 is the cut hours', part-3 asOf's day.
     const run = await runPipeline(wh, { asOf: new Date('2026-11-09T12:00:00Z'), rebuild: true, compact: false });
     const files = snapshotFiles(publishedDir(wh.layout, run.manifest.snapshot));
     const partsDir = path.dirname(files.sessionClassesPart('acme', 0));
@@ -43,9 +45,8 @@ describe('class units read through the combined files', () => {
     const linked = new Set(await Promise.all(parts.map(inode)));
     const unlinked: string[] = [];
     for (const f of stateClasses) if (!linked.has(await inode(f))) unlinked.push(f);
-    // The two units of the hour file, computed to be combined and linked by no snapshot (the day
-    // file's units have no file of their own).
-    expect(unlinked.length).toBe(2);
+    // No unit of the days before asOf's date has a file of its own: every class file is linked.
+    expect(unlinked).toEqual([]);
 
     await wh.db.withSession(async (s) => {
       for (const f of parts) {
@@ -56,13 +57,22 @@ describe('class units read through the combined files', () => {
         if (!f.endsWith('part-0.parquet')) expect(Number(r!.rows), f).toBeGreaterThan(0); // part-0: the cut hours (none at a whole hour)
         expect(Number(r!.out_of_order), f).toBe(0);
       }
-      // part-2 is the combined file: the multiset of its unit files' rows, no more, no less.
-      const combined = `SELECT * FROM read_parquet(${quotedString(files.sessionClassesPart('acme', 2))})`;
-      const units = `SELECT * FROM read_parquet(${fileList(unlinked)})`;
+      // Each session's reports of each window class, over every class file of the snapshot (a
+      // session's part of a class may be split over rows and files), against the raw files: the
+      // reports up to asOf, each reportId once, classed by the narrowest window that holds its ts.
+      const asOf = "TIMESTAMP '2026-11-09 12:00:00'";
+      const ours = `SELECT streamId, sessionId, class, sum(reports) AS n FROM read_parquet(${fileList(parts)}) GROUP BY ALL`;
+      const theirs = `
+        SELECT streamId, sessionId,
+               CASE WHEN ts > ${asOf} - INTERVAL 1 HOUR THEN 1 WHEN ts > ${asOf} - INTERVAL 24 HOUR THEN 2
+                    WHEN ts > ${asOf} - INTERVAL 7 DAY THEN 3 WHEN ts > ${asOf} - INTERVAL 30 DAY THEN 4 ELSE 5 END AS class,
+               count(*) AS n
+        FROM (SELECT DISTINCT ON (reportId) * FROM read_parquet(${quotedString(path.join(wh.layout.rawReports, '**', '*.parquet'))}, hive_partitioning = false) WHERE ts <= ${asOf})
+        GROUP BY ALL`;
       const [d] = await s.all<{ extra: number; missing: number; n: number }>(
-        `SELECT (SELECT count(*) FROM (${combined} EXCEPT ALL ${units})) AS extra,
-                (SELECT count(*) FROM (${units} EXCEPT ALL ${combined})) AS missing,
-                (SELECT count(*) FROM (${units})) AS n`,
+        `SELECT (SELECT count(*) FROM (${ours} EXCEPT ALL ${theirs})) AS extra,
+                (SELECT count(*) FROM (${theirs} EXCEPT ALL ${ours})) AS missing,
+                (SELECT count(*) FROM (${theirs})) AS n`,
       );
       expect(Number(d!.n)).toBeGreaterThan(0);
       expect(Number(d!.extra)).toBe(0);

@@ -4,12 +4,15 @@
 // (and whether the snapshot reads it) changes only when an edge or asOf reaches another hour or
 // the first instant of one, or the hours cut change: so a unit's classes are computed once an hour
 // at most, and a run computes those of the units that are new (a layer it added), not all of them.
+// The settled units (those that end by the hour before asOf's) are read through two files per
+// customer instead (SETTLED_GROUPS), whose classes are made with them: of its units, only the
+// settled layers of asOf's date keep files of their own.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileList, fillSql, quotedString, sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from '../reads/index.ts';
-import { dateOfUs, unitSettledForTheDay, unitSignature, type CombinePlan } from '../states/index.ts';
+import { dateOfUs, dayStartUs, unitSettledForTheDay, unitSignature, type CombinePlan } from '../states/index.ts';
 import { hourPiecesSql, slotPiecesSql, type ClassUnit } from '../states/index.ts';
 import { classesFile, durableStateFileName, fileMadeOnce } from '../states/index.ts';
 
@@ -17,11 +20,13 @@ import { classesFile, durableStateFileName, fileMadeOnce } from '../states/index
 const VERSION = 'class-units-1';
 
 /**
- * A customer's settled units are combined in two files: those whose classes stay for the rest of
- * asOf's date (combine-plan.ts unitSettledForTheDay: the runs of days between the edges, most of
- * the history), made once a day, and the others (the days the edges fall in and the settled
- * layers of asOf's date), made at the first run of each hour. Until 2026-11-30 they were one file,
- * made every hour from all of the history (docs/benchmarks.md, "a tick in history, part 6").
+ * A customer's settled units are read through two files: the `day` file of those whose classes
+ * stay for the rest of asOf's date (combine-plan.ts unitSettledForTheDay: the runs of days between
+ * the edges, most of the history), made once a day from their hour files; and the `hour` file of
+ * the others (the days the edges fall in, made with it from their hour files, and the settled
+ * layers of asOf's date, read from a file of each), made at the first run of each hour. Until
+ * 2026-11-30 they were one sorted copy of a file of each unit, made every hour from all of the
+ * history (docs/benchmarks.md, "a tick in history, part 6").
  */
 const SETTLED_GROUPS = ['day', 'hour'] as const;
 type SettledGroup = (typeof SETTLED_GROUPS)[number];
@@ -67,7 +72,7 @@ export const settledFileList = (f: SettledFiles): string[] => SETTLED_GROUPS.fla
  * units, so that a reader of the snapshot (the API's breakdowns) opens two files for them instead
  * of one per unit, and the summaries keep what they give (summary-bases.ts); a file is made again
  * only when one of its units is (the first: at the first run of a day; the second: at the first
- * run of an hour, or when a merge replaces a layer of it), and costs a copy of their rows.
+ * run of an hour, or when a merge replaces a layer of it).
  */
 export async function unitSessionClasses(
   s: DbSession,
@@ -121,25 +126,35 @@ export async function unitSessionClasses(
       if (await make(file, hourPiecesSql(plan, g.day.flatMap((u) => u.files)), true)) computed += g.day.length;
       both.day = file;
     }
-    // The hour group: a file of each unit's classes, so that a unit that did not change keeps them
-    // (the settled layers of asOf's date, hour after hour); with several units, those files are
-    // written in no order, under a name of their own (a sorted file is never replaced by an
-    // unsorted one), and one sorted copy of their rows is linked (sorting is most of a unit's cost).
+    // The hour group: the days the edges fall in change with every hour, so their classes are
+    // made with the hour file, from their hour files (as the day file's are); the settled layers
+    // of asOf's date keep theirs from hour to hour, in a file of each (written in no order, under
+    // a name of their own, when there is more than one unit: a sorted file is never replaced by an
+    // unsorted one), which the hour file reads. Alone, a layer's sorted file is the hour file.
     if (g.hour.length > 0) {
-      const unsorted = g.hour.length > 1;
-      const unitFiles: string[] = [];
-      for (const u of g.hour) {
-        const file = classesFile(plan.layout, customerId, unitKey([VERSION, ...(unsorted ? ['unsorted'] : []), ...nameOf(u)]));
-        if (await make(file, hourPiecesSql(plan, u.files), !unsorted)) computed++;
-        unitFiles.push(file);
+      const asOfDay = dayStartUs(day.asOfDate);
+      const direct = g.hour.filter((u) => u.toUs <= asOfDay);
+      const kept = g.hour.filter((u) => u.toUs > asOfDay);
+      const alone = g.hour.length === 1;
+      const keptFiles: string[] = [];
+      for (const u of kept) {
+        const file = classesFile(plan.layout, customerId, unitKey([VERSION, ...(alone ? [] : ['unsorted']), ...nameOf(u)]));
+        if (await make(file, hourPiecesSql(plan, u.files), alone)) computed++;
+        keptFiles.push(file);
       }
-      let file = unitFiles[0]!;
-      if (unsorted) {
-        file = classesFile(plan.layout, customerId, unitKey([VERSION, 'combined', ...unitFiles.map((f) => path.basename(f))]));
-        await fileMadeOnce(s, file, `SELECT * FROM read_parquet(${fileList(unitFiles)}, hive_partitioning = false) ORDER BY streamId`, { rowGroupSize: SESSION_CLASSES_ROW_GROUP });
+      if (direct.length === 0 && keptFiles.length === 1) both.hour = keptFiles[0]!;
+      else {
+        const file = classesFile(plan.layout, customerId, unitKey([VERSION, 'hour', ...direct.flatMap((u) => [...nameOf(u), '']), ...keptFiles.map((f) => path.basename(f))]));
+        const sources = [
+          ...(direct.length > 0 ? [breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, direct.flatMap((u) => u.files))})`, order: '' })] : []),
+          ...(keptFiles.length > 0 ? [`SELECT * FROM read_parquet(${fileList(keptFiles)}, hive_partitioning = false)`] : []),
+        ];
+        const query = `SELECT * FROM (${sources.map((q) => `(${q})`).join('\nUNION ALL BY NAME\n')}) ORDER BY streamId`;
+        const made = await fileMadeOnce(s, file, query, { rowGroupSize: SESSION_CLASSES_ROW_GROUP }, direct.length > 0 ? params : undefined, direct.length > 0 ? types : undefined);
+        if (made) computed += direct.length;
         used.push(file);
+        both.hour = file;
       }
-      both.hour = file;
     }
     settled.set(customerId, both);
     files.set(customerId, [...settledFileList(both), ...(files.get(customerId) ?? [])]);
