@@ -87,7 +87,7 @@ export async function summaryBases(
       const file = await made(
         customer,
         ['composed', path.basename(dayBase), path.basename(hour), lateFrom.toISOString()],
-        pieceSql('summary_base_compose', { day: read(day), hour: read(hour), day_base: read(dayBase) }),
+        pieceSql('summary_base_compose', { fresh: read(hour), settled: read(day), base: read(dayBase) }),
         { window_names: listValue([...WINDOW_NAMES]), late_from: timestampParam(lateFrom) },
         { window_names: LIST(VARCHAR), late_from: TIMESTAMP },
       );

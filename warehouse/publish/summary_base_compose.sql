@@ -1,9 +1,9 @@
 -- The summary base of a customer's settled classes (the rows of summary_base.sql, the same to the
 -- last digit but for the band, which may hold fewer values) made from the base of those that stay
--- settled for all of asOf's date (`day_base`, over the rows `day`; class-units.ts SETTLED_GROUPS),
--- made once a day, and the rows of the others (`hour`: the days the window edges fall in and the
--- settled layers of asOf's date), instead of grouping every settled session again at the first run
--- of each hour (summary-bases.ts):
+-- settled for all of asOf's date (<base>, made once a day over the day file's rows <settled>;
+-- class-units.ts SETTLED_GROUPS) and the rows of the others (<fresh>, the hour file's: the days
+-- the window edges fall in and the settled layers of asOf's date), instead of grouping every
+-- settled session again at the first run of each hour (summary-bases.ts):
 -- - 'part': the day base's parts and the hour rows' sums, added up per stream and class;
 -- - 'window': the day base's counts, plus each session the hour rows touch (all of it, its day
 --   rows found by its key) and less that session's day part (summary_session_deltas.sql). The
@@ -15,23 +15,12 @@
 --   `band_min`, so that every tick recomputes that stream;
 -- - 'late': the touched sessions (all of each) and the day base's late sessions, those whose latest
 --   report is at or after $late_from.
--- Placeholders: <day>, <hour>, <day_base> (read_parquet of the customer's files);
+-- Placeholders: <fresh> the hour file's rows, <settled> the day file's, <base> the day base
+-- (read_parquet of the customer's files);
 -- <stream_piece_kept_sums>, <stream_piece_columns>, <session_peer_mean> (piece-columns.ts).
 -- Parameters: $window_names (VARCHAR[5]), $late_from (TIMESTAMP).
--- Reads: <day>, <hour>, <day_base>. Writes: nothing (a query, copied to the base file).
+-- Reads: <fresh>, <settled>, <base>. Writes: nothing (a query, copied to the base file).
 WITH
-fresh AS (
-  SELECT * FROM {{hour}}
-),
-settled AS (
-  SELECT * FROM {{day}}
-),
-base AS (
-  SELECT * FROM {{day_base}}
-),
-windows AS (
-  SELECT unnest($window_names) AS windowName, generate_subscripts($window_names, 1) AS class
-),
 {{@summary_session_deltas}},
 stream_parts AS (
   SELECT streamId, class, {{stream_piece_kept_sums}}

@@ -1,6 +1,7 @@
 -- A fragment of a WITH list (included by window_summaries_incremental.sql and
--- summary_base_compose.sql): what a set of session-class rows `fresh` changes in a summary base
--- `base` of other rows `settled` (CTEs the includer defines before it, with `windows`): each session
+-- summary_base_compose.sql), the first of its WITH list: what a set of session-class rows
+-- <fresh> changes in a summary base <base> of other rows <settled> (placeholders: relations the
+-- includer fills in; the CTEs `fresh`, `settled`, `base` and `windows`, from $window_names): each session
 -- the fresh rows touch, all of it (its fresh rows and its settled ones, found by its key), is added
 -- (+1) and its settled part, which the base counted, taken back (-1). Defines:
 -- `touched_sessions`: each touched session added up, all of it and its settled part apart;
@@ -12,6 +13,18 @@
 -- `band_counts`: the top of each window's startup times (the base's band, with the touched
 -- sessions' values at or above its lower end added and taken back), each value with its count
 -- (a negative count: the band lost a value it did not hold).
+fresh AS (
+  SELECT * FROM {{fresh}}
+),
+settled AS (
+  SELECT * FROM {{settled}}
+),
+base AS (
+  SELECT * FROM {{base}}
+),
+windows AS (
+  SELECT unnest($window_names) AS windowName, generate_subscripts($window_names, 1) AS class
+),
 touched_keys AS (
   SELECT DISTINCT streamId, sessionId FROM fresh
 ),

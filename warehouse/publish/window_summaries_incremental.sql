@@ -23,18 +23,6 @@
 -- Reads: <fresh>, <settled>, <base>. Writes: summaries_inc.
 {{into}}
 WITH
-fresh AS (
-  SELECT * FROM {{fresh}}
-),
-settled AS (
-  SELECT * FROM {{settled}}
-),
-base AS (
-  SELECT * FROM {{base}}
-),
-windows AS (
-  SELECT unnest($window_names) AS windowName, generate_subscripts($window_names, 1) AS class
-),
 {{@summary_session_deltas}},
 stream_parts AS (
   SELECT streamId, class, {{stream_piece_sums}} FROM fresh GROUP BY ALL
