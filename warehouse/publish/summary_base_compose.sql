@@ -52,14 +52,7 @@ window_rows AS (
   LEFT JOIN band_lost AS l USING (windowName, streamId)
 ),
 late_rows AS (
-  SELECT streamId, sessionId, max(last_ts) AS last_ts, max(last_final_ts) AS last_final_ts
-  FROM (
-    SELECT streamId, sessionId, last_ts, last_final_ts FROM touched_sessions
-    UNION ALL
-    SELECT streamId, sessionId, last_ts, last_final_ts FROM base WHERE kind = 'late'
-  )
-  GROUP BY ALL
-  HAVING max(last_ts) >= $late_from
+  SELECT * FROM session_last WHERE last_ts >= $late_from
 )
 SELECT * FROM (
   SELECT 'part' AS kind, * FROM stream_parts

@@ -12,7 +12,9 @@
 -- one, how many have a startup time (the base's, plus the deltas);
 -- `band_counts`: the top of each window's startup times (the base's band, with the touched
 -- sessions' values at or above its lower end added and taken back), each value with its count
--- (a negative count: the band lost a value it did not hold).
+-- (a negative count: the band lost a value it did not hold);
+-- `session_last`: each session that the fresh rows touch (all of it) or that the base holds as late,
+-- with its latest report and latest final report.
 fresh AS (
   SELECT * FROM {{fresh}}
 ),
@@ -121,4 +123,13 @@ band_values AS (
 ),
 band_counts AS (
   SELECT windowName, streamId, v, sum(n) AS n FROM band_values GROUP BY ALL HAVING sum(n) <> 0
+),
+session_last AS (
+  SELECT streamId, sessionId, max(last_ts) AS last_ts, max(last_final_ts) AS last_final_ts
+  FROM (
+    SELECT streamId, sessionId, last_ts, last_final_ts FROM touched_sessions
+    UNION ALL
+    SELECT streamId, sessionId, last_ts, last_final_ts FROM base WHERE kind = 'late'
+  )
+  GROUP BY ALL
 )

@@ -61,15 +61,6 @@ sc AS (
   FROM session_counts AS c
   LEFT JOIN percentiles AS p USING (windowName, streamId)
 ),
-session_last AS (
-  SELECT streamId, sessionId, max(last_ts) AS last_ts, max(last_final_ts) AS last_final_ts
-  FROM (
-    SELECT streamId, sessionId, last_ts, last_final_ts FROM touched_sessions
-    UNION ALL
-    SELECT streamId, sessionId, last_ts, last_final_ts FROM base WHERE kind = 'late'
-  )
-  GROUP BY ALL
-),
 -- Activity and the row's columns (stream_summary_row.sql), then the run's own.
 {{@stream_summary_row}},
   split_part(sw.streamId, ':', 1) AS customer,
