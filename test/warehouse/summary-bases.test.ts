@@ -210,6 +210,12 @@ describe('summaries from the bases of settled classes', () => {
         // The smallest band leaves values out: the lower end is used.
         if (band.margin === 0) expect(Number(b!.cut), what).toBeGreaterThan(0);
       }
+      // With the day file alone, its base serves every hour of the day: made once, the same file
+      // an hour later.
+      const alone = await summaryBases(s, planOf(wh.config.activityHorizonSeconds), new Map([['globex', { day: dayFile, hour: null }]]));
+      const later = await summaryBases(s, { ...planOf(wh.config.activityHorizonSeconds), asOfUs: BigInt(asOf.getTime() + HOUR) * 1000n }, new Map([['globex', { day: dayFile, hour: null }]]));
+      expect(later.files.get('globex')).toBe(alone.files.get('globex'));
+      expect(later.computed).toBe(0);
     });
   }, 120_000);
 });

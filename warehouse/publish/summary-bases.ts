@@ -93,7 +93,12 @@ export async function summaryBases(
       );
       files.set(customer, file);
       used.push(dayBase);
-    } else if (day !== null || hour !== null) files.set(customer, await baseOf(customer, (day ?? hour)!, lateFrom));
+    } else if (day !== null) {
+      // The day base alone serves every hour of the day: its late sessions from the day's start
+      // include those from this hour's (the others are older than any asOf of the day less the
+      // horizon: never active).
+      files.set(customer, await baseOf(customer, day, dayLateFrom));
+    } else if (hour !== null) files.set(customer, await baseOf(customer, hour, lateFrom));
   }
   return { files, computed, used: [...used, ...files.values()] };
 }
