@@ -93,9 +93,9 @@ export async function unitSessionClasses(
     // A slot unit's classes are fixed by its hour, the edge's slot and window (slotPiecesSql).
     u.slots ? `slots ${u.slots.hourUs} ${u.slots.slotUs} ${u.slots.windowSeconds}` : unitSignature(plan, u.fromUs, u.toUs);
   const nameOf = (u: ClassUnit) => [signatureOf(u), ...u.files.map((f) => durableStateFileName(plan.layout, f))];
+  const classesOf = (pieces: string, order: boolean) => breakdownFileSql('unit_session_classes', { pieces: `(${pieces})`, order: order ? 'ORDER BY streamId' : '' });
   const make = async (file: string, pieces: string, order: boolean) => {
-    const query = breakdownFileSql('unit_session_classes', { pieces: `(${pieces})`, order: order ? 'ORDER BY streamId' : '' });
-    const made = await fileMadeOnce(s, file, query, { rowGroupSize: SESSION_CLASSES_ROW_GROUP }, params, types);
+    const made = await fileMadeOnce(s, file, classesOf(pieces, order), { rowGroupSize: SESSION_CLASSES_ROW_GROUP }, params, types);
     used.push(file);
     return made;
   };
@@ -146,7 +146,7 @@ export async function unitSessionClasses(
       else {
         const file = classesFile(plan.layout, customerId, unitKey([VERSION, 'hour', ...direct.flatMap((u) => [...nameOf(u), '']), ...keptFiles.map((f) => path.basename(f))]));
         const sources = [
-          ...(direct.length > 0 ? [breakdownFileSql('unit_session_classes', { pieces: `(${hourPiecesSql(plan, direct.flatMap((u) => u.files))})`, order: '' })] : []),
+          ...(direct.length > 0 ? [classesOf(hourPiecesSql(plan, direct.flatMap((u) => u.files)), false)] : []),
           ...(keptFiles.length > 0 ? [`SELECT * FROM read_parquet(${fileList(keptFiles)}, hive_partitioning = false)`] : []),
         ];
         const query = `SELECT * FROM (${sources.map((q) => `(${q})`).join('\nUNION ALL BY NAME\n')}) ORDER BY streamId`;

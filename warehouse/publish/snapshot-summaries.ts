@@ -122,7 +122,12 @@ export async function writeSummaries(
   const mode = testSummaryBases();
   const bases = await summaryBases(s, plan, mode.off ? new Map() : units.settled, mode.off ? undefined : mode.band);
   // The classes the bases do not hold: all of a customer's without one.
-  const fresh = new Map([...units.files].map(([c, list]) => [c, list.filter((f) => !bases.files.has(c) || !settledFileList(units.settled.get(c)!).includes(f))] as const));
+  const fresh = new Map(
+    [...units.files].map(([c, list]) => {
+      const inBase = bases.files.has(c) ? new Set(settledFileList(units.settled.get(c)!)) : new Set<string>();
+      return [c, list.filter((f) => !inBase.has(f))] as const;
+    }),
+  );
   await createSessionClassesView(s, classesUnionSql(fresh), 'session_classes_fresh');
   const union = (files: [string, readonly string[]][]) => customerRowsSql(new Map(files)).join('\nUNION ALL BY NAME\n');
   if (bases.files.size > 0) {

@@ -45,6 +45,11 @@ export function settledBeforeUs(plan: Pick<CombinePlan, 'asOfUs' | 'asOfDate'>):
   return hourBefore > day ? hourBefore : day;
 }
 
+/** Each bounded window's lower edge at asOf (asOf less its length), narrowest first. */
+function lowerEdgesUs(asOfUs: bigint): { windowSeconds: number; edge: bigint }[] {
+  return WINDOWS.flatMap((w) => (w.seconds === null ? [] : [{ windowSeconds: w.seconds, edge: asOfUs - BigInt(w.seconds) * 1_000_000n }]));
+}
+
 /**
  * Whether a settled unit's classes stay the same for the rest of asOf's date (class-units.ts
  * keeps those units in a file of their own, made once a day): it lies before asOf's date and holds
@@ -56,8 +61,7 @@ export function settledBeforeUs(plan: Pick<CombinePlan, 'asOfUs' | 'asOfDate'>):
 export function unitSettledForTheDay(plan: Pick<CombinePlan, 'asOfUs' | 'asOfDate' | 'cutHours'>, fromUs: bigint | null, toUs: bigint): boolean {
   if (toUs > dayStartUs(plan.asOfDate)) return false;
   const inside = (x: bigint) => (fromUs === null || x >= fromUs) && x < toUs;
-  const edges = WINDOWS.filter((w) => w.seconds !== null).map((w) => plan.asOfUs - BigInt(w.seconds!) * 1_000_000n);
-  return !edges.some(inside) && !inside(plan.asOfUs) && !plan.cutHours.some(inside);
+  return !lowerEdgesUs(plan.asOfUs).some((e) => inside(e.edge)) && !inside(plan.asOfUs) && !plan.cutHours.some(inside);
 }
 
 /** The start of the `grain`-long interval whose open part (start, start + grain) strictly holds `edge`. */
@@ -73,7 +77,7 @@ function cutInterval(edge: bigint, grain: bigint): bigint | null {
  */
 export function windowEdges(asOf: Date) {
   const u = usOf(asOf);
-  const lowerEdges = WINDOWS.flatMap((w) => (w.seconds === null ? [] : [{ windowSeconds: w.seconds, edge: u - BigInt(w.seconds) * 1_000_000n }]));
+  const lowerEdges = lowerEdgesUs(u);
   const lowerCutHours = [...new Set(lowerEdges.map((e) => cutInterval(e.edge, HOUR_US)).filter((x): x is bigint => x !== null))];
   return { asOfUs: u, lowerEdges, lowerCutHours, asOfHour: cutInterval(u, HOUR_US) };
 }
@@ -140,7 +144,7 @@ export function unitSignature(plan: Pick<CombinePlan, 'asOfUs' | 'cutHours'>, fr
     const h = floorUs(x, HOUR_US);
     return `${h}:${x === h ? 0 : 1}`;
   };
-  const edges = WINDOWS.filter((w) => w.seconds !== null).map((w) => place(plan.asOfUs - BigInt(w.seconds!) * 1_000_000n));
+  const edges = lowerEdgesUs(plan.asOfUs).map((e) => place(e.edge));
   const cut = plan.cutHours.filter((h) => (fromUs === null || h >= fromUs) && h < toUs).map(String).sort();
   return [...edges, `asOf ${place(plan.asOfUs)}`, `cut ${cut.join(' ')}`].join(',');
 }

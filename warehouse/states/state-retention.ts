@@ -190,10 +190,10 @@ async function pruneCustomer(prune: Pruning, c: string): Promise<void> {
  * and the temporary files of a killed write of one. A unit's classes are made at every run that
  * adds a layer, and replaced at every hour: like a superseded state, they go once unused for the
  * superseded grace time, so that their number does not grow with the cadence (a run links those it
- * uses into its snapshot seconds after touching them).
+ * uses into its snapshot seconds after touching them). (`hours-` files, compacted hour pieces of a
+ * customer's older days, are made by no build since 2026-11-30: those that earlier builds left go
+ * once unused, as before.)
  */
-// (`hours-` files, compacted hour pieces of a customer's older days, are made by no build since
-// 2026-11-30: those that earlier builds left go once unused, as before.)
 function pruneCustomerFile(prune: Pruning, c: string, d: string): Promise<boolean> | false {
   const file = path.join(prune.layout.state, c, d);
   if (!(d.startsWith('hours-') || d.startsWith('classes-') || d.startsWith('series-')) || prune.opts.keepFiles?.has(file)) return false;

@@ -220,8 +220,8 @@ export function stateFiles(layout: WarehouseLayout, meta: { customerId: string; 
 /**
  * What names a state's file for good: a layer's file by its partition and its name (a layer id is
  * unique, and each new state of the partition hard-links the layers it keeps under that name into
- * its own folder), any other file by its path within the state area (a state's folder, or a
- * compacted file's key, names its content). Never by the warehouse's own path: a warehouse moved
+ * its own folder), any other file by its path within the state area (a state's folder names its
+ * content). Never by the warehouse's own path: a warehouse moved
  * or restored elsewhere keeps the names of what it made (class units' files are named by these),
  * instead of making them all again at its first run.
  */

@@ -14,7 +14,6 @@ import type { WarehouseLayout } from '../layout.ts';
 import { exists } from '../../lib/fsx.ts';
 import { testEdgeLoadBytes, testEdgeSlotsOff } from '../../lib/config.ts';
 
-
 /** Literals of code-computed instants (never input), for filters DuckDB can push into Parquet reads. */
 const lit = (xs: readonly bigint[]) => xs.map((x) => `${x}::BIGINT`).join(', ');
 
