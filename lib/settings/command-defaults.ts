@@ -7,6 +7,7 @@
 /** `start`'s own defaults (cli/actions/start.ts). */
 export const START_DEFAULTS = {
   DUCKDB_MEMORY_LIMIT: '256MB',
+  DUCKDB_ALLOCATOR_BULK_FLUSH: '8MB',
 } as const satisfies Record<string, string>;
 
 /**
@@ -16,4 +17,5 @@ export const START_DEFAULTS = {
  */
 export const WORKER_DEFAULTS = {
   DUCKDB_MEMORY_LIMIT: '256MB',
+  DUCKDB_ALLOCATOR_BULK_FLUSH: '8MB',
 } as const satisfies Record<string, string>;

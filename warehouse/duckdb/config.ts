@@ -11,6 +11,12 @@ export interface DuckDbConfig {
   /** What DuckDB's allocator may keep of the memory a statement freed, e.g. "8MB" (ALLOCATOR_FLUSH_THRESHOLD when absent). */
   allocatorFlushThreshold?: string;
   /**
+   * What the allocator may keep, within a statement, of memory freed in bulk (a hash table, a
+   * sort), e.g. "512MB"; above it the memory goes back to the system at once. Absent: as
+   * allocatorFlushThreshold.
+   */
+  allocatorBulkFlushThreshold?: string;
+  /**
    * The API's small reads (series, summaries, breakdowns of a tenant) in an instance of their own
    * with this memory limit, whose allocator keeps up to ALLOCATOR_FLUSH_THRESHOLD of what a bulk
    * free released; big work (exports, pilot reports, on-demand sizes) stays in the thrifty one
