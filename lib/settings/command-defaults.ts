@@ -7,7 +7,6 @@
 /** `start`'s own defaults (cli/actions/start.ts). */
 export const START_DEFAULTS = {
   DUCKDB_MEMORY_LIMIT: '256MB',
-  DUCKDB_ALLOCATOR_BULK_FLUSH: '8MB',
 } as const satisfies Record<string, string>;
 
 /**
@@ -17,5 +16,4 @@ export const START_DEFAULTS = {
  */
 export const WORKER_DEFAULTS = {
   DUCKDB_MEMORY_LIMIT: '256MB',
-  DUCKDB_ALLOCATOR_BULK_FLUSH: '8MB',
 } as const satisfies Record<string, string>;

@@ -9,7 +9,7 @@ import { loadConfig } from '../../lib/config.ts';
 import { Db } from '../../warehouse/duckdb/db.ts';
 import type { SessionOptions } from '../../warehouse/duckdb/session.ts';
 import { fixtureArgv } from '../helpers/fixtures.ts';
-import { START_DEFAULTS, WORKER_DEFAULTS } from '../../lib/settings/command-defaults.ts';
+import { START_DEFAULTS } from '../../lib/settings/command-defaults.ts';
 
 const spill = path.join(os.tmpdir(), `duckdb-settings-${process.pid}`);
 afterAll(() => fs.rm(spill, { recursive: true, force: true }));
@@ -26,7 +26,7 @@ async function settings(db: Db, options: SessionOptions = {}, close = true): Pro
   return Object.fromEntries(rows.map((r) => [r.name, r.value]));
 }
 
-it('opens the API instance with its own allocator threshold, the jobs with 8MB (and their bulk frees kept but in `start` and `worker`), and an operator value when set', async () => {
+it('opens the API instance with its own allocator threshold, the jobs with 8MB, and an operator value when set', async () => {
   const apiDb = await Db.open(loadConfig({ env: {} }).api.duckdb, spill);
   // Big work (exports, pilot reports, on-demand sizes) in the main instance: 192MB, and what a
   // bulk free released goes back as the statement goes on.
@@ -46,16 +46,13 @@ it('opens the API instance with its own allocator threshold, the jobs with 8MB (
   const jobs = await settings(await Db.open(loadConfig({ env: { DUCKDB_THREADS: '2', DUCKDB_MEMORY_LIMIT: '1GB' } }).duckdb, spill));
   expect(jobs['allocator_flush_threshold']).toMatch(/^(8\.0 MiB|7\.6 MiB)$/);
   expect(jobs['memory_limit']).toMatch(/^(1\.0 GiB|953\.6 MiB)$/);
-  // A bulk free within a job's statement is kept up to DuckDB's own 512MB (DUCKDB_ALLOCATOR_BULK_FLUSH);
-  // `start` and `worker` hand it back past 8MB, for their memory goals (command-defaults.ts).
-  expect(jobs['allocator_bulk_deallocation_flush_threshold']).toMatch(/^(512\.0 MiB|488\.2 MiB)$/);
-  for (const defaults of [START_DEFAULTS, WORKER_DEFAULTS]) {
-    const own = await settings(await Db.open(loadConfig({ env: {}, defaults }).duckdb, spill));
-    expect(own['allocator_bulk_deallocation_flush_threshold']).toMatch(/^(8\.0 MiB|7\.6 MiB)$/);
-    expect(own['allocator_flush_threshold']).toMatch(/^(8\.0 MiB|7\.6 MiB)$/);
-  }
-  const bulk = await settings(await Db.open(loadConfig({ env: { DUCKDB_ALLOCATOR_BULK_FLUSH: '64MB' }, defaults: START_DEFAULTS }).duckdb, spill));
-  expect(bulk['allocator_bulk_deallocation_flush_threshold']).toMatch(/^(64\.0 MiB|61\.0 MiB)$/);
+  // A bulk free within a job's statement goes back past 8MB too, unless DUCKDB_ALLOCATOR_BULK_FLUSH says otherwise.
+  expect(jobs['allocator_bulk_deallocation_flush_threshold']).toMatch(/^(8\.0 MiB|7\.6 MiB)$/);
+  const own = await settings(await Db.open(loadConfig({ env: {}, defaults: START_DEFAULTS }).duckdb, spill));
+  expect(own['allocator_bulk_deallocation_flush_threshold']).toMatch(/^(8\.0 MiB|7\.6 MiB)$/);
+  const bulk = await settings(await Db.open(loadConfig({ env: { DUCKDB_ALLOCATOR_BULK_FLUSH: '512MB' } }).duckdb, spill));
+  expect(bulk['allocator_bulk_deallocation_flush_threshold']).toMatch(/^(512\.0 MiB|488\.2 MiB)$/);
+  expect(bulk['allocator_flush_threshold']).toMatch(/^(8\.0 MiB|7\.6 MiB)$/);
   expect(() => loadConfig({ env: { DUCKDB_ALLOCATOR_BULK_FLUSH: 'lots' } })).toThrow(/DUCKDB_ALLOCATOR_BULK_FLUSH/);
   const set = await settings(await Db.open(loadConfig({ env: { API_DUCKDB_ALLOCATOR_FLUSH: '16MB' } }).api.duckdb, spill));
   expect(set['allocator_flush_threshold']).toMatch(/^(16\.0 MiB|15\.2 MiB)$/);

@@ -28,8 +28,7 @@ export function instanceSettings(config: DuckDbConfig, spillDir: string, instanc
     // After a bulk free inside a statement: the API's small reads keep up to 8MB (at 2MB every
     // hash table a statement freed went back to the system and was faulted in again); exports and
     // pilot reports hand it back, for their RSS (docs/api.md, "Serving at scale"). The jobs keep
-    // DUCKDB_ALLOCATOR_BULK_FLUSH: a full run at 8MB spent a third of its CPU time in the kernel,
-    // faulting freed pages back in (docs/operations.md, "Memory").
+    // DUCKDB_ALLOCATOR_BULK_FLUSH (8MB): more is fewer page faults for more RSS (docs/operations.md, "Memory").
     allocator_bulk_deallocation_flush_threshold: instance === 'small reads' ? ALLOCATOR_FLUSH_THRESHOLD : (config.allocatorBulkFlushThreshold ?? flush),
   };
 }
