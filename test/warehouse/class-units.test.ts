@@ -2,7 +2,7 @@
 // unit's whole hour pieces the same window class and the same reading, another for any asOf (or
 // cut hours) that does not. And a layer's unit: the hours its reports lie in (hand-worked).
 import { describe, expect, it } from 'vitest';
-import { unitSettledForTheDay, unitSignature } from '../../warehouse/states/combine-plan.ts';
+import { dayStartUs, SETTLED_BLOCK_DAYS, settledBlockOf, unitSettledForTheDay, unitSignature } from '../../warehouse/states/combine-plan.ts';
 import { layerClassUnit } from '../../warehouse/states/window-pieces.ts';
 import { warehouseLayout } from '../../warehouse/layout.ts';
 import type { LayerMeta, StateMeta } from '../../warehouse/states/state-store.ts';
@@ -96,5 +96,21 @@ describe('unitSettledForTheDay', () => {
     // a cut hour inside a span otherwise free of edges (as when a state of that day holds reports after asOf)
     const cut = us('2026-11-16T05:00:00Z');
     expect(unitSettledForTheDay(plan(asOf, [cut]), ...days('2026-11-14', '2026-11-18'))).toBe(false);
+  });
+});
+
+describe('settledBlockOf', () => {
+  const block = (date: string) => settledBlockOf(dayStartUs(date));
+  it('groups UTC days in blocks of four from the epoch, the same from one asOf to the next', () => {
+    expect(SETTLED_BLOCK_DAYS).toBe(4);
+    // 2026-11-03 is day 20,760 since the epoch: 20,760 / 4 = 5,190, a block's first day.
+    expect(block('2026-11-03')).toBe(5190n);
+    expect(block('2026-11-06')).toBe(5190n);
+    expect(block('2026-11-02')).toBe(5189n);
+    expect(block('2026-11-07')).toBe(5191n);
+    expect(block('1970-01-01')).toBe(0n);
+    expect(block('1969-12-31')).toBe(-1n); // before the epoch: floored, not truncated
+    expect(block('1969-12-28')).toBe(-1n);
+    expect(block('1969-12-27')).toBe(-2n);
   });
 });

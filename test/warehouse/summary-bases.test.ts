@@ -102,8 +102,9 @@ describe('summaries from the bases of settled classes', () => {
           const files = snapshotFiles(publishedDir(wh.layout, run.manifest.snapshot));
           const [row] = await wh.db.withSession((s) => s.all<{ n: bigint }>(`SELECT sum(activePeers) AS n FROM read_parquet(${quotedString(files.platform)})`));
           if (t === 0) active = Number(row?.n ?? 0);
-          // The settled classes of the last tick hold sessions of its day: part-1 is the customer's
-          // file of the days that stay settled all day (the days between the edges), part-2 its
+          // The settled classes of the last tick hold sessions of its day: part-1 and part-2 are the
+          // customer's files of the days that stay settled all day (the days between the edges:
+          // 11-10 and 11-11, in two blocks of four days, combine-plan.ts settledBlockOf), part-3 its
           // file of the others, combined from the day before (the 24h edge's day) and the settled
           // layers of asOf's date. Only such a combined file holds rows of both days (a unit of
           // asOf's date holds that day's rows only).
@@ -111,7 +112,7 @@ describe('summaries from the bases of settled classes', () => {
             const [today] = await wh.db.withSession((s) =>
               s.all<{ n: bigint; before: bigint }>(
                 `SELECT count(*) FILTER (WHERE last_ts >= $day) AS n, count(*) FILTER (WHERE last_ts < $day) AS before
-                 FROM read_parquet(${quotedString(files.sessionClassesPart('globex', 2))})`.replaceAll('$day', `${quotedString(new Date(day).toISOString())}::TIMESTAMP`),
+                 FROM read_parquet(${quotedString(files.sessionClassesPart('globex', 3))})`.replaceAll('$day', `${quotedString(new Date(day).toISOString())}::TIMESTAMP`),
               ),
             );
             settledToday = Number(today?.before ?? 0) > 0 ? Number(today?.n ?? 0) : 0;
@@ -136,26 +137,32 @@ describe('summaries from the bases of settled classes', () => {
 
   it('composed from the day base and the hour file: the rows of a base of both files, the band every value from its lower end', async () => {
     // The state the ticks above left: history up to the day before, layers of the day. At this asOf
-    // the customer has both settled files: part-1 (days between the edges: settled all day) and
-    // part-2 (the 24h edge's day and the day's settled layers).
+    // the customer has both groups of settled files: part-1 and part-2 (days between the edges,
+    // settled all day: 11-10 and 11-11, a block of four days each) and part-3 (the 24h edge's day
+    // and the day's settled layers).
     const day = BASE.getTime() + 3 * DAY;
     const asOf = new Date(day + 5 * HOUR + 20 * 60_000);
     const run = await runPipeline(wh, { asOf, replaceCurrent: true });
     const files = snapshotFiles(publishedDir(wh.layout, run.manifest.snapshot));
-    const [dayFile, hourFile] = [files.sessionClassesPart('globex', 1), files.sessionClassesPart('globex', 2)];
+    const dayFiles = [files.sessionClassesPart('globex', 1), files.sessionClassesPart('globex', 2)];
+    const hourFile = files.sessionClassesPart('globex', 3);
     const planOf = (horizonSeconds: number) => ({ layout: wh.layout, asOfUs: BigInt(asOf.getTime()) * 1000n, asOfDate: asOf.toISOString().slice(0, 10), horizonSeconds });
     await wh.db.withSession(async (s) => {
-      const [span] = await s.all<{ day_max: string; hour_min: string; hour_max: string }>(
-        `SELECT (SELECT CAST(max(last_ts) AS VARCHAR) FROM read_parquet(${quotedString(dayFile)})) AS day_max,
+      const [span] = await s.all<{ day_max: string; first_block_max: string; second_block_min: string; hour_min: string; hour_max: string }>(
+        `SELECT (SELECT CAST(max(last_ts) AS VARCHAR) FROM read_parquet(${fileList(dayFiles)})) AS day_max,
+                (SELECT CAST(max(last_ts) AS VARCHAR) FROM read_parquet(${quotedString(dayFiles[0]!)})) AS first_block_max,
+                (SELECT CAST(min(last_ts) AS VARCHAR) FROM read_parquet(${quotedString(dayFiles[1]!)})) AS second_block_min,
                 (SELECT CAST(min(last_ts) AS VARCHAR) FROM read_parquet(${quotedString(hourFile)})) AS hour_min,
                 (SELECT CAST(max(last_ts) AS VARCHAR) FROM read_parquet(${quotedString(hourFile)})) AS hour_max`,
       );
       expect(Date.parse(`${span!.day_max}Z`)).toBeLessThan(day - DAY); // the days before the 24h edge's
+      expect(Date.parse(`${span!.first_block_max}Z`)).toBeLessThan(day - 2 * DAY); // 11-10 in one block ...
+      expect(Date.parse(`${span!.second_block_min}Z`)).toBeGreaterThanOrEqual(day - 2 * DAY); // ... 11-11 in the next
       expect(Date.parse(`${span!.hour_min}Z`)).toBeLessThan(day); // the 24h edge's day ...
       expect(Date.parse(`${span!.hour_max}Z`)).toBeGreaterThanOrEqual(day); // ... and the day's settled layers
       // Both files' rows in one file: its base is made from its rows (summary_base.sql), the reference.
       const union = path.join(wh.root, 'settled-union.parquet');
-      await s.run(`COPY (SELECT * FROM read_parquet(${fileList([dayFile, hourFile])})) TO ${quotedString(union)} (FORMAT parquet)`);
+      await s.run(`COPY (SELECT * FROM read_parquet(${fileList([...dayFiles, hourFile])})) TO ${quotedString(union)} (FORMAT parquet)`);
       // The configured horizon, and one of 30 hours: then the late sessions reach back into the day
       // base's own (the days before the 24h edge's), and sessions of both files are late.
       for (const [band, horizon] of [
@@ -164,8 +171,8 @@ describe('summaries from the bases of settled classes', () => {
         [SUMMARY_BAND, 30 * 3600],
       ] as const) {
         const plan = planOf(horizon);
-        const composed = await summaryBases(s, plan, new Map([['globex', { day: dayFile, hour: hourFile }]]), band);
-        const direct = await summaryBases(s, plan, new Map([['globex', { day: null, hour: union }]]), band);
+        const composed = await summaryBases(s, plan, new Map([['globex', { day: dayFiles, hour: hourFile }]]), band);
+        const direct = await summaryBases(s, plan, new Map([['globex', { day: [], hour: union }]]), band);
         const [c, d] = [composed.files.get('globex')!, direct.files.get('globex')!];
         expect(c).not.toBe(d);
         const cols = (await s.all<{ column_name: string }>(`DESCRIBE SELECT * FROM read_parquet(${quotedString(d)})`))
@@ -210,10 +217,10 @@ describe('summaries from the bases of settled classes', () => {
         // The smallest band leaves values out: the lower end is used.
         if (band.margin === 0) expect(Number(b!.cut), what).toBeGreaterThan(0);
       }
-      // With the day file alone, its base serves every hour of the day: made once, the same file
+      // With the day files alone, their base serves every hour of the day: made once, the same file
       // an hour later.
-      const alone = await summaryBases(s, planOf(wh.config.activityHorizonSeconds), new Map([['globex', { day: dayFile, hour: null }]]));
-      const later = await summaryBases(s, { ...planOf(wh.config.activityHorizonSeconds), asOfUs: BigInt(asOf.getTime() + HOUR) * 1000n }, new Map([['globex', { day: dayFile, hour: null }]]));
+      const alone = await summaryBases(s, planOf(wh.config.activityHorizonSeconds), new Map([['globex', { day: dayFiles, hour: null }]]));
+      const later = await summaryBases(s, { ...planOf(wh.config.activityHorizonSeconds), asOfUs: BigInt(asOf.getTime() + HOUR) * 1000n }, new Map([['globex', { day: dayFiles, hour: null }]]));
       expect(later.files.get('globex')).toBe(alone.files.get('globex'));
       expect(later.computed).toBe(0);
     });

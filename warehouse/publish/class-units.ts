@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileList, fillSql, quotedString, sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
 import { breakdownFileSql, SESSION_CLASSES_ROW_GROUP, windowClassParams } from '../reads/index.ts';
-import { dateOfUs, dayStartUs, unitSettledForTheDay, unitSignature, type CombinePlan } from '../states/index.ts';
+import { dateOfUs, dayStartUs, settledBlockOf, unitSettledForTheDay, unitSignature, type CombinePlan } from '../states/index.ts';
 import { hourPiecesSql, slotPiecesSql, type ClassUnit } from '../states/index.ts';
 import { classesFile, durableStateFileName, fileMadeOnce } from '../states/index.ts';
 
@@ -20,13 +20,15 @@ import { classesFile, durableStateFileName, fileMadeOnce } from '../states/index
 const VERSION = 'class-units-1';
 
 /**
- * A customer's settled units are read through two files: the `day` file of those whose classes
- * stay for the rest of asOf's date (combine-plan.ts unitSettledForTheDay: the runs of days between
- * the edges, most of the history), made once a day from their hour files; and the `hour` file of
- * the others (the days the edges fall in, made with it from their hour files, and the settled
- * layers of asOf's date, read from a file of each), made at the first run of each hour. Until
- * 2026-11-30 they were one sorted copy of a file of each unit, made every hour from all of the
- * history (docs/benchmarks.md, "a tick in history, part 6").
+ * A customer's settled units are read through two groups of files: the `day` files of those whose
+ * classes stay for the rest of asOf's date (combine-plan.ts unitSettledForTheDay: the runs of days
+ * between the edges, most of the history), a file of each block of days (settledBlockOf), made
+ * from their hour files when one of the block's units is new (a new day, an edge that moved, a
+ * state rebuilt); and the `hour` file of the others (the days the edges fall in, made with it from
+ * their hour files, and the settled layers of asOf's date, read from a file of each), made at the
+ * first run of each hour. Until 2026-11-30 they were one sorted copy of a file of each unit, made
+ * every hour from all of the history (docs/benchmarks.md, "a tick in history, part 6"), then one
+ * day file of all those days, made whole again whenever one of them changed.
  */
 const SETTLED_GROUPS = ['day', 'hour'] as const;
 type SettledGroup = (typeof SETTLED_GROUPS)[number];
@@ -53,13 +55,17 @@ export interface UnitClasses {
 }
 
 /**
- * A customer's settled classes: the file of the units that stay settled for the rest of asOf's
- * date (`day`) and that of the others (`hour`), each null when there are none (SETTLED_GROUPS).
+ * A customer's settled classes: the files of the units that stay settled for the rest of asOf's
+ * date (`day`: a file of each block of days, oldest first; none when there are none) and that of
+ * the others (`hour`, null when there are none) (SETTLED_GROUPS).
  */
-export type SettledFiles = Record<SettledGroup, string | null>;
+export interface SettledFiles {
+  day: string[];
+  hour: string | null;
+}
 
 /** The files of a customer's settled classes, `day` first. */
-export const settledFileList = (f: SettledFiles): string[] => SETTLED_GROUPS.flatMap((g) => (f[g] === null ? [] : [f[g]]));
+export const settledFileList = (f: SettledFiles): string[] => [...f.day, ...(f.hour === null ? [] : [f.hour])];
 
 /**
  * The session classes file of every unit at asOf (written the first time a run needs it, touched
@@ -116,15 +122,22 @@ export async function unitSessionClasses(
     files.set(u.customerId, [...(files.get(u.customerId) ?? []), file]);
   }
   for (const [customerId, g] of groups) {
-    const both: SettledFiles = { day: null, hour: null };
-    // The day group: its units' classes are made at most once a day, all at once, into the file
-    // that the snapshot links (sorted), from all their hour files: no file of each unit, no copy.
-    // A session of two of its units is then one row of each class, not one per unit (readers add a
-    // session's rows up either way).
-    if (g.day.length > 0) {
-      const file = classesFile(plan.layout, customerId, unitKey([VERSION, 'day', ...g.day.flatMap((u) => [...nameOf(u), ''])]));
-      if (await make(file, hourPiecesSql(plan, g.day.flatMap((u) => u.files)), true)) computed += g.day.length;
-      both.day = file;
+    const both: SettledFiles = { day: [], hour: null };
+    // The day group, by block of days (settledBlockOf; window-pieces.ts ends a unit at a block's
+    // bound): each block's units' classes are made at once into the file that the snapshot links
+    // (sorted), from all their hour files, when one of them is new: no file of each unit, no copy.
+    // A session of two units of a block is then one row of each class, not one per unit (readers
+    // add a session's rows up either way, over files too).
+    const blocks = new Map<bigint, ClassUnit[]>();
+    for (const u of g.day) {
+      const block = settledBlockOf(u.fromUs ?? 0n);
+      blocks.set(block, [...(blocks.get(block) ?? []), u]);
+    }
+    for (const block of [...blocks.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const of = blocks.get(block)!;
+      const file = classesFile(plan.layout, customerId, unitKey([VERSION, 'day', ...of.flatMap((u) => [...nameOf(u), ''])]));
+      if (await make(file, hourPiecesSql(plan, of.flatMap((u) => u.files)), true)) computed += of.length;
+      both.day.push(file);
     }
     // The hour group: the days the edges fall in change with every hour, so their classes are
     // made with the hour file, from their hour files (as the day file's are); the settled layers

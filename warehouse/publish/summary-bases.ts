@@ -72,33 +72,33 @@ export async function summaryBases(
     if (await fileMadeOnce(s, file, query, {}, params, types)) computed++;
     return file;
   };
-  const read = (f: string) => `read_parquet(${fileList([f])}, hive_partitioning = false)`;
-  const baseOf = (customer: string, classes: string, from: Date) =>
+  const read = (f: readonly string[]) => `read_parquet(${fileList(f)}, hive_partitioning = false)`;
+  const baseOf = (customer: string, classes: readonly string[], from: Date) =>
     made(
       customer,
-      [path.basename(classes), from.toISOString(), band.extraFraction, band.margin],
+      [...classes.map((f) => path.basename(f)), from.toISOString(), band.extraFraction, band.margin],
       pieceSql('summary_base', { settled: read(classes) }),
       { window_names: listValue([...WINDOW_NAMES]), late_from: timestampParam(from), band_extra_fraction: band.extraFraction, band_margin: BigInt(band.margin) },
       { window_names: LIST(VARCHAR), late_from: TIMESTAMP, band_extra_fraction: DOUBLE },
     );
   for (const [customer, { day, hour }] of settled) {
-    if (day !== null && hour !== null) {
+    if (day.length > 0 && hour !== null) {
       const dayBase = await baseOf(customer, day, dayLateFrom);
       const file = await made(
         customer,
         ['composed', path.basename(dayBase), path.basename(hour), lateFrom.toISOString()],
-        pieceSql('summary_base_compose', { fresh: read(hour), settled: read(day), base: read(dayBase) }),
+        pieceSql('summary_base_compose', { fresh: read([hour]), settled: read(day), base: read([dayBase]) }),
         { window_names: listValue([...WINDOW_NAMES]), late_from: timestampParam(lateFrom) },
         { window_names: LIST(VARCHAR), late_from: TIMESTAMP },
       );
       files.set(customer, file);
       used.push(dayBase);
-    } else if (day !== null) {
+    } else if (day.length > 0) {
       // The day base alone serves every hour of the day: its late sessions from the day's start
       // include those from this hour's (the others are older than any asOf of the day less the
       // horizon: never active).
       files.set(customer, await baseOf(customer, day, dayLateFrom));
-    } else if (hour !== null) files.set(customer, await baseOf(customer, hour, lateFrom));
+    } else if (hour !== null) files.set(customer, await baseOf(customer, [hour], lateFrom));
   }
   return { files, computed, used: [...used, ...files.values()] };
 }

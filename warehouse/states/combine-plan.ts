@@ -30,6 +30,19 @@ const floorUs = (us: bigint, grain: bigint): bigint => us - (((us % grain) + gra
 export const dayStartUs = (date: string) => BigInt(epochDay(date)) * DAY_US;
 
 /**
+ * The days a customer's settled classes that stay for the rest of asOf's date are grouped by
+ * (class-units.ts: a file of each block, made from the runs of days in it, which
+ * window-pieces.ts cuts at a block's bounds): blocks of this many UTC days from the epoch, so
+ * that a block holds the same days from one date to the next. A new day of history, an edge
+ * reaching another day, or a partition rebuilt after a deployment then makes the files of the
+ * blocks it touches again, not a file of all of the history (docs/warehouse-state.md).
+ */
+export const SETTLED_BLOCK_DAYS = 4;
+
+/** The block of SETTLED_BLOCK_DAYS days that holds the UTC day starting at `dayStart` (µs). */
+export const settledBlockOf = (dayStart: bigint): bigint => floorUs(dayStart, DAY_US * BigInt(SETTLED_BLOCK_DAYS)) / (DAY_US * BigInt(SETTLED_BLOCK_DAYS));
+
+/**
  * Where a snapshot's settled class units end (class-units.ts: each customer's units before it read
  * through one file, whose summary base summary-bases.ts keeps): the start of the hour before
  * asOf's, or of asOf's date when that is later. Every unit that ends by then lies wholly before the

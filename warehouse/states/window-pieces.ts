@@ -5,7 +5,7 @@ import { BIGINT, VARCHAR } from '@duckdb/node-api';
 import { copyToParquet, STATE_COMPRESSION } from '../duckdb/index.ts';
 import { fileList, fillSql, sqlFile } from '../duckdb/index.ts';
 import type { DbSession } from '../duckdb/index.ts';
-import { dateOfUs, DAY_US, dayStartUs, HOUR_US, unitSignature, windowEdges, type CombinePlan } from './combine-plan.ts';
+import { dateOfUs, DAY_US, dayStartUs, HOUR_US, settledBlockOf, unitSignature, windowEdges, type CombinePlan } from './combine-plan.ts';
 import { noPiecesSql, pieceSql } from '../figures/index.ts';
 import { loadStateReports } from './state-session-reports.ts';
 import { hasSlots, SLOT_US, stateFiles, stateHourFiles, stateReportFiles, type LayerMeta, type StateMeta } from './state-store.ts';
@@ -123,7 +123,9 @@ function daysBySignature(plan: CombinePlan, states: readonly StateMeta[]): State
   const groups: { signature: string; states: StateMeta[] }[] = [];
   for (const m of [...states].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0))) {
     const from = dayStartUs(m.date);
-    const signature = unitSignature(plan, from, from + DAY_US);
+    // A run of days ends at a block's bound too (settledBlockOf): class-units.ts makes a file of
+    // each block's settled runs of days.
+    const signature = `${settledBlockOf(from)} ${unitSignature(plan, from, from + DAY_US)}`;
     const last = groups[groups.length - 1];
     if (last && last.signature === signature) last.states.push(m);
     else groups.push({ signature, states: [m] });
