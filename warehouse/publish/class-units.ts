@@ -4,9 +4,9 @@
 // (and whether the snapshot reads it) changes only when an edge or asOf reaches another hour or
 // the first instant of one, or the hours cut change: so a unit's classes are computed once an hour
 // at most, and a run computes those of the units that are new (a layer it added), not all of them.
-// The settled units (those that end by the hour before asOf's) are read through two files per
-// customer instead (SETTLED_GROUPS), whose classes are made with them: of its units, only the
-// settled layers of asOf's date keep files of their own.
+// The settled units (those that end by the hour before asOf's) are read through a few files per
+// customer instead (SETTLED_GROUPS: a day file per block of days, and an hour file), whose classes
+// are made with them: of its units, only the settled layers of asOf's date keep files of their own.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileList, fillSql, quotedString, sqlFile } from '../duckdb/index.ts';
@@ -37,8 +37,8 @@ type SettledGroup = (typeof SETTLED_GROUPS)[number];
 export interface UnitClasses {
   /**
    * The files the snapshot links, by customer: with `combineBefore`, the classes of the units
-   * before it in two files at most (their rows, sorted by stream: SETTLED_GROUPS), then each
-   * later unit's file.
+   * before it in its day files and its hour file (their rows, each sorted by stream:
+   * SETTLED_GROUPS), then each later unit's file.
    */
   files: Map<string, string[]>;
   /** Every unit's classes file, and the combined ones: retention keeps them. */
@@ -73,11 +73,12 @@ export const settledFileList = (f: SettledFiles): string[] => [...f.day, ...(f.h
  * classes of the cut hours in the view `session_classes`. With `combineBefore`
  * (combine-plan.ts settledBeforeUs: the start of the hour before asOf's), a customer's units that
  * end by then (the days before asOf's date, in runs of days: window-pieces.ts; and the layers of
- * asOf's date whose reports all lie before it) are read through two files of all their rows
- * (SETTLED_GROUPS: those that stay for the rest of the day, and the others), each named by its
- * units, so that a reader of the snapshot (the API's breakdowns) opens two files for them instead
- * of one per unit, and the summaries keep what they give (summary-bases.ts); a file is made again
- * only when one of its units is (the first: at the first run of a day; the second: at the first
+ * asOf's date whose reports all lie before it) are read through a few files of all their rows
+ * (SETTLED_GROUPS: those that stay for the rest of the day, a file per block of days, and the
+ * others), each named by its units, so that a reader of the snapshot (the API's breakdowns) opens
+ * a few files for them instead of one per unit, and the summaries keep what they give
+ * (summary-bases.ts); a file is made again only when one of its units is (a day file: when a day
+ * of its block joins the group or leaves it, or its state is rebuilt; the hour file: at the first
  * run of an hour, or when a merge replaces a layer of it).
  */
 export async function unitSessionClasses(

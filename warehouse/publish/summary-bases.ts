@@ -1,12 +1,12 @@
 // What a customer's settled session classes (the classes of its units that end by the start of the
 // hour before asOf's, combine-plan.ts settledBeforeUs: its days before asOf's date and the layers
-// of that date wholly before it; one or two files per customer: class-units.ts) give its stream
+// of that date wholly before it; a few files per customer: class-units.ts) give its stream
 // summaries, kept in the state area beside those files (summary_base.sql), so that a tick's
 // summaries add the other classes to it (window_summaries_incremental.sql) instead of grouping
 // every session of the history again. A base is named by the files it is made of (each named by
 // its units), the instant its late sessions begin (where the settled units end, less the horizon)
 // and its band. A customer's base of the units settled for the whole of asOf's date (its `day`
-// file) is made once a day; its base of all settled units, composed from that one and the `hour`
+// files, one per block of days) is made once a day; its base of all settled units, composed from that one and the `hour`
 // file's rows (summary_base_compose.sql), once an hour at most (the hour file changes when an
 // edge reaches another hour, or a merge replaces a settled layer), and reused by every tick until
 // then.
@@ -45,10 +45,10 @@ type Band = { extraFraction: number; margin: number };
 /**
  * The summary base of each customer's settled classes (`settled`: UnitClasses.settled), made the
  * first time a run needs it and touched on every use (retention keeps the files runs use). With
- * both files of settled classes, the base is composed (summary_base_compose.sql) from the base of
- * the `day` file, which the first run of a day makes and every run of that day reuses, and the
+ * both groups of settled classes, the base is composed (summary_base_compose.sql) from the base of
+ * the `day` files, which the first run of a day makes and every run of that day reuses, and the
  * `hour` file's rows: the first run of an hour then reads the rows that changed since midnight
- * and those of the sessions they touch, not every settled session. With one file, its base is
+ * and those of the sessions they touch, not every settled session. With one group, its base is
  * made from its rows (summary_base.sql).
  */
 export async function summaryBases(
