@@ -6,10 +6,10 @@
 // every session of the history again. A base is named by the files it is made of (each named by
 // its units), the instant its late sessions begin (where the settled units end, less the horizon)
 // and its band. A customer's base of the units settled for the whole of asOf's date (its `day`
-// files, one per block of days) is made once a day; its base of all settled units, composed from that one and the `hour`
-// file's rows (summary_base_compose.sql), once an hour at most (the hour file changes when an
-// edge reaches another hour, or a merge replaces a settled layer), and reused by every tick until
-// then.
+// files, one per block of days) is made once a day; its base of all settled units, composed from
+// that one and the `hour` file's rows (summary_base_compose.sql), once an hour at most (the hour
+// file changes when an edge reaches another hour, or a merge replaces a settled layer), and reused
+// by every tick until then.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { DOUBLE, LIST, TIMESTAMP, VARCHAR, listValue } from '@duckdb/node-api';

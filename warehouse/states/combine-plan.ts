@@ -38,9 +38,10 @@ export const dayStartUs = (date: string) => BigInt(epochDay(date)) * DAY_US;
  * blocks it touches again, not a file of all of the history (docs/warehouse-state.md).
  */
 export const SETTLED_BLOCK_DAYS = 4;
+const SETTLED_BLOCK_US = DAY_US * BigInt(SETTLED_BLOCK_DAYS);
 
 /** The block of SETTLED_BLOCK_DAYS days that holds the UTC day starting at `dayStart` (µs). */
-export const settledBlockOf = (dayStart: bigint): bigint => floorUs(dayStart, DAY_US * BigInt(SETTLED_BLOCK_DAYS)) / (DAY_US * BigInt(SETTLED_BLOCK_DAYS));
+export const settledBlockOf = (dayStart: bigint): bigint => floorUs(dayStart, SETTLED_BLOCK_US) / SETTLED_BLOCK_US;
 
 /**
  * Where a snapshot's settled class units end (class-units.ts: each customer's units before it read
